@@ -1,0 +1,8 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: ["packages/*", "apps/*", "tools/*"],
+    reporters: ["default", "./scripts/count-reporter.ts"],
+  },
+});
