@@ -1,0 +1,111 @@
+import type { z } from "zod";
+import { type Assignment, ClaimResponseSchema } from "../v1/assignment.js";
+import { type CompleteRequest, CompleteRequestSchema, CompleteResponseSchema } from "../v1/complete.js";
+import { HeartbeatResponseSchema } from "../v1/heartbeat.js";
+import { describeIssues } from "../v1/issues.js";
+import { RUNNER_PATHS, RUNNER_ROUTE_PREFIX } from "../v1/paths.js";
+import { TokenMintResponseSchema, type TokenMintRequest, TokenMintRequestSchema } from "../v1/registration.js";
+import { PostEventsRequestSchema, PostEventsResponseSchema, type TaskEvent } from "../v1/task-events.js";
+import { mayPresentRunnerToken } from "../v1/token.js";
+import { WorkResponseSchema } from "../v1/work.js";
+import { type TransportOptions, createHttpTransport } from "./http-transport.js";
+import { RunnerProtocolError } from "./runner-protocol-error.js";
+
+export interface RunnerClientOptions extends Omit<TransportOptions, "routesUrl" | "authorization"> {
+  /** The gateway base URL: the audience the runner token was minted for. */
+  baseUrl: string;
+  /** Route prefix. Default `/v1/desktop-runner`. */
+  prefix?: string;
+  /** The runner token, or a function that returns the current one (tokens rotate). */
+  token: string | (() => string | Promise<string>);
+}
+
+/** The runner side of the desktop channel. Every answer is validated against its schema. */
+export interface RunnerClient {
+  /** The tasks this runner may claim now. */
+  work(signal?: AbortSignal): Promise<z.infer<typeof WorkResponseSchema>>;
+  /** Claims a task; 404/409 mean someone else has it or it is gone. */
+  claim(taskId: string, signal?: AbortSignal): Promise<Assignment>;
+  heartbeat(taskId: string, attempt: number, signal?: AbortSignal): Promise<z.infer<typeof HeartbeatResponseSchema>>;
+  postEvents(
+    taskId: string,
+    attempt: number,
+    events: TaskEvent[],
+    signal?: AbortSignal,
+  ): Promise<z.infer<typeof PostEventsResponseSchema>>;
+  complete(taskId: string, result: CompleteRequest, signal?: AbortSignal): Promise<z.infer<typeof CompleteResponseSchema>>;
+  /** Absolute URL of the SSE wake stream. */
+  readonly eventsUrl: string;
+  /** The current `Authorization` header value, checked against the token's audience. */
+  authorization(): Promise<string>;
+  readonly options: RunnerClientOptions;
+}
+
+/** Creates the runner-side client (ky underneath, retries with backoff on transient failures). */
+export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
+  const routesUrl = routesUrlOf(options.baseUrl, options.prefix);
+  const authorization = async () => {
+    const token = typeof options.token === "function" ? await options.token() : options.token;
+    // The desktop never sends a token to a gateway it was not minted for.
+    if (!mayPresentRunnerToken(token, options.baseUrl)) {
+      throw new RunnerProtocolError({
+        code: "token_audience_mismatch",
+        message: "the runner token was minted for another gateway (or for plain http off loopback)",
+      });
+    }
+    return `Bearer ${token}`;
+  };
+  const call = createHttpTransport({ ...options, routesUrl, authorization });
+  return {
+    work: (signal) => call("GET", RUNNER_PATHS.work, undefined, WorkResponseSchema, signal),
+    claim: async (taskId, signal) =>
+      (await call("POST", RUNNER_PATHS.claim(taskId), {}, ClaimResponseSchema, signal)).assignment,
+    heartbeat: (taskId, attempt, signal) =>
+      call("POST", RUNNER_PATHS.heartbeat(taskId), { attempt }, HeartbeatResponseSchema, signal),
+    postEvents: (taskId, attempt, events, signal) =>
+      call("POST", RUNNER_PATHS.taskEvents(taskId), outgoing(PostEventsRequestSchema, { attempt, events }), PostEventsResponseSchema, signal),
+    complete: (taskId, result, signal) =>
+      call("POST", RUNNER_PATHS.complete(taskId), outgoing(CompleteRequestSchema, result), CompleteResponseSchema, signal),
+    eventsUrl: routesUrl + RUNNER_PATHS.events,
+    authorization,
+    options,
+  };
+}
+
+/**
+ * `POST token` with the member's own credential: registers this runner and returns a runner
+ * token. Called by the signed-in app, never over MCP.
+ */
+export async function requestRunnerToken(options: {
+  baseUrl: string;
+  prefix?: string;
+  /** The member's credential (a session bearer token of the host). */
+  memberToken: string;
+  request: TokenMintRequest;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}): Promise<z.infer<typeof TokenMintResponseSchema>> {
+  const call = createHttpTransport({
+    routesUrl: routesUrlOf(options.baseUrl, options.prefix),
+    authorization: async () => `Bearer ${options.memberToken}`,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+  });
+  const body = outgoing(TokenMintRequestSchema, options.request);
+  return call("POST", RUNNER_PATHS.token, body, TokenMintResponseSchema, options.signal);
+}
+
+function routesUrlOf(baseUrl: string, prefix = RUNNER_ROUTE_PREFIX): string {
+  return baseUrl.replace(/\/+$/, "") + prefix;
+}
+
+/** Validates a body before it leaves, so a handler bug fails here with a clear message. */
+function outgoing<S extends z.ZodType>(schema: S, body: z.input<S>): z.infer<S> {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  throw new RunnerProtocolError({
+    code: "invalid_request",
+    message: `refusing to send an invalid message: ${describeIssues(parsed.error)}`,
+  });
+}

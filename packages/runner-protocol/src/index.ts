@@ -1,0 +1,100 @@
+// Wire contract, v1: schemas (with inferred types), limits, negotiation, paths, error codes.
+export { LIMITS } from "./v1/limits.js";
+export {
+  RUNNER_PROTOCOL_VERSION,
+  RUNNER_CAPABILITIES,
+  type RunnerCapability,
+  type RunnerProfile,
+  type TaskRequirements,
+  type NegotiationRefusal,
+  taskRequirements,
+  canRunnerTake,
+  grantCapabilities,
+} from "./v1/capabilities.js";
+export { WORK_KINDS, type WorkKind } from "./v1/work-kinds.js";
+export { ModelSchema, type Model, ErrorDetailSchema, type ErrorDetail, GatewayIdSchema } from "./v1/common.js";
+export {
+  PLATFORMS,
+  TokenMintRequestSchema,
+  type TokenMintRequest,
+  TokenMintResponseSchema,
+  type TokenMintResponse,
+} from "./v1/registration.js";
+export { WorkItemSchema, type WorkItem, WorkResponseSchema, type WorkResponse } from "./v1/work.js";
+export {
+  ClaimRequestSchema,
+  AssignmentSchema,
+  type Assignment,
+  CreateAssignmentSchema,
+  type CreateAssignment,
+  SendAssignmentSchema,
+  type SendAssignment,
+  ClaimResponseSchema,
+  type ClaimResponse,
+} from "./v1/assignment.js";
+export {
+  HeartbeatRequestSchema,
+  type HeartbeatRequest,
+  HeartbeatResponseSchema,
+  type HeartbeatResponse,
+} from "./v1/heartbeat.js";
+export {
+  TASK_EVENT_TYPES,
+  type TaskEventType,
+  TaskEventSchema,
+  type TaskEvent,
+  type TaskEventInput,
+  PostEventsRequestSchema,
+  type PostEventsRequest,
+  PostEventsResponseSchema,
+  type PostEventsResponse,
+} from "./v1/task-events.js";
+export {
+  CompleteRequestSchema,
+  type CompleteRequest,
+  type TaskResult,
+  CompleteResponseSchema,
+  type CompleteResponse,
+} from "./v1/complete.js";
+export { WAKE_EVENT_TYPES, WakeEventSchema, type WakeEvent } from "./v1/wake-event.js";
+export {
+  RUNNER_ERROR_STATUS,
+  RUNNER_ERROR_CODES,
+  type RunnerErrorCode,
+  RunnerErrorBodySchema,
+  type RunnerErrorBody,
+} from "./v1/error-body.js";
+export { type MessageIssue, toMessageIssues } from "./v1/issues.js";
+export { RUNNER_ROUTE_PREFIX, RUNNER_ROUTE_ALIAS_PREFIX, RUNNER_PATHS } from "./v1/paths.js";
+
+// Runner tokens.
+export {
+  RUNNER_TOKEN_TTL_MS,
+  RunnerTokenClaimsSchema,
+  type RunnerTokenClaims,
+  type RunnerTokenRejection,
+  type RunnerTokenVerification,
+  type RunnerTokenSecret,
+  type MintRunnerTokenInput,
+  mintRunnerToken,
+  verifyRunnerToken,
+  decodeRunnerToken,
+  mayPresentRunnerToken,
+  normalizeAudience,
+} from "./v1/token.js";
+
+// Runner side: the client, the wake stream and the loop.
+export { type Timers, systemTimers } from "./timers.js";
+export { type Backoff, DEFAULT_BACKOFF, backoffDelay } from "./client/backoff.js";
+export { type ClientErrorCode, RunnerProtocolError } from "./client/runner-protocol-error.js";
+export { type RetryOptions } from "./client/http-transport.js";
+export {
+  type RunnerClient,
+  type RunnerClientOptions,
+  createRunnerClient,
+  requestRunnerToken,
+} from "./client/runner-client.js";
+export { type WakeStream, type WakeStreamOptions, openWakeStream } from "./client/wake-stream.js";
+export { type TaskContext, type TaskHandler, type TaskOutcome } from "./runner/run-task.js";
+export { type TaskAbortReason, TaskAbortedError, taskAbortReason } from "./runner/task-aborted.js";
+export { type Runner, type RunnerHandlers, type RunnerLogger, type RunRunnerOptions, runRunner } from "./runner/run-runner.js";

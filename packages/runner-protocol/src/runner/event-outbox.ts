@@ -1,0 +1,82 @@
+import type { Backoff } from "../client/backoff.js";
+import type { RunnerClient } from "../client/runner-client.js";
+import type { Timers } from "../timers.js";
+import { LIMITS } from "../v1/limits.js";
+import { type TaskEvent, type TaskEventInput, TaskEventSchema } from "../v1/task-events.js";
+import { retryUntilSettled } from "./retry-until-settled.js";
+
+// Half the route's body limit, so a batch plus its envelope always fits.
+const BATCH_BYTES = LIMITS.bodyBytes / 2;
+
+/**
+ * Numbers a task's events and posts them in order, batched, retrying transient failures.
+ * `emit` never blocks the handler; `flush` waits until everything emitted so far is posted.
+ */
+export class EventOutbox {
+  #next = 1;
+  readonly #queue: TaskEvent[] = [];
+  #pumping: Promise<void> | null = null;
+  /** The error that made the outbox give up (a 409 such as lease_lost); later events are dropped. */
+  failure: unknown;
+
+  constructor(
+    private readonly deps: {
+      client: RunnerClient;
+      taskId: string;
+      attempt: number;
+      timers: Timers;
+      backoff?: Backoff;
+      /** Aborts the retries: the lease is gone or the runner is stopping. */
+      signal: AbortSignal;
+    },
+  ) {}
+
+  /** Validates and queues one event. Throws (a ZodError) for an invalid event, numbering nothing. */
+  emit(input: TaskEventInput): void {
+    const event = TaskEventSchema.parse({
+      at: new Date(this.deps.timers.now()).toISOString(),
+      ...input,
+      sequence: this.#next,
+    });
+    this.#next++;
+    if (this.failure !== undefined) return;
+    this.#queue.push(event);
+    this.#pump();
+  }
+
+  async flush(): Promise<void> {
+    while (this.#pumping) await this.#pumping;
+  }
+
+  #pump(): void {
+    this.#pumping ??= this.#drain().finally(() => {
+      this.#pumping = null;
+    });
+  }
+
+  async #drain(): Promise<void> {
+    const { client, taskId, attempt, signal } = this.deps;
+    while (this.#queue.length > 0 && !signal.aborted) {
+      const batch = takeBatch(this.#queue);
+      try {
+        await retryUntilSettled(() => client.postEvents(taskId, attempt, batch, signal), this.deps);
+        this.#queue.splice(0, batch.length);
+      } catch (error) {
+        this.failure = error;
+        this.#queue.length = 0;
+      }
+    }
+  }
+}
+
+function takeBatch(queue: TaskEvent[]): TaskEvent[] {
+  const batch: TaskEvent[] = [];
+  let bytes = 0;
+  for (const event of queue) {
+    const size = Buffer.byteLength(JSON.stringify(event));
+    if (batch.length > 0 && (batch.length >= LIMITS.eventsPerPost || bytes + size > BATCH_BYTES)) break;
+    batch.push(event);
+    bytes += size;
+  }
+  return batch;
+}

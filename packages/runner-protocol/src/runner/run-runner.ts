@@ -1,0 +1,167 @@
+import { type Backoff, DEFAULT_BACKOFF, backoffDelay } from "../client/backoff.js";
+import type { RunnerClient } from "../client/runner-client.js";
+import { RunnerProtocolError } from "../client/runner-protocol-error.js";
+import { openWakeStream } from "../client/wake-stream.js";
+import { type Timers, sleep, systemTimers } from "../timers.js";
+import type { Assignment, CreateAssignment, SendAssignment } from "../v1/assignment.js";
+import { type TaskHandler, type TaskOutcome, isGone, runTask } from "./run-task.js";
+
+/** One handler per kind of work the runner takes; a kind without a handler is never claimed. */
+export interface RunnerHandlers {
+  "remote_session.create"?: TaskHandler<CreateAssignment>;
+  "remote_session.send"?: TaskHandler<SendAssignment>;
+}
+
+/** What the loop reports; ids, codes and counts only, never prompt text. */
+export interface RunnerLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface RunRunnerOptions {
+  client: RunnerClient;
+  handlers: RunnerHandlers;
+  /** Tasks run at once. Default 1. */
+  concurrency?: number;
+  /** Listen on the SSE wake stream. Default true; without it the runner only polls. */
+  wakeStream?: boolean;
+  /** The backstop poll when no wake-up comes. Default 60 s. */
+  pollIntervalMs?: number;
+  /** Overrides the heartbeat interval the gateway gives in each assignment. */
+  heartbeatIntervalMs?: number;
+  /** A dead stream is one silent this long. Default 45 s. */
+  wakeSilenceMs?: number;
+  backoff?: Backoff;
+  timers?: Timers;
+  logger?: RunnerLogger;
+  /** The gateway refused the token (401/403): mint a new one; the client reads it per request. */
+  onCredentialRetired?: (error: RunnerProtocolError) => void;
+  onTaskEnd?: (outcome: TaskOutcome) => void;
+}
+
+/** A running runner loop. */
+export interface Runner {
+  /** Poll for work now (power resume, network back, the app came to the front). */
+  wake(): void;
+  /** Stops polling and the stream, aborts running tasks (`runner_stopped`) and waits for them. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The desktop runner loop: drain work until none is left, then wait for a wake-up (SSE hint,
+ * `wake()`, or the backstop poll). Each claimed task heartbeats while its handler runs, gets
+ * cancellation and lease loss as an AbortSignal, posts its events in order and completes with
+ * retry.
+ */
+export function runRunner(options: RunRunnerOptions): Runner {
+  const timers = options.timers ?? systemTimers;
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const concurrency = options.concurrency ?? 1;
+  const pollIntervalMs = options.pollIntervalMs ?? 60_000;
+  const log = options.logger;
+  const stopping = new AbortController();
+  const running = new Map<string, Promise<void>>();
+  let kicked = false;
+  let kick = new AbortController();
+
+  const wake = () => {
+    kicked = true;
+    kick.abort();
+  };
+
+  const report = (error: unknown, during: string) => {
+    if (stopping.signal.aborted) return;
+    const protocolError = RunnerProtocolError.isInstance(error) ? error : undefined;
+    log?.warn(`runner: ${during} failed`, { code: protocolError?.code ?? "unexpected", status: protocolError?.status });
+    if (protocolError?.credentialRetired) options.onCredentialRetired?.(protocolError);
+  };
+
+  const stream =
+    options.wakeStream === false
+      ? undefined
+      : openWakeStream({
+          client: options.client,
+          onEvent: (event) => {
+            if (event.type === "remote_session_work_available") wake();
+          },
+          onOpen: wake,
+          onError: (error) => report(error, "wake stream"),
+          backoff,
+          timers,
+          ...(options.wakeSilenceMs ? { silenceMs: options.wakeSilenceMs } : {}),
+        });
+
+  const start = (assignment: Assignment) => {
+    const handler = options.handlers[assignment.kind] as TaskHandler | undefined;
+    if (!handler) return;
+    log?.info("runner: claimed", { taskId: assignment.taskId, kind: assignment.kind, attempt: assignment.attempt });
+    const task = runTask(assignment, {
+      client: options.client,
+      handler,
+      timers,
+      backoff,
+      stopSignal: stopping.signal,
+      ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
+    })
+      .then((outcome) => {
+        log?.info("runner: task ended", { ...outcome });
+        options.onTaskEnd?.(outcome);
+      })
+      .catch((error: unknown) => report(error, "task"))
+      .finally(() => {
+        running.delete(assignment.taskId);
+        wake();
+      });
+    running.set(assignment.taskId, task);
+  };
+
+  /** Claims work until none is left or every slot is busy; false when the gateway failed us. */
+  const drain = async (): Promise<boolean> => {
+    for (;;) {
+      if (running.size >= concurrency || stopping.signal.aborted) return true;
+      let items;
+      try {
+        items = (await options.client.work(stopping.signal)).items;
+      } catch (error) {
+        report(error, "work poll");
+        return false;
+      }
+      let claimed = 0;
+      for (const item of items) {
+        if (running.size >= concurrency || stopping.signal.aborted) break;
+        if (running.has(item.taskId) || !options.handlers[item.kind]) continue;
+        try {
+          start(await options.client.claim(item.taskId, stopping.signal));
+          claimed++;
+        } catch (error) {
+          // Another runner won the race, or the task ended meanwhile.
+          if (isGone(error)) continue;
+          report(error, "claim");
+          return false;
+        }
+      }
+      if (claimed === 0) return true;
+    }
+  };
+
+  const loop = (async () => {
+    let failures = 0;
+    while (!stopping.signal.aborted) {
+      kicked = false;
+      kick = new AbortController();
+      failures = (await drain()) ? 0 : failures + 1;
+      if (kicked) continue;
+      const waitMs = failures === 0 ? pollIntervalMs : backoffDelay(failures - 1, backoff);
+      await sleep(timers, waitMs, AbortSignal.any([kick.signal, stopping.signal]));
+    }
+  })();
+
+  return {
+    wake,
+    stop: async () => {
+      stopping.abort();
+      stream?.close();
+      await Promise.all([loop, stream?.closed, ...running.values()]);
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import type { Backoff } from "../client/backoff.js";
+import type { RunnerClient } from "../client/runner-client.js";
+import { RunnerProtocolError } from "../client/runner-protocol-error.js";
+import { type Timers, sleep } from "../timers.js";
+import type { Assignment } from "../v1/assignment.js";
+import type { TaskResult } from "../v1/complete.js";
+import { LIMITS } from "../v1/limits.js";
+import type { TaskEventInput } from "../v1/task-events.js";
+import { EventOutbox } from "./event-outbox.js";
+import { retryUntilSettled } from "./retry-until-settled.js";
+import { TaskAbortedError, type TaskAbortReason, taskAbortReason } from "./task-aborted.js";
+
+/** What a handler gets besides its assignment. */
+export interface TaskContext {
+  /**
+   * Fires when the gateway asks to cancel (`cancel_requested`), the lease is lost
+   * (`lease_lost`) or the runner stops (`runner_stopped`); see `taskAbortReason(signal)`.
+   */
+  signal: AbortSignal;
+  /** Queues an event; the runner numbers it and posts it in order. `terminal` is the runner's. */
+  emit(event: Exclude<TaskEventInput, { type: "terminal" }>): void;
+}
+
+/** Runs one kind of assignment and says how it ended. Throwing counts as `execution_failed`. */
+export type TaskHandler<A extends Assignment = Assignment> = (assignment: A, context: TaskContext) => Promise<TaskResult>;
+
+/** How one claimed attempt ended, as the runner saw it. */
+export interface TaskOutcome {
+  taskId: string;
+  kind: Assignment["kind"];
+  attempt: number;
+  /** The completion posted, or why none was. */
+  status: TaskResult["status"] | "lease_lost" | "runner_stopped";
+}
+
+// Heartbeats that may fail in a row (each already retried) before the runner assumes its lease
+// is gone and stops work it can no longer report.
+const MAX_HEARTBEAT_MISSES = 2;
+
+export async function runTask(
+  assignment: Assignment,
+  deps: {
+    client: RunnerClient;
+    handler: TaskHandler;
+    timers: Timers;
+    backoff?: Backoff;
+    heartbeatIntervalMs?: number;
+    /** The runner is stopping. */
+    stopSignal: AbortSignal;
+  },
+): Promise<TaskOutcome> {
+  const { client, timers, taskId, attempt } = { ...deps, taskId: assignment.taskId, attempt: assignment.attempt };
+  const work = new AbortController();
+  const abort = (reason: TaskAbortReason) => {
+    if (!work.signal.aborted) work.abort(new TaskAbortedError(reason));
+  };
+  const onStop = () => abort("runner_stopped");
+  deps.stopSignal.addEventListener("abort", onStop, { once: true });
+  // The lease ends when the attempt is settled, or earlier if the gateway says it is gone.
+  const leaseOver = new AbortController();
+  const lost = () => {
+    abort("lease_lost");
+    leaseOver.abort();
+  };
+  const channel = AbortSignal.any([leaseOver.signal, deps.stopSignal]);
+  const outbox = new EventOutbox({ ...deps, taskId, attempt, signal: channel });
+
+  const heartbeats = heartbeatLoop(assignment, deps, leaseOver.signal, {
+    onLost: lost,
+    onCancel: () => abort("cancel_requested"),
+  });
+
+  let result: TaskResult;
+  try {
+    result = await deps.handler(assignment, { signal: work.signal, emit: (event) => outbox.emit(event) });
+  } catch (error) {
+    result = failureOf(error, work.signal);
+  }
+  const reason = taskAbortReason(work.signal);
+  const end = async (status: TaskOutcome["status"]): Promise<TaskOutcome> => {
+    leaseOver.abort();
+    await heartbeats;
+    deps.stopSignal.removeEventListener("abort", onStop);
+    return { taskId, kind: assignment.kind, attempt, status };
+  };
+  if (reason === "lease_lost" || reason === "runner_stopped") {
+    await outbox.flush();
+    return end(reason);
+  }
+
+  outbox.emit({
+    type: "terminal",
+    payload: { status: result.status, ...(result.status === "failed" ? { error: result.error } : {}) },
+  });
+  await outbox.flush();
+  try {
+    await retryUntilSettled(() => client.complete(taskId, { ...result, attempt }, channel), {
+      ...deps,
+      signal: channel,
+    });
+  } catch (error) {
+    if (isGone(error)) return end("lease_lost");
+    if (deps.stopSignal.aborted) return end("runner_stopped");
+    throw error;
+  }
+  return end(result.status);
+}
+
+function heartbeatLoop(
+  assignment: Assignment,
+  deps: { client: RunnerClient; timers: Timers; heartbeatIntervalMs?: number },
+  over: AbortSignal,
+  on: { onLost: () => void; onCancel: () => void },
+): Promise<void> {
+  const interval = deps.heartbeatIntervalMs ?? assignment.heartbeatIntervalMs;
+  return (async () => {
+    let misses = 0;
+    while (!over.aborted) {
+      await sleep(deps.timers, interval, over);
+      if (over.aborted) return;
+      try {
+        const answer = await deps.client.heartbeat(assignment.taskId, assignment.attempt, over);
+        misses = 0;
+        if (!answer.leaseValid) return on.onLost();
+        if (answer.cancelRequested) on.onCancel();
+      } catch (error) {
+        if (over.aborted) return;
+        if (isGone(error) || ++misses >= MAX_HEARTBEAT_MISSES) return on.onLost();
+      }
+    }
+  })();
+}
+
+/** 404 and 409 on a task route: the attempt is not ours any more. */
+export function isGone(error: unknown): boolean {
+  return RunnerProtocolError.isInstance(error) && (error.status === 404 || error.status === 409);
+}
+
+function failureOf(error: unknown, signal: AbortSignal): TaskResult {
+  if (taskAbortReason(signal) === "cancel_requested") return { status: "cancelled", reason: "cancel requested" };
+  const message = error instanceof Error ? error.message : String(error);
+  return { status: "failed", error: { code: "execution_failed", message: message.slice(0, LIMITS.errorMessage) } };
+}

@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { AttemptSchema, GatewayIdSchema, LocalIdSchema, ModelSchema, TimestampSchema } from "./common.js";
+import { LIMITS } from "./limits.js";
+
+/** `POST tasks/:id/claim` takes no fields; an empty or absent body is fine. */
+export const ClaimRequestSchema = z.strictObject({});
+
+const lease = {
+  taskId: GatewayIdSchema,
+  /** The gateway's session id (`rs_…`) this work belongs to. */
+  sessionId: GatewayIdSchema,
+  attempt: AttemptSchema,
+  leaseExpiresAt: TimestampSchema,
+  /** How often the gateway expects a heartbeat. */
+  heartbeatIntervalMs: z.int().min(100).max(600_000),
+  model: ModelSchema.nullable(),
+};
+
+/** Create a visible local session, then run the first prompt in it if there is one. */
+export const CreateAssignmentSchema = z.looseObject({
+  ...lease,
+  kind: z.literal("remote_session.create"),
+  title: z.string().max(LIMITS.title),
+  prompt: z.string().max(LIMITS.prompt).nullable(),
+  /** Create the session in this workspace; null means the runner's active one. */
+  workspaceId: LocalIdSchema.nullable(),
+});
+
+/** A follow-up prompt into the local session an earlier create made on this runner. */
+export const SendAssignmentSchema = z.looseObject({
+  ...lease,
+  kind: z.literal("remote_session.send"),
+  localSessionId: LocalIdSchema,
+  workspaceId: LocalIdSchema.nullable(),
+  /** Stable id of this prompt, so a runner that replays it can tell it already sent it. */
+  messageId: GatewayIdSchema,
+  prompt: z.string().min(1).max(LIMITS.prompt),
+});
+
+/** What a successful claim hands the runner. */
+export const AssignmentSchema = z.discriminatedUnion("kind", [CreateAssignmentSchema, SendAssignmentSchema]);
+export type Assignment = z.infer<typeof AssignmentSchema>;
+export type CreateAssignment = z.infer<typeof CreateAssignmentSchema>;
+export type SendAssignment = z.infer<typeof SendAssignmentSchema>;
+
+export const ClaimResponseSchema = z.looseObject({ assignment: AssignmentSchema });
+export type ClaimResponse = z.infer<typeof ClaimResponseSchema>;

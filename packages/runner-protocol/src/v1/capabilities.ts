@@ -1,0 +1,84 @@
+import { z } from "zod";
+import { LIMITS } from "./limits.js";
+import type { WorkKind } from "./work-kinds.js";
+
+/** The protocol version this package speaks. Bumped only for changes old runners cannot ignore. */
+export const RUNNER_PROTOCOL_VERSION = 1;
+
+/**
+ * Capabilities a runner may declare. New work is gated by a capability, never by a version
+ * bump, so an old runner is simply never offered what it cannot run.
+ */
+export const RUNNER_CAPABILITIES = [
+  /** May claim and run `remote_session.create`. */
+  "remote_session_v1",
+  /** May claim `remote_session.send`: a follow-up prompt into a session it created. */
+  "remote_session_followup_v1",
+  /** Honours `model.variant` (reasoning effort and the like) when it creates a session. */
+  "model_variant_v1",
+] as const;
+
+export type RunnerCapability = (typeof RUNNER_CAPABILITIES)[number];
+
+/**
+ * A capability string as it travels. Unknown strings are allowed on the wire so a newer runner
+ * can register with an older gateway; the gateway grants only the ones it knows.
+ */
+export const CapabilityStringSchema = z
+  .string()
+  .max(LIMITS.capability)
+  .regex(/^[a-z][a-z0-9_]*$/, "lowercase letters, digits and underscores");
+
+/** What a task needs from the runner that takes it; stored with the task at enqueue time. */
+export interface TaskRequirements {
+  protocolVersion: number;
+  capabilities: RunnerCapability[];
+}
+
+/** What a runner declared (and the gateway signed into its token). */
+export interface RunnerProfile {
+  protocolVersion: number;
+  capabilities: readonly string[];
+}
+
+/** Why a runner may not take a task. */
+export type NegotiationRefusal =
+  | { ok: false; reason: "protocol_version_unsupported"; need: number; have: number }
+  | { ok: false; reason: "missing_capabilities"; missing: RunnerCapability[] };
+
+const KIND_CAPABILITY = {
+  "remote_session.create": "remote_session_v1",
+  "remote_session.send": "remote_session_followup_v1",
+} as const satisfies Record<WorkKind, RunnerCapability>;
+
+/** The requirements of a task, derived from what it asks for. */
+export function taskRequirements(task: {
+  kind: WorkKind;
+  model?: { variant?: string | null | undefined } | null | undefined;
+}): TaskRequirements {
+  const capabilities: RunnerCapability[] = [KIND_CAPABILITY[task.kind]];
+  if (task.model?.variant) capabilities.push("model_variant_v1");
+  return { protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities };
+}
+
+/** Decides whether a runner may take a task and, if not, why. */
+export function canRunnerTake(
+  runner: RunnerProfile,
+  requirements: TaskRequirements,
+): { ok: true } | NegotiationRefusal {
+  if (runner.protocolVersion < requirements.protocolVersion) {
+    return {
+      ok: false,
+      reason: "protocol_version_unsupported",
+      need: requirements.protocolVersion,
+      have: runner.protocolVersion,
+    };
+  }
+  const missing = requirements.capabilities.filter((c) => !runner.capabilities.includes(c));
+  return missing.length === 0 ? { ok: true } : { ok: false, reason: "missing_capabilities", missing };
+}
+
+/** The known subset of what a runner declared, in canonical order: what the gateway signs in. */
+export function grantCapabilities(declared: readonly string[]): RunnerCapability[] {
+  return RUNNER_CAPABILITIES.filter((c) => declared.includes(c));
+}

@@ -1,0 +1,40 @@
+/**
+ * Size limits of the v1 wire contract. Every string and array in a message has one, and the
+ * gateway's tables use the same numbers, so a value the schema accepts always fits.
+ */
+export const LIMITS = {
+  /** Task, session and message ids minted by the gateway. */
+  id: 160,
+  /** A runner's own install id (a persisted UUID in the Electron app). */
+  runnerIdMin: 8,
+  runnerId: 160,
+  /** Ids the runner's local engine mints (opencode session ids, workspace ids). */
+  localId: 240,
+  runnerName: 120,
+  appVersion: 80,
+  capability: 64,
+  capabilities: 16,
+  title: 120,
+  prompt: 100_000,
+  providerId: 160,
+  modelId: 160,
+  modelVariant: 60,
+  /** One streamed piece of assistant text. */
+  deltaText: 16_000,
+  /** The whole text of one assistant message. */
+  finalText: 100_000,
+  toolName: 160,
+  toolSummary: 2_000,
+  errorCode: 60,
+  errorMessage: 2_000,
+  summary: 4_096,
+  reason: 500,
+  eventsPerPost: 100,
+  workItems: 50,
+  /** Largest request body a runner route reads; the runner splits event posts below it. */
+  bodyBytes: 1_048_576,
+  /** Highest event sequence of one attempt. */
+  sequence: 1_000_000,
+  audience: 2_048,
+  token: 4_096,
+} as const;

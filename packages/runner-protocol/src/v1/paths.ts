@@ -1,0 +1,17 @@
+/** The canonical prefix of the runner routes. */
+export const RUNNER_ROUTE_PREFIX = "/v1/desktop-runner";
+
+/** A second prefix served with the same routes, for runners built against OpenWork's name. */
+export const RUNNER_ROUTE_ALIAS_PREFIX = "/v1/automation-runner";
+
+/** Route paths below a prefix; the gateway mounts them and the client calls them. */
+export const RUNNER_PATHS = {
+  token: "/token",
+  presence: "/presence",
+  work: "/work",
+  events: "/events",
+  claim: (taskId: string) => `/tasks/${encodeURIComponent(taskId)}/claim`,
+  heartbeat: (taskId: string) => `/tasks/${encodeURIComponent(taskId)}/heartbeat`,
+  taskEvents: (taskId: string) => `/tasks/${encodeURIComponent(taskId)}/events`,
+  complete: (taskId: string) => `/tasks/${encodeURIComponent(taskId)}/complete`,
+} as const;
