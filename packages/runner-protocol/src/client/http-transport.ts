@@ -54,11 +54,12 @@ export function createHttpTransport(options: TransportOptions): Call {
     schema: S,
     signal?: AbortSignal,
   ): Promise<z.infer<S>> => {
+    const authorization = await options.authorization();
     let response: Response;
     try {
       response = await api(base + path, {
         method,
-        headers: { authorization: await options.authorization(), accept: "application/json" },
+        headers: { authorization, accept: "application/json" },
         ...(body === undefined ? {} : { json: body }),
         ...(signal ? { signal } : {}),
       });

@@ -62,9 +62,9 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
       (await call("POST", RUNNER_PATHS.claim(taskId), {}, ClaimResponseSchema, signal)).assignment,
     heartbeat: (taskId, attempt, signal) =>
       call("POST", RUNNER_PATHS.heartbeat(taskId), { attempt }, HeartbeatResponseSchema, signal),
-    postEvents: (taskId, attempt, events, signal) =>
+    postEvents: async (taskId, attempt, events, signal) =>
       call("POST", RUNNER_PATHS.taskEvents(taskId), outgoing(PostEventsRequestSchema, { attempt, events }), PostEventsResponseSchema, signal),
-    complete: (taskId, result, signal) =>
+    complete: async (taskId, result, signal) =>
       call("POST", RUNNER_PATHS.complete(taskId), outgoing(CompleteRequestSchema, result), CompleteResponseSchema, signal),
     eventsUrl: routesUrl + RUNNER_PATHS.events,
     authorization,

@@ -1,0 +1,219 @@
+import type { ServerResponse } from "node:http";
+import { isDeepStrictEqual } from "node:util";
+import type { z } from "zod";
+import { type Assignment, ClaimRequestSchema } from "../v1/assignment.js";
+import { canRunnerTake, grantCapabilities, RUNNER_PROTOCOL_VERSION, taskRequirements } from "../v1/capabilities.js";
+import { type CompleteRequest, CompleteRequestSchema } from "../v1/complete.js";
+import { RUNNER_ERROR_STATUS, type RunnerErrorCode } from "../v1/error-body.js";
+import { HeartbeatRequestSchema } from "../v1/heartbeat.js";
+import { toMessageIssues } from "../v1/issues.js";
+import { RUNNER_ROUTE_PREFIX } from "../v1/paths.js";
+import { TokenMintRequestSchema } from "../v1/registration.js";
+import { PostEventsRequestSchema, type TaskEvent } from "../v1/task-events.js";
+import { type RunnerTokenClaims, mintRunnerToken, verifyRunnerToken } from "../v1/token.js";
+import type { RunnerChannelHarness } from "./runner-channel-harness.js";
+import { sendJson, startTestServer } from "./http-test-server.js";
+
+/**
+ * An in-memory gateway that speaks the runner channel, for this package's own tests. It is a
+ * reference of the protocol's rules, not of storage: desktop-target is the real thing and runs
+ * the same conformance suite.
+ */
+interface DoubleTask {
+  taskId: string;
+  kind: Assignment["kind"];
+  title: string;
+  prompt: string | null;
+  pinnedRunnerId: string | null;
+  state: "queued" | "claimed" | "done" | "failed" | "cancelled" | "interrupted";
+  attempt: number;
+  runnerId: string | null;
+  leaseExpiresAt: number;
+  cancelRequested: boolean;
+  events: TaskEvent[];
+  completion: CompleteRequest | null;
+}
+
+const SECRET = "protocol-double-secret-0123456789abcdef";
+const MEMBER_TOKEN = "member-token";
+const LEASE_MS = 3_000;
+
+class Refusal extends Error {
+  constructor(readonly code: RunnerErrorCode, message: string, readonly extra: Record<string, unknown> = {}) {
+    super(message);
+  }
+}
+
+export async function startProtocolDouble(options: { heartbeatIntervalMs?: number; keepaliveMs?: number } = {}) {
+  const tasks = new Map<string, DoubleTask>();
+  const notifications: { id: number; taskId: string }[] = [];
+  const streams = new Set<ServerResponse>();
+  let nextId = 1;
+  let baseUrl = "";
+
+  const authenticate = (header: string | undefined): RunnerTokenClaims => {
+    const token = header?.startsWith("Bearer ") ? header.slice(7) : "";
+    const verified = verifyRunnerToken(token, { secret: SECRET, audience: baseUrl });
+    if (!verified.ok) throw new Refusal("runner_unauthorized", `runner token refused: ${verified.reason}`);
+    return verified.claims;
+  };
+  const parse = <S extends z.ZodType>(schema: S, body: string): z.infer<S> => {
+    let json: unknown;
+    try {
+      json = body === "" ? {} : JSON.parse(body);
+    } catch {
+      throw new Refusal("invalid_request", "the body is not JSON");
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new Refusal("invalid_request", "the body does not match the protocol", { issues: toMessageIssues(parsed.error) });
+    return parsed.data;
+  };
+  const ownTask = (taskId: string, runner: RunnerTokenClaims): DoubleTask => {
+    const task = tasks.get(taskId);
+    if (!task || task.runnerId !== runner.r) throw new Refusal("not_found", "no such task");
+    return task;
+  };
+  const settleLease = (task: DoubleTask) => {
+    if (task.state === "claimed" && task.leaseExpiresAt <= Date.now()) task.state = "interrupted";
+  };
+  const leaseHeld = (task: DoubleTask, attempt: number) => {
+    settleLease(task);
+    return task.state === "claimed" && task.attempt === attempt;
+  };
+  const eligible = (task: DoubleTask, runner: RunnerTokenClaims) =>
+    task.state === "queued" &&
+    (task.pinnedRunnerId === null || task.pinnedRunnerId === runner.r) &&
+    canRunnerTake({ protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: runner.c }, taskRequirements(task)).ok;
+  const writeNotification = (stream: ServerResponse, n: { id: number; taskId: string }) =>
+    stream.write(
+      `id: ${n.id}\nevent: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(n.id), taskId: n.taskId })}\n\n`,
+    );
+
+  const routes: Record<string, (request: { body: string; headers: Record<string, string | string[] | undefined> }, response: ServerResponse, taskId: string) => unknown> = {
+    "POST /token": ({ body, headers }) => {
+      if (headers.authorization !== `Bearer ${MEMBER_TOKEN}`) throw new Refusal("runner_unauthorized", "member sign-in required");
+      const request = parse(TokenMintRequestSchema, body);
+      const capabilities = grantCapabilities(request.capabilities);
+      const { token, claims } = mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId: request.runnerId, capabilities, audience: baseUrl });
+      return { token, expiresAt: new Date(claims.e).toISOString(), audience: claims.a, protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities, eventsPath: `${RUNNER_ROUTE_PREFIX}/events` };
+    },
+    "GET /work": ({ headers }) => {
+      const runner = authenticate(headers.authorization as string | undefined);
+      const items = [...tasks.values()].filter((t) => eligible(t, runner)).map((t) => ({ taskId: t.taskId, kind: t.kind }));
+      return { items };
+    },
+    "GET /events": ({ headers }, response) => {
+      authenticate(headers.authorization as string | undefined);
+      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
+      response.write(": open\n\n");
+      const after = Number(headers["last-event-id"] ?? Number.POSITIVE_INFINITY);
+      for (const n of notifications) if (n.id > after) writeNotification(response, n);
+      streams.add(response);
+      const keepalive = setInterval(() => response.write(`event: keepalive\ndata: {"type":"keepalive"}\n\n`), options.keepaliveMs ?? 15_000);
+      response.on("close", () => {
+        clearInterval(keepalive);
+        streams.delete(response);
+      });
+      return undefined;
+    },
+    "POST /claim": ({ body, headers }, _response, taskId) => {
+      const runner = authenticate(headers.authorization as string | undefined);
+      parse(ClaimRequestSchema, body);
+      const task = tasks.get(taskId);
+      if (!task || (task.pinnedRunnerId !== null && task.pinnedRunnerId !== runner.r)) throw new Refusal("not_found", "no such task");
+      if (!eligible(task, runner)) throw new Refusal("claim_conflict", "the task is not claimable");
+      Object.assign(task, { state: "claimed", attempt: task.attempt + 1, runnerId: runner.r, leaseExpiresAt: Date.now() + LEASE_MS, events: [] });
+      const lease = { taskId, sessionId: `rs_${taskId}`, attempt: task.attempt, leaseExpiresAt: new Date(task.leaseExpiresAt).toISOString(), heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1_000, model: null };
+      return { assignment: { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, workspaceId: null } };
+    },
+    "POST /heartbeat": ({ body, headers }, _response, taskId) => {
+      const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));
+      const { attempt } = parse(HeartbeatRequestSchema, body);
+      const valid = leaseHeld(task, attempt);
+      if (valid) task.leaseExpiresAt = Date.now() + LEASE_MS;
+      return { attempt, leaseValid: valid, leaseExpiresAt: valid ? new Date(task.leaseExpiresAt).toISOString() : null, cancelRequested: task.cancelRequested };
+    },
+    "POST /events": ({ body, headers }, _response, taskId) => {
+      const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));
+      const request = parse(PostEventsRequestSchema, body);
+      if (!leaseHeld(task, request.attempt)) throw new Refusal("lease_lost", "the lease of this attempt is gone");
+      const fresh: TaskEvent[] = [];
+      for (const event of request.events) {
+        const held = task.events[event.sequence - 1];
+        if (held) {
+          if (!isDeepStrictEqual(held, event)) throw new Refusal("event_conflict", `event ${event.sequence} differs from the one held`);
+        } else if (event.sequence !== task.events.length + fresh.length + 1) {
+          throw new Refusal("sequence_gap", `expected sequence ${task.events.length + fresh.length + 1}`);
+        } else fresh.push(event);
+      }
+      task.events.push(...fresh);
+      return { taskId, attempt: request.attempt, nextSequence: task.events.length + 1 };
+    },
+    "POST /complete": ({ body, headers }, _response, taskId) => {
+      const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));
+      const request = parse(CompleteRequestSchema, body);
+      if (task.completion) {
+        if (isDeepStrictEqual(task.completion, request)) return { taskId, state: task.state };
+        throw new Refusal("completion_conflict", "the task was completed differently");
+      }
+      if (!leaseHeld(task, request.attempt)) throw new Refusal("lease_lost", "the lease of this attempt is gone");
+      task.completion = request;
+      task.state = request.status;
+      return { taskId, state: task.state };
+    },
+  };
+
+  const server = await startTestServer(async (request, response) => {
+    const path = new URL(request.url ?? "/", "http://x").pathname;
+    if (!path.startsWith(RUNNER_ROUTE_PREFIX)) return sendJson(response, 404, { error: "not_found", message: "no such route" });
+    const rest = path.slice(RUNNER_ROUTE_PREFIX.length);
+    const taskRoute = /^\/tasks\/([^/]+)\/(claim|heartbeat|events|complete)$/.exec(rest);
+    const key = `${request.method} ${taskRoute ? `/${taskRoute[2]}` : rest}`;
+    const route = routes[key];
+    try {
+      if (!route) throw new Refusal("not_found", "no such route");
+      const result = await route(request, response, decodeURIComponent(taskRoute?.[1] ?? ""));
+      if (result !== undefined) sendJson(response, 200, result);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      sendJson(response, RUNNER_ERROR_STATUS[error.code], { error: error.code, message: error.message, ...error.extra });
+    }
+  });
+  baseUrl = server.url;
+
+  const harness: RunnerChannelHarness & { memberToken: string; closeStreams(): void; requests: typeof server.requests } = {
+    baseUrl,
+    memberToken: MEMBER_TOKEN,
+    requests: server.requests,
+    registerRunner: async ({ runnerId, capabilities = ["remote_session_v1", "remote_session_followup_v1"] }) => ({
+      token: mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId, capabilities, audience: baseUrl }).token,
+    }),
+    enqueueCreate: async ({ title, prompt, runnerId }) => {
+      const taskId = `rst_${nextId++}`;
+      tasks.set(taskId, { taskId, kind: "remote_session.create", title, prompt, pinnedRunnerId: runnerId ?? null, state: "queued", attempt: 0, runnerId: null, leaseExpiresAt: 0, cancelRequested: false, events: [], completion: null });
+      const notification = { id: notifications.length + 1, taskId };
+      notifications.push(notification);
+      for (const stream of streams) writeNotification(stream, notification);
+      return { taskId };
+    },
+    requestCancel: async (taskId) => {
+      const task = tasks.get(taskId);
+      if (task) task.cancelRequested = true;
+    },
+    loseLease: async (taskId) => {
+      const task = tasks.get(taskId);
+      if (task?.state === "claimed") task.state = "interrupted";
+    },
+    inspect: async (taskId) => {
+      const task = tasks.get(taskId);
+      if (!task) throw new Error(`no task ${taskId}`);
+      settleLease(task);
+      return { state: task.state, attempt: task.attempt, events: task.events, completion: task.completion };
+    },
+    closeStreams: () => {
+      for (const stream of streams) stream.destroy();
+    },
+    close: () => server.close(),
+  };
+  return harness;
+}

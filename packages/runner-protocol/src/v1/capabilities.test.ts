@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { RUNNER_PROTOCOL_VERSION, canRunnerTake, grantCapabilities, taskRequirements } from "./capabilities.js";
+
+describe("negotiation", () => {
+  const current = { protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: ["remote_session_v1", "remote_session_followup_v1"] };
+
+  it("derives what a task needs from its kind and model", () => {
+    expect(taskRequirements({ kind: "remote_session.create" }).capabilities).toEqual(["remote_session_v1"]);
+    expect(taskRequirements({ kind: "remote_session.send" }).capabilities).toEqual(["remote_session_followup_v1"]);
+    expect(
+      taskRequirements({ kind: "remote_session.create", model: { variant: "high" } }).capabilities,
+    ).toEqual(["remote_session_v1", "model_variant_v1"]);
+  });
+
+  it("lets a runner with every capability take the task", () => {
+    expect(canRunnerTake(current, taskRequirements({ kind: "remote_session.send" }))).toEqual({ ok: true });
+  });
+
+  it("says which capabilities a runner lacks", () => {
+    const old = { protocolVersion: 1, capabilities: ["remote_session_v1"] };
+    expect(canRunnerTake(old, taskRequirements({ kind: "remote_session.create", model: { variant: "high" } }))).toEqual({
+      ok: false,
+      reason: "missing_capabilities",
+      missing: ["model_variant_v1"],
+    });
+  });
+
+  it("refuses a runner older than the task's protocol version", () => {
+    expect(canRunnerTake({ protocolVersion: 0, capabilities: current.capabilities }, taskRequirements({ kind: "remote_session.create" }))).toEqual({
+      ok: false,
+      reason: "protocol_version_unsupported",
+      need: RUNNER_PROTOCOL_VERSION,
+      have: 0,
+    });
+  });
+
+  it("grants only known capabilities, in canonical order", () => {
+    expect(grantCapabilities(["future_thing_v9", "remote_session_followup_v1", "remote_session_v1"])).toEqual([
+      "remote_session_v1",
+      "remote_session_followup_v1",
+    ]);
+  });
+});
