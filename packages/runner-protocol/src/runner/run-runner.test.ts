@@ -1,0 +1,172 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createRunnerClient } from "../client/runner-client.js";
+import { startProtocolDouble } from "../testing/protocol-double.js";
+import { eventually } from "../testing/runner-channel-conformance.js";
+import { type Runner, type RunRunnerOptions, runRunner } from "./run-runner.js";
+import type { TaskOutcome } from "./run-task.js";
+import { taskAbortReason } from "./task-aborted.js";
+
+const fastBackoff = { baseMs: 10, maxMs: 50, random: () => 0.5 };
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(options: { fetch?: typeof fetch; heartbeatIntervalMs?: number } = {}) {
+  const double = await startProtocolDouble({ heartbeatIntervalMs: options.heartbeatIntervalMs ?? 100 });
+  cleanups.push(() => double.close());
+  const { token } = await double.registerRunner({ runnerId: "runner-under-test" });
+  const client = createRunnerClient({
+    baseUrl: double.baseUrl,
+    token,
+    retry: { limit: 1, backoff: fastBackoff },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const ended: TaskOutcome[] = [];
+  const start = (extra: Partial<RunRunnerOptions> & Pick<RunRunnerOptions, "handlers">): Runner => {
+    const runner = runRunner({ client, backoff: fastBackoff, onTaskEnd: (o) => ended.push(o), ...extra });
+    cleanups.push(() => runner.stop());
+    return runner;
+  };
+  const endOf = (taskId: string) => eventually(() => ended.find((o) => o.taskId === taskId));
+  return { double, client, start, ended, endOf };
+}
+
+const done = async () => ({ status: "done" as const, localSessionId: "ses_1" });
+
+describe("runRunner", () => {
+  it("finds work with the backstop poll when there is no wake stream", async () => {
+    const { double, start, endOf } = await setup();
+    start({ handlers: { "remote_session.create": done }, wakeStream: false, pollIntervalMs: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    expect((await endOf(taskId)).status).toBe("done");
+  });
+
+  it("polls at once on wake() (power resume)", async () => {
+    const { double, start, endOf } = await setup();
+    const runner = start({ handlers: { "remote_session.create": done }, wakeStream: false, pollIntervalMs: 600_000 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await double.inspect(taskId)).state).toBe("queued");
+    runner.wake();
+    expect((await endOf(taskId)).status).toBe("done");
+  });
+
+  it("drains every waiting task, no more at once than its concurrency", async () => {
+    const { double, start, ended } = await setup();
+    const ids = await Promise.all([1, 2, 3, 4, 5].map((n) => double.enqueueCreate({ title: `t${n}`, prompt: null })));
+    let active = 0;
+    let peak = 0;
+    start({
+      concurrency: 2,
+      wakeStream: false,
+      pollIntervalMs: 600_000,
+      handlers: {
+        "remote_session.create": async () => {
+          peak = Math.max(peak, ++active);
+          await new Promise((resolve) => setTimeout(resolve, 60));
+          active--;
+          return done();
+        },
+      },
+    });
+    await eventually(() => (ended.length === ids.length ? true : undefined));
+    expect(peak).toBe(2);
+    for (const { taskId } of ids) expect((await double.inspect(taskId)).state).toBe("done");
+  });
+
+  it("heartbeats while the handler runs", async () => {
+    const { double, start, endOf } = await setup({ heartbeatIntervalMs: 100 });
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    start({
+      wakeStream: false,
+      handlers: { "remote_session.create": async () => (await new Promise((r) => setTimeout(r, 550)), done()) },
+    });
+    await endOf(taskId);
+    const beats = double.requests.filter((r) => r.path.endsWith(`/tasks/${taskId}/heartbeat`));
+    expect(beats.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("keeps events in order and completes despite transient network failures", async () => {
+    let calls = 0;
+    const flaky: typeof fetch = (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (/\/(events|complete)$/.test(url) && !url.endsWith("/desktop-runner/events") && calls++ % 2 === 0) {
+        return Promise.reject(new TypeError("fetch failed"));
+      }
+      return fetch(input, init);
+    };
+    const { double, start, endOf } = await setup({ fetch: flaky });
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    start({
+      wakeStream: false,
+      handlers: {
+        "remote_session.create": async (_a, { emit }) => {
+          for (let i = 0; i < 20; i++) {
+            emit({ type: "assistant.delta", payload: { messageId: "m1", text: `${i} ` } });
+            if (i % 5 === 0) await new Promise((r) => setTimeout(r, 5));
+          }
+          return done();
+        },
+      },
+    });
+    expect((await endOf(taskId)).status).toBe("done");
+    const seen = await double.inspect(taskId);
+    expect(seen.events.map((e) => e.sequence)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    expect(seen.events.slice(0, 20).map((e) => (e.type === "assistant.delta" ? e.payload.text : ""))).toEqual(
+      Array.from({ length: 20 }, (_, i) => `${i} `),
+    );
+    expect(seen.completion?.status).toBe("done");
+    expect(calls).toBeGreaterThan(2);
+  });
+
+  it("completes a task whose handler throws as failed (execution_failed)", async () => {
+    const { double, start, endOf } = await setup();
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    start({
+      wakeStream: false,
+      handlers: {
+        "remote_session.create": async () => {
+          throw new Error("engine crashed");
+        },
+      },
+    });
+    expect((await endOf(taskId)).status).toBe("failed");
+    const seen = await double.inspect(taskId);
+    expect(seen.completion).toMatchObject({ status: "failed", error: { code: "execution_failed", message: "engine crashed" } });
+    expect(seen.events.at(-1)).toMatchObject({ type: "terminal", payload: { status: "failed" } });
+  });
+
+  it("on stop(), aborts running handlers (runner_stopped) and completes nothing", async () => {
+    const { double, start } = await setup();
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    let reason: string | undefined;
+    const runner = start({
+      wakeStream: false,
+      handlers: {
+        "remote_session.create": (_a, { signal }) =>
+          new Promise((resolve) =>
+            signal.addEventListener("abort", () => {
+              reason = taskAbortReason(signal);
+              resolve({ status: "done", localSessionId: "ses_1" });
+            }),
+          ),
+      },
+    });
+    await eventually(async () => ((await double.inspect(taskId)).state === "claimed" ? true : undefined));
+    await runner.stop();
+    expect(reason).toBe("runner_stopped");
+    expect((await double.inspect(taskId)).completion).toBeNull();
+  });
+
+  it("does not claim kinds it has no handler for", async () => {
+    const { double, start } = await setup();
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    start({ wakeStream: false, handlers: {} });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect((await double.inspect(taskId)).state).toBe("queued");
+    expect(double.requests.filter((r) => r.path.includes("/claim"))).toHaveLength(0);
+  });
+});
