@@ -1,2 +1,55 @@
-// Filled by a later issue (see the repository README); nothing is public yet.
-export {};
+// The session model.
+export { newId, newSessionId, isSessionId } from "./ids.js";
+export {
+  SESSION_STATES,
+  type SessionState,
+  SESSION_TRANSITIONS,
+  canTransition,
+  statesLeadingTo,
+  acceptsPrompt,
+} from "./session-state.js";
+export { SESSION_LIMITS, DEFAULT_TITLE } from "./limits.js";
+export {
+  ModelSchema,
+  type Model,
+  CreateSessionInputSchema,
+  type CreateSessionInput,
+  SendInputSchema,
+  type SendInput,
+  ReadInputSchema,
+  type ReadInput,
+  ListInputSchema,
+  type ListInput,
+} from "./session-inputs.js";
+
+// Errors as values.
+export { SESSION_ERROR_RETRYABLE, SESSION_ERROR_CODES, type SessionErrorCode } from "./errors/codes.js";
+export { type SessionError, sessionError, SessionFailure, fail, newReferenceId } from "./errors/session-error.js";
+
+// Transcripts.
+export { type TranscriptMessage, type ToolCallSummary, boundText } from "./transcript/transcript-message.js";
+export { encodeCursor, decodeCursor } from "./transcript/cursor.js";
+
+// The Target port.
+export type {
+  Target,
+  TargetCall,
+  MemberScope,
+  TargetAvailability,
+  RunnerPresence,
+  CreateResult,
+  SendResult,
+  ReadResult,
+  StopResult,
+} from "./target.js";
+
+// The ledger, its migrations and guards.
+export { type Queryable } from "./queryable.js";
+export { type LedgerSession } from "./ledger/ledger-session.js";
+export { type NewSession } from "./ledger/insert-session.js";
+export { type SessionPatch } from "./ledger/update-session.js";
+export { type IdempotencyOptions } from "./ledger/run-idempotent.js";
+export { type SessionLedger, createSessionLedger } from "./ledger/session-ledger.js";
+export { canonicalDigest } from "./digest.js";
+export { type Migration, loadMigrations, runMigrations, migrate, SESSION_LEDGER_SQL_DIRECTORY } from "./migrate.js";
+export { type RateLimit, CREATE_RATE_LIMIT, takeRateLimit } from "./guards/rate-limit.js";

@@ -1,0 +1,40 @@
+import { fail } from "../errors/session-error.js";
+import type { Queryable } from "../queryable.js";
+import type { MemberScope } from "../target.js";
+
+export interface RateLimit {
+  /** Counter name, e.g. "create". */
+  bucket: string;
+  /** Allowed hits per window. */
+  limit: number;
+  windowMs: number;
+}
+
+/** The default per-member create limit: 32 a minute. */
+export const CREATE_RATE_LIMIT: RateLimit = { bucket: "create", limit: 32, windowMs: 60_000 };
+
+/**
+ * Counts one hit for the member in the current fixed window (shared by every replica through
+ * Postgres) and throws `rate_limited` with `retryAfterMs` once the window is full. A refused
+ * hit is not counted.
+ */
+export async function takeRateLimit(sql: Queryable, scope: MemberScope, rule: RateLimit = CREATE_RATE_LIMIT): Promise<void> {
+  const now = Date.now();
+  const windowStart = new Date(now - (now % rule.windowMs));
+  const [row] = await sql<{ hits: number }[]>`
+    insert into remote_session_rate_window as w (organization_id, member_id, bucket, window_start, hits)
+    values (${scope.organizationId}, ${scope.memberId}, ${rule.bucket}, ${windowStart}, 1)
+    on conflict (organization_id, member_id, bucket, window_start)
+      do update set hits = w.hits + 1 where w.hits < ${rule.limit}
+    returning hits`;
+  if (!row) {
+    const retryAfterMs = windowStart.getTime() + rule.windowMs - now;
+    fail("rate_limited", `at most ${rule.limit} ${rule.bucket} calls per ${rule.windowMs / 1000} s; retry later`, {
+      retryAfterMs,
+    });
+  }
+  // Old windows are dead weight; an occasional sweep keeps the table small.
+  if (Math.random() < 0.01) {
+    await sql`delete from remote_session_rate_window where window_start < ${new Date(now - 10 * rule.windowMs)}`;
+  }
+}

@@ -1,0 +1,41 @@
+import { fail } from "../errors/session-error.js";
+import type { Queryable } from "../queryable.js";
+import type { MemberScope } from "../target.js";
+import { type LedgerSession, type SessionRow, toLedgerSession } from "./ledger-session.js";
+
+/** A member's sessions, newest first, paged by an opaque cursor; no target is contacted. */
+export async function listSessions(
+  sql: Queryable,
+  scope: MemberScope,
+  options: { target?: string; limit: number; cursor?: string },
+): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }> {
+  const after = options.cursor === undefined ? null : decodeListCursor(options.cursor);
+  const rows = await sql<SessionRow[]>`
+    select * from remote_session
+    where organization_id = ${scope.organizationId} and member_id = ${scope.memberId}
+      and (${options.target ?? null}::text is null or target = ${options.target ?? null})
+      and (${after === null} or (created_at, id) < (${after?.createdAt ?? new Date(0)}, ${after?.id ?? ""}))
+    order by created_at desc, id desc
+    limit ${options.limit + 1}`;
+  const page = rows.slice(0, options.limit).map(toLedgerSession);
+  const last = page.at(-1);
+  return {
+    sessions: page,
+    nextCursor: rows.length > options.limit && last ? encodeListCursor(last) : null,
+  };
+}
+
+function encodeListCursor(session: LedgerSession): string {
+  return Buffer.from(JSON.stringify({ c: session.createdAt.toISOString(), i: session.id })).toString("base64url");
+}
+
+function decodeListCursor(cursor: string): { createdAt: Date; id: string } {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { c?: unknown; i?: unknown };
+    const createdAt = new Date(String(value.c));
+    if (typeof value.i === "string" && !Number.isNaN(createdAt.getTime())) return { createdAt, id: value.i };
+  } catch {
+    // fall through
+  }
+  return fail("invalid_capability_arguments", "cursor is not a list cursor; pass the cursor a list returned");
+}

@@ -1,0 +1,134 @@
+import { useTestDatabase } from "@openwork/test-postgres";
+import { beforeAll, describe, expect, it } from "vitest";
+import { SessionFailure } from "../errors/session-error.js";
+import { migrate, runMigrations } from "../migrate.js";
+import { takeRateLimit } from "../guards/rate-limit.js";
+import { createSessionLedger } from "./session-ledger.js";
+
+const db = useTestDatabase();
+const alice = { organizationId: "org_1", memberId: "mem_alice" };
+const bob = { organizationId: "org_1", memberId: "mem_bob" };
+const codeOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error.error : error);
+
+beforeAll(async () => {
+  // Several replicas starting at once.
+  const results = await Promise.all([1, 2, 3, 4].map(() => migrate(db.current.sql)));
+  expect(results.filter((r) => r.applied.length > 0)).toHaveLength(1);
+});
+
+describe("migrations", () => {
+  it("apply once and refuse a database newer than the code", async () => {
+    expect((await migrate(db.current.sql)).applied).toEqual([]);
+    await db.current.sql`insert into openwork_migrations (namespace, name) values ('remote-session-core', '9999_future.sql')`;
+    await expect(migrate(db.current.sql)).rejects.toThrow(/newer than the code/);
+    await db.current.sql`delete from openwork_migrations where name = '9999_future.sql'`;
+  });
+
+  it("roll back a failing migration completely", async () => {
+    const broken = [{ name: "0001_ok.sql", sql: "create table half_done (id int)" }, { name: "0002_bad.sql", sql: "select nope" }];
+    await expect(runMigrations(db.current.sql, { namespace: "broken", migrations: broken })).rejects.toThrow();
+    const [row] = await db.current.sql`select to_regclass('half_done') as t`;
+    expect(row?.t).toBeNull();
+  });
+});
+
+describe("session ledger", () => {
+  it("keeps sessions member-scoped: another member's id reads as unknown", async () => {
+    const ledger = createSessionLedger(db.current.sql);
+    const session = await ledger.insert(alice, { target: "desktop", title: "Mine", state: "queued" });
+    expect(session.id).toMatch(/^rs_/);
+    expect((await ledger.find(alice, session.id))?.title).toBe("Mine");
+    expect(await ledger.find(bob, session.id)).toBeNull();
+    expect(await ledger.find({ ...alice, organizationId: "org_2" }, session.id)).toBeNull();
+  });
+
+  it("moves state only along the transition table", async () => {
+    const ledger = createSessionLedger(db.current.sql);
+    const session = await ledger.insert(alice, { target: "desktop", title: "t", state: "queued" });
+    expect((await ledger.update(session.id, { state: "expired" }))?.state).toBe("expired");
+    expect(await ledger.update(session.id, { state: "running" })).toBeNull();
+    const updated = await ledger.update(session.id, { lastError: { error: "runner_unavailable", message: "no runner" }, targetRef: { runnerId: "r1" } });
+    expect(updated).toMatchObject({ state: "expired", lastError: { error: "runner_unavailable" }, targetRef: { runnerId: "r1" } });
+    expect((await ledger.update(session.id, { lastError: null }))?.lastError).toBeNull();
+  });
+
+  it("lists newest first and pages without skipping or repeating, even within one millisecond", async () => {
+    const ledger = createSessionLedger(db.current.sql);
+    const member = { organizationId: "org_1", memberId: "mem_lister" };
+    const made = [];
+    for (let i = 0; i < 25; i++) made.push(await ledger.insert(member, { target: i % 2 ? "cloud" : "desktop", title: `s${i}`, state: "idle" }));
+    await db.current.sql`update remote_session set created_at = date_trunc('milliseconds', now()) where member_id = 'mem_lister' and title < 's2'`;
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await ledger.list(member, { limit: 4, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.sessions.map((s) => s.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toHaveLength(25);
+    expect(new Set(seen).size).toBe(25);
+    const cloud = await ledger.list(member, { target: "cloud", limit: 50 });
+    expect(cloud.sessions).toHaveLength(12);
+    await expect(ledger.list(member, { limit: 5, cursor: "nope" }).catch(codeOf)).resolves.toBe("invalid_capability_arguments");
+  });
+});
+
+describe("idempotency", () => {
+  it("returns the original result for the same key and arguments, and refuses other arguments", async () => {
+    const ledger = createSessionLedger(db.current.sql);
+    let runs = 0;
+    const call = (args: unknown) =>
+      ledger.idempotent(alice, { operation: "create", key: "k-1", args }, async () => ({ sessionId: `rs_${++runs}` }));
+    expect(await call({ title: "a" })).toEqual({ result: { sessionId: "rs_1" }, replayed: false });
+    expect(await call({ title: "a" })).toEqual({ result: { sessionId: "rs_1" }, replayed: true });
+    await expect(call({ title: "b" }).catch(codeOf)).resolves.toBe("idempotency_conflict");
+    // The same key of another member is another key.
+    const other = await ledger.idempotent(bob, { operation: "create", key: "k-1", args: { title: "b" } }, async () => "bob's");
+    expect(other).toEqual({ result: "bob's", replayed: false });
+    expect(runs).toBe(1);
+  });
+
+  it("settles concurrent duplicates through the unique key: one run, one result", async () => {
+    const ledger = createSessionLedger(db.current.sql);
+    let runs = 0;
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        ledger.idempotent(alice, { operation: "send", key: "k-race", args: { p: 1 } }, async () => {
+          runs++;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return { messageId: "msg_1" };
+        }),
+      ),
+    );
+    expect(runs).toBe(1);
+    expect(results.every((r) => (r.result as { messageId: string }).messageId === "msg_1")).toBe(true);
+    expect(results.filter((r) => !r.replayed)).toHaveLength(1);
+  });
+
+  it("releases the key when the first call fails, so a retry runs", async () => {
+    const ledger = createSessionLedger(db.current.sql);
+    const request = { operation: "create" as const, key: "k-fail", args: {} };
+    await expect(ledger.idempotent(alice, request, async () => Promise.reject(new Error("worker asleep")))).rejects.toThrow("worker asleep");
+    expect(await ledger.idempotent(alice, request, async () => "ok")).toEqual({ result: "ok", replayed: false });
+  });
+
+  it("never stores the arguments or the key themselves", async () => {
+    const ledger = createSessionLedger(db.current.sql);
+    await ledger.idempotent(alice, { operation: "send", key: "secret-key", args: { prompt: "top secret prompt" } }, async () => "ok");
+    const rows = await db.current.sql`select * from remote_session_idempotency`;
+    expect(JSON.stringify(rows)).not.toMatch(/secret/);
+  });
+});
+
+describe("create rate limit", () => {
+  it("allows 32 creates a minute per member, then answers rate_limited with retryAfterMs", async () => {
+    const member = { organizationId: "org_1", memberId: "mem_busy" };
+    for (let i = 0; i < 32; i++) await takeRateLimit(db.current.sql, member);
+    const error = await takeRateLimit(db.current.sql, member).catch((e: unknown) => e);
+    expect(SessionFailure.isInstance(error) && error.error).toMatchObject({ error: "rate_limited", retryable: true });
+    const retryAfterMs = SessionFailure.isInstance(error) ? error.error.retryAfterMs : undefined;
+    expect(retryAfterMs).toBeGreaterThan(0);
+    expect(retryAfterMs).toBeLessThanOrEqual(60_000);
+    await expect(takeRateLimit(db.current.sql, { ...member, memberId: "mem_calm" })).resolves.toBeUndefined();
+  });
+});

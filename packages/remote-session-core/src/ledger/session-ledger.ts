@@ -1,0 +1,37 @@
+import type { Queryable } from "../queryable.js";
+import type { MemberScope } from "../target.js";
+import { findSession } from "./find-session.js";
+import { insertSession, type NewSession } from "./insert-session.js";
+import type { LedgerSession } from "./ledger-session.js";
+import { listSessions } from "./list-sessions.js";
+import { type IdempotencyOptions, runIdempotent } from "./run-idempotent.js";
+import { type SessionPatch, updateSession } from "./update-session.js";
+
+/** The session ledger on one connection (a postgres.js client, or a transaction via `in`). */
+export interface SessionLedger {
+  insert(scope: MemberScope, session: NewSession): Promise<LedgerSession>;
+  /** The member's session, or null (unknown and foreign ids alike). */
+  find(scope: MemberScope, sessionId: string): Promise<LedgerSession | null>;
+  update(sessionId: string, patch: SessionPatch): Promise<LedgerSession | null>;
+  list(scope: MemberScope, options: { target?: string; limit: number; cursor?: string }): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }>;
+  idempotent<T>(
+    scope: MemberScope,
+    request: { operation: "create" | "send"; key: string; args: unknown },
+    run: () => Promise<T>,
+    options?: IdempotencyOptions,
+  ): Promise<{ result: T; replayed: boolean }>;
+  /** The same ledger on a transaction. */
+  in(tx: Queryable): SessionLedger;
+}
+
+/** Creates the ledger over postgres.js. Run `migrate(sql)` once at start-up first. */
+export function createSessionLedger(sql: Queryable): SessionLedger {
+  return {
+    insert: (scope, session) => insertSession(sql, scope, session),
+    find: (scope, sessionId) => findSession(sql, scope, sessionId),
+    update: (sessionId, patch) => updateSession(sql, sessionId, patch),
+    list: (scope, options) => listSessions(sql, scope, options),
+    idempotent: (scope, request, run, options) => runIdempotent(sql, scope, request, run, options),
+    in: (tx) => createSessionLedger(tx),
+  };
+}

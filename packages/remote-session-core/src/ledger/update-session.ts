@@ -1,0 +1,35 @@
+import type { Queryable } from "../queryable.js";
+import { type SessionState, statesLeadingTo } from "../session-state.js";
+import { type LedgerSession, type SessionRow, toLedgerSession } from "./ledger-session.js";
+
+export interface SessionPatch {
+  /** Moves the session, only along SESSION_TRANSITIONS. */
+  state?: SessionState;
+  targetSessionId?: string;
+  /** Merged into the stored target_ref. */
+  targetRef?: Record<string, unknown>;
+  /** Sets (or with null clears) the last error. */
+  lastError?: { error: string; message: string } | null;
+  /** Marks activity now (a prompt, a reply). */
+  activity?: boolean;
+}
+
+/**
+ * Applies a patch. Returns the updated session, or null when the session does not exist or the
+ * state change is not an allowed transition: the database checks the same table as the code.
+ */
+export async function updateSession(sql: Queryable, sessionId: string, patch: SessionPatch): Promise<LedgerSession | null> {
+  const from = patch.state ? statesLeadingTo(patch.state) : null;
+  const [row] = await sql<SessionRow[]>`
+    update remote_session set
+      state = coalesce(${patch.state ?? null}, state),
+      target_session_id = coalesce(${patch.targetSessionId ?? null}, target_session_id),
+      target_ref = target_ref || ${sql.json((patch.targetRef ?? {}) as never)},
+      last_error = case when ${patch.lastError !== undefined} then ${patch.lastError ? sql.json(patch.lastError) : null}::jsonb else last_error end,
+      last_activity_at = case when ${patch.activity === true} then now() else last_activity_at end,
+      updated_at = now()
+    where id = ${sessionId}
+      and (${from === null} or state = any(${from ?? []}::text[]))
+    returning *`;
+  return row ? toLedgerSession(row) : null;
+}

@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { DEFAULT_TITLE, SESSION_LIMITS as L } from "./limits.js";
+
+/** The model a session should use. */
+export const ModelSchema = z.strictObject({
+  providerId: z.string().min(1).max(L.providerId),
+  modelId: z.string().min(1).max(L.modelId),
+  variant: z.string().min(1).max(L.modelVariant).optional(),
+});
+export type Model = z.infer<typeof ModelSchema>;
+
+const IdempotencyKeySchema = z.string().min(1).max(L.idempotencyKey);
+const PromptSchema = z.string().min(1).max(L.prompt);
+
+/** What a target's `create` receives, validated. */
+export const CreateSessionInputSchema = z.strictObject({
+  title: z.string().trim().min(1).max(L.title).default(DEFAULT_TITLE),
+  prompt: PromptSchema.optional(),
+  model: ModelSchema.optional(),
+  workspaceId: z.string().min(1).max(L.workspaceId).optional(),
+  /** A desktop runner id or name to pin the session to. */
+  runner: z.string().min(1).max(L.runner).optional(),
+  /** Store-and-forward for desktops: deliver until then, else expire. */
+  deliverBy: z.iso.datetime({ offset: true }).optional(),
+  idempotencyKey: IdempotencyKeySchema.optional(),
+});
+export type CreateSessionInput = z.output<typeof CreateSessionInputSchema>;
+
+export const SendInputSchema = z.strictObject({
+  prompt: PromptSchema,
+  idempotencyKey: IdempotencyKeySchema.optional(),
+});
+export type SendInput = z.output<typeof SendInputSchema>;
+
+export const ReadInputSchema = z.strictObject({
+  cursor: z.string().min(1).max(L.cursor).optional(),
+  limit: z.int().min(1).max(L.readLimitMax).default(L.readLimitDefault),
+  waitMs: z.int().min(0).max(L.waitMsMax).default(0),
+});
+export type ReadInput = z.output<typeof ReadInputSchema>;
+
+export const ListInputSchema = z.strictObject({
+  target: z.string().min(1).max(32).optional(),
+  limit: z.int().min(1).max(L.listLimitMax).default(L.listLimitDefault),
+  cursor: z.string().min(1).max(L.cursor).optional(),
+});
+export type ListInput = z.output<typeof ListInputSchema>;

@@ -1,0 +1,29 @@
+import { createHash } from "node:crypto";
+import { fail } from "../errors/session-error.js";
+
+/**
+ * Opaque transcript cursors. A cursor names a position in one session's ordered message list
+ * (how many messages the caller has seen) and is bound to that session, so a cursor of another
+ * session is refused instead of silently reading the wrong place.
+ */
+export function encodeCursor(sessionId: string, position: number): string {
+  return Buffer.from(JSON.stringify({ v: 1, s: sessionTag(sessionId), p: position })).toString("base64url");
+}
+
+/** The position of `cursor` (0 for none). Throws `invalid_capability_arguments` when it is not ours. */
+export function decodeCursor(sessionId: string, cursor: string | undefined): number {
+  if (cursor === undefined) return 0;
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { v?: unknown; s?: unknown; p?: unknown };
+    if (value.v === 1 && value.s === sessionTag(sessionId) && Number.isSafeInteger(value.p) && (value.p as number) >= 0) {
+      return value.p as number;
+    }
+  } catch {
+    // fall through to the refusal
+  }
+  return fail("invalid_capability_arguments", "cursor is not a cursor of this session; pass the cursor a read returned");
+}
+
+function sessionTag(sessionId: string): string {
+  return createHash("sha256").update(sessionId).digest("base64url").slice(0, 10);
+}
