@@ -1,2 +1,13 @@
-// Filled by a later issue (see the repository README); nothing is public yet.
-export {};
+// The desktop Target and its start-up pieces.
+export { type DesktopTargetOptions, createDesktopTarget } from "./desktop-target.js";
+export { migrateDesktopTarget, DESKTOP_TARGET_SQL_DIRECTORY } from "./migrate-desktop-target.js";
+export { type WakeHub, type WakeSignal, createWakeHub } from "./wake/wake-hub.js";
+export { type SweeperOptions, startSweeper } from "./sweeper.js";
+export { DEFAULT_PRESENCE_WINDOW_MS } from "./presence.js";
+
+// The runner routes a gateway mounts.
+export { type RunnerRoutes, createRunnerRoutes } from "./routes/create-runner-routes.js";
+export { type RunnerRoutesOptions } from "./routes/route-context.js";
+
+// The task model, for hosts that inspect tasks.
+export { TASK_STATES, type TaskState, TASK_TRANSITIONS, toSessionState } from "./task-state.js";

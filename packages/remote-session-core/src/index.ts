@@ -53,3 +53,4 @@ export { type SessionLedger, createSessionLedger } from "./ledger/session-ledger
 export { canonicalDigest } from "./digest.js";
 export { type Migration, loadMigrations, runMigrations, migrate, SESSION_LEDGER_SQL_DIRECTORY } from "./migrate.js";
 export { type RateLimit, CREATE_RATE_LIMIT, takeRateLimit } from "./guards/rate-limit.js";
+export { type Logger, silentLogger } from "./logger.js";

@@ -3,6 +3,8 @@ import postgres, { type Sql } from "postgres";
 import { afterAll, beforeAll, inject } from "vitest";
 import "./provided-context.js";
 
+export { type EmbeddedServer, startEmbeddedPostgres } from "./embedded-postgres.js";
+
 /** A database of its own for one test file, on the run's PostgreSQL. */
 export interface TestDatabase {
   /** Connection string of this database only. */

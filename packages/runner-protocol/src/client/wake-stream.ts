@@ -44,12 +44,19 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
 
   const connectOnce = async (): Promise<boolean> => {
     const connection = new AbortController();
-    const abort = () => connection.abort();
+    let reader: ReadableStreamDefaultReader<string> | undefined;
+    // Aborting the fetch does not always settle a pending read of a piped body (seen with
+    // undici), so the reader is cancelled as well: that ends the read at once.
+    const drop = (reason?: Error) => {
+      connection.abort(reason);
+      void reader?.cancel().catch(() => {});
+    };
+    const abort = () => drop();
     stop.signal.addEventListener("abort", abort, { once: true });
     let silence: unknown;
     const armSilence = () => {
       timers.clearTimeout(silence);
-      silence = timers.setTimeout(() => connection.abort(new Error("silent")), silenceMs);
+      silence = timers.setTimeout(() => drop(new Error("silent")), silenceMs);
     };
     let received = false;
     try {
@@ -73,14 +80,15 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
       }
       options.onOpen?.();
       const parser = createParser({ onEvent: (message) => deliver(message) });
-      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       for (;;) {
         const { done, value } = await reader.read();
-        if (done) break;
+        if (done || connection.signal.aborted) break;
         received = true;
         armSilence();
         parser.feed(value);
       }
+      if (connection.signal.aborted) throw connection.signal.reason;
       throw new RunnerProtocolError({ code: "network_error", message: "the wake stream ended" });
     } catch (error) {
       if (!stop.signal.aborted) options.onError?.(asProtocolError(error, connection.signal));
@@ -88,7 +96,7 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
     } finally {
       timers.clearTimeout(silence);
       stop.signal.removeEventListener("abort", abort);
-      connection.abort();
+      drop();
     }
   };
 

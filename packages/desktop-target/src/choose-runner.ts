@@ -1,0 +1,50 @@
+import { fail } from "@openwork/remote-session-core";
+import { canRunnerTake, type TaskRequirements } from "@openwork/runner-protocol";
+import type { RunnerRow } from "./store/runner-row.js";
+
+const openAction = (name: string) => `Open OpenWork Desktop on ${name} and sign in, then try again.`;
+const updateAction = (name: string) => `Update OpenWork Desktop on ${name}, then try again.`;
+
+/**
+ * Picks the runner a new desktop task goes to: the one `pin` names (by id, else by name), or the
+ * most recently seen online runner able to run it. `storeAndForward` (a `deliverBy` was given)
+ * accepts an offline runner — or none, leaving the task to whichever of the member's runners
+ * comes first. Throws `unknown_runner`, `ambiguous_runner`, `runner_update_required` or
+ * `desktop_offline` (with the human step).
+ */
+export function chooseRunner(
+  runners: (RunnerRow & { online: boolean })[],
+  requirements: TaskRequirements,
+  options: { pin?: string; storeAndForward: boolean },
+): RunnerRow | null {
+  const able = (r: RunnerRow) => canRunnerTake({ protocolVersion: r.protocol_version, capabilities: r.capabilities }, requirements).ok;
+  if (options.pin !== undefined) {
+    const runner = pinned(runners, options.pin);
+    if (!able(runner)) fail("runner_update_required", `${runner.name} cannot run this session yet`, { action: updateAction(runner.name) });
+    if (!runner.online && !options.storeAndForward) {
+      fail("desktop_offline", `${runner.name} has not been online in the last 10 minutes`, { action: openAction(runner.name) });
+    }
+    return runner;
+  }
+  const online = runners.filter((r) => r.online);
+  const choice = online.find(able);
+  if (choice) return choice;
+  if (options.storeAndForward) return null;
+  if (online[0]) fail("runner_update_required", `${online[0].name} cannot run this session yet`, { action: updateAction(online[0].name) });
+  const name = runners[0]?.name ?? "your computer";
+  return fail("desktop_offline", "no OpenWork Desktop of yours has been online in the last 10 minutes", { action: openAction(name) });
+}
+
+function pinned<R extends RunnerRow>(runners: R[], pin: string): R {
+  const byId = runners.find((r) => r.runner_id === pin);
+  if (byId) return byId;
+  const byName = runners.filter((r) => r.name.toLowerCase() === pin.toLowerCase());
+  if (byName.length === 1) return byName[0]!;
+  const known = runners.map((r) => ({ runnerId: r.runner_id, name: r.name }));
+  if (byName.length > 1) {
+    return fail("ambiguous_runner", `${byName.length} desktops are named "${pin}"; pin one by runnerId`, {
+      details: { runners: byName.map((r) => ({ runnerId: r.runner_id, name: r.name })) },
+    });
+  }
+  return fail("unknown_runner", `no desktop of yours is called "${pin}"`, { details: { runners: known } });
+}

@@ -1,0 +1,210 @@
+import {
+  acceptsPrompt,
+  boundText,
+  createSessionLedger,
+  decodeCursor,
+  encodeCursor,
+  fail,
+  type LedgerSession,
+  type Logger,
+  newId,
+  type ReadResult,
+  SESSION_LIMITS,
+  silentLogger,
+  type Target,
+  type TargetCall,
+} from "@openwork/remote-session-core";
+import { taskRequirements } from "@openwork/runner-protocol";
+import type { Sql } from "postgres";
+import { chooseRunner } from "./choose-runner.js";
+import { DEFAULT_PRESENCE_WINDOW_MS, presenceOf } from "./presence.js";
+import { cancelSessionTasks } from "./store/cancel-session-tasks.js";
+import { enqueueTask } from "./store/enqueue-task.js";
+import { listRunners } from "./store/list-runners.js";
+import { loadSessionTasks } from "./store/load-session-tasks.js";
+import { buildTranscript } from "./transcript/build-transcript.js";
+import type { WakeHub } from "./wake/wake-hub.js";
+
+export interface DesktopTargetOptions {
+  sql: Sql;
+  /** The process's wake hub: `read` with `waitMs` waits on it instead of polling the database. */
+  hub: WakeHub;
+  /** A runner seen within this window is online. Default 10 min. */
+  presenceWindowMs?: number;
+  /** How long a task without `deliverBy` waits for its runner before it expires. Default 10 min. */
+  claimDeadlineMs?: number;
+  /** The OpenWork Web link of a session, when there is one. */
+  webUrl?: (session: { sessionId: string; localSessionId: string | null }) => string | undefined;
+  logger?: Logger;
+}
+
+// A session reads as "in progress" while a turn is queued or running; only then does read wait.
+const WAITABLE = new Set(["queued", "running"]);
+
+/**
+ * The desktop Target: sessions run on the member's signed-in OpenWork Desktop, reached only
+ * through tasks the desktop pulls over the runner channel.
+ */
+export function createDesktopTarget(options: DesktopTargetOptions): Target {
+  const { sql, hub } = options;
+  const windowMs = options.presenceWindowMs ?? DEFAULT_PRESENCE_WINDOW_MS;
+  const claimDeadlineMs = options.claimDeadlineMs ?? 10 * 60_000;
+  const logger = options.logger ?? silentLogger;
+  const ledger = createSessionLedger(sql);
+  const runnersOf = async (call: TargetCall) => {
+    const rows = await listRunners(sql, call);
+    const presence = presenceOf(rows, windowMs);
+    return rows.map((row, i) => ({ ...row, online: presence[i]!.online }));
+  };
+  const webUrlOf = (session: LedgerSession) =>
+    options.webUrl?.({ sessionId: session.id, localSessionId: session.targetSessionId });
+
+  return {
+    specificationVersion: "v1",
+    name: "desktop",
+
+    availability: async (call) => {
+      const machines = presenceOf(await listRunners(sql, call), windowMs);
+      return { available: machines.some((m) => m.online), machines };
+    },
+
+    create: async (call, input) => {
+      const deliverBy = input.deliverBy === undefined ? null : new Date(input.deliverBy);
+      if (deliverBy && deliverBy.getTime() <= Date.now()) {
+        fail("invalid_capability_arguments", "deliverBy must be in the future");
+      }
+      const requirements = taskRequirements({ kind: "remote_session.create", model: input.model ?? null });
+      const runner = chooseRunner(await runnersOf(call), requirements, {
+        ...(input.runner === undefined ? {} : { pin: input.runner }),
+        storeAndForward: deliverBy !== null,
+      });
+      const claimDeadline = deliverBy ?? new Date(Date.now() + claimDeadlineMs);
+      const session = await sql.begin(async (tx) => {
+        const created = await ledger.in(tx).insert(call, {
+          target: "desktop",
+          title: input.title,
+          state: "queued",
+          targetRef: { runnerId: runner?.runner_id ?? null },
+        });
+        await enqueueTask(tx, call, {
+          sessionId: created.id,
+          kind: "remote_session.create",
+          title: input.title,
+          prompt: input.prompt ?? null,
+          model: input.model ?? null,
+          workspaceId: input.workspaceId ?? null,
+          messageId: input.prompt ? newId("msg") : null,
+          localSessionId: null,
+          pinnedRunnerId: runner?.runner_id ?? null,
+          requirements,
+          deliverBy,
+          claimDeadline,
+        });
+        return created;
+      });
+      logger.info("desktop target: session queued", {
+        sessionId: session.id,
+        referenceId: call.referenceId,
+        runnerId: runner?.runner_id ?? null,
+        promptChars: input.prompt?.length ?? 0,
+      });
+      const webUrl = webUrlOf(session);
+      return {
+        sessionId: session.id,
+        target: "desktop",
+        state: "queued",
+        ...(webUrl ? { webUrl } : {}),
+        ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}),
+        expiresAt: claimDeadline.toISOString(),
+      };
+    },
+
+    send: async (call, session, input) => {
+      if (!acceptsPrompt(session.state)) {
+        fail("session_not_active", `the session is ${session.state} and takes no more prompts; create a new one`);
+      }
+      const holder = typeof session.targetRef.runnerId === "string" ? session.targetRef.runnerId : undefined;
+      const requirements = taskRequirements({ kind: "remote_session.send" });
+      if (holder) chooseRunner(await runnersOf(call), requirements, { pin: holder, storeAndForward: false });
+      const messageId = newId("msg");
+      await sql.begin(async (tx) => {
+        await enqueueTask(tx, call, {
+          sessionId: session.id,
+          kind: "remote_session.send",
+          title: session.title,
+          prompt: input.prompt,
+          model: null,
+          workspaceId: typeof session.targetRef.workspaceId === "string" ? session.targetRef.workspaceId : null,
+          messageId,
+          localSessionId: session.targetSessionId,
+          pinnedRunnerId: holder ?? null,
+          requirements,
+          deliverBy: null,
+          claimDeadline: new Date(Date.now() + claimDeadlineMs),
+        });
+        const own = ledger.in(tx);
+        await own.update(session.id, { activity: true, lastError: null });
+        await own.update(session.id, { state: "queued" });
+      });
+      logger.info("desktop target: follow-up queued", { sessionId: session.id, referenceId: call.referenceId, promptChars: input.prompt.length });
+      return { sessionId: session.id, messageId, state: "accepted", alreadyPresent: false };
+    },
+
+    read: async (call, session, input) => {
+      const position = decodeCursor(session.id, input.cursor);
+      const deadline = Date.now() + input.waitMs;
+      for (;;) {
+        // Listen before looking, so a change between the look and the wait is not missed.
+        const stopWaiting = new AbortController();
+        const changed = hub.waitForSession(
+          session.id,
+          Math.max(0, deadline - Date.now()),
+          call.signal ? AbortSignal.any([call.signal, stopWaiting.signal]) : stopWaiting.signal,
+        );
+        const current = (await ledger.find(call, session.id)) ?? session;
+        const transcript = buildTranscript(await loadSessionTasks(sql, session.id));
+        const settled =
+          transcript.messages.length > position || !WAITABLE.has(current.state) || Date.now() >= deadline || call.signal?.aborted;
+        if (settled) {
+          stopWaiting.abort();
+          return toReadResult(current, transcript, position, input.limit, webUrlOf(current));
+        }
+        await changed;
+      }
+    },
+
+    stop: async (_call, session) => {
+      const stopped = await sql.begin((tx) => cancelSessionTasks(tx, session.id));
+      return { sessionId: session.id, stopped };
+    },
+  };
+}
+
+function toReadResult(
+  session: LedgerSession,
+  transcript: ReturnType<typeof buildTranscript>,
+  position: number,
+  limit: number,
+  webUrl: string | undefined,
+): ReadResult {
+  const start = Math.min(position, transcript.messages.length);
+  const messages = transcript.messages.slice(start, start + limit);
+  const next = start + messages.length;
+  const hasMore = transcript.messages.length > next;
+  // Edge-triggered: the final text is reported only when it is new to this caller.
+  const final = transcript.finalAssistant;
+  const finalIsNew = final !== null && final.index >= start && final.index < next;
+  return {
+    sessionId: session.id,
+    target: "desktop",
+    state: session.state,
+    title: session.title,
+    ...(webUrl ? { webUrl } : {}),
+    messages,
+    cursor: encodeCursor(session.id, next),
+    hasMore,
+    ...(finalIsNew ? { finalAssistantText: boundText(final.text, SESSION_LIMITS.finalText).text } : {}),
+    ...(!hasMore && transcript.partialText ? { partialText: boundText(transcript.partialText).text } : {}),
+    ...(session.lastError ? { lastError: session.lastError } : {}),
+  };
+}

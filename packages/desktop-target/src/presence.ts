@@ -1,0 +1,16 @@
+import type { RunnerPresence } from "@openwork/remote-session-core";
+import type { RunnerRow } from "./store/runner-row.js";
+
+/** A runner counts as online when seen within this window (OpenWork's value). */
+export const DEFAULT_PRESENCE_WINDOW_MS = 10 * 60 * 1000;
+
+/** Presence per machine, most recently seen first. */
+export function presenceOf(runners: RunnerRow[], windowMs: number, now: number = Date.now()): RunnerPresence[] {
+  return runners.map((runner) => ({
+    runnerId: runner.runner_id,
+    name: runner.name,
+    platform: runner.platform,
+    online: now - runner.last_seen_at.getTime() <= windowMs,
+    lastSeenAt: runner.last_seen_at.toISOString(),
+  }));
+}

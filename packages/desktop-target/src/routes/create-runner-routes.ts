@@ -1,0 +1,89 @@
+import { newReferenceId, silentLogger } from "@openwork/remote-session-core";
+import { RUNNER_ROUTE_ALIAS_PREFIX, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
+import { ChannelRefusal } from "../channel-refusal.js";
+import { DEFAULT_PRESENCE_WINDOW_MS } from "../presence.js";
+import type { RunnerIdentity } from "../store/task-row.js";
+import { authenticateRunner } from "./authenticate-runner.js";
+import { handleEventsStream } from "./handle-events-stream.js";
+import { handlePresence } from "./handle-presence.js";
+import { handleClaim, handleComplete, handleHeartbeat, handleTaskEvents, handleWork } from "./handle-runner-requests.js";
+import { handleToken } from "./handle-token.js";
+import type { RouteContext, RunnerRoutesOptions } from "./route-context.js";
+import { errorResponse, refusalResponse } from "./to-response.js";
+
+/** The runner routes as Fetch-standard handlers, mountable in Hono, node:http or anything else. */
+export interface RunnerRoutes {
+  /** Answers a request under one of the prefixes, or returns null for any other path. */
+  handle(request: Request): Promise<Response | null>;
+  /** Like `handle`, with a 404 for other paths. */
+  fetch(request: Request): Promise<Response>;
+  /** The prefixes served. */
+  readonly prefixes: readonly string[];
+}
+
+type TaskAction = (ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request) => Promise<Response>;
+const TASK_ACTIONS: Record<string, TaskAction> = {
+  claim: handleClaim,
+  heartbeat: handleHeartbeat,
+  events: handleTaskEvents,
+  complete: handleComplete,
+};
+
+// Task ids are gateway ids (`rst_…`); anything else cannot name a task.
+const TASK_PATH = /^\/tasks\/(rst_[0-9a-z]{26})\/(claim|heartbeat|events|complete)$/;
+
+/**
+ * Creates the desktop runner routes (DESIGN §5) under `/v1/desktop-runner` and the alias
+ * `/v1/automation-runner`. Every bad input is a typed 4xx that changes nothing; anything of
+ * another member or another runner is a 404.
+ */
+export function createRunnerRoutes(options: RunnerRoutesOptions & { presenceWindowMs?: number }): RunnerRoutes {
+  const ctx: RouteContext = {
+    leaseMs: 30_000,
+    heartbeatIntervalMs: 10_000,
+    keepaliveMs: 15_000,
+    membershipCheckMs: 15_000,
+    logger: silentLogger,
+    ...options,
+  };
+  const prefixes = (options.prefixes ?? [RUNNER_ROUTE_PREFIX, RUNNER_ROUTE_ALIAS_PREFIX]).map((p) => p.replace(/\/+$/, ""));
+  const presenceWindowMs = options.presenceWindowMs ?? DEFAULT_PRESENCE_WINDOW_MS;
+
+  const route = async (request: Request, prefix: string, path: string): Promise<Response> => {
+    const method = request.method.toUpperCase();
+    if (path === "/token" && method === "POST") return handleToken(ctx, request, prefix);
+    if (path === "/presence" && method === "GET") return handlePresence(ctx, request, presenceWindowMs);
+    const task = TASK_PATH.exec(path);
+    const known = path === "/work" || path === "/events" || task !== null;
+    if (!known) throw new ChannelRefusal("not_found", "no such route");
+    const runner = await authenticateRunner(ctx, request);
+    if (path === "/work" && method === "GET") return handleWork(ctx, runner);
+    if (path === "/events" && method === "GET") return handleEventsStream(ctx, runner, request);
+    if (task && method === "POST") return TASK_ACTIONS[task[2]!]!(ctx, runner, task[1]!, request);
+    throw new ChannelRefusal("not_found", "no such route");
+  };
+
+  const handle = async (request: Request): Promise<Response | null> => {
+    const { pathname } = new URL(request.url);
+    const prefix = prefixes.find((p) => pathname === p || pathname.startsWith(`${p}/`));
+    if (prefix === undefined) return null;
+    try {
+      return await route(request, prefix, pathname.slice(prefix.length));
+    } catch (error) {
+      if (error instanceof ChannelRefusal) return refusalResponse(error);
+      const referenceId = newReferenceId();
+      ctx.logger.error("desktop runner: request failed", { path: pathname, referenceId, error: errorName(error) });
+      return errorResponse("internal_error", "the gateway could not answer; retry", { referenceId });
+    }
+  };
+
+  return {
+    handle,
+    fetch: async (request) => (await handle(request)) ?? errorResponse("not_found", "no such route"),
+    prefixes,
+  };
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : "unknown";
+}

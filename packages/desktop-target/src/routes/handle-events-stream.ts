@@ -1,0 +1,111 @@
+import type { RunnerIdentity } from "../store/task-row.js";
+import type { WakeNotice } from "../wake/channels.js";
+import type { WakeSignal } from "../wake/wake-hub.js";
+import { touchRunner } from "../store/touch-runner.js";
+import type { RouteContext } from "./route-context.js";
+
+// Timers in Node cannot wait longer than a 32-bit millisecond count.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const REPLAY_LIMIT = 100;
+
+/**
+ * `GET events`: the runner's SSE wake stream. Sends `remote_session_work_available` hints (SSE
+ * `id` = cursor; hints after `Last-Event-ID` are replayed first), a keepalive every 15 s (which
+ * also counts as presence), re-checks membership every 15 s and ends when the token expires.
+ */
+export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & { expiresAt: number }, request: Request): Response {
+  const resumeAfter = parseLastEventId(request.headers.get("last-event-id"));
+  const encoder = new TextEncoder();
+  let cleanup = () => {};
+
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let open = true;
+      let lastSent = resumeAfter ?? 0;
+      const write = (text: string) => {
+        if (open) controller.enqueue(encoder.encode(text));
+      };
+      const sendNotice = (notice: Pick<WakeNotice, "w" | "t">) => {
+        if (notice.w <= lastSent) return;
+        lastSent = notice.w;
+        write(
+          `id: ${notice.w}\nevent: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(notice.w), taskId: notice.t })}\n\n`,
+        );
+      };
+      // Hints that arrive while the replay is read wait, so the stream stays in id order.
+      let buffered: WakeSignal[] | null = [];
+      const deliver = (signal: WakeSignal) => {
+        if (buffered) buffered.push(signal);
+        else if (signal.kind === "task") sendNotice(signal.notice);
+        // After the listener reconnected, hints may be lost: tell the runner to look.
+        else write(`event: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(lastSent) })}\n\n`);
+      };
+      const unsubscribe = ctx.hub.subscribeRunner(runner, deliver);
+      const keepalive = setInterval(() => {
+        write(`event: keepalive\ndata: {"type":"keepalive"}\n\n`);
+        void touchRunner(ctx.sql, runner).catch(() => {});
+      }, ctx.keepaliveMs);
+      const membership = setInterval(() => {
+        void ctx.isActiveMember(runner).then(
+          (active) => {
+            if (!active) close();
+          },
+          () => {},
+        );
+      }, ctx.membershipCheckMs);
+      const expiry = setTimeout(() => close(), Math.min(MAX_TIMER_MS, Math.max(0, runner.expiresAt - Date.now())));
+      const close = () => {
+        if (!open) return;
+        cleanup();
+        try {
+          controller.close();
+        } catch {
+          // already closed by the reader
+        }
+      };
+      cleanup = () => {
+        open = false;
+        unsubscribe();
+        clearInterval(keepalive);
+        clearInterval(membership);
+        clearTimeout(expiry);
+      };
+      request.signal.addEventListener("abort", () => cleanup(), { once: true });
+
+      write(": open\n\n");
+      void replay(ctx, runner, resumeAfter)
+        .then((rows) => {
+          for (const row of rows) sendNotice(row);
+        })
+        .catch((error: unknown) => ctx.logger.warn("desktop runner: wake replay failed", { runnerId: runner.runnerId, error: String(error) }))
+        .finally(() => {
+          const pending = buffered ?? [];
+          buffered = null;
+          for (const signal of pending) deliver(signal);
+        });
+    },
+    cancel() {
+      cleanup();
+    },
+  });
+
+  return new Response(body, {
+    status: 200,
+    headers: { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" },
+  });
+}
+
+async function replay(ctx: RouteContext, runner: RunnerIdentity, after: number | null): Promise<{ w: number; t: string }[]> {
+  if (after === null) return [];
+  const rows = await ctx.sql<{ id: string; task_id: string }[]>`
+    select id, task_id from desktop_wake
+    where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and id > ${after}
+      and (runner_id is null or runner_id = ${runner.runnerId})
+    order by id limit ${REPLAY_LIMIT}`;
+  return rows.map((row) => ({ w: Number(row.id), t: row.task_id }));
+}
+
+function parseLastEventId(value: string | null): number | null {
+  if (value === null || !/^\d{1,15}$/.test(value.trim())) return null;
+  return Number(value.trim());
+}

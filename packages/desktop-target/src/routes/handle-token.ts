@@ -1,0 +1,42 @@
+import {
+  grantCapabilities,
+  mintRunnerToken,
+  RUNNER_PATHS,
+  RUNNER_PROTOCOL_VERSION,
+  TokenMintRequestSchema,
+  type TokenMintResponse,
+} from "@openwork/runner-protocol";
+import { ChannelRefusal } from "../channel-refusal.js";
+import { registerRunner } from "../store/register-runner.js";
+import { readJsonBody } from "./read-json-body.js";
+import type { RouteContext } from "./route-context.js";
+import { json, parseOrRefuse } from "./to-response.js";
+
+/** `POST token`: the signed-in member registers a runner and gets a runner token. Never over MCP. */
+export async function handleToken(ctx: RouteContext, request: Request, prefix: string): Promise<Response> {
+  const member = await ctx.authenticateMember(request);
+  if (!member) throw new ChannelRefusal("runner_unauthorized", "sign in as a member to register a desktop runner");
+  if (!(await ctx.isActiveMember(member))) throw new ChannelRefusal("membership_required", "not an active member");
+  const body = parseOrRefuse(TokenMintRequestSchema, await readJsonBody(request));
+  const capabilities = grantCapabilities(body.capabilities);
+  const protocolVersion = Math.min(body.protocolVersion, RUNNER_PROTOCOL_VERSION);
+  await registerRunner(ctx.sql, member, { ...body, protocolVersion, capabilities });
+  const { token, claims } = mintRunnerToken({
+    secret: ctx.secret,
+    organizationId: member.organizationId,
+    memberId: member.memberId,
+    runnerId: body.runnerId,
+    capabilities,
+    audience: ctx.baseUrl,
+  });
+  ctx.logger.info("desktop runner: token minted", { runnerId: body.runnerId, capabilities: capabilities.length });
+  const answer: TokenMintResponse = {
+    token,
+    expiresAt: new Date(claims.e).toISOString(),
+    audience: claims.a,
+    protocolVersion,
+    capabilities,
+    eventsPath: `${prefix}${RUNNER_PATHS.events}`,
+  };
+  return json(200, answer);
+}

@@ -1,0 +1,25 @@
+import type { Assignment } from "@openwork/runner-protocol";
+import type { TaskRow } from "../store/task-row.js";
+
+/** The assignment a claim hands over, built from the claimed row. */
+export function toAssignment(task: TaskRow, localSessionId: string | null, heartbeatIntervalMs: number): Assignment {
+  const lease = {
+    taskId: task.id,
+    sessionId: task.session_id,
+    attempt: task.attempt,
+    leaseExpiresAt: (task.lease_expires_at ?? new Date()).toISOString(),
+    heartbeatIntervalMs,
+    model: task.model,
+    workspaceId: task.workspace_id,
+  };
+  if (task.kind === "remote_session.create") {
+    return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt };
+  }
+  return {
+    ...lease,
+    kind: "remote_session.send",
+    localSessionId: localSessionId ?? "",
+    messageId: task.message_id ?? task.id,
+    prompt: task.prompt ?? "",
+  };
+}

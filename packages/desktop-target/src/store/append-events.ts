@@ -1,0 +1,61 @@
+import { isDeepStrictEqual } from "node:util";
+import { createSessionLedger, type Queryable, type SessionPatch } from "@openwork/remote-session-core";
+import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork/runner-protocol";
+import { ChannelRefusal } from "../channel-refusal.js";
+import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
+import { notifySession } from "./notify-session.js";
+import type { RunnerIdentity } from "./task-row.js";
+
+/**
+ * Appends a batch of events to the runner's attempt. Events already held must be replayed
+ * unchanged (accepted, not stored twice); a changed replay is `event_conflict`, a gap is
+ * `sequence_gap`. The batch is checked whole before anything is written. Runs in a transaction.
+ */
+export async function appendEvents(
+  tx: Queryable,
+  runner: RunnerIdentity,
+  taskId: string,
+  body: PostEventsRequest,
+): Promise<PostEventsResponse> {
+  const task = await lockOwnTask(tx, runner, taskId);
+  assertAttemptHeld(task, body.attempt);
+  const first = body.events[0]!.sequence;
+  const held = await tx<{ sequence: number; event: TaskEvent }[]>`
+    select sequence, event from desktop_task_event
+    where task_id = ${taskId} and attempt = ${body.attempt} and sequence >= ${first} order by sequence`;
+  const [{ next } = { next: 1 }] = await tx<{ next: number }[]>`
+    select coalesce(max(sequence), 0) + 1 as next from desktop_task_event where task_id = ${taskId} and attempt = ${body.attempt}`;
+  const heldBySequence = new Map(held.map((row) => [row.sequence, row.event]));
+  const fresh = body.events.filter((event) => {
+    if (event.sequence >= next) return true;
+    if (!isDeepStrictEqual(heldBySequence.get(event.sequence), event)) {
+      throw new ChannelRefusal("event_conflict", `event ${event.sequence} differs from the one already received`);
+    }
+    return false;
+  });
+  if (fresh.length > 0 && fresh[0]!.sequence !== next) {
+    throw new ChannelRefusal("sequence_gap", `expected sequence ${next}, got ${fresh[0]!.sequence}`, { nextSequence: next });
+  }
+  if (fresh.length === 0) return { taskId, attempt: body.attempt, nextSequence: next };
+
+  await tx`
+    insert into desktop_task_event ${tx(
+      fresh.map((event) => ({ task_id: taskId, attempt: body.attempt, sequence: event.sequence, type: event.type, event: tx.json(event as never) })),
+    )}`;
+  await applyToSession(tx, task.session_id, taskId, fresh);
+  return { taskId, attempt: body.attempt, nextSequence: next + fresh.length };
+}
+
+/** What new events change on the session: its local id, its state, its last activity. */
+async function applyToSession(tx: Queryable, sessionId: string, taskId: string, events: TaskEvent[]): Promise<void> {
+  const patch: SessionPatch = { activity: true };
+  for (const event of events) {
+    if (event.type === "session.bound") {
+      patch.targetSessionId = event.payload.localSessionId;
+      await tx`update desktop_task set local_session_id = ${event.payload.localSessionId} where id = ${taskId}`;
+    }
+    if (event.type === "status" && event.payload.status !== "idle") patch.state = event.payload.status;
+  }
+  await createSessionLedger(tx).update(sessionId, patch);
+  await notifySession(tx, sessionId);
+}

@@ -1,0 +1,54 @@
+import { createSessionLedger, type Queryable } from "@openwork/remote-session-core";
+import { ChannelRefusal } from "../channel-refusal.js";
+import { eligibleFor } from "./eligibility.js";
+import type { RunnerIdentity, TaskRow } from "./task-row.js";
+
+export type ClaimOutcome =
+  | { kind: "claimed"; task: TaskRow; localSessionId: string | null }
+  /** The runner asked again for a task it already holds (its first answer was lost). */
+  | { kind: "replayed"; task: TaskRow; localSessionId: string | null };
+
+/**
+ * Claims one task for a runner. The candidate is locked `for update skip locked`, so concurrent
+ * claimers never wait on each other and never both win. Runs in a transaction; refusals throw.
+ */
+export async function claimTask(tx: Queryable, runner: RunnerIdentity, taskId: string, leaseMs: number): Promise<ClaimOutcome> {
+  const [claimed] = await tx<TaskRow[]>`
+    with candidate as (
+      select t.id from desktop_task t
+      where t.id = ${taskId} and ${eligibleFor(tx, runner)}
+      for update skip locked)
+    update desktop_task d set
+      state = 'claimed', attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId},
+      lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), claimed_at = now(), updated_at = now()
+    from candidate where d.id = candidate.id
+    returning d.*`;
+  if (claimed) {
+    const ledger = createSessionLedger(tx);
+    const session = await ledger.update(claimed.session_id, {
+      state: "running",
+      activity: true,
+      ...(claimed.kind === "remote_session.create" ? { targetRef: { runnerId: runner.runnerId } } : {}),
+    });
+    return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? session?.targetSessionId ?? null };
+  }
+  return explainRefusal(tx, runner, taskId);
+}
+
+async function explainRefusal(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<ClaimOutcome> {
+  const [task] = await tx<(TaskRow & { bound: string | null })[]>`
+    select t.*, s.target_session_id as bound from desktop_task t join remote_session s on s.id = t.session_id
+    where t.id = ${taskId} and t.organization_id = ${runner.organizationId} and t.member_id = ${runner.memberId}`;
+  // Another member's task, or one pinned to another runner, is not this runner's business at all.
+  if (!task || (task.pinned_runner_id !== null && task.pinned_runner_id !== runner.runnerId)) {
+    throw new ChannelRefusal("not_found", "no such task");
+  }
+  if (task.state === "claimed" && task.claimed_by_runner_id === runner.runnerId) {
+    return { kind: "replayed", task, localSessionId: task.local_session_id ?? task.bound };
+  }
+  const missing = task.required_capabilities.filter((c) => !runner.capabilities.includes(c));
+  if (task.state === "queued" && (missing.length > 0 || task.required_protocol > runner.protocolVersion)) {
+    throw new ChannelRefusal("runner_update_required", "this runner lacks what the task needs", { missing });
+  }
+  throw new ChannelRefusal("claim_conflict", `the task is not claimable (${task.state})`);
+}

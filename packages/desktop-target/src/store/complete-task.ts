@@ -1,0 +1,43 @@
+import { isDeepStrictEqual } from "node:util";
+import { createSessionLedger, type Queryable } from "@openwork/remote-session-core";
+import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protocol";
+import { ChannelRefusal } from "../channel-refusal.js";
+import { toSessionState } from "../task-state.js";
+import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
+import { notifySession } from "./notify-session.js";
+import type { RunnerIdentity } from "./task-row.js";
+
+/**
+ * Settles the runner's attempt. A completion is immutable: the same body again is accepted
+ * (even after the lease), a different one is `completion_conflict`. The prompt is cleared: the
+ * task no longer needs it. Runs in a transaction.
+ */
+export async function completeTask(
+  tx: Queryable,
+  runner: RunnerIdentity,
+  taskId: string,
+  body: CompleteRequest,
+): Promise<CompleteResponse> {
+  const task = await lockOwnTask(tx, runner, taskId);
+  if (task.completion) {
+    if (isDeepStrictEqual(task.completion, body)) return { taskId, state: task.state };
+    throw new ChannelRefusal("completion_conflict", "the task was already completed differently");
+  }
+  assertAttemptHeld(task, body.attempt);
+  const failure = body.status === "failed" ? body.error : null;
+  const localSessionId = body.localSessionId ?? task.local_session_id;
+  await tx`
+    update desktop_task set
+      state = ${body.status}, completion = ${tx.json(body as never)}, prompt = null,
+      local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
+      failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()
+    where id = ${taskId}`;
+  await createSessionLedger(tx).update(task.session_id, {
+    state: toSessionState(body.status),
+    activity: true,
+    lastError: failure ? { error: failure.code, message: failure.message } : null,
+    ...(localSessionId ? { targetSessionId: localSessionId } : {}),
+  });
+  await notifySession(tx, task.session_id);
+  return { taskId, state: body.status };
+}

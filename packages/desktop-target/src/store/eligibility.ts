@@ -1,0 +1,25 @@
+import type { Queryable } from "@openwork/remote-session-core";
+import type { RunnerIdentity } from "./task-row.js";
+
+/**
+ * The one predicate of "this runner may take task `t` now", shared by the work listing and the
+ * claim so the two can never disagree:
+ * - the member's queued task, pinned to this runner or to none, still deliverable;
+ * - the runner has the protocol version and every capability the task requires;
+ * - no earlier task of the same session is still queued or running (a session's turns run in order);
+ * - a follow-up goes only to the runner holding the session.
+ */
+export function eligibleFor(sql: Queryable, runner: RunnerIdentity) {
+  return sql`
+    t.organization_id = ${runner.organizationId} and t.member_id = ${runner.memberId}
+    and t.state = 'queued'
+    and (t.pinned_runner_id is null or t.pinned_runner_id = ${runner.runnerId})
+    and t.claim_deadline > now() and (t.deliver_by is null or t.deliver_by > now())
+    and t.required_protocol <= ${runner.protocolVersion}
+    and t.required_capabilities <@ ${runner.capabilities}::text[]
+    and not exists (
+      select 1 from desktop_task e
+      where e.session_id = t.session_id and e.created_at < t.created_at and e.state in ('queued', 'claimed'))
+    and (t.kind = 'remote_session.create' or exists (
+      select 1 from remote_session s where s.id = t.session_id and s.target_ref->>'runnerId' = ${runner.runnerId}))`;
+}

@@ -1,0 +1,49 @@
+import { type MemberScope, type Model, newId, type Queryable } from "@openwork/remote-session-core";
+import type { TaskRequirements, WorkKind } from "@openwork/runner-protocol";
+import { WAKE_CHANNEL, type WakeNotice } from "../wake/channels.js";
+import type { TaskRow } from "./task-row.js";
+
+export interface NewTask {
+  sessionId: string;
+  kind: WorkKind;
+  title: string;
+  prompt: string | null;
+  model: Model | null;
+  workspaceId: string | null;
+  messageId: string | null;
+  localSessionId: string | null;
+  pinnedRunnerId: string | null;
+  requirements: TaskRequirements;
+  deliverBy: Date | null;
+  claimDeadline: Date;
+}
+
+/**
+ * Inserts a queued task and its wake-up hint, and notifies listeners (delivered at commit, so
+ * run it in the transaction that creates the task). The notice carries ids only.
+ */
+export async function enqueueTask(sql: Queryable, scope: MemberScope, task: NewTask): Promise<TaskRow> {
+  const [row] = await sql<TaskRow[]>`
+    insert into desktop_task (
+      id, organization_id, member_id, session_id, kind, state, title, prompt, prompt_chars, model, workspace_id,
+      message_id, local_session_id, pinned_runner_id, required_protocol, required_capabilities,
+      deliver_by, claim_deadline)
+    values (
+      ${newId("rst")}, ${scope.organizationId}, ${scope.memberId}, ${task.sessionId}, ${task.kind}, 'queued',
+      ${task.title}, ${task.prompt}, ${task.prompt?.length ?? 0}, ${task.model ? sql.json(task.model) : null}, ${task.workspaceId},
+      ${task.messageId}, ${task.localSessionId}, ${task.pinnedRunnerId}, ${task.requirements.protocolVersion},
+      ${task.requirements.capabilities}::text[], ${task.deliverBy}, ${task.claimDeadline})
+    returning *`;
+  await wakeRunners(sql, row!);
+  return row!;
+}
+
+/** Records a wake-up hint for the task's runner(s) and NOTIFYs every gateway process. */
+export async function wakeRunners(sql: Queryable, task: Pick<TaskRow, "id" | "organization_id" | "member_id" | "pinned_runner_id">): Promise<void> {
+  const [wake] = await sql<{ id: string }[]>`
+    insert into desktop_wake (organization_id, member_id, runner_id, task_id)
+    values (${task.organization_id}, ${task.member_id}, ${task.pinned_runner_id}, ${task.id})
+    returning id`;
+  const notice: WakeNotice = { w: Number(wake!.id), o: task.organization_id, m: task.member_id, r: task.pinned_runner_id, t: task.id };
+  await sql`select pg_notify(${WAKE_CHANNEL}, ${JSON.stringify(notice)})`;
+}

@@ -1,0 +1,35 @@
+import type { Queryable } from "@openwork/remote-session-core";
+import type { HeartbeatResponse } from "@openwork/runner-protocol";
+import { ChannelRefusal } from "../channel-refusal.js";
+import type { RunnerIdentity } from "./task-row.js";
+
+/**
+ * Extends the lease of the runner's current attempt. The lease stays valid while the task is
+ * still `claimed` by this attempt: only the sweeper ends a lease, so there is one judge of it.
+ */
+export async function heartbeatLease(
+  sql: Queryable,
+  runner: RunnerIdentity,
+  taskId: string,
+  attempt: number,
+  leaseMs: number,
+): Promise<HeartbeatResponse> {
+  const [row] = await sql<{ lease_expires_at: Date | null; cancel_requested: boolean; held: boolean }[]>`
+    with extended as (
+      update desktop_task set lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), updated_at = now()
+      where id = ${taskId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}
+        and claimed_by_runner_id = ${runner.runnerId} and state = 'claimed' and attempt = ${attempt}
+      returning lease_expires_at, cancel_requested)
+    select lease_expires_at, cancel_requested, true as held from extended
+    union all
+    select null, cancel_requested, false from desktop_task
+    where id = ${taskId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}
+      and claimed_by_runner_id = ${runner.runnerId} and not exists (select 1 from extended)`;
+  if (!row) throw new ChannelRefusal("not_found", "no such task");
+  return {
+    attempt,
+    leaseValid: row.held,
+    leaseExpiresAt: row.lease_expires_at?.toISOString() ?? null,
+    cancelRequested: row.cancel_requested,
+  };
+}

@@ -1,0 +1,34 @@
+import type { Queryable } from "@openwork/remote-session-core";
+import type { TaskEvent } from "@openwork/runner-protocol";
+import type { TranscriptTask } from "../transcript/build-transcript.js";
+import type { TaskState } from "../task-state.js";
+
+/** A session's tasks with their events, oldest first: the input of the transcript. */
+export async function loadSessionTasks(sql: Queryable, sessionId: string): Promise<TranscriptTask[]> {
+  const rows = await sql<
+    {
+      id: string;
+      state: TaskState;
+      attempt: number;
+      message_id: string | null;
+      prompt_chars: number;
+      created_at: Date;
+      events: { event: TaskEvent; receivedAt: string }[] | null;
+    }[]
+  >`
+    select t.id, t.state, t.attempt, t.message_id, t.prompt_chars, t.created_at,
+      (select jsonb_agg(jsonb_build_object('event', e.event, 'receivedAt', e.received_at) order by e.attempt, e.sequence)
+       from desktop_task_event e where e.task_id = t.id) as events
+    from desktop_task t
+    where t.session_id = ${sessionId}
+    order by t.created_at, t.id`;
+  return rows.map((row) => ({
+    id: row.id,
+    state: row.state,
+    attempt: row.attempt,
+    messageId: row.message_id,
+    promptChars: row.prompt_chars,
+    createdAt: row.created_at,
+    events: (row.events ?? []).map((e) => ({ event: e.event, receivedAt: new Date(e.receivedAt) })),
+  }));
+}

@@ -1,0 +1,45 @@
+import type { Model } from "@openwork/remote-session-core";
+import type { CompleteRequest, WorkKind } from "@openwork/runner-protocol";
+import type { TaskState } from "../task-state.js";
+
+/** A desktop_task row as postgres.js returns it. */
+export interface TaskRow {
+  id: string;
+  organization_id: string;
+  member_id: string;
+  session_id: string;
+  kind: WorkKind;
+  state: TaskState;
+  title: string;
+  prompt: string | null;
+  prompt_chars: number;
+  model: Model | null;
+  workspace_id: string | null;
+  message_id: string | null;
+  local_session_id: string | null;
+  pinned_runner_id: string | null;
+  claimed_by_runner_id: string | null;
+  required_protocol: number;
+  required_capabilities: string[];
+  attempt: number;
+  lease_expires_at: Date | null;
+  deliver_by: Date | null;
+  claim_deadline: Date;
+  cancel_requested: boolean;
+  completion: CompleteRequest | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  created_at: Date;
+  updated_at: Date;
+  claimed_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** The runner a request comes from, as its verified token says. */
+export interface RunnerIdentity {
+  organizationId: string;
+  memberId: string;
+  runnerId: string;
+  capabilities: string[];
+  protocolVersion: number;
+}

@@ -1,0 +1,112 @@
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { type Logger, type MemberScope, newReferenceId, type Target, type TargetCall } from "@openwork/remote-session-core";
+import { requestRunnerToken, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import postgres, { type Sql } from "postgres";
+import { createDesktopTarget } from "../desktop-target.js";
+import { migrateDesktopTarget } from "../migrate-desktop-target.js";
+import { createRunnerRoutes, type RunnerRoutes } from "../routes/create-runner-routes.js";
+import type { RunnerRoutesOptions } from "../routes/route-context.js";
+import { createWakeHub, type WakeHub } from "../wake/wake-hub.js";
+
+export const SECRET = "desktop-target-test-secret-0123456789";
+
+/** Every log line the gateway wrote, as text, so tests can assert what never appears. */
+export function capturingLogger(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const write = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    void lines.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
+  return { lines, info: write("info"), warn: write("warn"), error: write("error") };
+}
+
+/**
+ * One gateway replica for tests: its own postgres.js client (so its own LISTEN connection), the
+ * wake hub, the runner routes served over real HTTP on 127.0.0.1, and the desktop Target.
+ */
+export interface RunnerGateway {
+  baseUrl: string;
+  sql: Sql;
+  hub: WakeHub;
+  routes: RunnerRoutes;
+  target: Target;
+  logger: ReturnType<typeof capturingLogger>;
+  /** A member's session token for the member routes (token, presence). */
+  memberToken(scope: MemberScope): string;
+  /** Registers a runner for the member through `POST token` and returns its runner token. */
+  registerRunner(scope: MemberScope, runnerId: string, options?: { name?: string; capabilities?: string[] }): Promise<string>;
+  /** A Target call for the member. */
+  call(scope: MemberScope): TargetCall;
+  /** Removes the member: their runner tokens stop working. */
+  removeMember(scope: MemberScope): void;
+  close(): Promise<void>;
+}
+
+export async function startRunnerGateway(
+  databaseUrl: string,
+  overrides: Partial<RunnerRoutesOptions> & { claimDeadlineMs?: number; baseUrl?: string } = {},
+): Promise<RunnerGateway> {
+  const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
+  await migrateDesktopTarget(sql);
+  const hub = createWakeHub({ sql });
+  await hub.ready;
+  const logger = capturingLogger();
+  const removed = new Set<string>();
+  const key = (scope: MemberScope) => `${scope.organizationId}/${scope.memberId}`;
+  const memberToken = (scope: MemberScope) => `member:${scope.organizationId}:${scope.memberId}`;
+
+  let routes: RunnerRoutes | undefined;
+  const server = serve({ fetch: (request: Request) => routes!.fetch(request), port: 0, hostname: "127.0.0.1" });
+  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+  const baseUrl = overrides.baseUrl ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  routes = createRunnerRoutes({
+    sql,
+    hub,
+    secret: SECRET,
+    baseUrl,
+    authenticateMember: async (request) => {
+      const [kind, organizationId, memberId] = (request.headers.get("authorization") ?? "").replace(/^Bearer /, "").split(":");
+      return kind === "member" && organizationId && memberId ? { organizationId, memberId } : null;
+    },
+    isActiveMember: async (scope) => !removed.has(key(scope)),
+    leaseMs: 3_000,
+    heartbeatIntervalMs: 200,
+    keepaliveMs: 1_000,
+    membershipCheckMs: 200,
+    logger,
+    ...overrides,
+  });
+  const target = createDesktopTarget({ sql, hub, logger, ...(overrides.claimDeadlineMs ? { claimDeadlineMs: overrides.claimDeadlineMs } : {}) });
+
+  return {
+    baseUrl,
+    sql,
+    hub,
+    routes,
+    target,
+    logger,
+    memberToken,
+    registerRunner: async (scope, runnerId, options = {}) => {
+      const minted = await requestRunnerToken({
+        baseUrl,
+        memberToken: memberToken(scope),
+        request: {
+          runnerId,
+          name: options.name ?? `Desktop ${runnerId}`,
+          platform: "linux",
+          appVersion: "1.0.0",
+          protocolVersion: RUNNER_PROTOCOL_VERSION,
+          capabilities: options.capabilities ?? ["remote_session_v1", "remote_session_followup_v1", "model_variant_v1"],
+        },
+      });
+      return minted.token;
+    },
+    call: (scope) => ({ ...scope, referenceId: newReferenceId() }),
+    removeMember: (scope) => void removed.add(key(scope)),
+    close: async () => {
+      (server as import("node:http").Server).closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await hub.close();
+      await sql.end({ timeout: 5 });
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import type { Sql } from "postgres";
+import { SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
+
+/** What a runner's stream is told: a hint for one task, or "look again" after the listener reconnected. */
+export type WakeSignal = { kind: "task"; notice: WakeNotice } | { kind: "resync" };
+
+export interface RunnerSubscriber {
+  organizationId: string;
+  memberId: string;
+  runnerId: string;
+}
+
+/** The in-process side of the wake-up path. */
+export interface WakeHub {
+  /** Delivers hints meant for this runner until the returned function is called. */
+  subscribeRunner(runner: RunnerSubscriber, deliver: (signal: WakeSignal) => void): () => void;
+  /** Resolves when the session changes (or the listener resynced), after `timeoutMs`, or on abort. */
+  waitForSession(sessionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /** Resolves once LISTEN is in place. */
+  readonly ready: Promise<void>;
+  stats(): { runnerStreams: number; sessionWaiters: number; listens: number };
+  close(): Promise<void>;
+}
+
+/**
+ * One LISTEN connection per process (postgres.js keeps a single dedicated connection for all of
+ * a client's listens and re-establishes it by itself after a database restart), fanned out in
+ * process to the streams and readers that care. A NOTIFY is only a hint: after a reconnect,
+ * hints sent meanwhile are lost, so every stream and waiter is told to look again.
+ */
+export function createWakeHub(options: { sql: Sql; logger?: { warn(message: string, fields?: Record<string, unknown>): void } }): WakeHub {
+  const runners = new Map<string, Set<{ runnerId: string; deliver: (signal: WakeSignal) => void }>>();
+  const sessions = new Map<string, Set<() => void>>();
+  let listens = 0;
+
+  const memberKey = (organizationId: string, memberId: string) => `${organizationId}\u0000${memberId}`;
+  const resync = () => {
+    for (const set of runners.values()) for (const subscriber of set) subscriber.deliver({ kind: "resync" });
+    for (const sessionId of [...sessions.keys()]) wakeSession(sessionId);
+  };
+  const wakeSession = (sessionId: string) => {
+    const waiters = sessions.get(sessionId);
+    sessions.delete(sessionId);
+    for (const wake of waiters ?? []) wake();
+  };
+  const onWake = (payload: string) => {
+    let notice: WakeNotice;
+    try {
+      notice = JSON.parse(payload) as WakeNotice;
+    } catch {
+      options.logger?.warn("wake hub: unreadable notification", { channel: WAKE_CHANNEL });
+      return;
+    }
+    for (const subscriber of runners.get(memberKey(notice.o, notice.m)) ?? []) {
+      if (notice.r === null || notice.r === subscriber.runnerId) subscriber.deliver({ kind: "task", notice });
+    }
+  };
+  // onlisten runs on every (re)connect of the listening connection; after the first, resync.
+  const handles: ReturnType<Sql["listen"]>[] = [];
+  const listening = (channel: string) =>
+    new Promise<void>((resolve) => {
+      let first = true;
+      const handle = options.sql.listen(channel, channel === WAKE_CHANNEL ? onWake : wakeSession, () => {
+        listens++;
+        if (first) {
+          first = false;
+          resolve();
+        } else resync();
+      });
+      handle.catch(() => {});
+      handles.push(handle);
+    });
+  const ready = Promise.all([listening(WAKE_CHANNEL), listening(SESSION_CHANNEL)]).then(() => undefined);
+
+  return {
+    ready,
+    subscribeRunner: (runner, deliver) => {
+      const key = memberKey(runner.organizationId, runner.memberId);
+      const entry = { runnerId: runner.runnerId, deliver };
+      const set = runners.get(key) ?? new Set();
+      set.add(entry);
+      runners.set(key, set);
+      return () => {
+        set.delete(entry);
+        if (set.size === 0) runners.delete(key);
+      };
+    },
+    waitForSession: (sessionId, timeoutMs, signal) =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", done);
+          sessions.get(sessionId)?.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        signal?.addEventListener("abort", done, { once: true });
+        const set = sessions.get(sessionId) ?? new Set();
+        set.add(done);
+        sessions.set(sessionId, set);
+      }),
+    stats: () => ({
+      runnerStreams: [...runners.values()].reduce((n, set) => n + set.size, 0),
+      sessionWaiters: [...sessions.values()].reduce((n, set) => n + set.size, 0),
+      listens,
+    }),
+    close: async () => {
+      await Promise.all(handles.map(async (handle) => (await handle).unlisten()));
+      resync();
+      runners.clear();
+    },
+  };
+}
