@@ -6,5 +6,6 @@ export default defineConfig({
     include: ["src/**/*.test.ts"],
     globalSetup: ["../../tools/test-postgres/src/global-setup.ts"],
     hookTimeout: 60_000,
+    testTimeout: 20_000,
   },
 });

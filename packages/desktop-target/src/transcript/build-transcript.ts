@@ -49,17 +49,20 @@ export function buildTranscript(tasks: TranscriptTask[]): Transcript {
     const open = new Map<string, Draft>();
     let current: string | null = null;
     let lastCompleted: Transcript["finalAssistant"] = null;
+    // Tool calls seen before any text belong to the message that follows them.
+    let unattached = new Map<string, ToolCallSummary>();
     const draft = (id: string, at: Date) => {
       const existing = open.get(id);
       if (existing) return existing;
-      const created: Draft = { id, text: "", tools: new Map(), createdAt: at };
+      const created: Draft = { id, text: "", tools: unattached, createdAt: at };
+      unattached = new Map();
       open.set(id, created);
       return created;
     };
     const complete = (d: Draft) => {
       open.delete(d.id);
       messages.push(toMessage(d));
-      lastCompleted = { index: messages.length - 1, text: d.text };
+      if (d.text !== "") lastCompleted = { index: messages.length - 1, text: d.text };
     };
     for (const { event, receivedAt } of task.events) {
       if (event.type === "assistant.delta") {
@@ -72,11 +75,13 @@ export function buildTranscript(tasks: TranscriptTask[]): Transcript {
         current = null;
       } else if (event.type === "tool.call") {
         const { callId, name, status, summary } = event.payload;
-        draft(current ?? `${task.id}:tools`, receivedAt).tools.set(callId, { id: callId, name, status, ...(summary ? { summary } : {}) });
+        const tools = current ? draft(current, receivedAt).tools : unattached;
+        tools.set(callId, { id: callId, name, status, ...(summary ? { summary } : {}) });
       }
     }
     const finished = task.state !== "queued" && task.state !== "claimed";
     if (finished) {
+      if (unattached.size > 0) draft(`${task.id}:tools`, task.createdAt);
       for (const d of [...open.values()]) complete(d);
       if (lastCompleted) finalAssistant = lastCompleted;
     } else if (open.size > 0) partialText = [...open.values()].map((d) => d.text).join("\n\n");

@@ -1,0 +1,259 @@
+import { createSessionLedger, type LedgerSession, SessionFailure, type MemberScope } from "@openwork/remote-session-core";
+import {
+  type Assignment,
+  createRunnerClient,
+  type Runner,
+  type RunnerHandlers,
+  runRunner,
+} from "@openwork/runner-protocol";
+import { eventually } from "@openwork/runner-protocol/testing";
+import { useTestDatabase } from "@openwork/test-postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSweeper } from "./sweeper.js";
+import { type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
+
+const db = useTestDatabase();
+let gateway: RunnerGateway;
+let sweeper: { stop(): Promise<void> };
+const runners: Runner[] = [];
+const SECRET_PROMPT = "PROMPT-TEXT-THAT-MUST-NOT-BE-LOGGED";
+let members = 0;
+
+beforeAll(async () => {
+  gateway = await startRunnerGateway(db.current.url);
+  sweeper = startSweeper({ sql: gateway.sql, intervalMs: 200 });
+});
+afterAll(async () => {
+  await Promise.all(runners.map((r) => r.stop()));
+  await sweeper.stop();
+  // No prompt text in any log line the gateway wrote during the whole file.
+  expect(gateway.logger.lines.join("\n")).not.toContain(SECRET_PROMPT);
+  await gateway.close();
+});
+
+const newMember = (): MemberScope => ({ organizationId: "org_desktop", memberId: `mem_${++members}_${Date.now()}` });
+const codeOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error : error);
+const ledgerFind = (member: MemberScope, id: string) => createSessionLedger(gateway.sql).find(member, id) as Promise<LedgerSession>;
+
+async function startDesktop(member: MemberScope, runnerId: string, handlers: RunnerHandlers, options: { name?: string; capabilities?: string[] } = {}) {
+  const token = await gateway.registerRunner(member, runnerId, options);
+  const client = createRunnerClient({ baseUrl: gateway.baseUrl, token, retry: { limit: 2, backoff: { baseMs: 20, maxMs: 100, random: () => 0.5 } } });
+  const runner = runRunner({ client, handlers, pollIntervalMs: 600_000, backoff: { baseMs: 20, maxMs: 100, random: () => 0.5 } });
+  runners.push(runner);
+  return { client, runner };
+}
+
+/** A desktop engine double: makes a local session and answers each prompt with one message. */
+function echoEngine(name: string, seen: Assignment[]): RunnerHandlers {
+  return {
+    "remote_session.create": async (assignment, { emit }) => {
+      seen.push(assignment);
+      const localSessionId = `ses_${name}_${assignment.taskId.slice(-6)}`;
+      emit({ type: "session.bound", payload: { localSessionId } });
+      emit({ type: "status", payload: { status: "running" } });
+      emit({ type: "assistant.delta", payload: { messageId: "m1", text: "Hello " } });
+      emit({ type: "assistant.delta", payload: { messageId: "m1", text: "from " } });
+      emit({ type: "assistant.final", payload: { messageId: "m1", text: `Hello from ${name}` } });
+      return { status: "done", localSessionId };
+    },
+    "remote_session.send": async (assignment, { emit }) => {
+      seen.push(assignment);
+      emit({ type: "tool.call", payload: { callId: "c1", name: "bash", status: "completed" } });
+      emit({ type: "assistant.final", payload: { messageId: `m-${assignment.messageId}`, text: `Follow-up answered by ${name}` } });
+      return { status: "done", localSessionId: assignment.localSessionId };
+    },
+  };
+}
+
+describe("the desktop target end to end", () => {
+  it("creates on the named desktop, serves the transcript, and routes a follow-up to the same runner and local session", async () => {
+    const member = newMember();
+    const macSeen: Assignment[] = [];
+    const linuxSeen: Assignment[] = [];
+    await startDesktop(member, "runner-mac-0001", echoEngine("mac", macSeen), { name: "Studio Mac" });
+    await startDesktop(member, "runner-linux-0001", echoEngine("linux", linuxSeen), { name: "Linux box" });
+    // The most recently seen desktop would be the Linux box; the pin by name wins.
+    const call = gateway.call(member);
+    const created = await gateway.target.create(call, { title: "Fix the build", prompt: `${SECRET_PROMPT} 1`, runner: "studio mac" });
+    expect(created).toMatchObject({ target: "desktop", state: "queued", runner: { runnerId: "runner-mac-0001", name: "Studio Mac" } });
+
+    const started = Date.now();
+    const first = await gateway.target.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 10_000 });
+    // Woken by the runner's events through NOTIFY, well before the 10 s wait ran out.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const settled = await eventually(async () => {
+      const read = await gateway.target.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
+      return read.state === "idle" ? read : undefined;
+    });
+    expect(first.messages.length).toBeGreaterThan(0);
+    expect(settled.messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", null],
+      ["assistant", "Hello from mac"],
+    ]);
+    expect(settled.finalAssistantText).toBe("Hello from mac");
+    expect(macSeen).toHaveLength(1);
+    expect(linuxSeen).toHaveLength(0);
+    const session = await ledgerFind(member, created.sessionId);
+    expect(session.targetSessionId).toMatch(/^ses_mac_/);
+
+    const sent = await gateway.target.send(call, session, { prompt: `${SECRET_PROMPT} 2` });
+    expect(sent).toMatchObject({ state: "accepted", alreadyPresent: false, messageId: expect.stringMatching(/^msg_/) });
+    const next = await gateway.target.read(call, await ledgerFind(member, created.sessionId), { cursor: settled.cursor, limit: 20, waitMs: 10_000 });
+    const turn = await eventually(async () => {
+      const read = await gateway.target.read(call, await ledgerFind(member, created.sessionId), { cursor: settled.cursor, limit: 20, waitMs: 0 });
+      return read.state === "idle" && read.messages.length === 2 ? read : undefined;
+    });
+    expect(next.messages.length).toBeGreaterThan(0);
+    // Only the new turn: no message of the first turn is repeated.
+    expect(turn.messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", null],
+      ["assistant", "Follow-up answered by mac"],
+    ]);
+    expect(turn.messages[0]!.id).toBe(sent.messageId);
+    expect(turn.messages[1]!.toolCalls).toEqual([{ id: "c1", name: "bash", status: "completed" }]);
+    expect(turn.finalAssistantText).toBe("Follow-up answered by mac");
+    expect(macSeen[1]).toMatchObject({ kind: "remote_session.send", localSessionId: session.targetSessionId, messageId: sent.messageId });
+    expect(linuxSeen).toHaveLength(0);
+
+    // Reading again from the end: nothing new, and the old reply is not reported as new.
+    const again = await gateway.target.read(call, await ledgerFind(member, created.sessionId), { cursor: turn.cursor, limit: 20, waitMs: 0 });
+    expect(again.messages).toEqual([]);
+    expect(again.finalAssistantText).toBeUndefined();
+  });
+
+  it("answers desktop_offline at once, with the human step, when no desktop is present", async () => {
+    const member = newMember();
+    const started = Date.now();
+    const none = await gateway.target.create(gateway.call(member), { title: "t", prompt: "p" }).catch(codeOf);
+    expect(none).toMatchObject({ error: "desktop_offline", retryable: true, action: expect.stringContaining("Open OpenWork Desktop") });
+    expect(Date.now() - started).toBeLessThan(1_000);
+
+    await gateway.registerRunner(member, "runner-asleep-0001", { name: "Old Laptop" });
+    await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = 'runner-asleep-0001'`;
+    const stale = await gateway.target.create(gateway.call(member), { title: "t" }).catch(codeOf);
+    expect(stale).toMatchObject({ error: "desktop_offline", action: "Open OpenWork Desktop on Old Laptop and sign in, then try again." });
+    const [{ n }] = (await gateway.sql`select count(*)::int as n from remote_session where member_id = ${member.memberId}`) as unknown as [{ n: number }];
+    expect(n).toBe(0);
+  });
+
+  it("refuses an unknown or ambiguous pin, and pins by runner id", async () => {
+    const member = newMember();
+    await gateway.registerRunner(member, "runner-twin-0001", { name: "Twin" });
+    await gateway.registerRunner(member, "runner-twin-0002", { name: "Twin" });
+    const call = gateway.call(member);
+    expect(await gateway.target.create(call, { title: "t", runner: "Nobody" }).catch(codeOf)).toMatchObject({
+      error: "unknown_runner",
+      details: { runners: expect.arrayContaining([{ runnerId: "runner-twin-0001", name: "Twin" }]) },
+    });
+    expect(await gateway.target.create(call, { title: "t", runner: "twin" }).catch(codeOf)).toMatchObject({ error: "ambiguous_runner" });
+    const byId = await gateway.target.create(call, { title: "t", runner: "runner-twin-0002" });
+    expect(byId.runner).toEqual({ runnerId: "runner-twin-0002", name: "Twin" });
+  });
+
+  it("never offers a task to a runner lacking a capability it needs", async () => {
+    const member = newMember();
+    const oldToken = await gateway.registerRunner(member, "runner-old-0001", { name: "Old", capabilities: ["remote_session_v1"] });
+    const old = createRunnerClient({ baseUrl: gateway.baseUrl, token: oldToken });
+    const call = gateway.call(member);
+    // Pinned to it: refused at once with the human step.
+    expect(await gateway.target.create(call, { title: "t", runner: "Old", model: { providerId: "openai", modelId: "gpt", variant: "high" } }).catch(codeOf)).toMatchObject({
+      error: "runner_update_required",
+      action: "Update OpenWork Desktop on Old, then try again.",
+    });
+    // Store-and-forward to any desktop: the old runner never sees it; a current one does.
+    const deliverBy = new Date(Date.now() + 60_000).toISOString();
+    await gateway.target.create(call, { title: "t", deliverBy, model: { providerId: "openai", modelId: "gpt", variant: "high" } });
+    expect((await old.work()).items).toEqual([]);
+    const currentToken = await gateway.registerRunner(member, "runner-new-0001", { name: "New" });
+    const current = createRunnerClient({ baseUrl: gateway.baseUrl, token: currentToken });
+    expect((await current.work()).items).toHaveLength(1);
+  });
+
+  it("expires an undelivered store-and-forward task within seconds of deliverBy", async () => {
+    const member = newMember();
+    const deliverBy = new Date(Date.now() + 1_000);
+    const created = await gateway.target.create(gateway.call(member), { title: "later", prompt: SECRET_PROMPT, deliverBy: deliverBy.toISOString() });
+    expect(created).toMatchObject({ state: "queued", expiresAt: deliverBy.toISOString() });
+    expect(created.runner).toBeUndefined();
+    const expired = await eventually(async () => {
+      const session = await ledgerFind(member, created.sessionId);
+      return session.state === "expired" ? session : undefined;
+    }, 8_000);
+    expect(expired.updatedAt.getTime() - deliverBy.getTime()).toBeLessThan(5_000);
+    expect(expired.lastError).toEqual({ error: "delivery_deadline_passed", message: "no desktop claimed the task before its deliverBy time" });
+    const [task] = await gateway.sql<{ prompt: string | null }[]>`select prompt from desktop_task where session_id = ${created.sessionId}`;
+    expect(task!.prompt).toBeNull();
+    expect(await gateway.target.send(gateway.call(member), expired, { prompt: "again" }).catch(codeOf)).toMatchObject({ error: "session_not_active" });
+  });
+
+  it("turns a lost lease into interrupted and keeps the events the runner posted", async () => {
+    const member = newMember();
+    const token = await gateway.registerRunner(member, "runner-dies-0001");
+    const client = createRunnerClient({ baseUrl: gateway.baseUrl, token });
+    const created = await gateway.target.create(gateway.call(member), { title: "crash", prompt: "work" });
+    const [item] = (await client.work()).items;
+    const assignment = await client.claim(item!.taskId);
+    await client.postEvents(item!.taskId, assignment.attempt, [
+      { sequence: 1, type: "session.bound", payload: { localSessionId: "ses_dying" } },
+      { sequence: 2, type: "assistant.delta", payload: { messageId: "m1", text: "half an answer" } },
+    ]);
+    const claimedAt = Date.now();
+    // The desktop dies: no more heartbeats. Lease 3 s + sweep 0.2 s.
+    const session = await eventually(async () => {
+      const s = await ledgerFind(member, created.sessionId);
+      return s.state === "interrupted" ? s : undefined;
+    }, 8_000);
+    expect(Date.now() - claimedAt).toBeLessThan(3_000 + 2_000);
+    expect(session.lastError?.error).toBe("lease_lost");
+    const read = await gateway.target.read(gateway.call(member), session, { limit: 20, waitMs: 0 });
+    expect(read.state).toBe("interrupted");
+    expect(read.messages.map((m) => m.text)).toEqual([null, "half an answer"]);
+    expect(await client.heartbeat(item!.taskId, assignment.attempt)).toMatchObject({ leaseValid: false });
+    await expect(client.complete(item!.taskId, { attempt: 1, status: "done", localSessionId: "ses_dying" })).rejects.toMatchObject({ code: "lease_lost" });
+  });
+
+  it("stops a queued task at once and a running one through cancelRequested", async () => {
+    const member = newMember();
+    const call = gateway.call(member);
+    const queued = await gateway.target.create(call, { title: "q", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
+    expect(await gateway.target.stop(call, await ledgerFind(member, queued.sessionId))).toEqual({ sessionId: queued.sessionId, stopped: true });
+    expect((await ledgerFind(member, queued.sessionId)).state).toBe("stopped");
+
+    let aborted = "";
+    await startDesktop(member, "runner-stoppable-01", {
+      "remote_session.create": (_a, { signal, emit }) =>
+        new Promise((_resolve, reject) => {
+          emit({ type: "session.bound", payload: { localSessionId: "ses_long" } });
+          signal.addEventListener("abort", () => {
+            aborted = String((signal.reason as { reason?: string }).reason);
+            reject(signal.reason);
+          });
+        }),
+    });
+    const running = await gateway.target.create(call, { title: "r", prompt: "long job" });
+    await eventually(async () => ((await ledgerFind(member, running.sessionId)).targetSessionId ? true : undefined));
+    expect(await gateway.target.stop(call, await ledgerFind(member, running.sessionId))).toEqual({ sessionId: running.sessionId, stopped: true });
+    const stopped = await eventually(async () => {
+      const s = await ledgerFind(member, running.sessionId);
+      return s.state === "stopped" ? s : undefined;
+    }, 5_000);
+    expect(aborted).toBe("cancel_requested");
+    expect(stopped.targetSessionId).toBe("ses_long");
+    expect(await gateway.target.stop(call, stopped)).toEqual({ sessionId: running.sessionId, stopped: false });
+  });
+
+  it("reports presence per machine", async () => {
+    const member = newMember();
+    await gateway.registerRunner(member, "runner-here-0001", { name: "Here" });
+    await gateway.registerRunner(member, "runner-gone-0001", { name: "Gone" });
+    await gateway.sql`update desktop_runner set last_seen_at = now() - interval '1 hour' where runner_id = 'runner-gone-0001'`;
+    const availability = await gateway.target.availability(gateway.call(member));
+    expect(availability.available).toBe(true);
+    expect(availability.machines?.map((m) => [m.name, m.online])).toEqual([
+      ["Here", true],
+      ["Gone", false],
+    ]);
+    const response = await fetch(`${gateway.baseUrl}/v1/desktop-runner/presence`, { headers: { authorization: `Bearer ${gateway.memberToken(member)}` } });
+    expect(await response.json()).toMatchObject({ connected: true, desktops: [{ name: "Here", online: true }, { name: "Gone", online: false }] });
+  });
+});
