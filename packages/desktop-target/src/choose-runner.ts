@@ -7,9 +7,9 @@ const updateAction = (name: string) => `Update OpenWork Desktop on ${name}, then
 
 /**
  * Picks the runner a new desktop task goes to: the one `pin` names (by id, else by name), or the
- * most recently seen online runner able to run it. `storeAndForward` (a `deliverBy` was given)
- * accepts an offline runner — or none, leaving the task to whichever of the member's runners
- * comes first. Throws `unknown_runner`, `ambiguous_runner`, `runner_update_required` or
+ * most recently seen online runner able to run it. With `storeAndForward` (a `deliverBy` was
+ * given) a pinned runner may be offline, and without a pin the task is left to whichever of the
+ * member's runners able to run it comes first (null). Throws `unknown_runner`, `ambiguous_runner`, `runner_update_required` or
  * `desktop_offline` (with the human step).
  */
 export function chooseRunner(
@@ -26,10 +26,11 @@ export function chooseRunner(
     }
     return runner;
   }
+  // Store-and-forward without a pin: whichever of the member's desktops comes first takes it.
+  if (options.storeAndForward) return null;
   const online = runners.filter((r) => r.online);
   const choice = online.find(able);
   if (choice) return choice;
-  if (options.storeAndForward) return null;
   if (online[0]) fail("runner_update_required", `${online[0].name} cannot run this session yet`, { action: updateAction(online[0].name) });
   const name = runners[0]?.name ?? "your computer";
   return fail("desktop_offline", "no OpenWork Desktop of yours has been online in the last 10 minutes", { action: openAction(name) });
