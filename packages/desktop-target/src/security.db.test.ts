@@ -1,0 +1,156 @@
+import { createHash } from "node:crypto";
+import {
+  ClaimRequestSchema,
+  CompleteRequestSchema,
+  createRunnerClient,
+  HeartbeatRequestSchema,
+  mintRunnerToken,
+  PostEventsRequestSchema,
+  RUNNER_ERROR_CODES,
+  TokenMintRequestSchema,
+} from "@openwork/runner-protocol";
+import { eventually } from "@openwork/runner-protocol/testing";
+import { useTestDatabase } from "@openwork/test-postgres";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { SECRET, type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
+
+const db = useTestDatabase();
+let gateway: RunnerGateway;
+const alice = { organizationId: "org_sec", memberId: "mem_alice" };
+const bob = { organizationId: "org_sec", memberId: "mem_bob" };
+
+beforeAll(async () => {
+  gateway = await startRunnerGateway(db.current.url);
+});
+afterAll(async () => {
+  await gateway.close();
+});
+
+const url = (path: string) => `${gateway.baseUrl}/v1/desktop-runner${path}`;
+const call = (path: string, token: string, init: { method?: string; body?: string } = {}) =>
+  fetch(url(path), { method: init.method ?? "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, ...(init.body === undefined ? {} : { body: init.body }) });
+
+async function claimedTask(member: typeof alice, runnerId: string) {
+  const token = await gateway.registerRunner(member, runnerId);
+  const client = createRunnerClient({ baseUrl: gateway.baseUrl, token });
+  const created = await gateway.target.create(gateway.call(member), { title: "t", prompt: "p", runner: runnerId });
+  const [task] = await gateway.sql<{ id: string }[]>`select id from desktop_task where session_id = ${created.sessionId}`;
+  const assignment = await client.claim(task!.id);
+  return { token, client, taskId: task!.id, attempt: assignment.attempt };
+}
+
+async function databaseFingerprint(): Promise<string> {
+  const rows = await gateway.sql`
+    select (select coalesce(jsonb_agg(t order by t.id), '[]'::jsonb) from desktop_task t) as tasks,
+           (select count(*) from desktop_task_event) as events,
+           (select coalesce(jsonb_agg(s order by s.id), '[]'::jsonb) from remote_session s) as sessions,
+           (select coalesce(jsonb_agg(r.runner_id order by r.runner_id), '[]'::jsonb) from desktop_runner r) as runners`;
+  return createHash("sha256").update(JSON.stringify(rows)).digest("hex");
+}
+
+const taskRoutes = (taskId: string) => ["claim", "heartbeat", "events", "complete"].map((action) => `/tasks/${taskId}/${action}`);
+
+describe("runner route security", () => {
+  it("answers 404 on every task route for another member's task and for another runner's task", async () => {
+    const bobs = await claimedTask(bob, "runner-bob-0001");
+    const aliceToken = await gateway.registerRunner(alice, "runner-alice-0001");
+    const otherBobToken = await gateway.registerRunner(bob, "runner-bob-0002");
+    for (const token of [aliceToken, otherBobToken]) {
+      for (const path of taskRoutes(bobs.taskId)) {
+        const response = await call(path, token, { body: JSON.stringify(path.endsWith("claim") ? {} : { attempt: 1, status: "done", localSessionId: "x" }) });
+        // Bodies that are wrong for the route still must not reveal the task: 404 or 400, never 409/200.
+        expect([400, 404], path).toContain(response.status);
+      }
+      const client = createRunnerClient({ baseUrl: gateway.baseUrl, token });
+      await expect(client.claim(bobs.taskId)).rejects.toMatchObject({ status: 404 });
+      await expect(client.heartbeat(bobs.taskId, 1)).rejects.toMatchObject({ status: 404 });
+      await expect(client.postEvents(bobs.taskId, 1, [{ sequence: 1, type: "status", payload: { status: "running" } }])).rejects.toMatchObject({ status: 404 });
+      await expect(client.complete(bobs.taskId, { attempt: 1, status: "done", localSessionId: "x" })).rejects.toMatchObject({ status: 404 });
+      expect((await client.work()).items.map((i) => i.taskId)).not.toContain(bobs.taskId);
+    }
+  });
+
+  it("refuses tampered, expired and wrong-audience tokens with 401 on every runner route", async () => {
+    const { token, taskId } = await claimedTask(alice, "runner-alice-0002");
+    const [payload, signature] = token.split(".") as [string, string];
+    const claims = JSON.parse(Buffer.from(payload, "base64url").toString());
+    const tampered = `${Buffer.from(JSON.stringify({ ...claims, m: "mem_bob" })).toString("base64url")}.${signature}`;
+    const base = { secret: SECRET, organizationId: alice.organizationId, memberId: alice.memberId, runnerId: "runner-alice-0002", capabilities: claims.c as string[] };
+    const expired = mintRunnerToken({ ...base, audience: gateway.baseUrl, now: Date.now() - 13 * 3600_000 }).token;
+    const elsewhere = mintRunnerToken({ ...base, audience: "https://other-gateway.example.test" }).token;
+    const memberSession = gateway.memberToken(alice);
+    for (const bad of [tampered, expired, elsewhere, memberSession, ""]) {
+      for (const [method, path] of [["GET", "/work"], ["GET", "/events"], ...taskRoutes(taskId).map((p) => ["POST", p])] as const) {
+        const response = await call(path, bad, { method, ...(method === "POST" ? { body: "{}" } : {}) });
+        expect(response.status, `${path} with a bad token`).toBe(401);
+        expect(response.headers.get("www-authenticate")).toContain("Bearer");
+        expect(await response.json()).toMatchObject({ error: "runner_unauthorized" });
+      }
+    }
+    // And a runner token is no member credential: it cannot mint more runner tokens.
+    const mint = await call("/token", token, { body: JSON.stringify({ runnerId: "runner-x-0001", name: "x", platform: "linux", appVersion: "1", protocolVersion: 1 }) });
+    expect(mint.status).toBe(401);
+  });
+
+  it("shuts a removed member's runner out, and closes its open stream", async () => {
+    const carol = { organizationId: "org_sec", memberId: "mem_carol" };
+    const token = await gateway.registerRunner(carol, "runner-carol-0001");
+    const stream = await call("/events", token, { method: "GET" });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    await reader.read();
+    gateway.removeMember(carol);
+    const ended = await eventually(async () => ((await reader.read()).done ? true : undefined), 3_000);
+    expect(ended).toBe(true);
+    const work = await call("/work", token, { method: "GET" });
+    expect(work.status).toBe(403);
+    expect(await work.json()).toMatchObject({ error: "membership_required" });
+  });
+
+  it("answers generated bad bodies on every route with a typed 4xx and changes nothing", async () => {
+    const { token, taskId } = await claimedTask(alice, "runner-alice-0003");
+    const routes: [string, string, z.ZodType][] = [
+      ["/token", gateway.memberToken(alice), TokenMintRequestSchema],
+      [`/tasks/${taskId}/claim`, token, ClaimRequestSchema],
+      [`/tasks/${taskId}/heartbeat`, token, HeartbeatRequestSchema],
+      [`/tasks/${taskId}/events`, token, PostEventsRequestSchema],
+      [`/tasks/${taskId}/complete`, token, CompleteRequestSchema],
+    ];
+    const event = fc.record({
+      sequence: fc.oneof(fc.integer({ min: -2, max: 3 }), fc.constant(1)),
+      type: fc.constantFrom("status", "assistant.delta", "terminal", "nope"),
+      payload: fc.oneof(fc.constant({ status: "running" }), fc.object(), fc.anything()),
+    });
+    const body = fc.oneof(
+      fc.anything().map((v) => JSON.stringify(v) ?? "null"),
+      fc.string(),
+      fc.record({ attempt: fc.oneof(fc.integer(), fc.string(), fc.constant(1)), status: fc.constantFrom("done", "failed", "cancelled", "x"), extra: fc.anything() }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
+      fc.record({ attempt: fc.constant(1), events: fc.array(event, { maxLength: 3 }) }).map((v) => JSON.stringify(v)),
+      fc.record({ runnerId: fc.string(), name: fc.string({ maxLength: 200 }), platform: fc.string(), protocolVersion: fc.anything() }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
+    );
+    const before = await databaseFingerprint();
+    for (const [path, credential, schema] of routes) {
+      await fc.assert(
+        fc.asyncProperty(body, async (text) => {
+          // The routes read an empty body as {} (a claim has none); skip bodies that are valid.
+          let parsed: unknown;
+          try {
+            parsed = text.trim() === "" ? {} : JSON.parse(text);
+          } catch {
+            parsed = Symbol("not json");
+          }
+          fc.pre(!schema.safeParse(parsed).success);
+          const response = await call(path, credential, { body: text });
+          expect(response.status, `${path} ${text.slice(0, 80)}`).toBeGreaterThanOrEqual(400);
+          expect(response.status, `${path} ${text.slice(0, 80)}`).toBeLessThan(500);
+          const answer = (await response.json()) as { error: string };
+          expect(RUNNER_ERROR_CODES).toContain(answer.error);
+        }),
+        { numRuns: 150 },
+      );
+    }
+    expect(await databaseFingerprint()).toBe(before);
+  });
+});
