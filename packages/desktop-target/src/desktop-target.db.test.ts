@@ -186,6 +186,43 @@ describe("the desktop target end to end", () => {
     expect(await gateway.target.send(gateway.call(member), expired, { prompt: "again" }).catch(codeOf)).toMatchObject({ error: "session_not_active" });
   });
 
+  it("expires a task no desktop picked up by its claim deadline, with cause runner_unavailable", async () => {
+    const member = newMember();
+    await gateway.registerRunner(member, "runner-idle-000001", { name: "Idle" });
+    const created = await gateway.target.create(gateway.call(member), { title: "t", prompt: "p" });
+    // As if the claim deadline (10 min by default) were about to pass.
+    await gateway.sql`update desktop_task set claim_deadline = now() + interval '300 milliseconds' where session_id = ${created.sessionId}`;
+    const expired = await eventually(async () => {
+      const session = await ledgerFind(member, created.sessionId);
+      return session.state === "expired" ? session : undefined;
+    }, 5_000);
+    expect(expired.lastError).toMatchObject({ error: "runner_unavailable" });
+  });
+
+  it("replays the wake-up hints a stream missed after Last-Event-ID", async () => {
+    const member = newMember();
+    const token = await gateway.registerRunner(member, "runner-resume-0001", { name: "Resume" });
+    const first = await gateway.target.create(gateway.call(member), { title: "one" });
+    const [{ id: lastSeen }] = (await gateway.sql`select max(id)::text as id from desktop_wake where member_id = ${member.memberId}`) as unknown as [{ id: string }];
+    // While the stream is down, two more tasks arrive.
+    await gateway.target.create(gateway.call(member), { title: "two" });
+    await gateway.target.create(gateway.call(member), { title: "three" });
+    const response = await fetch(`${gateway.baseUrl}/v1/desktop-runner/events`, {
+      headers: { authorization: `Bearer ${token}`, "last-event-id": lastSeen },
+    });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    await eventually(async () => {
+      text += (await reader.read()).value ?? "";
+      return (text.match(/event: remote_session_work_available/g) ?? []).length >= 2 ? true : undefined;
+    }, 3_000);
+    await reader.cancel();
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).toHaveLength(2);
+    expect(ids.every((id) => id > Number(lastSeen))).toBe(true);
+    expect(text).not.toContain(first.sessionId);
+  });
+
   it("turns a lost lease into interrupted and keeps the events the runner posted", async () => {
     const member = newMember();
     const token = await gateway.registerRunner(member, "runner-dies-0001");
