@@ -1,0 +1,2 @@
+export { type RealOpencode, startRealOpencode } from "./start-real-opencode.js";
+export { type FakeLlmRequest, startFakeLlm } from "./fake-llm.js";

@@ -1,0 +1,148 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { type FakeLlmRequest, startFakeLlm } from "./fake-llm.js";
+
+/** A real opencode server on 127.0.0.1, offline, answering through the fake model. */
+export interface RealOpencode {
+  /** Base URL of opencode's own routes (`/session`, `/session/status`, …). */
+  url: string;
+  /** The directory opencode serves (its workspace). */
+  directory: string;
+  /** What the fake model was asked. */
+  llmRequests: FakeLlmRequest[];
+  stop(): Promise<void>;
+}
+
+// Every network feature of opencode that has a switch, off (see research/real-worker.md).
+const OFFLINE_ENV = {
+  OPENCODE_DISABLE_AUTOUPDATE: "1",
+  OPENCODE_DISABLE_MODELS_FETCH: "1",
+  OPENCODE_DISABLE_SHARE: "1",
+  OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+  OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+  OPENCODE_DISABLE_CLAUDE_CODE: "1",
+  OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
+  OPENCODE_DISABLE_EMBEDDED_WEB_UI: "1",
+  OPENCODE_PURE: "1",
+};
+
+/**
+ * Starts opencode 1.18.33 (npm `opencode-linux-x64`) offline: an isolated HOME, a seeded plugin
+ * lock (so it does not try to npm-install its plugin), a workspace whose only provider is our
+ * fake OpenAI-compatible model. Resolves once opencode printed "listening" and answers health:
+ * requests sent earlier would hang forever.
+ */
+export async function startRealOpencode(): Promise<RealOpencode> {
+  const root = await mkdtemp(join(tmpdir(), "openwork-opencode-"));
+  const home = join(root, "home");
+  const config = join(home, ".config");
+  const directory = join(root, "workspace");
+  await mkdir(join(config, "opencode", "node_modules"), { recursive: true });
+  await mkdir(directory, { recursive: true });
+  await writeFile(
+    join(config, "opencode", "package-lock.json"),
+    JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } } }),
+  );
+  const llm = await startFakeLlm();
+  await writeFile(
+    join(directory, "opencode.json"),
+    JSON.stringify({
+      $schema: "https://opencode.ai/config.json",
+      autoupdate: false,
+      share: "disabled",
+      enabled_providers: ["fake"],
+      model: "fake/fake-model",
+      small_model: "fake/fake-model",
+      provider: {
+        fake: {
+          npm: "@ai-sdk/openai-compatible",
+          name: "Fake local",
+          options: { baseURL: llm.url, apiKey: "sk-fake" },
+          models: { "fake-model": { name: "Fake Model", tool_call: true, limit: { context: 100000, output: 4096 } } },
+        },
+      },
+    }),
+  );
+  const port = await freePort();
+  const child = spawn(opencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
+    cwd: directory,
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: home,
+      XDG_CONFIG_HOME: config,
+      XDG_DATA_HOME: join(home, ".local", "share"),
+      XDG_CACHE_HOME: join(home, ".cache"),
+      XDG_STATE_HOME: join(home, ".local", "state"),
+      ...OFFLINE_ENV,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const kill = () => child.kill("SIGKILL");
+  process.once("exit", kill);
+  const stop = async () => {
+    process.off("exit", kill);
+    await stopChild(child);
+    await llm.close();
+    await rm(root, { recursive: true, force: true });
+  };
+  try {
+    await waitForListening(child, 30_000);
+    const url = `http://127.0.0.1:${port}`;
+    const health = await fetch(`${url}/global/health`, { signal: AbortSignal.timeout(5_000) });
+    if (!health.ok) throw new Error(`opencode health answered ${health.status}`);
+    return { url, directory, llmRequests: llm.requests, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function opencodeBinary(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve("opencode-linux-x64/package.json")), "bin", "opencode");
+}
+
+function waitForListening(child: ChildProcess, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = "";
+    const timer = setTimeout(() => reject(new Error(`opencode did not start within ${timeoutMs} ms: ${output.slice(-500)}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/listening on http/.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`opencode exited (${code}) before listening: ${output.slice(-500)}`));
+    });
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 8_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,10 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    name: "real-opencode",
+    include: ["src/**/*.test.ts"],
+    hookTimeout: 60_000,
+    testTimeout: 30_000,
+  },
+});
