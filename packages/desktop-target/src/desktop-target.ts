@@ -126,7 +126,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       const holder = typeof session.targetRef.runnerId === "string" ? session.targetRef.runnerId : undefined;
       const requirements = taskRequirements({ kind: "remote_session.send" });
       if (holder) chooseRunner(await runnersOf(call), requirements, { pin: holder, storeAndForward: false });
-      const messageId = newId("msg");
+      const messageId = input.messageId ?? newId("msg");
       await sql.begin(async (tx) => {
         await enqueueTask(tx, call, {
           sessionId: session.id,

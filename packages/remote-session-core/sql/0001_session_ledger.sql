@@ -33,7 +33,10 @@ create table remote_session_idempotency (
   operation text not null check (operation in ('create', 'send')),
   key_digest text not null check (length(key_digest) = 64),
   args_digest text not null check (length(args_digest) = 64),
-  state text not null check (state in ('pending', 'done')),
+  state text not null check (state in ('pending', 'done', 'failed')),
+  -- Values fixed at the first attempt and reused by retries (a send's message id), so a retry
+  -- after a failure the caller could not see through is recognised by the target.
+  reserved jsonb,
   result jsonb,
   claimed_at timestamptz not null default now(),
   created_at timestamptz not null default now(),

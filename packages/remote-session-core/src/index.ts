@@ -16,6 +16,7 @@ export {
   type CreateSessionInput,
   SendInputSchema,
   type SendInput,
+  MessageIdSchema,
   ReadInputSchema,
   type ReadInput,
   ListInputSchema,

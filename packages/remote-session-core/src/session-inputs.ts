@@ -26,8 +26,16 @@ export const CreateSessionInputSchema = z.strictObject({
 });
 export type CreateSessionInput = z.output<typeof CreateSessionInputSchema>;
 
+/** A message id a caller fixes for a prompt, so a target can tell a replay (OpenWork's rule). */
+export const MessageIdSchema = z
+  .string()
+  .max(L.idempotencyKey)
+  .regex(/^msg_[A-Za-z0-9]+$/, "msg_ followed by letters and digits");
+
 export const SendInputSchema = z.strictObject({
   prompt: PromptSchema,
+  /** The prompt's id; a target that already holds it reports `alreadyPresent` instead of sending twice. */
+  messageId: MessageIdSchema.optional(),
   idempotencyKey: IdempotencyKeySchema.optional(),
 });
 export type SendInput = z.output<typeof SendInputSchema>;

@@ -10,11 +10,16 @@ export interface IdempotencyOptions {
   staleMs?: number;
   /** Pause between looks while waiting. Default 50 ms. */
   pollMs?: number;
+  /**
+   * Makes values the first attempt fixes and every retry of the same key reuses (a message id),
+   * even when an attempt failed after its effect reached the target.
+   */
+  reserve?: () => Record<string, unknown>;
 }
 
 interface IdempotencyRow {
   args_digest: string;
-  state: "pending" | "done";
+  state: "pending" | "done" | "failed";
   result: unknown;
 }
 
@@ -23,13 +28,13 @@ interface IdempotencyRow {
  * row: the primary key settles concurrent duplicates, not timing. Later callers with the same
  * arguments get the stored result (`replayed: true`), with other arguments `idempotency_conflict`.
  * A duplicate arriving while the first is still running waits for its result. If `run` throws,
- * the claim is released so a retry can run again.
+ * the key is marked failed so a retry runs again — with the same reserved values.
  */
 export async function runIdempotent<T>(
   sql: Queryable,
   scope: MemberScope,
   request: { operation: "create" | "send"; key: string; args: unknown },
-  run: () => Promise<T>,
+  run: (reserved: Record<string, unknown> | null) => Promise<T>,
   options: IdempotencyOptions = {},
 ): Promise<{ result: T; replayed: boolean }> {
   const keyDigest = canonicalDigest(["key", request.key]);
@@ -40,26 +45,30 @@ export async function runIdempotent<T>(
   const deadline = Date.now() + (options.waitMs ?? 60_000);
   const staleSeconds = (options.staleMs ?? 120_000) / 1000;
 
+  const reserve = options.reserve?.() ?? null;
   for (;;) {
-    const claimed = await sql`
-      insert into remote_session_idempotency (organization_id, member_id, operation, key_digest, args_digest, state)
-      values (${scope.organizationId}, ${scope.memberId}, ${request.operation}, ${keyDigest}, ${argsDigest}, 'pending')
+    const claimed = await sql<{ reserved: Record<string, unknown> | null }[]>`
+      insert into remote_session_idempotency (organization_id, member_id, operation, key_digest, args_digest, state, reserved)
+      values (${scope.organizationId}, ${scope.memberId}, ${request.operation}, ${keyDigest}, ${argsDigest}, 'pending',
+              ${reserve ? sql.json(reserve as never) : null})
       on conflict do nothing
-      returning 1`;
+      returning reserved`;
+    // A failed attempt, or one whose process died long ago, may be run again by this caller.
     const takenOver =
       claimed.length === 0
-        ? await sql`
-            update remote_session_idempotency set claimed_at = now()
-            where ${where} and state = 'pending' and args_digest = ${argsDigest}
-              and claimed_at < now() - make_interval(secs => ${staleSeconds})
-            returning 1`
+        ? await sql<{ reserved: Record<string, unknown> | null }[]>`
+            update remote_session_idempotency set state = 'pending', claimed_at = now()
+            where ${where} and args_digest = ${argsDigest}
+              and (state = 'failed' or (state = 'pending' and claimed_at < now() - make_interval(secs => ${staleSeconds})))
+            returning reserved`
         : [];
-    if (claimed.length > 0 || takenOver.length > 0) {
+    const mine = claimed[0] ?? takenOver[0];
+    if (mine) {
       let result: T;
       try {
-        result = await run();
+        result = await run(mine.reserved);
       } catch (error) {
-        await sql`delete from remote_session_idempotency where ${where} and state = 'pending'`;
+        await sql`update remote_session_idempotency set state = 'failed' where ${where} and state = 'pending'`;
         throw error;
       }
       await sql`update remote_session_idempotency set state = 'done', result = ${sql.json(result as never)} where ${where}`;
@@ -76,7 +85,7 @@ export async function runIdempotent<T>(
         retryAfterMs: 1_000,
       });
     }
-    // Absent: the first call failed and released its claim; loop to claim it ourselves.
-    if (row) await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 50));
+    // Failed meanwhile: loop to take it over; still pending: wait and look again.
+    if (row?.state === "pending") await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 50));
   }
 }

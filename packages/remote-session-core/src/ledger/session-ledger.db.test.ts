@@ -105,11 +105,18 @@ describe("idempotency", () => {
     expect(results.filter((r) => !r.replayed)).toHaveLength(1);
   });
 
-  it("releases the key when the first call fails, so a retry runs", async () => {
+  it("lets a retry run again after a failure, with the values the first attempt reserved", async () => {
     const ledger = createSessionLedger(db.current.sql);
-    const request = { operation: "create" as const, key: "k-fail", args: {} };
-    await expect(ledger.idempotent(alice, request, async () => Promise.reject(new Error("worker asleep")))).rejects.toThrow("worker asleep");
-    expect(await ledger.idempotent(alice, request, async () => "ok")).toEqual({ result: "ok", replayed: false });
+    const request = { operation: "send" as const, key: "k-fail", args: {} };
+    let n = 0;
+    const reserve = () => ({ messageId: `msg_${++n}` });
+    const seen: unknown[] = [];
+    await expect(
+      ledger.idempotent(alice, request, async (reserved) => (seen.push(reserved), Promise.reject(new Error("worker asleep"))), { reserve }),
+    ).rejects.toThrow("worker asleep");
+    const retried = await ledger.idempotent(alice, request, async (reserved) => (seen.push(reserved), "ok"), { reserve });
+    expect(retried).toEqual({ result: "ok", replayed: false });
+    expect(seen).toEqual([{ messageId: "msg_1" }, { messageId: "msg_1" }]);
   });
 
   it("never stores the arguments or the key themselves", async () => {

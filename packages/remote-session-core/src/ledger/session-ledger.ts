@@ -17,7 +17,7 @@ export interface SessionLedger {
   idempotent<T>(
     scope: MemberScope,
     request: { operation: "create" | "send"; key: string; args: unknown },
-    run: () => Promise<T>,
+    run: (reserved: Record<string, unknown> | null) => Promise<T>,
     options?: IdempotencyOptions,
   ): Promise<{ result: T; replayed: boolean }>;
   /** The same ledger on a transaction. */
