@@ -1,2 +1,6 @@
-// Filled by a later issue (see the repository README); nothing is public yet.
-export {};
+export { type CloudTargetOptions, createCloudTarget } from "./cloud-target.js";
+export type { ReadyWorker, WorkerResolution, WorkerResolver } from "./worker-resolver.js";
+export { type HttpWorkerResolverOptions, createHttpWorkerResolver } from "./http-worker-resolver.js";
+export { type WakeAndWaitOptions, createWakeAndWait } from "./wake-and-wait.js";
+export { type WorkerClient, createWorkerClient } from "./worker-client.js";
+export { newOpencodeMessageId } from "./opencode-message-id.js";

@@ -1,0 +1,198 @@
+import {
+  createSessionLedger,
+  decodeCursor,
+  encodeCursor,
+  boundText,
+  type LedgerSession,
+  type Logger,
+  type Queryable,
+  type ReadResult,
+  SESSION_LIMITS,
+  type SessionState,
+  silentLogger,
+  type Target,
+  type TargetCall,
+  fail,
+} from "@openwork/remote-session-core";
+import { buildCloudTranscript, type CloudTranscript } from "./cloud-transcript.js";
+import { newOpencodeMessageId } from "./opencode-message-id.js";
+import { createWakeAndWait } from "./wake-and-wait.js";
+import { createWorkerClient, type WorkerClient } from "./worker-client.js";
+import type { WorkerResolver } from "./worker-resolver.js";
+
+export interface CloudTargetOptions {
+  /** The ledger's database (run `migrate` of remote-session-core first). */
+  sql: Queryable;
+  resolver: WorkerResolver;
+  /** Whether the member's organization has cloud on (`capabilities.cloud`); asked live. */
+  isCloudEnabled: (scope: { organizationId: string; memberId: string }) => Promise<boolean>;
+  /**
+   * The OpenWork Web link of a session, with `{workspaceId}`, `{sessionId}` (the worker's) and
+   * `{workerId}` filled in, e.g. `https://app.openwork.dev/w/{workspaceId}/session/{sessionId}`.
+   */
+  webUrlTemplate?: string;
+  /** How long a call waits for a waking worker. Default 25 s. */
+  budgetMs?: number;
+  /** Readiness poll while waking. Default 1 s. */
+  wakePollMs?: number;
+  /** Poll of a read with `waitMs`. Default 500 ms. */
+  readPollMs?: number;
+  /** Per worker request. Default 10 s. */
+  requestTimeoutMs?: number;
+  fetch?: typeof fetch;
+  logger?: Logger;
+}
+
+interface CloudRef {
+  workerId: string;
+  workspaceId: string;
+}
+
+/** The cloud Target: sessions on the member's cloud worker (openwork-server fronting opencode). */
+export function createCloudTarget(options: CloudTargetOptions): Target {
+  const ledger = createSessionLedger(options.sql);
+  const logger = options.logger ?? silentLogger;
+  const readPollMs = options.readPollMs ?? 500;
+  const waitForWorker = createWakeAndWait({
+    resolver: options.resolver,
+    ...(options.budgetMs === undefined ? {} : { budgetMs: options.budgetMs }),
+    ...(options.wakePollMs === undefined ? {} : { pollMs: options.wakePollMs }),
+  });
+  const clientFor = async (call: TargetCall): Promise<{ client: WorkerClient; workerId: string }> => {
+    const worker = await waitForWorker(call);
+    const client = createWorkerClient(worker, {
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.requestTimeoutMs ? { timeoutMs: options.requestTimeoutMs } : {}),
+    });
+    return { client, workerId: worker.workerId };
+  };
+  const webUrlOf = (ref: CloudRef, sessionId: string | null) =>
+    options.webUrlTemplate && sessionId
+      ? options.webUrlTemplate
+          .replaceAll("{workspaceId}", encodeURIComponent(ref.workspaceId))
+          .replaceAll("{sessionId}", encodeURIComponent(sessionId))
+          .replaceAll("{workerId}", encodeURIComponent(ref.workerId))
+      : undefined;
+
+  return {
+    specificationVersion: "v1",
+    name: "cloud",
+
+    availability: async (call) => ({ available: await options.isCloudEnabled(call) }),
+
+    create: async (call, input) => {
+      const { client, workerId } = await clientFor(call);
+      const workspaceId = input.workspaceId ?? (await activeWorkspace(client));
+      const remote = await client.createSession(workspaceId, input.title);
+      if (input.prompt) {
+        try {
+          await client.promptAsync(workspaceId, remote.id, { text: input.prompt, messageID: newOpencodeMessageId(), model: input.model });
+        } catch (error) {
+          // No half-created session: the caller will retry the whole create.
+          await client.deleteSession(workspaceId, remote.id).catch(() => {});
+          throw error;
+        }
+      }
+      const ref: CloudRef = { workerId, workspaceId };
+      const session = await ledger.insert(call, {
+        target: "cloud",
+        title: input.title,
+        state: input.prompt ? "running" : "idle",
+        targetSessionId: remote.id,
+        targetRef: { ...ref },
+      });
+      logger.info("cloud target: session created", { sessionId: session.id, referenceId: call.referenceId, workerId, promptChars: input.prompt?.length ?? 0 });
+      const webUrl = webUrlOf(ref, remote.id);
+      return { sessionId: session.id, target: "cloud", state: session.state, ...(webUrl ? { webUrl } : {}) };
+    },
+
+    send: async (call, session, input) => {
+      const { client } = await clientFor(call);
+      const { ref, remoteId } = locate(session);
+      const messageId = input.messageId ?? newOpencodeMessageId();
+      // A retried send with the same message id finds its prompt already there.
+      const alreadyPresent = input.messageId !== undefined && (await client.hasMessage(ref.workspaceId, remoteId, messageId));
+      if (!alreadyPresent) await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId });
+      await ledger.update(session.id, { state: "running", activity: true, lastError: null });
+      logger.info("cloud target: prompt sent", { sessionId: session.id, referenceId: call.referenceId, alreadyPresent, promptChars: input.prompt.length });
+      return { sessionId: session.id, messageId, state: "accepted", alreadyPresent };
+    },
+
+    read: async (call, session, input) => {
+      const position = decodeCursor(session.id, input.cursor);
+      const { client } = await clientFor(call);
+      const { ref, remoteId } = locate(session);
+      const deadline = Date.now() + input.waitMs;
+      for (;;) {
+        const [messages, status] = await Promise.all([client.messages(ref.workspaceId, remoteId), client.status(ref.workspaceId)]);
+        const transcript = buildCloudTranscript(messages);
+        const state = stateOf(transcript, status[remoteId]?.type);
+        const settled = transcript.messages.length > position || state !== "running" || Date.now() >= deadline || call.signal?.aborted;
+        if (settled) {
+          if (state !== session.state) await ledger.update(session.id, { state, lastError: transcript.lastError });
+          return toReadResult(session, state, transcript, position, input.limit, webUrlOf(ref, remoteId));
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(readPollMs, Math.max(0, deadline - Date.now()))));
+      }
+    },
+
+    stop: async (call, session) => {
+      const { client } = await clientFor(call);
+      const { ref, remoteId } = locate(session);
+      await client.abort(ref.workspaceId, remoteId);
+      await ledger.update(session.id, { state: "stopped", activity: true });
+      return { sessionId: session.id, stopped: true };
+    },
+  };
+}
+
+async function activeWorkspace(client: WorkerClient): Promise<string> {
+  const { items, activeId } = await client.workspaces();
+  const id = activeId ?? items[0]?.id;
+  return id ?? fail("cloud_runtime_failed", "the cloud worker has no workspace");
+}
+
+function locate(session: LedgerSession): { ref: CloudRef; remoteId: string } {
+  const { workerId, workspaceId } = session.targetRef;
+  if (typeof workspaceId !== "string" || !session.targetSessionId) {
+    return fail("unknown_session", "this session has no cloud worker session");
+  }
+  return { ref: { workerId: String(workerId ?? ""), workspaceId }, remoteId: session.targetSessionId };
+}
+
+/** The session's state from the worker's status and its messages (status alone races). */
+function stateOf(transcript: CloudTranscript, status: string | undefined): SessionState {
+  if (status === "busy" || status === "retry") return "running";
+  if (!transcript.turnOver) return "running";
+  if (transcript.lastError?.error === "MessageAbortedError") return "stopped";
+  return "idle";
+}
+
+function toReadResult(
+  session: LedgerSession,
+  state: SessionState,
+  transcript: CloudTranscript,
+  position: number,
+  limit: number,
+  webUrl: string | undefined,
+): ReadResult {
+  const start = Math.min(position, transcript.messages.length);
+  const messages = transcript.messages.slice(start, start + limit);
+  const next = start + messages.length;
+  const hasMore = transcript.messages.length > next;
+  const final = transcript.finalAssistant;
+  const finalIsNew = final !== null && final.index >= start && final.index < next;
+  return {
+    sessionId: session.id,
+    target: "cloud",
+    state,
+    title: session.title,
+    ...(webUrl ? { webUrl } : {}),
+    messages,
+    cursor: encodeCursor(session.id, next),
+    hasMore,
+    ...(finalIsNew ? { finalAssistantText: boundText(final.text, SESSION_LIMITS.finalText).text } : {}),
+    ...(!hasMore && transcript.partialText ? { partialText: boundText(transcript.partialText).text } : {}),
+    ...(transcript.lastError ? { lastError: transcript.lastError } : {}),
+  };
+}

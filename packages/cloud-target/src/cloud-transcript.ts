@@ -1,0 +1,98 @@
+import { boundText, type ToolCallSummary, type TranscriptMessage } from "@openwork/remote-session-core";
+import type { MessageWithParts } from "./opencode-schemas.js";
+
+export interface CloudTranscript {
+  /** Complete messages, oldest first, up to the first one still being written. */
+  messages: TranscriptMessage[];
+  partialText: string | null;
+  /** The last assistant message with text of the latest finished turn. */
+  finalAssistant: { index: number; text: string } | null;
+  /** Whether the latest turn is over (see `turnIsOver`). */
+  turnOver: boolean;
+  /** The error that ended the latest turn, if one did. */
+  lastError: { error: string; message: string } | null;
+}
+
+const TOOL_STATUS: Record<string, ToolCallSummary["status"]> = {
+  pending: "pending",
+  running: "running",
+  completed: "completed",
+  error: "error",
+};
+
+/**
+ * Turns a worker session's messages into a transcript. opencode keeps messages in id order and
+ * only appends, so the complete messages up to the first incomplete one form a list that only
+ * grows: a cursor can be a position in it. A user message queued behind a running reply stays
+ * out until that reply completes, or the order would change under the reader.
+ */
+export function buildCloudTranscript(raw: MessageWithParts[]): CloudTranscript {
+  const messages: TranscriptMessage[] = [];
+  let index = 0;
+  for (; index < raw.length && isComplete(raw[index]!); index++) messages.push(toMessage(raw[index]!));
+  const partial = raw.slice(index).filter((m) => m.info.role === "assistant").map(textOf).join("\n\n");
+
+  const lastUser = raw.findLastIndex((m) => m.info.role === "user");
+  const replies = raw.slice(lastUser + 1).filter((m) => m.info.role === "assistant");
+  const turnOver = lastUser === -1 || turnIsOver(replies);
+  const failed = replies.findLast((m) => m.info.error);
+  let finalAssistant: CloudTranscript["finalAssistant"] = null;
+  if (turnOver && lastUser !== -1) {
+    for (let i = messages.length - 1; i > lastUser; i--) {
+      const text = textOf(raw[i]!);
+      if (raw[i]!.info.role === "assistant" && text !== "") {
+        finalAssistant = { index: i, text };
+        break;
+      }
+    }
+  }
+  return {
+    messages,
+    partialText: partial === "" ? null : partial,
+    finalAssistant,
+    turnOver,
+    lastError: failed?.info.error
+      ? { error: failed.info.error.name, message: failed.info.error.data?.message ?? failed.info.error.name }
+      : null,
+  };
+}
+
+/**
+ * A turn is over only when an assistant reply newer than the prompt has completed with a finish
+ * other than `tool-calls` (more replies follow those), or has failed. Status alone is not
+ * enough: right after `prompt_async` a fresh worker may not list the session as busy yet.
+ */
+export function turnIsOver(replies: MessageWithParts[]): boolean {
+  return replies.some((m) => m.info.error !== undefined || (m.info.time.completed !== undefined && m.info.finish !== "tool-calls"));
+}
+
+function isComplete(message: MessageWithParts): boolean {
+  return message.info.role === "user" || message.info.time.completed !== undefined || message.info.error !== undefined;
+}
+
+function textOf(message: MessageWithParts): string {
+  return message.parts
+    .filter((p) => p.type === "text" && !p.synthetic)
+    .map((p) => p.text ?? "")
+    .join("");
+}
+
+function toMessage(message: MessageWithParts): TranscriptMessage {
+  const { text, truncated } = boundText(textOf(message));
+  const toolCalls = message.parts
+    .filter((p) => p.type === "tool")
+    .map((p) => ({
+      id: p.callID ?? p.id ?? "tool",
+      name: p.tool ?? "tool",
+      status: TOOL_STATUS[p.state?.status ?? ""] ?? "pending",
+      ...(p.state?.title ? { summary: p.state.title.slice(0, 2_000) } : {}),
+    }));
+  return {
+    id: message.info.id,
+    role: message.info.role,
+    text,
+    truncated,
+    toolCalls,
+    createdAt: new Date(message.info.time.created).toISOString(),
+  };
+}

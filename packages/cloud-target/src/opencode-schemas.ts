@@ -1,0 +1,48 @@
+import { z } from "zod";
+
+// The peer's wire shapes (opencode 1.18 behind openwork-server), loose: a newer worker may add
+// fields, and only what the target reads is checked.
+
+export const WorkspacesSchema = z.looseObject({
+  items: z.array(z.looseObject({ id: z.string(), name: z.string().optional() })),
+  activeId: z.string().nullish(),
+});
+
+export const OpencodeSessionSchema = z.looseObject({
+  id: z.string(),
+  title: z.string().optional(),
+});
+
+export const MessageInfoSchema = z.looseObject({
+  id: z.string(),
+  sessionID: z.string().optional(),
+  role: z.enum(["user", "assistant"]),
+  parentID: z.string().optional(),
+  time: z.looseObject({ created: z.number(), completed: z.number().optional() }),
+  finish: z.string().optional(),
+  error: z.looseObject({ name: z.string(), data: z.looseObject({ message: z.string().optional() }).optional() }).optional(),
+});
+
+export const PartSchema = z.looseObject({
+  id: z.string().optional(),
+  type: z.string(),
+  text: z.string().optional(),
+  synthetic: z.boolean().optional(),
+  tool: z.string().optional(),
+  callID: z.string().optional(),
+  state: z.looseObject({ status: z.string(), title: z.string().optional() }).optional(),
+});
+
+export const MessageWithPartsSchema = z.looseObject({ info: MessageInfoSchema, parts: z.array(PartSchema) });
+export type MessageWithParts = z.infer<typeof MessageWithPartsSchema>;
+
+export const MessagesSchema = z.array(MessageWithPartsSchema);
+
+/** `GET session/status`: only sessions that are not idle are listed. */
+export const StatusMapSchema = z.record(z.string(), z.looseObject({ type: z.string() }));
+
+/** opencode's error body. */
+export const OpencodeErrorSchema = z.looseObject({ name: z.string(), data: z.looseObject({ message: z.string().optional() }).optional() });
+
+/** openwork-server's error body. */
+export const OpenworkErrorSchema = z.looseObject({ code: z.string(), message: z.string().optional() });

@@ -1,0 +1,66 @@
+import { fail, type MemberScope } from "@openwork/remote-session-core";
+import type { ReadyWorker, WorkerResolver } from "./worker-resolver.js";
+
+export interface WakeAndWaitOptions {
+  resolver: WorkerResolver;
+  /** How long one call may wait for a waking worker. Default 25 s. */
+  budgetMs?: number;
+  /** Readiness poll. Default 1 s. */
+  pollMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+const SETUP_ACTION = "Set up OpenWork Cloud for your account in the OpenWork dashboard, then try again.";
+
+/**
+ * Waits for the member's worker within the call budget. Past it: `cloud_runtime_waking` or
+ * `cloud_runtime_provisioning` with `retryAfterMs` (the caller retries the same call); no worker:
+ * `needs_cloud_setup`; failed: `cloud_runtime_failed`; resolver unreachable:
+ * `cloud_runtime_unreachable`. Concurrent calls for one member share one wait.
+ */
+export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberScope) => Promise<ReadyWorker> {
+  const budgetMs = options.budgetMs ?? 25_000;
+  const pollMs = options.pollMs ?? 1_000;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const now = options.now ?? Date.now;
+  const inFlight = new Map<string, Promise<ReadyWorker>>();
+
+  const wait = async (scope: MemberScope): Promise<ReadyWorker> => {
+    const deadline = now() + budgetMs;
+    for (;;) {
+      let resolution;
+      try {
+        resolution = await options.resolver.resolve(scope);
+      } catch {
+        return fail("cloud_runtime_unreachable", "the cloud worker service could not be reached; retry shortly", { retryAfterMs: 5_000 });
+      }
+      switch (resolution.status) {
+        case "ready":
+          return { workerId: resolution.workerId, url: resolution.url, clientToken: resolution.clientToken, hostToken: resolution.hostToken };
+        case "missing":
+          return fail("needs_cloud_setup", "this member has no cloud worker", { action: SETUP_ACTION });
+        case "failed":
+          return fail("cloud_runtime_failed", `the cloud worker failed${resolution.reason ? ` (${resolution.reason})` : ""}`);
+        default: {
+          const left = deadline - now();
+          if (left <= 0) {
+            return resolution.status === "provisioning"
+              ? fail("cloud_runtime_provisioning", "the cloud worker is being set up; retry the same call", { retryAfterMs: 30_000 })
+              : fail("cloud_runtime_waking", "the cloud worker is starting; retry the same call", { retryAfterMs: 5_000 });
+          }
+          await sleep(Math.min(pollMs, left));
+        }
+      }
+    }
+  };
+
+  return (scope) => {
+    const key = `${scope.organizationId}\u0000${scope.memberId}`;
+    const existing = inFlight.get(key);
+    if (existing) return existing;
+    const shared = wait(scope).finally(() => inFlight.delete(key));
+    inFlight.set(key, shared);
+    return shared;
+  };
+}

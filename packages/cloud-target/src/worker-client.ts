@@ -1,0 +1,119 @@
+import { fail, SessionFailure } from "@openwork/remote-session-core";
+import ky from "ky";
+import type { z } from "zod";
+import {
+  MessagesSchema,
+  OpencodeErrorSchema,
+  OpencodeSessionSchema,
+  OpenworkErrorSchema,
+  StatusMapSchema,
+  WorkspacesSchema,
+} from "./opencode-schemas.js";
+import type { ReadyWorker } from "./worker-resolver.js";
+
+/** A prompt as opencode's `prompt_async` takes it. */
+export interface PromptBody {
+  text: string;
+  messageID: string;
+  model?: { providerId: string; modelId: string; variant?: string | undefined } | undefined;
+}
+
+/** The few routes of openwork-server's native opencode mount the cloud target uses. */
+export interface WorkerClient {
+  workspaces(): Promise<z.infer<typeof WorkspacesSchema>>;
+  createSession(workspaceId: string, title: string): Promise<{ id: string }>;
+  deleteSession(workspaceId: string, sessionId: string): Promise<void>;
+  promptAsync(workspaceId: string, sessionId: string, prompt: PromptBody): Promise<void>;
+  hasMessage(workspaceId: string, sessionId: string, messageId: string): Promise<boolean>;
+  messages(workspaceId: string, sessionId: string): Promise<z.infer<typeof MessagesSchema>>;
+  status(workspaceId: string): Promise<z.infer<typeof StatusMapSchema>>;
+  abort(workspaceId: string, sessionId: string): Promise<void>;
+}
+
+/**
+ * A client of one worker (ky): bearer and host tokens on every request, a timeout per request,
+ * redirects refused, both layers' error bodies mapped to session errors. A 404 on a session
+ * route is `unknown_session`; timeouts, network errors and 5xx are `cloud_runtime_unreachable`.
+ */
+export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeof fetch; timeoutMs?: number } = {}): WorkerClient {
+  const api = ky.create({
+    timeout: options.timeoutMs ?? 10_000,
+    retry: 0,
+    throwHttpErrors: false,
+    redirect: "error",
+    headers: { authorization: `Bearer ${worker.clientToken}`, "x-openwork-host-token": worker.hostToken },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const base = worker.url.replace(/\/+$/, "");
+  const mount = (workspaceId: string) => `${base}/workspace/${encodeURIComponent(workspaceId)}/opencode`;
+
+  const call = async (method: string, url: string, body?: unknown): Promise<Response> => {
+    let response: Response;
+    try {
+      response = await api(url, { method, ...(body === undefined ? {} : { json: body }) });
+    } catch (error) {
+      return fail("cloud_runtime_unreachable", `the cloud worker did not answer (${error instanceof Error ? error.name : "error"})`, {
+        retryAfterMs: 5_000,
+      });
+    }
+    if (response.ok) return response;
+    return failFrom(response, await response.text());
+  };
+  const json = async <S extends z.ZodType>(schema: S, method: string, url: string, body?: unknown): Promise<z.infer<S>> => {
+    const response = await call(method, url, body);
+    const parsed = schema.safeParse(await response.json().catch(() => undefined));
+    if (!parsed.success) return fail("cloud_runtime_failed", `the cloud worker answered ${method} ${new URL(url).pathname} in an unexpected shape`);
+    return parsed.data;
+  };
+  const session = (workspaceId: string, sessionId: string) => `${mount(workspaceId)}/session/${encodeURIComponent(sessionId)}`;
+
+  return {
+    workspaces: () => json(WorkspacesSchema, "GET", `${base}/workspaces`),
+    createSession: (workspaceId, title) => json(OpencodeSessionSchema, "POST", `${mount(workspaceId)}/session`, { title }),
+    deleteSession: async (workspaceId, sessionId) => void (await call("DELETE", session(workspaceId, sessionId))),
+    promptAsync: async (workspaceId, sessionId, prompt) => {
+      await call("POST", `${session(workspaceId, sessionId)}/prompt_async`, {
+        parts: [{ type: "text", text: prompt.text }],
+        messageID: prompt.messageID,
+        ...(prompt.model ? { model: { providerID: prompt.model.providerId, modelID: prompt.model.modelId } } : {}),
+        ...(prompt.model?.variant ? { variant: prompt.model.variant } : {}),
+      });
+    },
+    hasMessage: async (workspaceId, sessionId, messageId) => {
+      try {
+        await call("GET", `${session(workspaceId, sessionId)}/message/${encodeURIComponent(messageId)}`);
+        return true;
+      } catch (error) {
+        if (isUnknown(error)) return false;
+        throw error;
+      }
+    },
+    messages: (workspaceId, sessionId) => json(MessagesSchema, "GET", `${session(workspaceId, sessionId)}/message`),
+    status: (workspaceId) => json(StatusMapSchema, "GET", `${mount(workspaceId)}/session/status`),
+    abort: async (workspaceId, sessionId) => void (await call("POST", `${session(workspaceId, sessionId)}/abort`)),
+  };
+}
+
+function failFrom(response: Response, text: string): never {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const openwork = OpenworkErrorSchema.safeParse(body);
+  const opencode = OpencodeErrorSchema.safeParse(body);
+  const code = openwork.success ? openwork.data.code : opencode.success ? opencode.data.name : `http_${response.status}`;
+  const detail = openwork.success ? openwork.data.message : opencode.success ? opencode.data.data?.message : undefined;
+  const said = `the cloud worker answered ${response.status} ${code}${detail ? `: ${detail.slice(0, 200)}` : ""}`;
+  if (response.status === 404) return fail("unknown_session", "no such session on the cloud worker; call remoteSession.list");
+  if (code === "opencode_unconfigured") return fail("cloud_runtime_waking", "the cloud worker is still starting its engine; retry", { retryAfterMs: 30_000 });
+  if (response.status >= 500 || response.status === 429 || response.status === 408) {
+    return fail("cloud_runtime_unreachable", said, { retryAfterMs: 5_000 });
+  }
+  return fail("cloud_runtime_failed", said);
+}
+
+function isUnknown(error: unknown): boolean {
+  return SessionFailure.isInstance(error) && error.error.error === "unknown_session";
+}
