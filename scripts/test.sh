@@ -5,5 +5,10 @@ set -euo pipefail
 source "$(dirname "$0")/pnpm.sh"
 cd "$ROOT"
 pnpm install --frozen-lockfile --prefer-offline
+# The card is tested in a real headless browser: Debian's Chromium (no browser download).
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "› installing Debian's chromium for the card's browser test"
+  apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
+fi
 pnpm turbo run build typecheck --output-logs=errors-only
 pnpm vitest run "$@"

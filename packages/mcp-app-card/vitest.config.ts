@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     name: "mcp-app-card",
     include: ["src/**/*.test.ts"],
-    globalSetup: ["../../tools/test-postgres/src/global-setup.ts"],
     hookTimeout: 60_000,
+    testTimeout: 30_000,
   },
 });
