@@ -136,6 +136,8 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       }
     },
 
+    newMessageId: () => newOpencodeMessageId(),
+
     stop: async (call, session) => {
       const { client } = await clientFor(call);
       const { ref, remoteId } = locate(session);

@@ -173,6 +173,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       }
     },
 
+    newMessageId: () => newId("msg"),
+
     stop: async (_call, session) => {
       const stopped = await sql.begin((tx) => cancelSessionTasks(tx, session.id));
       return { sessionId: session.id, stopped };

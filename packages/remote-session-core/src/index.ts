@@ -26,6 +26,7 @@ export {
 // Errors as values.
 export { SESSION_ERROR_RETRYABLE, SESSION_ERROR_CODES, type SessionErrorCode } from "./errors/codes.js";
 export { type SessionError, sessionError, SessionFailure, fail, newReferenceId } from "./errors/session-error.js";
+export { type ArgumentIssue, toArgumentIssues } from "./errors/argument-issues.js";
 
 // Transcripts.
 export { type TranscriptMessage, type ToolCallSummary, boundText } from "./transcript/transcript-message.js";

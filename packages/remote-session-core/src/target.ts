@@ -99,4 +99,9 @@ export interface Target {
   read(call: TargetCall, session: LedgerSession, input: ReadInput): Promise<ReadResult>;
   /** Stops the current turn (or a not yet delivered task). Codes: `unknown_session`. */
   stop(call: TargetCall, session: LedgerSession): Promise<StopResult>;
+  /**
+   * A new prompt id in this target's own format. An idempotent send reserves one before its
+   * first attempt and passes it to every retry as `messageId`.
+   */
+  newMessageId(): string;
 }

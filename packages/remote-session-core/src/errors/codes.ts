@@ -21,6 +21,8 @@ export const SESSION_ERROR_RETRYABLE = {
   idempotency_conflict: false,
   rate_limited: true,
   session_not_active: false,
+  /** Something failed that the caller cannot fix; the referenceId finds the log line. */
+  internal_error: true,
 } as const satisfies Record<string, boolean>;
 
 export type SessionErrorCode = keyof typeof SESSION_ERROR_RETRYABLE;

@@ -1,3 +1,4 @@
+import { type RateLimit, takeRateLimit } from "../guards/rate-limit.js";
 import type { Queryable } from "../queryable.js";
 import type { MemberScope } from "../target.js";
 import { findSession } from "./find-session.js";
@@ -20,6 +21,8 @@ export interface SessionLedger {
     run: (reserved: Record<string, unknown> | null) => Promise<T>,
     options?: IdempotencyOptions,
   ): Promise<{ result: T; replayed: boolean }>;
+  /** Counts one hit of a per-member guard; throws `rate_limited` when the window is full. */
+  takeRateLimit(scope: MemberScope, rule?: RateLimit): Promise<void>;
   /** The same ledger on a transaction. */
   in(tx: Queryable): SessionLedger;
 }
@@ -32,6 +35,7 @@ export function createSessionLedger(sql: Queryable): SessionLedger {
     update: (sessionId, patch) => updateSession(sql, sessionId, patch),
     list: (scope, options) => listSessions(sql, scope, options),
     idempotent: (scope, request, run, options) => runIdempotent(sql, scope, request, run, options),
+    takeRateLimit: (scope, rule) => takeRateLimit(sql, scope, rule),
     in: (tx) => createSessionLedger(tx),
   };
 }

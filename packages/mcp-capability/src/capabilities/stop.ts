@@ -1,0 +1,15 @@
+import { z } from "zod";
+import { defineCapability } from "./capability.js";
+
+export const stop = defineCapability({
+  action: "stop",
+  summary: "Stop the running turn of a remote session (or cancel work not yet delivered to a desktop).",
+  keywords: ["cancel", "abort", "halt", "interrupt", "kill"],
+  write: true,
+  args: z.strictObject({ sessionId: z.string().min(1).max(160) }),
+  run: async (env, { sessionId }) => {
+    const { session, target } = await env.session(sessionId);
+    return { ...(await target.stop(env.call, session)) };
+  },
+  describe: (r) => (r.stopped ? `Stopping ${r.sessionId}.` : `${r.sessionId} had nothing running.`),
+});
