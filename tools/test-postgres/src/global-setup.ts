@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres } from "./embedded-postgres.js";
+import { startEmbeddedPostgres } from "@openwork/embedded-postgres";
 import "./provided-context.js";
 
 interface SharedServer {

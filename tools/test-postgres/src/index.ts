@@ -3,7 +3,7 @@ import postgres, { type Sql } from "postgres";
 import { afterAll, beforeAll, inject } from "vitest";
 import "./provided-context.js";
 
-export { type EmbeddedServer, startEmbeddedPostgres } from "./embedded-postgres.js";
+export { type EmbeddedServer, startEmbeddedPostgres } from "@openwork/embedded-postgres";
 
 /** A database of its own for one test file, on the run's PostgreSQL. */
 export interface TestDatabase {

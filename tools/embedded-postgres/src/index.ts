@@ -1,0 +1,1 @@
+export { type EmbeddedServer, startEmbeddedPostgres } from "./embedded-postgres.js";
