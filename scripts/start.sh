@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# npm start: will install, build and run the reference gateway (apps/gateway) on an embedded
-# PostgreSQL. The gateway is not built yet (see the open issues), so this says so and fails.
+# npm start: install (frozen lockfile), build, then run the reference gateway on an embedded
+# PostgreSQL (or DATABASE_URL), with a witness cloud worker and a local desktop runner.
 set -euo pipefail
-echo "npm start: the reference gateway (apps/gateway) does not exist yet." >&2
-echo "It arrives with the 'product end to end' issue; until then use 'npm test'." >&2
-exit 1
+source "$(dirname "$0")/pnpm.sh"
+cd "$ROOT"
+pnpm install --frozen-lockfile --prefer-offline
+pnpm turbo run build --filter=@openwork/gateway... --output-logs=errors-only
+exec node apps/gateway/dist/main.js

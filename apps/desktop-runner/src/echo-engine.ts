@@ -1,0 +1,28 @@
+import { randomBytes } from "node:crypto";
+import type { LocalEngine } from "./local-engine.js";
+
+/**
+ * A stand-in engine for `npm start`: it answers `echo: <prompt>`, word by word, 40 ms apart
+ * (prompts containing SLOW: 1 s apart, to try stop). Not a model.
+ */
+export function createEchoEngine(): LocalEngine {
+  return {
+    createSession: async () => `ses_local_${randomBytes(8).toString("hex")}`,
+    prompt: async ({ text, signal, onText }) => {
+      const words = `echo: ${text}`.split(/(?<= )/);
+      const pause = text.includes("SLOW") ? 1_000 : 40;
+      let reply = "";
+      for (const word of words) {
+        if (signal.aborted) break;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pause);
+          signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+        });
+        if (signal.aborted) break;
+        reply += word;
+        onText(word);
+      }
+      return { messageId: `msg_reply_${randomBytes(6).toString("hex")}`, text: reply };
+    },
+  };
+}

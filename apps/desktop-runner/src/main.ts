@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+import { randomUUID } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { dirname } from "node:path";
+import { z } from "zod";
+import { createEchoEngine } from "./echo-engine.js";
+import { startDesktopRunner } from "./start-desktop-runner.js";
+
+// The only place that reads the environment.
+const env = z
+  .object({
+    GATEWAY_URL: z.url(),
+    MEMBER_SESSION_TOKEN: z.string().min(16),
+    RUNNER_NAME: z.string().min(1).max(120).default(hostname()),
+    RUNNER_ID_FILE: z.string().default(".openwork-dev/runner-id"),
+  })
+  .parse(process.env);
+
+/** The install id: made once, then kept, like the Electron app's persisted UUID. */
+async function runnerId(path: string): Promise<string> {
+  try {
+    return (await readFile(path, "utf8")).trim();
+  } catch {
+    const id = `runner-${randomUUID()}`;
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, id);
+    return id;
+  }
+}
+
+const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+  process.stdout.write(`[desktop-runner] ${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ""}\n`);
+const runner = await startDesktopRunner({
+  gatewayUrl: env.GATEWAY_URL,
+  memberToken: env.MEMBER_SESSION_TOKEN,
+  runnerId: await runnerId(env.RUNNER_ID_FILE),
+  name: env.RUNNER_NAME,
+  engine: createEchoEngine(),
+  logger: { info: log("info"), warn: log("warn") },
+});
+log("info")(`signed in to ${env.GATEWAY_URL} as "${env.RUNNER_NAME}"; waiting for work`);
+const stop = () => void runner.stop().then(() => process.exit(0));
+process.once("SIGINT", stop);
+process.once("SIGTERM", stop);

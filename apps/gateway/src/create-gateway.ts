@@ -1,0 +1,135 @@
+import { timingSafeEqual } from "node:crypto";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
+import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, startSweeper } from "@openwork/desktop-target";
+import { createRemoteSessionSource, registerRemoteSessionTools } from "@openwork/mcp-capability";
+import { createSessionLedger, type Logger, type MemberScope, silentLogger, type Target } from "@openwork/remote-session-core";
+import { Hono } from "hono";
+import type { Sql } from "postgres";
+import type { DevMember } from "./dev-members.js";
+
+export interface GatewayOptions {
+  sql: Sql;
+  /** The public base URL (the runner-token audience and the MCP resource). */
+  baseUrl: string;
+  members: () => readonly DevMember[];
+  /** Whether an organization has cloud on; read on every call. */
+  cloudEnabled: (organizationId: string) => boolean;
+  runnerTokenSecret: string;
+  /** The cloud worker resolver; without one the gateway offers desktops only. */
+  cloudResolver?: WorkerResolver;
+  webUrlTemplate?: string;
+  logger?: Logger;
+  /** Lease, sweep and presence timings (tests shorten them). */
+  timings?: { leaseMs?: number; heartbeatIntervalMs?: number; sweepIntervalMs?: number; claimDeadlineMs?: number; cloudBudgetMs?: number };
+}
+
+const MCP_PATH = "/mcp/agent";
+
+/**
+ * The reference gateway, composed from the packages: an MCP endpoint with den-api's two tools,
+ * the desktop runner routes, the member routes, and the sweeper. Wiring only; rules live in the packages.
+ */
+export async function createGateway(options: GatewayOptions) {
+  const logger = options.logger ?? silentLogger;
+  const { sql } = options;
+  await migrateDesktopTarget(sql);
+  const hub = createWakeHub({ sql, logger });
+  await hub.ready;
+  const timings = options.timings ?? {};
+  const sweeper = startSweeper({ sql, logger, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });
+
+  const byToken = (kind: "mcpToken" | "sessionToken", token: string) =>
+    options.members().find((m) => m[kind].length === token.length && timingSafeEqual(Buffer.from(m[kind]), Buffer.from(token)));
+  const isActive = async (scope: MemberScope) => options.members().some((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId);
+
+  const runnerRoutes = createRunnerRoutes({
+    sql,
+    hub,
+    secret: options.runnerTokenSecret,
+    baseUrl: options.baseUrl,
+    authenticateMember: async (request) => {
+      const member = byToken("sessionToken", bearerOf(request));
+      return member ? { organizationId: member.organizationId, memberId: member.memberId } : null;
+    },
+    isActiveMember: isActive,
+    logger,
+    ...(timings.leaseMs ? { leaseMs: timings.leaseMs } : {}),
+    ...(timings.heartbeatIntervalMs ? { heartbeatIntervalMs: timings.heartbeatIntervalMs } : {}),
+  });
+  const targets: Target[] = [
+    createDesktopTarget({ sql, hub, logger, ...(timings.claimDeadlineMs ? { claimDeadlineMs: timings.claimDeadlineMs } : {}) }),
+  ];
+  if (options.cloudResolver) {
+    targets.unshift(
+      createCloudTarget({
+        sql,
+        resolver: options.cloudResolver,
+        isCloudEnabled: async (scope) => options.cloudEnabled(scope.organizationId),
+        logger,
+        ...(options.webUrlTemplate ? { webUrlTemplate: options.webUrlTemplate } : {}),
+        ...(timings.cloudBudgetMs ? { budgetMs: timings.cloudBudgetMs } : {}),
+      }),
+    );
+  }
+  const source = createRemoteSessionSource({ targets, ledger: createSessionLedger(sql), logger });
+
+  const resourceMetadataUrl = `${options.baseUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
+  const protectedResource = {
+    resource: `${options.baseUrl}${MCP_PATH}`,
+    authorization_servers: [options.baseUrl],
+    scopes_supported: ["remote-session", "mcp:read", "mcp:write"],
+    bearer_methods_supported: ["header"],
+    resource_name: "OpenWork remote sessions (reference gateway)",
+  };
+  const unauthorized = (description: string) =>
+    Response.json(
+      { error: "invalid_token", error_description: description },
+      { status: 401, headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${description}", resource_metadata="${resourceMetadataUrl}"` } },
+    );
+
+  const app = new Hono();
+  app.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, (c) => c.json(protectedResource));
+  app.get(`${MCP_PATH}/.well-known/oauth-protected-resource`, (c) => c.json(protectedResource));
+  app.get("/health", (c) => c.json({ ok: true }));
+  app.all(MCP_PATH, async (c) => {
+    const token = bearerOf(c.req.raw);
+    if (!token) return unauthorized("a bearer token is required");
+    const member = byToken("mcpToken", token);
+    if (!member) return unauthorized("the token is not valid here");
+    if (c.req.method === "GET") return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
+    const authInfo: AuthInfo = {
+      token,
+      clientId: member.name,
+      scopes: member.scopes,
+      expiresAt: Math.floor(Date.now() / 1000) + 3600,
+      extra: { organizationId: member.organizationId, memberId: member.memberId },
+    };
+    // Stateless: one server and transport per request, nothing held that another replica needs.
+    const server = new McpServer({ name: "openwork-remote-session-gateway", version: "0.0.0" }, { capabilities: { tools: {}, resources: {} } });
+    registerRemoteSessionTools(server, { source });
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    await server.connect(transport);
+    return transport.handleRequest(c.req.raw, { authInfo });
+  });
+  for (const prefix of runnerRoutes.prefixes) app.all(`${prefix}/*`, (c) => runnerRoutes.fetch(c.req.raw));
+
+  return {
+    app,
+    fetch: (request: Request) => app.fetch(request),
+    source,
+    hub,
+    mcpUrl: `${options.baseUrl}${MCP_PATH}`,
+    close: async () => {
+      await sweeper.stop();
+      await hub.close();
+    },
+  };
+}
+
+function bearerOf(request: Request): string {
+  const header = request.headers.get("authorization") ?? "";
+  return header.startsWith("Bearer ") ? header.slice(7).trim() : "";
+}

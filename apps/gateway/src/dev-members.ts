@@ -1,0 +1,56 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { z } from "zod";
+
+/**
+ * A member the reference gateway knows, with two separate credentials: an MCP token for
+ * `/mcp/agent`, and a session token for the member routes (runner token mint, presence). Neither
+ * works in the other's place, as in OpenWork.
+ */
+export const DevMemberSchema = z.strictObject({
+  name: z.string().min(1).max(120),
+  organizationId: z.string().min(1).max(160),
+  memberId: z.string().min(1).max(160),
+  mcpToken: z.string().min(16).max(200),
+  sessionToken: z.string().min(16).max(200),
+  scopes: z.array(z.string().max(80)).max(20),
+});
+export type DevMember = z.infer<typeof DevMemberSchema>;
+
+export const DevConfigSchema = z.strictObject({
+  members: z.array(DevMemberSchema).min(1),
+  /** Organizations with cloud sessions on (`capabilities.cloud`). */
+  cloudOrganizations: z.array(z.string()).default([]),
+  /** Signs runner tokens; kept so runners survive a gateway restart. */
+  runnerTokenSecret: z.string().min(32),
+});
+export type DevConfig = z.infer<typeof DevConfigSchema>;
+
+const token = (prefix: string) => `${prefix}_${randomBytes(18).toString("base64url")}`;
+
+/** Reads the dev config, or writes a new one (one member of one organization, cloud on). */
+export async function loadDevConfig(path: string): Promise<DevConfig> {
+  try {
+    return DevConfigSchema.parse(JSON.parse(await readFile(path, "utf8")));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  const config: DevConfig = {
+    members: [
+      {
+        name: "Dev member",
+        organizationId: "org_dev",
+        memberId: "mem_dev",
+        mcpToken: token("mcp"),
+        sessionToken: token("session"),
+        scopes: ["remote-session", "mcp:read", "mcp:write"],
+      },
+    ],
+    cloudOrganizations: ["org_dev"],
+    runnerTokenSecret: randomBytes(32).toString("base64url"),
+  };
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  return config;
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { createHttpWorkerResolver } from "@openwork/cloud-target";
+import { startEmbeddedPostgres } from "@openwork/embedded-postgres";
+import { startWitnessWorker } from "@openwork/witness-worker";
+import postgres from "postgres";
+import { z } from "zod";
+import { loadDevConfig } from "./dev-members.js";
+import { serveGateway } from "./serve-gateway.js";
+
+// The only place that reads the environment.
+const env = z
+  .object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+    HOST: z.string().default("127.0.0.1"),
+    PUBLIC_URL: z.url().optional(),
+    DATABASE_URL: z.string().optional(),
+    DEV_CONFIG: z.string().default(".openwork-dev/gateway.json"),
+    CLOUD_RESOLVER_URL: z.url().optional(),
+    CLOUD_GATEWAY_KEY: z.string().optional(),
+    WITNESS_OPENCODE_URL: z.url().optional(),
+    WEB_URL_TEMPLATE: z.string().default("https://app.openwork.dev/w/{workspaceId}/session/{sessionId}"),
+    START_RUNNER: z.enum(["0", "1"]).default("1"),
+  })
+  .parse(process.env);
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+// Everything started is stopped in reverse order, on Ctrl-C and on a failed start alike.
+const stops: (() => Promise<unknown> | unknown)[] = [];
+let stopping = false;
+const shutdown = async (code: number) => {
+  if (stopping) return;
+  stopping = true;
+  say("› stopping…");
+  for (const stop of stops) await Promise.resolve(stop()).catch(() => {});
+  process.exit(code);
+};
+process.once("SIGINT", () => void shutdown(0));
+process.once("SIGTERM", () => void shutdown(0));
+
+async function start(): Promise<void> {
+  const config = await loadDevConfig(env.DEV_CONFIG);
+
+  let databaseUrl = env.DATABASE_URL;
+  if (!databaseUrl) {
+    const started = Date.now();
+    const pg = await startEmbeddedPostgres();
+    stops.unshift(() => pg.stop());
+    databaseUrl = pg.url;
+    say(`› embedded PostgreSQL 18 ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
+  stops.unshift(() => sql.end({ timeout: 5 }));
+
+  let resolverUrl = env.CLOUD_RESOLVER_URL;
+  let gatewayKey = env.CLOUD_GATEWAY_KEY ?? "";
+  if (!resolverUrl) {
+    gatewayKey = randomBytes(16).toString("hex");
+    const witness = await startWitnessWorker({
+      clientToken: randomBytes(16).toString("hex"),
+      hostToken: randomBytes(16).toString("hex"),
+      gatewayKey,
+      ...(env.WITNESS_OPENCODE_URL ? { opencode: { url: env.WITNESS_OPENCODE_URL, directory: process.cwd() } } : {}),
+    });
+    stops.unshift(() => witness.close());
+    resolverUrl = witness.url;
+    say(`› witness cloud worker on ${witness.url} (${env.WITNESS_OPENCODE_URL ? "opencode" : "echo engine"})`);
+  }
+
+  const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    process.stdout.write(`[gateway] ${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ""}\n`);
+  const gateway = await serveGateway({
+    sql,
+    port: env.PORT,
+    host: env.HOST,
+    ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
+    members: () => config.members,
+    cloudEnabled: (organizationId) => config.cloudOrganizations.includes(organizationId),
+    runnerTokenSecret: config.runnerTokenSecret,
+    cloudResolver: createHttpWorkerResolver({ baseUrl: resolverUrl, gatewayKey }),
+    webUrlTemplate: env.WEB_URL_TEMPLATE,
+    logger: { info: log("info"), warn: log("warn"), error: log("error") },
+  });
+  stops.unshift(() => gateway.close());
+
+  const member = config.members[0]!;
+  let runner: ChildProcess | undefined;
+  if (env.START_RUNNER === "1") {
+    const require = createRequire(import.meta.url);
+    const runnerMain = join(dirname(require.resolve("@openwork/desktop-runner/package.json")), "dist", "main.js");
+    runner = spawn(process.execPath, [runnerMain], {
+      env: { ...process.env, GATEWAY_URL: gateway.baseUrl, MEMBER_SESSION_TOKEN: member.sessionToken, RUNNER_NAME: "Local desktop (reference runner)" },
+      stdio: "inherit",
+    });
+    stops.unshift(() => new Promise((resolve) => (runner!.exitCode !== null ? resolve(undefined) : (runner!.once("exit", resolve), runner!.kill("SIGTERM")))));
+  }
+
+  say(`
+  OpenWork remote sessions — reference gateway
+    MCP endpoint : ${gateway.mcpUrl}
+    Dev token    : ${member.mcpToken}   (member ${member.memberId} of ${member.organizationId}; more in ${env.DEV_CONFIG})
+
+  Connect a client:
+    Claude Code  : claude mcp add --transport http openwork ${gateway.mcpUrl} --header "Authorization: Bearer ${member.mcpToken}"
+    Codex        : add to ~/.codex/config.toml
+                     [mcp_servers.openwork]
+                     url = "${gateway.mcpUrl}"
+                     http_headers = { Authorization = "Bearer ${member.mcpToken}" }
+    Inspector    : npx @modelcontextprotocol/inspector@2.12.0 --cli ${gateway.mcpUrl} --transport http \\
+                     --header "Authorization: Bearer ${member.mcpToken}" --method tools/list
+
+  Then ask the agent: "search capabilities for remote session", and run remoteSession.create with
+  {"target":"desktop","prompt":"hello"} (the local runner answers) or {"target":"cloud","prompt":"hello"}.
+  Ctrl-C stops everything.
+  `);
+}
+
+await start().catch(async (error: unknown) => {
+  process.stderr.write(`gateway failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  await shutdown(1);
+});
