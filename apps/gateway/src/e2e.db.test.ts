@@ -1,0 +1,257 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createHttpWorkerResolver } from "@openwork/cloud-target";
+import { useTestDatabase } from "@openwork/test-postgres";
+import { type RunningWitness, startWitnessWorker } from "@openwork/witness-worker";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DevMember } from "./dev-members.js";
+import { serveGateway } from "./serve-gateway.js";
+
+const db = useTestDatabase();
+const ORG = "org_e2e";
+const member = (name: string, scopes: string[]): DevMember => ({
+  name,
+  organizationId: ORG,
+  memberId: `mem_${name}`,
+  mcpToken: `mcp_${name}_token_0123456789`,
+  sessionToken: `session_${name}_token_0123456789`,
+  scopes,
+});
+const alice = member("alice", ["remote-session", "mcp:read", "mcp:write"]);
+const bob = member("bob", ["remote-session", "mcp:read", "mcp:write"]);
+const reader = member("reader", ["remote-session", "mcp:read"]);
+const outsider = member("outsider", ["mcp:read", "mcp:write"]);
+const members = [alice, bob, reader, outsider];
+const cloudOrganizations = new Set([ORG]);
+const SECRET_WORDS = "zebra-quartz-prompt";
+
+let gateway: Awaited<ReturnType<typeof serveGateway>>;
+let witness: RunningWitness;
+let sql: postgres.Sql;
+const logLines: string[] = [];
+const clients: Client[] = [];
+let runner: ChildProcess | undefined;
+let runnerHome: string;
+
+async function connect(who: DevMember): Promise<Client> {
+  const client = new Client({ name: `e2e-${who.name}`, version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${who.mcpToken}` } } }));
+  clients.push(client);
+  return client;
+}
+
+type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
+const execute = async (client: Client, name: string, body: unknown): Promise<Result> =>
+  (await client.callTool({ name: "execute_capability", arguments: { name, body } })) as Result;
+const ok = async (client: Client, name: string, body: unknown): Promise<Record<string, unknown>> => {
+  const result = await execute(client, name, body);
+  if (result.isError) throw new Error(`${name} failed: ${result.content[0]?.text}`);
+  return result.structuredContent!;
+};
+async function readUntil(client: Client, sessionId: string, done: (r: Record<string, unknown>) => boolean, timeoutMs = 15_000, cursor?: unknown) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const read = await ok(client, "remoteSession.read", { sessionId, waitMs: 1_000, ...(cursor ? { cursor } : {}) });
+    if (done(read)) return read;
+    if (Date.now() > deadline) throw new Error(`session ${sessionId} stayed ${String(read.state)}`);
+  }
+}
+
+function startRunnerProcess(): ChildProcess {
+  const require = createRequire(import.meta.url);
+  const main = join(dirname(require.resolve("@openwork/desktop-runner/package.json")), "dist", "main.js");
+  const child = spawn(process.execPath, [main], {
+    env: { PATH: process.env.PATH, GATEWAY_URL: gateway.baseUrl, MEMBER_SESSION_TOKEN: alice.sessionToken, RUNNER_NAME: "E2E Desktop", RUNNER_ID_FILE: join(runnerHome, "runner-id") },
+    stdio: "ignore",
+  });
+  return child;
+}
+
+beforeAll(async () => {
+  runnerHome = await mkdtemp(join(tmpdir(), "openwork-e2e-runner-"));
+  witness = await startWitnessWorker({ clientToken: "client-token-e2e", hostToken: "host-token-e2e", gatewayKey: "gateway-key-e2e", wakeDelayMs: 1_000 });
+  sql = postgres(db.current.url, { max: 10, onnotice: () => {} });
+  gateway = await serveGateway({
+    sql,
+    port: 0,
+    members: () => members,
+    cloudEnabled: (org) => cloudOrganizations.has(org),
+    runnerTokenSecret: "e2e-runner-secret-0123456789abcdef",
+    cloudResolver: createHttpWorkerResolver({ baseUrl: witness.url, gatewayKey: "gateway-key-e2e" }),
+    webUrlTemplate: "https://web.openwork.test/w/{workspaceId}/s/{sessionId}",
+    logger: { info: (m, f) => void logLines.push(`${m} ${JSON.stringify(f)}`), warn: (m, f) => void logLines.push(`${m} ${JSON.stringify(f)}`), error: (m, f) => void logLines.push(`${m} ${JSON.stringify(f)}`) },
+    timings: { leaseMs: 3_000, heartbeatIntervalMs: 500, sweepIntervalMs: 200, cloudBudgetMs: 500 },
+  });
+  runner = startRunnerProcess();
+  // Wait until the runner holds its wake stream.
+  const deadline = Date.now() + 15_000;
+  while (gateway.hub.stats().runnerStreams < 1) {
+    if (Date.now() > deadline) throw new Error("the desktop runner never connected");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}, 60_000);
+
+afterAll(async () => {
+  runner?.kill("SIGKILL");
+  await Promise.all(clients.map((c) => c.close().catch(() => {})));
+  await gateway?.close();
+  await witness?.close();
+  await sql?.end({ timeout: 5 });
+  await rm(runnerHome, { recursive: true, force: true });
+  // Logs carry ids, codes and sizes: never prompt text.
+  expect(logLines.length).toBeGreaterThan(0);
+  expect(logLines.join("\n")).not.toContain(SECRET_WORDS);
+});
+
+describe("the gateway end to end, through a real MCP client", () => {
+  it("lists the two tools with the card linked, and the card resource", async () => {
+    const client = await connect(alice);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(["execute_capability", "search_capabilities"]);
+    expect(tools.find((t) => t.name === "execute_capability")?._meta).toMatchObject({ ui: { resourceUri: "ui://openwork/remote-session/v1/card.html" } });
+    const { resources } = await client.listResources();
+    expect(resources).toContainEqual(expect.objectContaining({ uri: "ui://openwork/remote-session/v1/card.html", mimeType: "text/html;profile=mcp-app" }));
+    const card = await client.readResource({ uri: "ui://openwork/remote-session/v1/card.html" });
+    expect(card.contents[0]).toMatchObject({ mimeType: "text/html;profile=mcp-app" });
+  });
+
+  it("finds the capabilities with search_capabilities, and hides them from a token without the scope", async () => {
+    const found = (await (await connect(alice)).callTool({ name: "search_capabilities", arguments: { query: "remote session", limit: 10 } })) as Result;
+    const names = (found.structuredContent!.matches as { name: string }[]).map((m) => m.name).sort();
+    expect(names).toEqual(["remoteSession.create", "remoteSession.list", "remoteSession.read", "remoteSession.send", "remoteSession.stop", "remoteSession.targets"]);
+    const match = (found.structuredContent!.matches as Record<string, unknown>[]).find((m) => m.name === "remoteSession.create")!;
+    expect(match).toMatchObject({ kind: "remote_session", invocation: { argumentsField: "body" }, argumentsSchema: { type: "object" } });
+    const hidden = (await (await connect(outsider)).callTool({ name: "search_capabilities", arguments: { query: "remote session" } })) as Result;
+    expect(hidden.structuredContent!.matches).toEqual([]);
+  });
+
+  it("drives a desktop session: delivered within a second, read with cursor and waitMs, a follow-up, list and targets", async () => {
+    const client = await connect(alice);
+    const targets = await ok(client, "remoteSession.targets", {});
+    expect(targets).toMatchObject({ cloud: { available: true }, desktops: [{ name: "E2E Desktop", online: true }] });
+
+    const created = await ok(client, "remoteSession.create", { target: "desktop", title: "E2E desktop", prompt: `hello ${SECRET_WORDS}` });
+    const returnedAt = Date.now();
+    expect(created).toMatchObject({ target: "desktop", state: "queued", runner: { name: "E2E Desktop" } });
+    const sessionId = String(created.sessionId);
+    // The runner on the SSE stream holds the task well within a second.
+    for (;;) {
+      const read = await ok(client, "remoteSession.read", { sessionId });
+      if (read.state !== "queued") break;
+      expect(Date.now() - returnedAt).toBeLessThan(1_000);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const first = await readUntil(client, sessionId, (r) => r.state === "idle");
+    const all = await ok(client, "remoteSession.read", { sessionId });
+    expect((all.messages as { role: string; text: string | null }[]).map((m) => [m.role, m.text])).toEqual([
+      ["user", null],
+      ["assistant", `echo: hello ${SECRET_WORDS}`],
+    ]);
+    expect(first.state).toBe("idle");
+
+    const sent = await ok(client, "remote-session:send", { sessionId, prompt: "second turn" });
+    expect(sent).toMatchObject({ state: "accepted", alreadyPresent: false });
+    const next = await readUntil(client, sessionId, (r) => r.state === "idle" && (r.messages as unknown[]).length === 2, 15_000, all.cursor);
+    // Only the new turn: the cursor never repeats a message.
+    expect((next.messages as { role: string; text: string | null }[]).map((m) => m.text)).toEqual([null, "echo: second turn"]);
+    expect(next.finalAssistantText).toBe("echo: second turn");
+
+    const list = await ok(client, "remoteSession.list", {});
+    expect((list.sessions as { sessionId: string }[]).map((s) => s.sessionId)).toContain(sessionId);
+    expect(list.desktops).toEqual([expect.objectContaining({ name: "E2E Desktop", online: true })]);
+  });
+
+  it("stops a running desktop turn", async () => {
+    const client = await connect(alice);
+    const created = await ok(client, "remoteSession.create", { target: "desktop", prompt: "SLOW one two three four five six" });
+    await readUntil(client, String(created.sessionId), (r) => r.state === "running");
+    expect(await ok(client, "remoteSession.stop", { sessionId: created.sessionId })).toEqual({ sessionId: created.sessionId, stopped: true });
+    const stopped = await readUntil(client, String(created.sessionId), (r) => r.state === "stopped");
+    expect(stopped.state).toBe("stopped");
+  });
+
+  it("answers desktop_offline at once, with the human step, when the member has no desktop; deliverBy expires instead", async () => {
+    const client = await connect(bob);
+    const offline = await execute(client, "remoteSession.create", { target: "desktop", prompt: "anyone?" });
+    expect(offline.isError).toBe(true);
+    expect(offline.structuredContent).toMatchObject({ error: "desktop_offline", retryable: true, action: expect.stringContaining("Open OpenWork Desktop"), referenceId: expect.stringMatching(/^ref_/) });
+    const later = await ok(client, "remoteSession.create", { target: "desktop", prompt: "later", deliverBy: new Date(Date.now() + 1_000).toISOString() });
+    const expired = await readUntil(client, String(later.sessionId), (r) => r.state === "expired", 8_000);
+    expect(expired.lastError).toMatchObject({ error: "delivery_deadline_passed" });
+  });
+
+  it("drives a cloud session, and retries through a sleeping worker", async () => {
+    const client = await connect(alice);
+    const created = await ok(client, "remoteSession.create", { target: "cloud", title: "E2E cloud", prompt: "hello cloud" });
+    expect(created.webUrl).toMatch(/^https:\/\/web\.openwork\.test\/w\/ws_witness\/s\/ses_/);
+    const read = await readUntil(client, String(created.sessionId), (r) => r.state === "idle");
+    expect(read.finalAssistantText ?? (await ok(client, "remoteSession.read", { sessionId: created.sessionId })).finalAssistantText).toBe("echo: hello cloud");
+
+    witness.sleep();
+    const waking = await execute(client, "remoteSession.create", { target: "cloud", prompt: "wake up", idempotencyKey: "wake-1" });
+    expect(waking.structuredContent).toMatchObject({ error: "cloud_runtime_waking", retryable: true, retryAfterMs: expect.any(Number) });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const retried = await ok(client, "remoteSession.create", { target: "cloud", prompt: "wake up", idempotencyKey: "wake-1" });
+    const again = await ok(client, "remoteSession.create", { target: "cloud", prompt: "wake up", idempotencyKey: "wake-1" });
+    expect(again.sessionId).toBe(retried.sessionId);
+  });
+
+  it("enforces policy: write scope, the live cloud flag, and other members' sessions", async () => {
+    const aliceClient = await connect(alice);
+    const cloudSession = await ok(aliceClient, "remoteSession.create", { target: "cloud", prompt: "mine" });
+    const readerClient = await connect(reader);
+    expect((await execute(readerClient, "remoteSession.create", { target: "desktop" })).structuredContent).toMatchObject({ error: "insufficient_scope" });
+    expect((await execute(readerClient, "remoteSession.list", {})).isError).toBeUndefined();
+    const bobClient = await connect(bob);
+    expect((await execute(bobClient, "remoteSession.read", { sessionId: cloudSession.sessionId })).structuredContent).toMatchObject({ error: "unknown_session" });
+    expect((await execute(bobClient, "remoteSession.send", { sessionId: cloudSession.sessionId, prompt: "hi" })).structuredContent).toMatchObject({ error: "unknown_session" });
+
+    cloudOrganizations.delete(ORG);
+    try {
+      expect((await execute(aliceClient, "remoteSession.read", { sessionId: cloudSession.sessionId })).structuredContent).toMatchObject({ error: "cloud_not_available" });
+      expect((await execute(aliceClient, "remoteSession.create", { target: "cloud" })).structuredContent).toMatchObject({ error: "cloud_not_available" });
+      const search = (await aliceClient.callTool({ name: "search_capabilities", arguments: { query: "create remote session" } })) as Result;
+      const create = (search.structuredContent!.matches as { name: string; argumentsSchema: { properties: { target: { enum: string[] } } } }[]).find((m) => m.name === "remoteSession.create")!;
+      expect(create.argumentsSchema.properties.target.enum).toEqual(["desktop"]);
+    } finally {
+      cloudOrganizations.add(ORG);
+    }
+    expect((await execute(aliceClient, "remoteSession.bogus", {})).structuredContent).toMatchObject({ error: "unknown_capability" });
+    expect((await execute(aliceClient, "remoteSession.read", { sessionId: 42 })).structuredContent).toMatchObject({ error: "invalid_capability_arguments", details: { issues: [expect.objectContaining({ path: "sessionId" })] } });
+  });
+
+  it("refuses requests without a valid token with 401 and points at the protected-resource metadata", async () => {
+    const response = await fetch(gateway.mcpUrl, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(response.status).toBe(401);
+    const challenge = response.headers.get("www-authenticate") ?? "";
+    expect(challenge).toContain("resource_metadata=");
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1]!;
+    expect(await (await fetch(metadataUrl)).json()).toMatchObject({ resource: gateway.mcpUrl });
+    // A runner token is no MCP token, and an MCP token is no member credential for the runner routes.
+    const mint = await fetch(`${gateway.baseUrl}/v1/desktop-runner/token`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${alice.mcpToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ runnerId: "runner-x-000001", name: "x", platform: "linux", appVersion: "1", protocolVersion: 1 }),
+    });
+    expect(mint.status).toBe(401);
+  });
+
+  it("ends in interrupted, with earlier events readable, when the desktop runner is killed mid-turn", async () => {
+    const client = await connect(alice);
+    const created = await ok(client, "remoteSession.create", { target: "desktop", prompt: "SLOW a b c d e f g h" });
+    const sessionId = String(created.sessionId);
+    await readUntil(client, sessionId, (r) => typeof r.partialText === "string" && (r.partialText as string).length > 0);
+    runner!.kill("SIGKILL");
+    const killedAt = Date.now();
+    const interrupted = await readUntil(client, sessionId, (r) => r.state === "interrupted", 10_000);
+    expect(Date.now() - killedAt).toBeLessThan(3_000 + 2_000);
+    const texts = (interrupted.messages as { role: string; text: string | null }[]).filter((m) => m.role === "assistant").map((m) => m.text);
+    expect(texts.join("")).toContain("echo:");
+  });
+});
