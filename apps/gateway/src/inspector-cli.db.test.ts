@@ -1,0 +1,60 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { useTestDatabase } from "@openwork/test-postgres";
+import postgres from "postgres";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { DevMember } from "./dev-members.js";
+import { serveGateway } from "./serve-gateway.js";
+
+// A third-party client: the MCP Inspector's CLI (2.12.0, from the npm registry through npx).
+const run = promisify(execFile);
+const db = useTestDatabase();
+const member: DevMember = {
+  name: "inspector",
+  organizationId: "org_inspector",
+  memberId: "mem_inspector",
+  mcpToken: "mcp_inspector_token_0123456789",
+  sessionToken: "session_inspector_token_0123456789",
+  scopes: ["remote-session", "mcp:read", "mcp:write"],
+};
+let gateway: Awaited<ReturnType<typeof serveGateway>>;
+let sql: postgres.Sql;
+
+beforeAll(async () => {
+  sql = postgres(db.current.url, { max: 5, onnotice: () => {} });
+  gateway = await serveGateway({ sql, port: 0, members: () => [member], cloudEnabled: () => false, runnerTokenSecret: "inspector-runner-secret-0123456789ab" });
+});
+afterAll(async () => {
+  await gateway?.close();
+  await sql?.end({ timeout: 5 });
+});
+
+async function inspector(...args: string[]): Promise<string> {
+  const { stdout } = await run(
+    "npx",
+    ["-y", "@modelcontextprotocol/inspector@2.12.0", "--cli", gateway.mcpUrl, "--transport", "http", "--header", `Authorization: Bearer ${member.mcpToken}`, ...args],
+    { timeout: 240_000, env: { ...process.env, npm_config_yes: "true", npm_config_loglevel: "error" } },
+  );
+  return stdout;
+}
+
+it("lists the tools, calls execute_capability and reports the card wiring", async () => {
+  const tools = JSON.parse(await inspector("--method", "tools/list")) as { tools: { name: string }[] };
+  expect(tools.tools.map((t) => t.name).sort()).toEqual(["execute_capability", "search_capabilities"]);
+
+  const called = JSON.parse(await inspector("--method", "tools/call", "--tool-name", "execute_capability", "--tool-arg", "name=remoteSession.targets")) as {
+    structuredContent: unknown;
+  };
+  expect(called.structuredContent).toEqual({ cloud: { available: false }, desktops: [] });
+
+  const appInfo = (await inspector("--advertise-apps", "--app-info", "--method", "tools/list"))
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { toolName: string; hasApp: boolean; resourceUri?: string; resourceMimeType?: string });
+  expect(appInfo.find((a) => a.toolName === "execute_capability")).toMatchObject({
+    hasApp: true,
+    resourceUri: "ui://openwork/remote-session/v1/card.html",
+    resourceMimeType: "text/html;profile=mcp-app",
+  });
+  expect(appInfo.find((a) => a.toolName === "search_capabilities")?.hasApp).toBe(false);
+}, 300_000);
