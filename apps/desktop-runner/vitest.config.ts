@@ -1,3 +1,3 @@
 import { defineConfig } from "vitest/config";
 
-export default defineConfig({ test: { name: "desktop-runner", include: ["src/**/*.test.ts"] } });
+export default defineConfig({ test: { name: "desktop-runner", include: ["src/**/*.test.ts"], hookTimeout: 60_000, testTimeout: 60_000 } });

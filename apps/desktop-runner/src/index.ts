@@ -2,3 +2,4 @@ export { type DesktopRunnerOptions, startDesktopRunner } from "./start-desktop-r
 export type { LocalEngine } from "./local-engine.js";
 export { createEchoEngine } from "./echo-engine.js";
 export { createRunnerHandlers } from "./runner-handlers.js";
+export { createOpencodeEngine } from "./opencode-engine.js";

@@ -5,6 +5,7 @@ import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { createEchoEngine } from "./echo-engine.js";
+import { createOpencodeEngine } from "./opencode-engine.js";
 import { startDesktopRunner } from "./start-desktop-runner.js";
 
 // The only place that reads the environment.
@@ -14,6 +15,9 @@ const env = z
     MEMBER_SESSION_TOKEN: z.string().min(16),
     RUNNER_NAME: z.string().min(1).max(120).default(hostname()),
     RUNNER_ID_FILE: z.string().default(".openwork-dev/runner-id"),
+    /** A local opencode server to run sessions in; without it, the echo engine answers. */
+    OPENCODE_URL: z.url().optional(),
+    OPENCODE_DIRECTORY: z.string().optional(),
   })
   .parse(process.env);
 
@@ -36,7 +40,9 @@ const runner = await startDesktopRunner({
   memberToken: env.MEMBER_SESSION_TOKEN,
   runnerId: await runnerId(env.RUNNER_ID_FILE),
   name: env.RUNNER_NAME,
-  engine: createEchoEngine(),
+  engine: env.OPENCODE_URL
+    ? createOpencodeEngine({ url: env.OPENCODE_URL, ...(env.OPENCODE_DIRECTORY ? { directory: env.OPENCODE_DIRECTORY } : {}) })
+    : createEchoEngine(),
   logger: { info: log("info"), warn: log("warn") },
 });
 log("info")(`signed in to ${env.GATEWAY_URL} as "${env.RUNNER_NAME}"; waiting for work`);

@@ -14,7 +14,13 @@ export interface GatewayOptions {
   sql: Sql;
   /** The public base URL (the runner-token audience and the MCP resource). */
   baseUrl: string;
+  /** Members and their dev credentials (the default token verifiers read them). */
   members: () => readonly DevMember[];
+  /**
+   * Verifies an MCP bearer token; null refuses it. Default: the dev members' `mcpToken`s. A real
+   * deployment plugs its OAuth introspection in here.
+   */
+  verifyMcpToken?: (token: string) => Promise<AuthInfo | null>;
   /** Whether an organization has cloud on; read on every call. */
   cloudEnabled: (organizationId: string) => boolean;
   runnerTokenSecret: string;
@@ -43,6 +49,20 @@ export async function createGateway(options: GatewayOptions) {
 
   const byToken = (kind: "mcpToken" | "sessionToken", token: string) =>
     options.members().find((m) => m[kind].length === token.length && timingSafeEqual(Buffer.from(m[kind]), Buffer.from(token)));
+  const verifyMcpToken =
+    options.verifyMcpToken ??
+    (async (token: string): Promise<AuthInfo | null> => {
+      const member = byToken("mcpToken", token);
+      return member
+        ? {
+            token,
+            clientId: member.name,
+            scopes: member.scopes,
+            expiresAt: Math.floor(Date.now() / 1000) + 3600,
+            extra: { organizationId: member.organizationId, memberId: member.memberId },
+          }
+        : null;
+    });
   const isActive = async (scope: MemberScope) => options.members().some((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId);
 
   const runnerRoutes = createRunnerRoutes({
@@ -97,16 +117,9 @@ export async function createGateway(options: GatewayOptions) {
   app.all(MCP_PATH, async (c) => {
     const token = bearerOf(c.req.raw);
     if (!token) return unauthorized("a bearer token is required");
-    const member = byToken("mcpToken", token);
-    if (!member) return unauthorized("the token is not valid here");
+    const authInfo = await verifyMcpToken(token);
+    if (!authInfo) return unauthorized("the token is not valid here");
     if (c.req.method === "GET") return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
-    const authInfo: AuthInfo = {
-      token,
-      clientId: member.name,
-      scopes: member.scopes,
-      expiresAt: Math.floor(Date.now() / 1000) + 3600,
-      extra: { organizationId: member.organizationId, memberId: member.memberId },
-    };
     // Stateless: one server and transport per request, nothing held that another replica needs.
     const server = new McpServer({ name: "openwork-remote-session-gateway", version: "0.0.0" }, { capabilities: { tools: {}, resources: {} } });
     registerRemoteSessionTools(server, { source });
