@@ -1,12 +1,17 @@
-# Sourced by the root scripts: puts the pinned pnpm on PATH without touching the machine.
+# Sourced by the root scripts: puts the pinned pnpm on PATH without touching the machine, with
+# the MCP Inspector CLI beside it (its engines field says Node 22, so pnpm's engine-strict
+# install refuses it; its CLI runs on Node 20 and the end-to-end tests use it).
 # A fresh machine has only Node and npm; a global pnpm of another version would try to
 # self-switch and fail (the registry here serves no signatures), so we keep our own copy.
 PNPM_VERSION=12.4.2
+INSPECTOR_VERSION=2.12.0
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
-if [ "$("$TOOLS/node_modules/.bin/pnpm" --version 2>/dev/null)" != "$PNPM_VERSION" ]; then
-  echo "› installing pnpm $PNPM_VERSION into .tools/"
-  npm install --prefix "$TOOLS" --no-save --no-audit --no-fund --loglevel=error "pnpm@$PNPM_VERSION" >/dev/null
+inspector_version() { node -p "require('$TOOLS/node_modules/@modelcontextprotocol/inspector/package.json').version" 2>/dev/null; }
+if [ "$("$TOOLS/node_modules/.bin/pnpm" --version 2>/dev/null)" != "$PNPM_VERSION" ] || [ "$(inspector_version)" != "$INSPECTOR_VERSION" ]; then
+  echo "› installing pnpm $PNPM_VERSION and the MCP Inspector $INSPECTOR_VERSION into .tools/"
+  npm install --prefix "$TOOLS" --no-save --no-audit --no-fund --loglevel=error \
+    "pnpm@$PNPM_VERSION" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" 2>&1 | grep -v EBADENGINE || true
 fi
 export PATH="$TOOLS/node_modules/.bin:$ROOT/node_modules/.bin:$PATH"
 export TURBO_TELEMETRY_DISABLED=1

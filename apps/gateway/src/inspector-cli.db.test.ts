@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
@@ -6,8 +7,9 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { DevMember } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
 
-// A third-party client: the MCP Inspector's CLI (2.12.0, from the npm registry through npx).
+// A third-party client: the MCP Inspector's CLI 2.12.0, installed into .tools/ by npm test.
 const run = promisify(execFile);
+const INSPECTOR = fileURLToPath(new URL("../../../.tools/node_modules/.bin/mcp-inspector", import.meta.url));
 const db = useTestDatabase();
 const member: DevMember = {
   name: "inspector",
@@ -30,11 +32,9 @@ afterAll(async () => {
 });
 
 async function inspector(...args: string[]): Promise<string> {
-  const { stdout } = await run(
-    "npx",
-    ["-y", "@modelcontextprotocol/inspector@2.12.0", "--cli", gateway.mcpUrl, "--transport", "http", "--header", `Authorization: Bearer ${member.mcpToken}`, ...args],
-    { timeout: 240_000, env: { ...process.env, npm_config_yes: "true", npm_config_loglevel: "error" } },
-  );
+  const { stdout } = await run(INSPECTOR, ["--cli", gateway.mcpUrl, "--transport", "http", "--header", `Authorization: Bearer ${member.mcpToken}`, ...args], {
+    timeout: 120_000,
+  });
   return stdout;
 }
 
@@ -57,4 +57,4 @@ it("lists the tools, calls execute_capability and reports the card wiring", asyn
     resourceMimeType: "text/html;profile=mcp-app",
   });
   expect(appInfo.find((a) => a.toolName === "search_capabilities")?.hasApp).toBe(false);
-}, 300_000);
+}, 180_000);
