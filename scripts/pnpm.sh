@@ -10,8 +10,11 @@ TOOLS="$ROOT/.tools"
 inspector_version() { node -p "require('$TOOLS/node_modules/@modelcontextprotocol/inspector/package.json').version" 2>/dev/null; }
 if [ "$("$TOOLS/node_modules/.bin/pnpm" --version 2>/dev/null)" != "$PNPM_VERSION" ] || [ "$(inspector_version)" != "$INSPECTOR_VERSION" ]; then
   echo "› installing pnpm $PNPM_VERSION and the MCP Inspector $INSPECTOR_VERSION into .tools/"
-  npm install --prefix "$TOOLS" --no-save --no-audit --no-fund --loglevel=error \
-    "pnpm@$PNPM_VERSION" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" 2>&1 | grep -v EBADENGINE || true
+  # engine-strict off for this one install only: the repository's .npmrc turns it on.
+  npm install --prefix "$TOOLS" --no-save --no-audit --no-fund --loglevel=error --engine-strict=false \
+    "pnpm@$PNPM_VERSION" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >"$ROOT/.tools.log" 2>&1 \
+    || { cat "$ROOT/.tools.log" >&2; echo "could not install the tools into .tools/" >&2; exit 1; }
+  rm -f "$ROOT/.tools.log"
 fi
 export PATH="$TOOLS/node_modules/.bin:$ROOT/node_modules/.bin:$PATH"
 export TURBO_TELEMETRY_DISABLED=1
