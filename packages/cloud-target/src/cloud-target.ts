@@ -1,15 +1,12 @@
 import {
   createSessionLedger,
   decodeCursor,
-  encodeCursor,
-  boundText,
   type LedgerSession,
   type Logger,
   type Queryable,
-  type ReadResult,
-  SESSION_LIMITS,
   type SessionState,
   silentLogger,
+  sliceTranscript,
   type Target,
   type TargetCall,
   fail,
@@ -130,7 +127,7 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
         const settled = transcript.messages.length > position || state !== "running" || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
           if (state !== session.state) await ledger.update(session.id, { state, lastError: transcript.lastError });
-          return toReadResult(session, state, transcript, position, input.limit, webUrlOf(ref, remoteId));
+          return sliceTranscript({ session, target: "cloud", state, transcript, position, limit: input.limit, webUrl: webUrlOf(ref, remoteId) });
         }
         await new Promise((resolve) => setTimeout(resolve, Math.min(readPollMs, Math.max(0, deadline - Date.now()))));
       }
@@ -168,33 +165,4 @@ function stateOf(transcript: CloudTranscript, status: string | undefined): Sessi
   if (!transcript.turnOver) return "running";
   if (transcript.lastError?.error === "MessageAbortedError") return "stopped";
   return "idle";
-}
-
-function toReadResult(
-  session: LedgerSession,
-  state: SessionState,
-  transcript: CloudTranscript,
-  position: number,
-  limit: number,
-  webUrl: string | undefined,
-): ReadResult {
-  const start = Math.min(position, transcript.messages.length);
-  const messages = transcript.messages.slice(start, start + limit);
-  const next = start + messages.length;
-  const hasMore = transcript.messages.length > next;
-  const final = transcript.finalAssistant;
-  const finalIsNew = final !== null && final.index >= start && final.index < next;
-  return {
-    sessionId: session.id,
-    target: "cloud",
-    state,
-    title: session.title,
-    ...(webUrl ? { webUrl } : {}),
-    messages,
-    cursor: encodeCursor(session.id, next),
-    hasMore,
-    ...(finalIsNew ? { finalAssistantText: boundText(final.text, SESSION_LIMITS.finalText).text } : {}),
-    ...(!hasMore && transcript.partialText ? { partialText: boundText(transcript.partialText).text } : {}),
-    ...(transcript.lastError ? { lastError: transcript.lastError } : {}),
-  };
 }

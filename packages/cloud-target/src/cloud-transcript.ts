@@ -1,12 +1,8 @@
-import { boundText, type ToolCallSummary, type TranscriptMessage } from "@openwork/remote-session-core";
+import { boundText, type ToolCallSummary, type Transcript, type TranscriptMessage } from "@openwork/remote-session-core";
 import type { MessageWithParts } from "./opencode-schemas.js";
 
-export interface CloudTranscript {
-  /** Complete messages, oldest first, up to the first one still being written. */
-  messages: TranscriptMessage[];
-  partialText: string | null;
-  /** The last assistant message with text of the latest finished turn. */
-  finalAssistant: { index: number; text: string } | null;
+/** A worker session's transcript, plus whether its latest turn is over. */
+export interface CloudTranscript extends Transcript {
   /** Whether the latest turn is over (see `turnIsOver`). */
   turnOver: boolean;
   /** The error that ended the latest turn, if one did. */

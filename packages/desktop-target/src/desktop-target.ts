@@ -1,16 +1,13 @@
 import {
   acceptsPrompt,
-  boundText,
   createSessionLedger,
   decodeCursor,
-  encodeCursor,
   fail,
   type LedgerSession,
   type Logger,
   newId,
-  type ReadResult,
-  SESSION_LIMITS,
   silentLogger,
+  sliceTranscript,
   type Target,
   type TargetCall,
 } from "@openwork/remote-session-core";
@@ -167,7 +164,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           transcript.messages.length > position || !WAITABLE.has(current.state) || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
           stopWaiting.abort();
-          return toReadResult(current, transcript, position, input.limit, webUrlOf(current));
+          return sliceTranscript({ session: current, target: "desktop", state: current.state, transcript, position, limit: input.limit, webUrl: webUrlOf(current) });
         }
         await changed;
       }
@@ -179,34 +176,5 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       const stopped = await sql.begin((tx) => cancelSessionTasks(tx, session.id));
       return { sessionId: session.id, stopped };
     },
-  };
-}
-
-function toReadResult(
-  session: LedgerSession,
-  transcript: ReturnType<typeof buildTranscript>,
-  position: number,
-  limit: number,
-  webUrl: string | undefined,
-): ReadResult {
-  const start = Math.min(position, transcript.messages.length);
-  const messages = transcript.messages.slice(start, start + limit);
-  const next = start + messages.length;
-  const hasMore = transcript.messages.length > next;
-  // Edge-triggered: the final text is reported only when it is new to this caller.
-  const final = transcript.finalAssistant;
-  const finalIsNew = final !== null && final.index >= start && final.index < next;
-  return {
-    sessionId: session.id,
-    target: "desktop",
-    state: session.state,
-    title: session.title,
-    ...(webUrl ? { webUrl } : {}),
-    messages,
-    cursor: encodeCursor(session.id, next),
-    hasMore,
-    ...(finalIsNew ? { finalAssistantText: boundText(final.text, SESSION_LIMITS.finalText).text } : {}),
-    ...(!hasMore && transcript.partialText ? { partialText: boundText(transcript.partialText).text } : {}),
-    ...(session.lastError ? { lastError: session.lastError } : {}),
   };
 }

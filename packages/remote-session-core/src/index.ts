@@ -31,6 +31,7 @@ export { type ArgumentIssue, toArgumentIssues } from "./errors/argument-issues.j
 // Transcripts.
 export { type TranscriptMessage, type ToolCallSummary, boundText } from "./transcript/transcript-message.js";
 export { encodeCursor, decodeCursor } from "./transcript/cursor.js";
+export { type Transcript, sliceTranscript } from "./transcript/slice-transcript.js";
 
 // The Target port.
 export type {

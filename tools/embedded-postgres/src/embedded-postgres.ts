@@ -62,7 +62,8 @@ export async function startEmbeddedPostgres(options: { port?: number } = {}): Pr
   };
 }
 
-function freePort(): Promise<number> {
+/** A port nobody listens on right now, on 127.0.0.1. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -1,1 +1,1 @@
-export { type EmbeddedServer, startEmbeddedPostgres } from "./embedded-postgres.js";
+export { type EmbeddedServer, freePort, startEmbeddedPostgres } from "./embedded-postgres.js";

@@ -1,4 +1,4 @@
-import { boundText, type ToolCallSummary, type TranscriptMessage } from "@openwork/remote-session-core";
+import { boundText, type ToolCallSummary, type Transcript, type TranscriptMessage } from "@openwork/remote-session-core";
 import type { TaskEvent } from "@openwork/runner-protocol";
 import type { TaskState } from "../task-state.js";
 
@@ -14,14 +14,6 @@ export interface TranscriptTask {
   events: { event: TaskEvent; receivedAt: Date }[];
 }
 
-export interface Transcript {
-  /** Complete messages in a fixed order: later reads only ever append to this list. */
-  messages: TranscriptMessage[];
-  /** Text of assistant messages still being written. */
-  partialText: string | null;
-  /** The last assistant message of the latest finished turn: its index and its whole text. */
-  finalAssistant: { index: number; text: string } | null;
-}
 
 interface Draft {
   id: string;

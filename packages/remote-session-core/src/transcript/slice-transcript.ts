@@ -1,0 +1,52 @@
+import { SESSION_LIMITS } from "../limits.js";
+import type { LedgerSession } from "../ledger/ledger-session.js";
+import type { SessionState } from "../session-state.js";
+import type { ReadResult } from "../target.js";
+import { encodeCursor } from "./cursor.js";
+import { boundText, type TranscriptMessage } from "./transcript-message.js";
+
+/** A target's transcript of a session: complete messages in an order that only ever grows. */
+export interface Transcript {
+  messages: TranscriptMessage[];
+  /** Text of replies still being written (not in `messages` yet). */
+  partialText: string | null;
+  /** The last assistant message with text of the latest finished turn: its index and whole text. */
+  finalAssistant: { index: number; text: string } | null;
+  lastError?: { error: string; message: string } | null;
+}
+
+/**
+ * Cuts the read slice after `position` and builds the read result every target returns. The
+ * final text is edge-triggered: reported only when its message is in this slice, so an old
+ * reply is never taken for the new one.
+ */
+export function sliceTranscript(input: {
+  session: Pick<LedgerSession, "id" | "title">;
+  target: string;
+  state: SessionState;
+  transcript: Transcript;
+  position: number;
+  limit: number;
+  webUrl?: string | undefined;
+}): ReadResult {
+  const { transcript, session } = input;
+  const start = Math.min(input.position, transcript.messages.length);
+  const messages = transcript.messages.slice(start, start + input.limit);
+  const next = start + messages.length;
+  const hasMore = transcript.messages.length > next;
+  const final = transcript.finalAssistant;
+  const finalIsNew = final !== null && final.index >= start && final.index < next;
+  return {
+    sessionId: session.id,
+    target: input.target,
+    state: input.state,
+    title: session.title,
+    ...(input.webUrl ? { webUrl: input.webUrl } : {}),
+    messages,
+    cursor: encodeCursor(session.id, next),
+    hasMore,
+    ...(finalIsNew ? { finalAssistantText: boundText(final.text, SESSION_LIMITS.finalText).text } : {}),
+    ...(!hasMore && transcript.partialText ? { partialText: boundText(transcript.partialText).text } : {}),
+    ...(transcript.lastError ? { lastError: transcript.lastError } : {}),
+  };
+}
