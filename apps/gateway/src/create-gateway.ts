@@ -5,7 +5,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
 import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, startSweeper } from "@openwork/desktop-target";
 import { createRemoteSessionSource, registerRemoteSessionTools } from "@openwork/mcp-capability";
-import { createSessionLedger, type Logger, type MemberScope, silentLogger, type Target } from "@openwork/remote-session-core";
+import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
 import { Hono } from "hono";
 import type { Sql } from "postgres";
 import type { DevMember } from "./dev-members.js";
@@ -27,6 +27,10 @@ export interface GatewayOptions {
   /** The cloud worker resolver; without one the gateway offers desktops only. */
   cloudResolver?: WorkerResolver;
   webUrlTemplate?: string;
+  /** Creates per member per window (default 32 a minute). */
+  createRateLimit?: RateLimit;
+  /** Adds tools to each request's McpServer (a benchmark's no-op baseline, a host's own tools). */
+  configureMcpServer?: (server: McpServer) => void;
   logger?: Logger;
   /** Lease, sweep and presence timings (tests shorten them). */
   timings?: { leaseMs?: number; heartbeatIntervalMs?: number; sweepIntervalMs?: number; claimDeadlineMs?: number; cloudBudgetMs?: number };
@@ -94,7 +98,12 @@ export async function createGateway(options: GatewayOptions) {
       }),
     );
   }
-  const source = createRemoteSessionSource({ targets, ledger: createSessionLedger(sql), logger });
+  const source = createRemoteSessionSource({
+    targets,
+    ledger: createSessionLedger(sql),
+    logger,
+    ...(options.createRateLimit ? { createRateLimit: options.createRateLimit } : {}),
+  });
 
   const resourceMetadataUrl = `${options.baseUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
   const protectedResource = {
@@ -123,6 +132,7 @@ export async function createGateway(options: GatewayOptions) {
     // Stateless: one server and transport per request, nothing held that another replica needs.
     const server = new McpServer({ name: "openwork-remote-session-gateway", version: "0.0.0" }, { capabilities: { tools: {}, resources: {} } });
     registerRemoteSessionTools(server, { source });
+    options.configureMcpServer?.(server);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);
     return transport.handleRequest(c.req.raw, { authInfo });

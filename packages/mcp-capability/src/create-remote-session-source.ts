@@ -1,6 +1,8 @@
 import {
+  CREATE_RATE_LIMIT,
   type Logger,
   newReferenceId,
+  type RateLimit,
   type SessionError,
   sessionError,
   SessionFailure,
@@ -54,6 +56,8 @@ export interface RemoteSessionSourceOptions {
   targets: readonly Target[];
   ledger: SessionLedger;
   policy?: Partial<RemoteSessionPolicy>;
+  /** Creates per member per window. Default 32 a minute. */
+  createRateLimit?: RateLimit;
   logger?: Logger;
 }
 
@@ -118,7 +122,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
       try {
         const call = authorize(ctx, capability, policy, referenceId);
         const args = parseArguments(capability, input.body, fields);
-        const env = createRunEnv(call, options.ledger, options.targets);
+        const env = createRunEnv(call, options.ledger, options.targets, options.createRateLimit ?? CREATE_RATE_LIMIT);
         const payload = await capability.run(env, args);
         fields.sessionId = payload.sessionId;
         fields.outcome = "ok";

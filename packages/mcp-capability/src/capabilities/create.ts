@@ -1,4 +1,4 @@
-import { CREATE_RATE_LIMIT, CreateSessionInputSchema, SESSION_LIMITS } from "@openwork/remote-session-core";
+import { CreateSessionInputSchema, SESSION_LIMITS } from "@openwork/remote-session-core";
 import { cardText } from "@openwork/mcp-app-card";
 import { z } from "zod";
 import { defineCapability } from "./capability.js";
@@ -41,7 +41,7 @@ export const create = defineCapability({
     };
     const target = await env.target(targetName);
     const start = async () => {
-      await env.ledger.takeRateLimit(env.call, CREATE_RATE_LIMIT);
+      await env.ledger.takeRateLimit(env.call, env.createRateLimit);
       return target.create(env.call, input);
     };
     const result = idempotencyKey

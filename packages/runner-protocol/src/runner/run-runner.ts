@@ -127,7 +127,9 @@ export function runRunner(options: RunRunnerOptions): Runner {
         return false;
       }
       let claimed = 0;
-      for (const item of items) {
+      // Several runners of one member see the same list: trying it in a random order keeps them
+      // from all racing for the first task.
+      for (const item of shuffled(items)) {
         if (running.size >= concurrency || stopping.signal.aborted) break;
         if (running.has(item.taskId) || !options.handlers[item.kind]) continue;
         try {
@@ -164,4 +166,13 @@ export function runRunner(options: RunRunnerOptions): Runner {
       await Promise.all([loop, stream?.closed, ...running.values()]);
     },
   };
+}
+
+function shuffled<T>(items: readonly T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
 }

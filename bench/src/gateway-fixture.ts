@@ -1,0 +1,51 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type DevMember, serveGateway } from "@openwork/gateway";
+import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type RunnerClient } from "@openwork/runner-protocol";
+import postgres from "postgres";
+
+export const member: DevMember = {
+  name: "bench",
+  organizationId: "org_bench",
+  memberId: "mem_bench",
+  mcpToken: "mcp_bench_token_0123456789",
+  sessionToken: "session_bench_token_0123456789",
+  scopes: ["remote-session", "mcp:read", "mcp:write"],
+};
+
+/** One gateway process's worth of wiring, served on 127.0.0.1 over real HTTP. */
+export async function benchGateway(databaseUrl: string, extra: Partial<Parameters<typeof serveGateway>[0]> = {}) {
+  const sql = postgres(databaseUrl, { max: 20, onnotice: () => {} });
+  const gateway = await serveGateway({
+    sql,
+    port: 0,
+    members: () => [member],
+    cloudEnabled: () => false,
+    runnerTokenSecret: "bench-runner-secret-0123456789abcdef",
+    createRateLimit: { bucket: "create", limit: 1_000_000, windowMs: 60_000 },
+    ...extra,
+  });
+  const runnerClient = async (runnerId: string): Promise<RunnerClient> => {
+    const minted = await requestRunnerToken({
+      baseUrl: gateway.baseUrl,
+      memberToken: member.sessionToken,
+      request: { runnerId, name: runnerId, platform: "linux", appVersion: "bench", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+    });
+    return createRunnerClient({ baseUrl: gateway.baseUrl, token: minted.token });
+  };
+  const mcpClient = async () => {
+    const client = new Client({ name: "bench", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }));
+    return client;
+  };
+  return {
+    gateway,
+    sql,
+    runnerClient,
+    mcpClient,
+    close: async () => {
+      await gateway.close();
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
