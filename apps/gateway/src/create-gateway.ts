@@ -122,7 +122,11 @@ export async function createGateway(options: GatewayOptions) {
   const app = new Hono();
   app.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, (c) => c.json(protectedResource));
   app.get(`${MCP_PATH}/.well-known/oauth-protected-resource`, (c) => c.json(protectedResource));
-  app.get("/health", (c) => c.json({ ok: true }));
+  // Operational figures for dashboards and the benchmarks: counts and bytes, nothing per member.
+  app.get("/health", (c) => {
+    const { rss, heapUsed } = process.memoryUsage();
+    return c.json({ ok: true, ...hub.stats(), memory: { rss, heapUsed } });
+  });
   app.all(MCP_PATH, async (c) => {
     const token = bearerOf(c.req.raw);
     if (!token) return unauthorized("a bearer token is required");

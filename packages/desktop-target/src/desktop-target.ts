@@ -17,6 +17,7 @@ import { chooseRunner } from "./choose-runner.js";
 import { DEFAULT_PRESENCE_WINDOW_MS, presenceOf } from "./presence.js";
 import { cancelSessionTasks } from "./store/cancel-session-tasks.js";
 import { enqueueTask } from "./store/enqueue-task.js";
+import { findPinnedRunners } from "./store/find-pinned-runners.js";
 import { listRunners } from "./store/list-runners.js";
 import { loadSessionTasks } from "./store/load-session-tasks.js";
 import { buildTranscript } from "./transcript/build-transcript.js";
@@ -48,8 +49,11 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
   const claimDeadlineMs = options.claimDeadlineMs ?? 10 * 60_000;
   const logger = options.logger ?? silentLogger;
   const ledger = createSessionLedger(sql);
-  const runnersOf = async (call: TargetCall) => {
-    const rows = await listRunners(sql, call);
+  /** The runners a create may go to: those a pin names (looked up exactly), else the most recently seen. */
+  const runnersOf = async (call: TargetCall, pin?: string) => {
+    const pinned = pin === undefined ? [] : await findPinnedRunners(sql, call, pin);
+    // An unknown pin is answered with the member's desktops, to choose from.
+    const rows = pinned.length > 0 ? pinned : await listRunners(sql, call);
     const presence = presenceOf(rows, windowMs);
     return rows.map((row, i) => ({ ...row, online: presence[i]!.online }));
   };
@@ -71,7 +75,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         fail("invalid_capability_arguments", "deliverBy must be in the future");
       }
       const requirements = taskRequirements({ kind: "remote_session.create", model: input.model ?? null });
-      const runner = chooseRunner(await runnersOf(call), requirements, {
+      const runner = chooseRunner(await runnersOf(call, input.runner), requirements, {
         ...(input.runner === undefined ? {} : { pin: input.runner }),
         storeAndForward: deliverBy !== null,
       });
@@ -122,7 +126,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       }
       const holder = typeof session.targetRef.runnerId === "string" ? session.targetRef.runnerId : undefined;
       const requirements = taskRequirements({ kind: "remote_session.send" });
-      if (holder) chooseRunner(await runnersOf(call), requirements, { pin: holder, storeAndForward: false });
+      if (holder) chooseRunner(await runnersOf(call, holder), requirements, { pin: holder, storeAndForward: false });
       const messageId = input.messageId ?? newId("msg");
       await sql.begin(async (tx) => {
         await enqueueTask(tx, call, {

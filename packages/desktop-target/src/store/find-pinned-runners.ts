@@ -1,0 +1,12 @@
+import type { MemberScope, Queryable } from "@openwork/remote-session-core";
+import type { RunnerRow } from "./runner-row.js";
+
+/** The member's runners a pin may mean: the one with that id, else those with that name (any case). */
+export async function findPinnedRunners(sql: Queryable, scope: MemberScope, pin: string): Promise<RunnerRow[]> {
+  return sql<RunnerRow[]>`
+    select * from desktop_runner
+    where organization_id = ${scope.organizationId} and member_id = ${scope.memberId}
+      and (runner_id = ${pin} or lower(name) = lower(${pin}))
+    order by (runner_id = ${pin}) desc, last_seen_at desc
+    limit 10`;
+}
