@@ -253,5 +253,11 @@ describe("the gateway end to end, through a real MCP client", () => {
     expect(Date.now() - killedAt).toBeLessThan(3_000 + 2_000);
     const texts = (interrupted.messages as { role: string; text: string | null }[]).filter((m) => m.role === "assistant").map((m) => m.text);
     expect(texts.join("")).toContain("echo:");
+
+    // A new runner process (same install, restarted) picks up new work.
+    runner = startRunnerProcess();
+    const next = await ok(client, "remoteSession.create", { target: "desktop", prompt: "after the crash" });
+    const done = await readUntil(client, String(next.sessionId), (r) => r.state === "idle", 20_000);
+    expect(done.state).toBe("idle");
   });
 });
