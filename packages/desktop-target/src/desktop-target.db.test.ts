@@ -244,6 +244,7 @@ describe("the desktop target end to end", () => {
     expect(session.lastError?.error).toBe("lease_lost");
     const read = await gateway.target.read(gateway.call(member), session, { limit: 20, waitMs: 0 });
     expect(read.state).toBe("interrupted");
+    expect(read.lastError).toMatchObject({ error: "lease_lost" });
     expect(read.messages.map((m) => m.text)).toEqual([null, "half an answer"]);
     expect(await client.heartbeat(item!.taskId, assignment.attempt)).toMatchObject({ leaseValid: false });
     await expect(client.complete(item!.taskId, { attempt: 1, status: "done", localSessionId: "ses_dying" })).rejects.toMatchObject({ code: "lease_lost" });

@@ -168,7 +168,16 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           transcript.messages.length > position || !WAITABLE.has(current.state) || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
           stopWaiting.abort();
-          return sliceTranscript({ session: current, target: "desktop", state: current.state, transcript, position, limit: input.limit, webUrl: webUrlOf(current) });
+          return sliceTranscript({
+            session: current,
+            target: "desktop",
+            state: current.state,
+            // The desktop's last error (a lost lease, a missed deadline) is the ledger's.
+            transcript: { ...transcript, lastError: current.lastError },
+            position,
+            limit: input.limit,
+            webUrl: webUrlOf(current),
+          });
         }
         await changed;
       }
