@@ -10,9 +10,12 @@ import { benchGateway } from "./gateway-fixture.js";
 const SAMPLES = Number(process.env.SAMPLES ?? 200);
 const POLL_SAMPLES = Number(process.env.POLL_SAMPLES ?? 3);
 
-async function measure(client: Client, runnerHeld: () => Promise<number>, samples: number, pinned: boolean): Promise<number[]> {
+async function measure(client: Client, runnerHeld: () => Promise<number>, samples: number, pinned: boolean, pauseMs = 0): Promise<number[]> {
   const latencies: number[] = [];
   for (let i = 0; i < samples; i++) {
+    // Without the stream, a runner also looks for work right after finishing a task: pause so
+    // that look is over and only the backstop poll can find the next one.
+    if (pauseMs) await sleep(pauseMs);
     const held = runnerHeld();
     const result = (await client.callTool({
       name: "execute_capability",
@@ -57,7 +60,7 @@ try {
 
   const polling = startRunner(await fixture.runnerClient("bench-runner-poll"), false);
   await sleep(500); // let its first (empty) poll pass
-  rows["runner polling, no SSE (60 s backstop)"] = { ...summarize(await measure(mcp, polling.next, POLL_SAMPLES, false)), unit: "ms" };
+  rows["runner polling, no SSE (60 s backstop)"] = { ...summarize(await measure(mcp, polling.next, POLL_SAMPLES, false, 1_000)), unit: "ms" };
   await polling.runner.stop();
   await mcp.close();
   await fixture.close();
