@@ -240,6 +240,16 @@ describe("the gateway end to end, through a real MCP client", () => {
       body: JSON.stringify({ runnerId: "runner-x-000001", name: "x", platform: "linux", appVersion: "1", protocolVersion: 1 }),
     });
     expect(mint.status).toBe(401);
+    const minted = await fetch(`${gateway.baseUrl}/v1/desktop-runner/token`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${alice.sessionToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ runnerId: "runner-x-000001", name: "x", platform: "linux", appVersion: "1", protocolVersion: 1 }),
+    });
+    const { token: runnerToken } = (await minted.json()) as { token: string };
+    const asMcp = await fetch(gateway.mcpUrl, { method: "POST", headers: { authorization: `Bearer ${runnerToken}`, "content-type": "application/json" }, body: "{}" });
+    expect(asMcp.status).toBe(401);
+    const sessionAsMcp = await fetch(gateway.mcpUrl, { method: "POST", headers: { authorization: `Bearer ${alice.sessionToken}`, "content-type": "application/json" }, body: "{}" });
+    expect(sessionAsMcp.status).toBe(401);
   });
 
   it("ends in interrupted, with earlier events readable, when the desktop runner is killed mid-turn", async () => {
