@@ -93,6 +93,7 @@ async function throughput(urls: string[], label: string): Promise<{ perSecond: n
             await client.postEvents(item.taskId, attempt, [{ sequence: 1, type: "assistant.final", payload: { messageId: "m", text: "ok" } }]);
             await client.complete(item.taskId, { attempt, status: "done", localSessionId: "ses" });
             done++;
+            break; // one slot, as runRunner: look for work again
           } catch {
             // taken by another runner
           }

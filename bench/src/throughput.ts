@@ -28,7 +28,8 @@ try {
       for (;;) {
         const { items } = await client.work();
         if (items.length === 0) return;
-        // As runRunner does: a random order, so the 16 runners do not all race for the first task.
+        // As runRunner does with one slot: try the offered tasks in a random order until one
+        // claim succeeds, run it, then look for work again.
         for (const item of [...items].sort(() => Math.random() - 0.5)) {
           let attempt: number;
           try {
@@ -41,6 +42,7 @@ try {
           await client.postEvents(item.taskId, attempt, [{ sequence: 1, type: "assistant.final", payload: { messageId: "m1", text: "done" } }]);
           await client.complete(item.taskId, { attempt, status: "done", localSessionId: `ses_${item.taskId}` });
           done++;
+          break;
         }
       }
     }),
