@@ -24,7 +24,10 @@ export function capturingLogger(): Logger & { lines: string[] } {
  * wake hub, the runner routes served over real HTTP on 127.0.0.1, and the desktop Target.
  */
 export interface RunnerGateway {
+  /** The public base URL: the runner-token audience. */
   baseUrl: string;
+  /** Where this replica actually listens (differs from baseUrl behind a proxy). */
+  serverUrl: string;
   sql: Sql;
   hub: WakeHub;
   routes: RunnerRoutes;
@@ -57,7 +60,8 @@ export async function startRunnerGateway(
   let routes: RunnerRoutes | undefined;
   const server = serve({ fetch: (request: Request) => routes!.fetch(request), port: 0, hostname: "127.0.0.1" });
   await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-  const baseUrl = overrides.baseUrl ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const baseUrl = overrides.baseUrl ?? serverUrl;
   routes = createRunnerRoutes({
     sql,
     hub,
@@ -79,6 +83,7 @@ export async function startRunnerGateway(
 
   return {
     baseUrl,
+    serverUrl,
     sql,
     hub,
     routes,
