@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { freePort } from "@openwork/embedded-postgres";
 import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type RunnerClient, runRunner } from "@openwork/runner-protocol";
+import { drainAsRunner } from "./drain-as-runner.js";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
 import { member } from "./gateway-fixture.js";
 
@@ -79,28 +80,8 @@ async function throughput(urls: string[], label: string): Promise<{ perSecond: n
     await Promise.all(Array.from({ length: Math.min(20, TASKS - i) }, () => mcp.callTool({ name: "execute_capability", arguments: { name: "remoteSession.create", body: { target: "desktop", deliverBy } } })));
   }
   await mcp.close();
-  let done = 0;
   const t0 = performance.now();
-  await Promise.all(
-    clients.map(async (client) => {
-      for (;;) {
-        const { items } = await client.work();
-        if (items.length === 0) return;
-        for (const item of [...items].sort(() => Math.random() - 0.5)) {
-          try {
-            const { attempt } = await client.claim(item.taskId);
-            await client.heartbeat(item.taskId, attempt);
-            await client.postEvents(item.taskId, attempt, [{ sequence: 1, type: "assistant.final", payload: { messageId: "m", text: "ok" } }]);
-            await client.complete(item.taskId, { attempt, status: "done", localSessionId: "ses" });
-            done++;
-            break; // one slot, as runRunner: look for work again
-          } catch {
-            // taken by another runner
-          }
-        }
-      }
-    }),
-  );
+  const done = (await Promise.all(clients.map((client) => drainAsRunner(client)))).reduce((n, o) => n + o.done, 0);
   const seconds = (performance.now() - t0) / 1000;
   return { perSecond: Math.round(done / seconds), seconds: +seconds.toFixed(2) };
 }

@@ -1,6 +1,7 @@
 // Claim throughput: 16 runners doing claim → heartbeat → events → complete through the HTTP
 // routes, tasks per second; beside graphile-worker with 16 concurrent workers on the same Postgres.
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
+import { drainAsRunner } from "./drain-as-runner.js";
 import { benchDatabase, report } from "./harness.js";
 import { benchGateway, member } from "./gateway-fixture.js";
 
@@ -20,33 +21,10 @@ try {
     const result = await target.execute({ ...member, scopes: member.scopes }, { action: "create" }, { body: { target: "desktop", title: `t${i}`, deliverBy } });
     if (result.isError) throw new Error(result.content[0]?.text);
   }
-  let done = 0;
-  let conflicts = 0;
   const started = performance.now();
-  await Promise.all(
-    clients.map(async (client) => {
-      for (;;) {
-        const { items } = await client.work();
-        if (items.length === 0) return;
-        // As runRunner does with one slot: try the offered tasks in a random order until one
-        // claim succeeds, run it, then look for work again.
-        for (const item of [...items].sort(() => Math.random() - 0.5)) {
-          let attempt: number;
-          try {
-            attempt = (await client.claim(item.taskId)).attempt;
-          } catch {
-            conflicts++;
-            continue;
-          }
-          await client.heartbeat(item.taskId, attempt);
-          await client.postEvents(item.taskId, attempt, [{ sequence: 1, type: "assistant.final", payload: { messageId: "m1", text: "done" } }]);
-          await client.complete(item.taskId, { attempt, status: "done", localSessionId: `ses_${item.taskId}` });
-          done++;
-          break;
-        }
-      }
-    }),
-  );
+  const outcomes = await Promise.all(clients.map((client) => drainAsRunner(client)));
+  const done = outcomes.reduce((n, o) => n + o.done, 0);
+  const conflicts = outcomes.reduce((n, o) => n + o.conflicts, 0);
   const seconds = (performance.now() - started) / 1000;
   rows["ours: claim → heartbeat → events → complete over HTTP"] = { tasks: done, seconds: +seconds.toFixed(2), perSecond: Math.round(done / seconds), claimConflicts: conflicts };
   await fixture.close();

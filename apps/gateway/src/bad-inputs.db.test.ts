@@ -5,18 +5,11 @@ import { useTestDatabase } from "@openwork/test-postgres";
 import fc from "fast-check";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { DevMember } from "./dev-members.js";
+import { type DevMember, fixedDevMember } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
 
 const db = useTestDatabase();
-const member: DevMember = {
-  name: "fuzz",
-  organizationId: "org_fuzz",
-  memberId: "mem_fuzz",
-  mcpToken: "mcp_fuzz_token_0123456789",
-  sessionToken: "session_fuzz_token_0123456789",
-  scopes: ["remote-session", "mcp:read", "mcp:write"],
-};
+const member: DevMember = fixedDevMember("fuzz");
 let gateway: Awaited<ReturnType<typeof serveGateway>>;
 let sql: postgres.Sql;
 

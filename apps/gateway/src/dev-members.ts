@@ -54,3 +54,15 @@ export async function loadDevConfig(path: string): Promise<DevConfig> {
   await writeFile(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
   return config;
 }
+
+/** A member with predictable tokens, for tests and benchmarks (never for a real deployment). */
+export function fixedDevMember(name: string, scopes: string[] = ["remote-session", "mcp:read", "mcp:write"]): DevMember {
+  return {
+    name,
+    organizationId: `org_${name}`,
+    memberId: `mem_${name}`,
+    mcpToken: `mcp_${name}_token_0123456789`,
+    sessionToken: `session_${name}_token_0123456789`,
+    scopes,
+  };
+}

@@ -12,17 +12,10 @@ import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PRO
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, expect, it } from "vitest";
-import type { DevMember } from "./dev-members.js";
+import { type DevMember, fixedDevMember } from "./dev-members.js";
 
 const db = useTestDatabase();
-const member: DevMember = {
-  name: "failover",
-  organizationId: "org_failover",
-  memberId: "mem_failover",
-  mcpToken: "mcp_failover_token_0123456789",
-  sessionToken: "session_failover_token_0123456789",
-  scopes: ["remote-session", "mcp:write"],
-};
+const member: DevMember = fixedDevMember("failover", ["remote-session", "mcp:write"]);
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});

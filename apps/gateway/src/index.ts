@@ -1,3 +1,3 @@
 export { type GatewayOptions, createGateway } from "./create-gateway.js";
 export { serveGateway } from "./serve-gateway.js";
-export { type DevConfig, type DevMember, loadDevConfig } from "./dev-members.js";
+export { type DevConfig, type DevMember, fixedDevMember, loadDevConfig } from "./dev-members.js";

@@ -4,21 +4,14 @@ import { promisify } from "node:util";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { DevMember } from "./dev-members.js";
+import { type DevMember, fixedDevMember } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
 
 // A third-party client: the MCP Inspector's CLI 2.12.0, installed into .tools/ by npm test.
 const run = promisify(execFile);
 const INSPECTOR = fileURLToPath(new URL("../../../.tools/node_modules/.bin/mcp-inspector", import.meta.url));
 const db = useTestDatabase();
-const member: DevMember = {
-  name: "inspector",
-  organizationId: "org_inspector",
-  memberId: "mem_inspector",
-  mcpToken: "mcp_inspector_token_0123456789",
-  sessionToken: "session_inspector_token_0123456789",
-  scopes: ["remote-session", "mcp:read", "mcp:write"],
-};
+const member: DevMember = fixedDevMember("inspector");
 let gateway: Awaited<ReturnType<typeof serveGateway>>;
 let sql: postgres.Sql;
 

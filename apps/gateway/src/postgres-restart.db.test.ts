@@ -3,17 +3,10 @@ import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PRO
 import { startEmbeddedPostgres } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { expect, it } from "vitest";
-import type { DevMember } from "./dev-members.js";
+import { type DevMember, fixedDevMember } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
 
-const member: DevMember = {
-  name: "restart-pg",
-  organizationId: "org_pg_restart",
-  memberId: "mem_pg_restart",
-  mcpToken: "mcp_pg_restart_token_0123456789",
-  sessionToken: "session_pg_restart_token_0123456789",
-  scopes: ["remote-session", "mcp:write"],
-};
+const member: DevMember = fixedDevMember("restart-pg", ["remote-session", "mcp:write"]);
 
 // PostgreSQL restarts under load (a server of this file's own). The pool and the LISTEN
 // connection recover by themselves, the runners' streams come back, and every task whose create
@@ -80,7 +73,8 @@ it("recovers from a PostgreSQL restart under load: nothing lost, nothing run twi
     const ledger = createSessionLedger(sql);
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const states = await Promise.all(created.map(async (id) => (await ledger.find(member, id))?.state));
+      // A pooled connection cut by the restart fails its next query once; look again.
+      const states = await Promise.all(created.map(async (id) => (await ledger.find(member, id).catch(() => null))?.state));
       if (states.every((s) => s === "idle")) break;
       if (Date.now() > deadline) throw new Error(`not delivered: ${states.filter((s) => s !== "idle").length} of ${created.length}`);
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -7,18 +7,11 @@ import { createSessionLedger, newReferenceId } from "@openwork/remote-session-co
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, expect, it } from "vitest";
-import type { DevMember } from "./dev-members.js";
+import { type DevMember, fixedDevMember } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
 
 const db = useTestDatabase();
-const member: DevMember = {
-  name: "restart",
-  organizationId: "org_restart",
-  memberId: "mem_restart",
-  mcpToken: "mcp_restart_token_0123456789",
-  sessionToken: "session_restart_token_0123456789",
-  scopes: ["remote-session", "mcp:write"],
-};
+const member: DevMember = fixedDevMember("restart", ["remote-session", "mcp:write"]);
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
