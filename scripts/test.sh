@@ -11,4 +11,9 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
   apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
 fi
 pnpm turbo run build typecheck --output-logs=errors-only
-pnpm vitest run "$@"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+pnpm vitest run "$@" 2>&1 | tee "$log"
+# The count line is the verdict: an error outside any test (an unhandled rejection in a library)
+# counts as a failure even where vitest's exit code would let it pass.
+grep -qE '^[0-9]+ passed, 0 failed, [0-9]+ skipped$' "$log"
