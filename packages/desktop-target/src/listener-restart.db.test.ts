@@ -1,7 +1,7 @@
 import { createRunnerClient, type Runner, runRunner } from "@openwork/runner-protocol";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { startEmbeddedPostgres } from "@openwork/test-postgres";
-import { expect, it } from "vitest";
+import { it } from "vitest";
 import { startRunnerGateway } from "./testing/runner-gateway.js";
 
 // A server of this file's own: restarting the run's shared server would disturb other files.

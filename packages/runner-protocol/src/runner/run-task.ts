@@ -49,7 +49,8 @@ export async function runTask(
     stopSignal: AbortSignal;
   },
 ): Promise<TaskOutcome> {
-  const { client, timers, taskId, attempt } = { ...deps, taskId: assignment.taskId, attempt: assignment.attempt };
+  const { client } = deps;
+  const { taskId, attempt } = assignment;
   const work = new AbortController();
   const abort = (reason: TaskAbortReason) => {
     if (!work.signal.aborted) work.abort(new TaskAbortedError(reason));
