@@ -11,7 +11,7 @@ import { completeTask } from "../store/complete-task.js";
 import { failClaimedTask } from "../store/fail-claimed-task.js";
 import { heartbeatLease } from "../store/heartbeat-lease.js";
 import { listWork } from "../store/list-work.js";
-import type { RunnerIdentity } from "../store/task-row.js";
+import type { RunnerIdentity, TaskRow } from "../store/task-row.js";
 import { readJsonBody } from "./read-json-body.js";
 import type { RouteContext } from "./route-context.js";
 import { toAssignment } from "./to-assignment.js";
@@ -42,7 +42,7 @@ export async function handleClaim(ctx: RouteContext, runner: RunnerIdentity, tas
 /** Re-checks at claim what may have changed since the task was queued (the proposal's rule). */
 async function claimTimeRefusal(
   ctx: RouteContext,
-  task: { organization_id: string; member_id: string; model: Parameters<NonNullable<RouteContext["mayUseModel"]>>[1] | null; kind: string },
+  task: Pick<TaskRow, "organization_id" | "member_id" | "model" | "kind">,
   localSessionId: string | null,
 ): Promise<{ code: string; message: string } | null> {
   const scope = { organizationId: task.organization_id, memberId: task.member_id };
