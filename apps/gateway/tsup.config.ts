@@ -1,10 +1,3 @@
-import { defineConfig } from "tsup";
+import { app } from "../../tsup.presets";
 
-export default defineConfig({
-  entry: ["src/index.ts", "src/main.ts"],
-  format: ["esm"],
-  dts: { entry: "src/index.ts" },
-  sourcemap: true,
-  clean: true,
-  target: "node20",
-});
+export default app();

@@ -1,11 +1,4 @@
-import { defineConfig } from "tsup";
+import { library } from "../../tsup.presets";
 
-export default defineConfig({
-  // `testing` is the runner-channel conformance suite for gateway implementers (imports vitest).
-  entry: { index: "src/index.ts", "testing/index": "src/testing/index.ts" },
-  format: ["esm"],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: "node20",
-});
+// `testing` is the runner-channel conformance suite for gateway implementers (imports vitest).
+export default library({ index: "src/index.ts", "testing/index": "src/testing/index.ts" });
