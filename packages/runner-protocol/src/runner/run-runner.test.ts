@@ -82,11 +82,12 @@ describe("runRunner", () => {
     const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
     start({
       wakeStream: false,
-      handlers: { "remote_session.create": async () => (await new Promise((r) => setTimeout(r, 550)), done()) },
+      handlers: { "remote_session.create": async () => (await new Promise((r) => setTimeout(r, 700)), done()) },
     });
     await endOf(taskId);
     const beats = double.requests.filter((r) => r.path.endsWith(`/tasks/${taskId}/heartbeat`));
-    expect(beats.length).toBeGreaterThanOrEqual(4);
+    // Every 100 ms for 700 ms: at least three, even on a loaded machine.
+    expect(beats.length).toBeGreaterThanOrEqual(3);
   });
 
   it("keeps events in order and completes despite transient network failures", async () => {
