@@ -81,9 +81,10 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       const { client, workerId } = await clientFor(call);
       const workspaceId = input.workspaceId ?? (await activeWorkspace(client));
       const remote = await client.createSession(workspaceId, input.title);
-      if (input.prompt) {
+      const promptId = input.prompt ? newOpencodeMessageId() : undefined;
+      if (input.prompt && promptId) {
         try {
-          await client.promptAsync(workspaceId, remote.id, { text: input.prompt, messageID: newOpencodeMessageId(), model: input.model });
+          await client.promptAsync(workspaceId, remote.id, { text: input.prompt, messageID: promptId, model: input.model });
         } catch (error) {
           // No half-created session: the caller will retry the whole create.
           await client.deleteSession(workspaceId, remote.id).catch(() => {});
@@ -96,7 +97,7 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
         title: input.title,
         state: input.prompt ? "running" : "idle",
         targetSessionId: remote.id,
-        targetRef: { ...ref },
+        targetRef: { ...ref, ...(promptId ? { lastPromptId: promptId } : {}) },
       });
       logger.info("cloud target: session created", { sessionId: session.id, referenceId: call.referenceId, workerId, promptChars: input.prompt?.length ?? 0 });
       const webUrl = webUrlOf(ref, remote.id);
@@ -110,7 +111,7 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       // A retried send with the same message id finds its prompt already there.
       const alreadyPresent = input.messageId !== undefined && (await client.hasMessage(ref.workspaceId, remoteId, messageId));
       if (!alreadyPresent) await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId });
-      await ledger.update(session.id, { state: "running", activity: true, lastError: null });
+      await ledger.update(session.id, { state: "running", activity: true, lastError: null, targetRef: { lastPromptId: messageId } });
       logger.info("cloud target: prompt sent", { sessionId: session.id, referenceId: call.referenceId, alreadyPresent, promptChars: input.prompt.length });
       return { sessionId: session.id, messageId, state: "accepted", alreadyPresent };
     },
@@ -123,7 +124,11 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       for (;;) {
         const [messages, status] = await Promise.all([client.messages(ref.workspaceId, remoteId), client.status(ref.workspaceId)]);
         const transcript = buildCloudTranscript(messages);
-        const state = stateOf(transcript, status[remoteId]?.type);
+        // Right after prompt_async a fresh worker may neither list the session as busy nor have
+        // stored the prompt yet: until our last prompt shows up, its turn has not even begun.
+        const awaited = session.targetRef.lastPromptId;
+        const promptPending = typeof awaited === "string" && !messages.some((m) => m.info.id === awaited);
+        const state = promptPending ? "running" : stateOf(transcript, status[remoteId]?.type);
         const settled = transcript.messages.length > position || state !== "running" || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
           if (state !== session.state) await ledger.update(session.id, { state, lastError: transcript.lastError });
