@@ -8,11 +8,11 @@ import { Readable } from "node:stream";
 import { createDesktopTarget, createWakeHub } from "@openwork/desktop-target";
 import { freePort } from "@openwork/embedded-postgres";
 import { newReferenceId } from "@openwork/remote-session-core";
-import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type Runner, runRunner } from "@openwork/runner-protocol";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, expect, it } from "vitest";
 import { type DevMember, fixedDevMember } from "./dev-members.js";
+import { startCountingRunners } from "./testing/counting-runners.js";
 
 const db = useTestDatabase();
 const member: DevMember = fixedDevMember("failover", ["remote-session", "mcp:write"]);
@@ -88,30 +88,17 @@ it("loses and duplicates nothing when a gateway process is killed while runners 
   await hub.ready;
   cleanups.push(() => hub.close());
   const target = createDesktopTarget({ sql, hub });
-  const runs = new Map<string, number>();
-  const runners: Runner[] = [];
-  cleanups.push(() => Promise.all(runners.map((r) => r.stop())));
-  for (let i = 0; i < 4; i++) {
-    const minted = await requestRunnerToken({
-      baseUrl: balancer.url,
-      memberToken: member.sessionToken,
-      request: { runnerId: `runner-failover-${i}`, name: `r${i}`, platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
-    });
-    runners.push(
-      runRunner({
-        client: createRunnerClient({ baseUrl: balancer.url, token: minted.token, retry: { limit: 4, backoff: { baseMs: 50, maxMs: 400, random: () => 0.5 } } }),
-        pollIntervalMs: 1_000,
-        backoff: { baseMs: 50, maxMs: 400, random: () => 0.5 },
-        handlers: {
-          "remote_session.create": async (task) => {
-            runs.set(task.sessionId, (runs.get(task.sessionId) ?? 0) + 1);
-            await new Promise((resolve) => setTimeout(resolve, 30));
-            return { status: "done", localSessionId: `ses_${task.taskId}` };
-          },
-        },
-      }),
-    );
-  }
+  const { runs, stop } = await startCountingRunners({
+    baseUrl: balancer.url,
+    member,
+    idPrefix: "runner-failover",
+    count: 4,
+    pollIntervalMs: 1_000,
+    workMs: 30,
+    retryLimit: 4,
+    backoffMaxMs: 400,
+  });
+  cleanups.push(stop);
 
   const deliverBy = new Date(Date.now() + 600_000).toISOString();
   const sessions: string[] = [];

@@ -1,9 +1,9 @@
 import { createSessionLedger } from "@openwork/remote-session-core";
-import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type Runner, runRunner } from "@openwork/runner-protocol";
 import { startEmbeddedPostgres } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { expect, it } from "vitest";
 import { type DevMember, fixedDevMember } from "./dev-members.js";
+import { startCountingRunners } from "./testing/counting-runners.js";
 import { serveGateway } from "./serve-gateway.js";
 
 const member: DevMember = fixedDevMember("restart-pg", ["remote-session", "mcp:write"]);
@@ -23,31 +23,18 @@ it("recovers from a PostgreSQL restart under load: nothing lost, nothing run twi
     createRateLimit: { bucket: "create", limit: 1_000_000, windowMs: 60_000 },
     timings: { leaseMs: 10_000, heartbeatIntervalMs: 1_000, sweepIntervalMs: 500 },
   });
-  const runs = new Map<string, number>();
-  const runners: Runner[] = [];
+  // The backstop poll is far away: delivery depends on the wake path surviving the restart.
+  const { runs, stop } = await startCountingRunners({
+    baseUrl: gateway.baseUrl,
+    member,
+    idPrefix: "runner-pg-restart",
+    count: 3,
+    pollIntervalMs: 600_000,
+    workMs: 20,
+    retryLimit: 2,
+    backoffMaxMs: 500,
+  });
   try {
-    for (let i = 0; i < 3; i++) {
-      const minted = await requestRunnerToken({
-        baseUrl: gateway.baseUrl,
-        memberToken: member.sessionToken,
-        request: { runnerId: `runner-pg-restart-${i}`, name: `r${i}`, platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
-      });
-      runners.push(
-        runRunner({
-          client: createRunnerClient({ baseUrl: gateway.baseUrl, token: minted.token, retry: { limit: 2, backoff: { baseMs: 50, maxMs: 500, random: () => 0.5 } } }),
-          // The backstop is far away: delivery depends on the wake path surviving the restart.
-          pollIntervalMs: 600_000,
-          backoff: { baseMs: 50, maxMs: 500, random: () => 0.5 },
-          handlers: {
-            "remote_session.create": async (task) => {
-              runs.set(task.sessionId, (runs.get(task.sessionId) ?? 0) + 1);
-              await new Promise((resolve) => setTimeout(resolve, 20));
-              return { status: "done", localSessionId: `ses_${task.taskId}` };
-            },
-          },
-        }),
-      );
-    }
     while (gateway.hub.stats().runnerStreams < 3) await new Promise((resolve) => setTimeout(resolve, 50));
     const listensBefore = gateway.hub.stats().listens;
 
@@ -97,7 +84,7 @@ it("recovers from a PostgreSQL restart under load: nothing lost, nothing run twi
     // Creates refused during the outage got a typed, retryable error.
     for (const refusal of refusals) expect(refusal).toBe("internal_error/true");
   } finally {
-    await Promise.all(runners.map((r) => r.stop()));
+    await stop();
     await gateway.close();
     await sql.end({ timeout: 5 });
     await server.stop();
