@@ -1,5 +1,6 @@
 // Lease loss and deadlines with the default settings (lease 30 s, heartbeat 10 s, sweep 2 s):
 // from a runner's last heartbeat to `interrupted`, and from `deliverBy` to `expired`.
+import { memberCall } from "@openwork/gateway";
 import { createSessionLedger } from "@openwork/remote-session-core";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
 import { benchGateway, member } from "./gateway-fixture.js";
@@ -10,10 +11,9 @@ const rows: Record<string, Record<string, unknown>> = {};
 try {
   const fixture = await benchGateway(db.url);
   const ledger = createSessionLedger(fixture.sql);
-  const scope = { ...member, scopes: member.scopes };
   const stateAt = async (sessionId: string, state: string) => {
     for (;;) {
-      if ((await ledger.find(member, sessionId))?.state === state) return performance.now();
+      if ((await ledger.find(memberCall(member), sessionId))?.state === state) return performance.now();
       await sleep(50);
     }
   };
@@ -22,7 +22,7 @@ try {
   const lost = await Promise.all(
     Array.from({ length: SAMPLES }, async (_, i) => {
       const runner = await fixture.runnerClient(`bench-deadline-runner-${i}`);
-      const created = await fixture.gateway.source.execute(scope, { action: "create" }, { body: { target: "desktop", runner: `bench-deadline-runner-${i}`, prompt: "work" } });
+      const created = await fixture.execute("remote-session:create", { target: "desktop", runner: `bench-deadline-runner-${i}`, prompt: "work" });
       const sessionId = String(created.structuredContent?.sessionId);
       const [item] = (await runner.work()).items;
       const { attempt } = await runner.claim(item!.taskId);
@@ -37,7 +37,7 @@ try {
   const missed = await Promise.all(
     Array.from({ length: SAMPLES }, async (_, i) => {
       const deliverBy = Date.now() + 2_000 + i * 500;
-      const created = await fixture.gateway.source.execute(scope, { action: "create" }, { body: { target: "desktop", prompt: "later", deliverBy: new Date(deliverBy).toISOString() } });
+      const created = await fixture.execute("remote-session:create", { target: "desktop", prompt: "later", deliverBy: new Date(deliverBy).toISOString() });
       const sessionId = String(created.structuredContent?.sessionId);
       const deadline = performance.now() + (deliverBy - Date.now());
       return (await stateAt(sessionId, "expired")) - deadline;

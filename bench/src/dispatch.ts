@@ -1,4 +1,4 @@
-// Dispatch latency: execute_capability(remoteSession.create, desktop) returns → the runner holds
+// Dispatch latency: execute_capability(remote-session:create, desktop) returns → the runner holds
 // the claimed assignment, over real HTTP. Beside it, in the same run and Postgres: the same with
 // the SSE stream off (the 60 s backstop poll), and graphile-worker's add → start.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -19,7 +19,7 @@ async function measure(client: Client, runnerHeld: () => Promise<number>, sample
     const held = runnerHeld();
     const result = (await client.callTool({
       name: "execute_capability",
-      arguments: { name: "remoteSession.create", body: { target: "desktop", title: `dispatch ${i}`, ...(pinned ? {} : { deliverBy: new Date(Date.now() + 600_000).toISOString() }) } },
+      arguments: { name: "remote-session:create", body: { target: "desktop", title: `dispatch ${i}`, ...(pinned ? {} : { deliverBy: new Date(Date.now() + 600_000).toISOString() }) } },
     })) as { isError?: boolean; content: { text: string }[] };
     const returnedAt = performance.now();
     if (result.isError) throw new Error(result.content[0]?.text);

@@ -1,16 +1,18 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type DevMember, serveGateway } from "@openwork/gateway";
+import { type DevMember, memberContext, serveGateway } from "@openwork/gateway";
+import { parseName } from "@openwork/mcp-capability";
 import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type RunnerClient } from "@openwork/runner-protocol";
 import postgres from "postgres";
 
 export const member: DevMember = {
   name: "bench",
   organizationId: "org_bench",
+  userId: "user_bench",
   memberId: "mem_bench",
   mcpToken: "mcp_bench_token_0123456789",
   sessionToken: "session_bench_token_0123456789",
-  scopes: ["remote-session", "mcp:read", "mcp:write"],
+  scopes: ["mcp:read", "mcp:write"],
 };
 
 /** One gateway process's worth of wiring, served on 127.0.0.1 over real HTTP. */
@@ -43,6 +45,8 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     sql,
     runnerClient,
     mcpClient,
+    /** Runs a capability as the bench member, straight on the source (no MCP transport). */
+    execute: (name: string, body: unknown) => gateway.source.execute(memberContext(member), parseName(name)!, { body }),
     close: async () => {
       await gateway.close();
       await sql.end({ timeout: 5 });

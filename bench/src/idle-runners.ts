@@ -91,7 +91,7 @@ try {
     const mcp = await fetch(`${baseUrl}/mcp/agent`, {
       method: "POST",
       headers: { authorization: `Bearer ${member.mcpToken}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: w, method: "tools/call", params: { name: "execute_capability", arguments: { name: "remoteSession.create", body: { target: "desktop", runner: runnerId, title: "wake" } } } }),
+      body: JSON.stringify({ jsonrpc: "2.0", id: w, method: "tools/call", params: { name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", runner: runnerId, title: "wake" } } } }),
     });
     await mcp.text();
     const sent = performance.now();

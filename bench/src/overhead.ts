@@ -1,20 +1,23 @@
-// Gateway overhead: execute_capability(remoteSession.read) beside a no-op tool on the same
+// Gateway overhead: execute_capability(remote-session:read) beside a no-op tool on the same
 // transport and server. Budget: p50 within 2× of the no-op.
+import { mcpEndpointV2 } from "@openwork/gateway";
 import { z } from "zod";
 import { benchDatabase, report, summarize } from "./harness.js";
-import { benchGateway, member } from "./gateway-fixture.js";
+import { benchGateway } from "./gateway-fixture.js";
 
 const CALLS = Number(process.env.CALLS ?? 500);
 const db = await benchDatabase("overhead");
 const rows: Record<string, Record<string, unknown>> = {};
 try {
   const fixture = await benchGateway(db.url, {
-    configureMcpServer: (server) => server.registerTool("noop", { inputSchema: { name: z.string().optional() } }, async () => ({ content: [{ type: "text", text: "ok" }] })),
+    mcpEndpoint: mcpEndpointV2((server) =>
+      server.registerTool("noop", { inputSchema: z.object({ name: z.string().optional() }) }, async () => ({ content: [{ type: "text", text: "ok" }] })),
+    ),
   });
   const mcp = await fixture.mcpClient();
   // A desktop session with a finished turn to read (its task completed by a runner client).
   const runner = await fixture.runnerClient("bench-overhead-runner");
-  const created = await fixture.gateway.source.execute({ ...member, scopes: member.scopes }, { action: "create" }, { body: { target: "desktop", title: "read me", prompt: "hello" } });
+  const created = await fixture.execute("remote-session:create", { target: "desktop", title: "read me", prompt: "hello" });
   const sessionId = String(created.structuredContent?.sessionId);
   const [item] = (await runner.work()).items;
   const { attempt } = await runner.claim(item!.taskId);
@@ -35,11 +38,11 @@ try {
   };
   // Interleaved rounds, so drift on a busy machine hits both alike.
   const noop = () => mcp.callTool({ name: "noop", arguments: {} });
-  const read = () => mcp.callTool({ name: "execute_capability", arguments: { name: "remoteSession.read", body: { sessionId } } });
+  const read = () => mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:read", body: { sessionId } } });
   const noopStats = await time(noop);
   const readStats = await time(read);
   rows["no-op tool (baseline)"] = { ...noopStats, unit: "ms" };
-  rows["execute_capability(remoteSession.read)"] = { ...readStats, unit: "ms", ratioP50: +(readStats.p50 / noopStats.p50).toFixed(2) };
+  rows["execute_capability(remote-session:read)"] = { ...readStats, unit: "ms", ratioP50: +(readStats.p50 / noopStats.p50).toFixed(2) };
   await mcp.close();
   await fixture.close();
 } finally {

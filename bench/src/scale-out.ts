@@ -61,7 +61,7 @@ async function dispatch(createVia: string, runnerOn: string, label: string): Pro
   const samples: number[] = [];
   for (let i = 0; i < SAMPLES + 10; i++) {
     const held = new Promise<number>((resolve) => (notify = resolve));
-    const result = (await mcp.callTool({ name: "execute_capability", arguments: { name: "remoteSession.create", body: { target: "desktop", runner: `bench-scale-${label}` } } })) as { isError?: boolean; content: { text: string }[] };
+    const result = (await mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", runner: `bench-scale-${label}` } } })) as { isError?: boolean; content: { text: string }[] };
     const returned = performance.now();
     if (result.isError) throw new Error(result.content[0]?.text);
     const latency = (await held) - returned;
@@ -77,7 +77,7 @@ async function throughput(urls: string[], label: string): Promise<{ perSecond: n
   const mcp = await mcpClient(urls[0]!);
   const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
   for (let i = 0; i < TASKS; i += 20) {
-    await Promise.all(Array.from({ length: Math.min(20, TASKS - i) }, () => mcp.callTool({ name: "execute_capability", arguments: { name: "remoteSession.create", body: { target: "desktop", deliverBy } } })));
+    await Promise.all(Array.from({ length: Math.min(20, TASKS - i) }, () => mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", deliverBy } } })));
   }
   await mcp.close();
   const t0 = performance.now();

@@ -3,7 +3,7 @@
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
 import { drainAsRunner } from "./drain-as-runner.js";
 import { benchDatabase, report } from "./harness.js";
-import { benchGateway, member } from "./gateway-fixture.js";
+import { benchGateway } from "./gateway-fixture.js";
 
 const TASKS = Number(process.env.TASKS ?? 2_000);
 const RUNNERS = 16;
@@ -15,10 +15,9 @@ try {
   const fixture = await benchGateway(db.url);
   const clients = await Promise.all(Array.from({ length: RUNNERS }, (_, i) => fixture.runnerClient(`bench-throughput-${String(i).padStart(2, "0")}`)));
   // Enqueue through the desktop target (store-and-forward: any of the member's runners may claim).
-  const target = fixture.gateway.source;
   const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
   for (let i = 0; i < TASKS; i++) {
-    const result = await target.execute({ ...member, scopes: member.scopes }, { action: "create" }, { body: { target: "desktop", title: `t${i}`, deliverBy } });
+    const result = await fixture.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
     if (result.isError) throw new Error(result.content[0]?.text);
   }
   const started = performance.now();

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import { ACTIONS } from "@openwork/mcp-capability";
+import { ACTIONS, capabilityName, parseName } from "@openwork/mcp-capability";
 import { SESSION_ERROR_CODES } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import fc from "fast-check";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type DevMember, fixedDevMember } from "./dev-members.js";
+import { type DevMember, fixedDevMember, memberContext } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
 
 const db = useTestDatabase();
@@ -40,7 +40,7 @@ async function fingerprint(): Promise<string> {
 
 it("answers 4 200 generated bad arguments across every capability with typed errors, changing nothing", async () => {
   const before = await fingerprint();
-  const ctx = { organizationId: member.organizationId, memberId: member.memberId, scopes: member.scopes };
+  const ctx = memberContext(member);
   // Every body carries a field no capability knows, or is no object at all: never valid.
   const body = fc.oneof(
     fc.record({ __unknown: fc.anything() }, { requiredKeys: ["__unknown"] }).chain((bad) =>
@@ -54,7 +54,7 @@ it("answers 4 200 generated bad arguments across every capability with typed err
   for (const action of ACTIONS) {
     await fc.assert(
       fc.asyncProperty(body, async (input) => {
-        const result = await gateway.source.execute(ctx, { action }, { body: input });
+        const result = await gateway.source.execute(ctx, parseName(capabilityName(action))!, { body: input });
         expect(result.isError).toBe(true);
         expect(SESSION_ERROR_CODES).toContain((result.structuredContent as { error: string }).error);
         expect((result.structuredContent as { error: string }).error).not.toBe("internal_error");

@@ -1,14 +1,13 @@
 import { timingSafeEqual } from "node:crypto";
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
 import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, startSweeper } from "@openwork/desktop-target";
-import { createRemoteSessionSource, registerRemoteSessionTools } from "@openwork/mcp-capability";
+import { createRemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
 import { Hono } from "hono";
 import type { Sql } from "postgres";
-import type { DevMember } from "./dev-members.js";
+import { type DevMember, userIdOf } from "./dev-members.js";
+import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
+import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
 
 export interface GatewayOptions {
   sql: Sql;
@@ -20,7 +19,7 @@ export interface GatewayOptions {
    * Verifies an MCP bearer token; null refuses it. Default: the dev members' `mcpToken`s. A real
    * deployment plugs its OAuth introspection in here.
    */
-  verifyMcpToken?: (token: string) => Promise<AuthInfo | null>;
+  verifyMcpToken?: (token: string) => Promise<McpAuth | null>;
   /** Whether an organization has cloud on; read on every call. */
   cloudEnabled: (organizationId: string) => boolean;
   runnerTokenSecret: string;
@@ -29,8 +28,8 @@ export interface GatewayOptions {
   webUrlTemplate?: string;
   /** Creates per member per window (default 32 a minute). */
   createRateLimit?: RateLimit;
-  /** Adds tools to each request's McpServer (a benchmark's no-op baseline, a host's own tools). */
-  configureMcpServer?: (server: McpServer) => void;
+  /** The MCP endpoint: default `@modelcontextprotocol/server` 2.x (`mcpEndpointV2()`, which can add a host's own tools). */
+  mcpEndpoint?: McpEndpointFactory;
   logger?: Logger;
   /** Lease, sweep and presence timings (tests shorten them). */
   timings?: { leaseMs?: number; heartbeatIntervalMs?: number; sweepIntervalMs?: number; claimDeadlineMs?: number; cloudBudgetMs?: number };
@@ -55,7 +54,7 @@ export async function createGateway(options: GatewayOptions) {
     options.members().find((m) => m[kind].length === token.length && timingSafeEqual(Buffer.from(m[kind]), Buffer.from(token)));
   const verifyMcpToken =
     options.verifyMcpToken ??
-    (async (token: string): Promise<AuthInfo | null> => {
+    (async (token: string): Promise<McpAuth | null> => {
       const member = byToken("mcpToken", token);
       return member
         ? {
@@ -63,11 +62,13 @@ export async function createGateway(options: GatewayOptions) {
             clientId: member.name,
             scopes: member.scopes,
             expiresAt: Math.floor(Date.now() / 1000) + 3600,
-            extra: { organizationId: member.organizationId, memberId: member.memberId },
+            // No memberId for someone no longer an active member: den-api's `member: null`.
+            extra: { organizationId: member.organizationId, userId: userIdOf(member), ...(member.active === false ? {} : { memberId: member.memberId }) },
           }
         : null;
     });
-  const isActive = async (scope: MemberScope) => options.members().some((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId);
+  const isActive = async (scope: MemberScope) =>
+    options.members().some((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId && m.active !== false);
 
   const runnerRoutes = createRunnerRoutes({
     sql,
@@ -105,11 +106,12 @@ export async function createGateway(options: GatewayOptions) {
     ...(options.createRateLimit ? { createRateLimit: options.createRateLimit } : {}),
   });
 
+  const mcpEndpoint = (options.mcpEndpoint ?? mcpEndpointV2())(source);
   const resourceMetadataUrl = `${options.baseUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
   const protectedResource = {
     resource: `${options.baseUrl}${MCP_PATH}`,
     authorization_servers: [options.baseUrl],
-    scopes_supported: ["remote-session", "mcp:read", "mcp:write"],
+    scopes_supported: ["mcp:read", "mcp:write"],
     bearer_methods_supported: ["header"],
     resource_name: "OpenWork remote sessions (reference gateway)",
   };
@@ -133,13 +135,7 @@ export async function createGateway(options: GatewayOptions) {
     const authInfo = await verifyMcpToken(token);
     if (!authInfo) return unauthorized("the token is not valid here");
     if (c.req.method === "GET") return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
-    // Stateless: one server and transport per request, nothing held that another replica needs.
-    const server = new McpServer({ name: "openwork-remote-session-gateway", version: "0.0.0" }, { capabilities: { tools: {}, resources: {} } });
-    registerRemoteSessionTools(server, { source });
-    options.configureMcpServer?.(server);
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
-    await server.connect(transport);
-    return transport.handleRequest(c.req.raw, { authInfo });
+    return mcpEndpoint(c.req.raw, authInfo);
   });
   for (const prefix of runnerRoutes.prefixes) app.all(`${prefix}/*`, (c) => runnerRoutes.fetch(c.req.raw));
 

@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { remoteSessionContext, type SearchContext } from "@openwork/mcp-capability";
+import { newReferenceId, type TargetCall } from "@openwork/remote-session-core";
 import { z } from "zod";
 
 /**
@@ -11,7 +13,12 @@ import { z } from "zod";
 export const DevMemberSchema = z.strictObject({
   name: z.string().min(1).max(120),
   organizationId: z.string().min(1).max(160),
+  /** The user id sessions are owned by (as OpenWork keys them). Configs written before it existed use `user_<memberId>`. */
+  userId: z.string().min(1).max(160).optional(),
+  /** The organization membership id (desktops are registered under it). */
   memberId: z.string().min(1).max(160),
+  /** False for someone whose membership was removed: their MCP token still verifies, but they are no active member. Default true. */
+  active: z.boolean().optional(),
   mcpToken: z.string().min(16).max(200),
   sessionToken: z.string().min(16).max(200),
   scopes: z.array(z.string().max(80)).max(20),
@@ -27,6 +34,26 @@ export const DevConfigSchema = z.strictObject({
 });
 export type DevConfig = z.infer<typeof DevConfigSchema>;
 
+/** The user id of a member: its own, or one derived from the membership id for older configs. */
+export const userIdOf = (member: DevMember): string => member.userId ?? `user_${member.memberId}`;
+
+/** den-api's registry context for a member (what the MCP endpoint builds from the member's token). */
+export const memberContext = (member: DevMember): SearchContext =>
+  remoteSessionContext({
+    organizationId: member.organizationId,
+    userId: userIdOf(member),
+    orgMembershipId: member.active === false ? null : member.memberId,
+    scopes: member.scopes,
+  });
+
+/** A Target call for a member, as the capability makes one. */
+export const memberCall = (member: DevMember): TargetCall => ({
+  organizationId: member.organizationId,
+  userId: userIdOf(member),
+  memberId: member.memberId,
+  referenceId: newReferenceId(),
+});
+
 const token = (prefix: string) => `${prefix}_${randomBytes(18).toString("base64url")}`;
 
 /** Reads the dev config, or writes a new one (one member of one organization, cloud on). */
@@ -41,10 +68,11 @@ export async function loadDevConfig(path: string): Promise<DevConfig> {
       {
         name: "Dev member",
         organizationId: "org_dev",
+        userId: "user_dev",
         memberId: "mem_dev",
         mcpToken: token("mcp"),
         sessionToken: token("session"),
-        scopes: ["remote-session", "mcp:read", "mcp:write"],
+        scopes: ["mcp:read", "mcp:write"],
       },
     ],
     cloudOrganizations: ["org_dev"],
@@ -56,10 +84,11 @@ export async function loadDevConfig(path: string): Promise<DevConfig> {
 }
 
 /** A member with predictable tokens, for tests and benchmarks (never for a real deployment). */
-export function fixedDevMember(name: string, scopes: string[] = ["remote-session", "mcp:read", "mcp:write"]): DevMember {
+export function fixedDevMember(name: string, scopes: string[] = ["mcp:read", "mcp:write"]): DevMember {
   return {
     name,
     organizationId: `org_${name}`,
+    userId: `user_${name}`,
     memberId: `mem_${name}`,
     mcpToken: `mcp_${name}_token_0123456789`,
     sessionToken: `session_${name}_token_0123456789`,

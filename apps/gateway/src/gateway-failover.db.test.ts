@@ -7,15 +7,14 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { createDesktopTarget, createWakeHub } from "@openwork/desktop-target";
 import { freePort } from "@openwork/embedded-postgres";
-import { newReferenceId } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, expect, it } from "vitest";
-import { type DevMember, fixedDevMember } from "./dev-members.js";
+import { type DevMember, fixedDevMember, memberCall } from "./dev-members.js";
 import { startCountingRunners } from "./testing/counting-runners.js";
 
 const db = useTestDatabase();
-const member: DevMember = fixedDevMember("failover", ["remote-session", "mcp:write"]);
+const member: DevMember = fixedDevMember("failover", ["mcp:write"]);
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
@@ -102,7 +101,7 @@ it("loses and duplicates nothing when a gateway process is killed while runners 
 
   const deliverBy = new Date(Date.now() + 600_000).toISOString();
   const sessions: string[] = [];
-  for (let i = 0; i < 150; i++) sessions.push((await target.create({ ...member, referenceId: newReferenceId() }, { title: `t${i}`, deliverBy })).sessionId);
+  for (let i = 0; i < 150; i++) sessions.push((await target.create(memberCall(member), { title: `t${i}`, deliverBy })).sessionId);
   // Kill the replica serving the runners while they are in the middle of the work.
   while (runs.size < 30) await new Promise((resolve) => setTimeout(resolve, 10));
   replicas[0]!.kill("SIGKILL");

@@ -35,7 +35,7 @@ it("lists the tools, calls execute_capability and reports the card wiring", asyn
   const tools = JSON.parse(await inspector("--method", "tools/list")) as { tools: { name: string }[] };
   expect(tools.tools.map((t) => t.name).sort()).toEqual(["execute_capability", "search_capabilities"]);
 
-  const called = JSON.parse(await inspector("--method", "tools/call", "--tool-name", "execute_capability", "--tool-arg", "name=remoteSession.targets")) as {
+  const called = JSON.parse(await inspector("--method", "tools/call", "--tool-name", "execute_capability", "--tool-arg", "name=remote-session:targets")) as {
     structuredContent: unknown;
   };
   expect(called.structuredContent).toEqual({ cloud: { available: false }, desktops: [] });

@@ -114,7 +114,7 @@ async function start(): Promise<void> {
     Inspector    : npx @modelcontextprotocol/inspector@2.12.0 --cli ${gateway.mcpUrl} --transport http \\
                      --header "Authorization: Bearer ${member.mcpToken}" --method tools/list
 
-  Then ask the agent: "search capabilities for remote session", and run remoteSession.create with
+  Then ask the agent: "search capabilities for remote session", and run remote-session:create with
   {"target":"desktop","prompt":"hello"} (the local runner answers) or {"target":"cloud","prompt":"hello"}.
   Ctrl-C stops everything.
   `);

@@ -1,12 +1,13 @@
+import { parseName } from "@openwork/mcp-capability";
 import { createSessionLedger } from "@openwork/remote-session-core";
 import { startEmbeddedPostgres } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { expect, it } from "vitest";
-import { type DevMember, fixedDevMember } from "./dev-members.js";
+import { type DevMember, fixedDevMember, memberCall, memberContext } from "./dev-members.js";
 import { startCountingRunners } from "./testing/counting-runners.js";
 import { serveGateway } from "./serve-gateway.js";
 
-const member: DevMember = fixedDevMember("restart-pg", ["remote-session", "mcp:write"]);
+const member: DevMember = fixedDevMember("restart-pg", ["mcp:write"]);
 
 // PostgreSQL restarts under load (a server of this file's own). The pool and the LISTEN
 // connection recover by themselves, the runners' streams come back, and every task whose create
@@ -40,11 +41,11 @@ it("recovers from a PostgreSQL restart under load: nothing lost, nothing run twi
 
     const created: string[] = [];
     const refusals = new Set<string>();
-    const ctx = { organizationId: member.organizationId, memberId: member.memberId, scopes: member.scopes };
+    const ctx = memberContext(member);
     const load = async (ms: number) => {
       const until = Date.now() + ms;
       while (Date.now() < until) {
-        const result = await gateway.source.execute(ctx, { action: "create" }, { body: { target: "desktop", deliverBy: new Date(Date.now() + 600_000).toISOString(), prompt: "p" } });
+        const result = await gateway.source.execute(ctx, parseName("remote-session:create")!, { body: { target: "desktop", deliverBy: new Date(Date.now() + 600_000).toISOString(), prompt: "p" } });
         if (result.isError) refusals.add(`${(result.structuredContent as { error: string }).error}/${String((result.structuredContent as { retryable: boolean }).retryable)}`);
         else created.push(String(result.structuredContent!.sessionId));
         await new Promise((resolve) => setTimeout(resolve, 30));
@@ -65,7 +66,7 @@ it("recovers from a PostgreSQL restart under load: nothing lost, nothing run twi
     const deadline = Date.now() + 30_000;
     for (;;) {
       // A pooled connection cut by the restart fails its next query once; look again.
-      const states = await Promise.all(created.map(async (id) => (await ledger.find(member, id).catch(() => null))?.state));
+      const states = await Promise.all(created.map(async (id) => (await ledger.find(memberCall(member), id).catch(() => null))?.state));
       if (states.every((s) => s === "idle")) break;
       if (Date.now() > deadline) throw new Error(`not delivered: ${states.filter((s) => s !== "idle").length} of ${created.length}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -74,7 +75,7 @@ it("recovers from a PostgreSQL restart under load: nothing lost, nothing run twi
     for (const id of created) expect(runs.get(id), id).toBe(1);
     // A create whose commit reached the server just as the connection died is answered with a
     // retryable error although its session exists: it must still run once, and only once.
-    const stored = await sql<{ id: string }[]>`select id from remote_session where member_id = ${member.memberId}`;
+    const stored = await sql<{ id: string }[]>`select id from remote_session where user_id = ${memberCall(member).userId}`;
     const storedIds = new Set(stored.map((row) => row.id));
     for (const [id, count] of runs) {
       expect(storedIds.has(id), id).toBe(true);

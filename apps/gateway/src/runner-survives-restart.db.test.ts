@@ -3,15 +3,16 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createSessionLedger, newReferenceId } from "@openwork/remote-session-core";
+import { parseName } from "@openwork/mcp-capability";
+import { createSessionLedger } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, expect, it } from "vitest";
-import { type DevMember, fixedDevMember } from "./dev-members.js";
+import { type DevMember, fixedDevMember, memberCall, memberContext } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
 
 const db = useTestDatabase();
-const member: DevMember = fixedDevMember("restart", ["remote-session", "mcp:write"]);
+const member: DevMember = fixedDevMember("restart", ["mcp:write"]);
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -46,8 +47,8 @@ it("keeps the desktop runner working across a gateway restart", async () => {
   // The runner reconnects its wake stream by itself (backoff ≤ 30 s, first retries within a second or two).
   await until(() => gateway.hub.stats().runnerStreams === 1, 30_000);
 
-  const call = { ...member, referenceId: newReferenceId() };
-  const result = await gateway.source.execute({ ...member, scopes: member.scopes }, { action: "create" }, { body: { target: "desktop", prompt: "after the restart" } });
+  const call = memberCall(member);
+  const result = await gateway.source.execute(memberContext(member), parseName("remote-session:create")!, { body: { target: "desktop", prompt: "after the restart" } });
   expect(result.isError).toBeUndefined();
   const sessionId = String(result.structuredContent!.sessionId);
   const ledger = createSessionLedger(sql);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningWitness, startWitnessWorker } from "./start-witness-worker.js";
 
 const db = useTestDatabase();
-const member = { organizationId: "org_cloud", memberId: "mem_cloud" };
+const member = { organizationId: "org_cloud", userId: "user_cloud", memberId: "mem_cloud" };
 let opencode: RealOpencode;
 let witness: RunningWitness;
 let target: Target;

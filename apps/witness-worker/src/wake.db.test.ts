@@ -25,7 +25,7 @@ async function sleepingWorker(wakeDelayMs: number, budgetMs: number, extra: { ha
     budgetMs,
     wakePollMs: 100,
   });
-  const member = { organizationId: "org_wake", memberId: `mem_wake_${++members}` };
+  const member = { organizationId: "org_wake", userId: `user_wake_${members + 1}`, memberId: `mem_wake_${++members}` };
   const sessions = async () => (await createSessionLedger(db.current.sql).list(member, { limit: 50 })).sessions;
   return { witness, target, member, sessions, call: () => ({ ...member, referenceId: newReferenceId() }) };
 }

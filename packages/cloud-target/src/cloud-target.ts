@@ -132,7 +132,7 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
         const settled = transcript.messages.length > position || state !== "running" || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
           if (state !== session.state) await ledger.update(session.id, { state, lastError: transcript.lastError });
-          return sliceTranscript({ session, target: "cloud", state, transcript, position, limit: input.limit, webUrl: webUrlOf(ref, remoteId) });
+          return sliceTranscript({ session, target: "cloud", state, transcript, position, limit: input.limit, from: input.from, webUrl: webUrlOf(ref, remoteId) });
         }
         await new Promise((resolve) => setTimeout(resolve, Math.min(readPollMs, Math.max(0, deadline - Date.now()))));
       }

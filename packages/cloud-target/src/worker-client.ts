@@ -106,7 +106,7 @@ function failFrom(response: Response, text: string): never {
   const code = openwork.success ? openwork.data.code : opencode.success ? opencode.data.name : `http_${response.status}`;
   const detail = openwork.success ? openwork.data.message : opencode.success ? opencode.data.data?.message : undefined;
   const said = `the cloud worker answered ${response.status} ${code}${detail ? `: ${detail.slice(0, 200)}` : ""}`;
-  if (response.status === 404) return fail("unknown_session", "no such session on the cloud worker; call remoteSession.list");
+  if (response.status === 404) return fail("unknown_session", "no such session on the cloud worker; call remote-session:list");
   if (code === "opencode_unconfigured") return fail("cloud_runtime_waking", "the cloud worker is still starting its engine; retry", { retryAfterMs: 30_000 });
   if (response.status >= 500 || response.status === 429 || response.status === 408) {
     return fail("cloud_runtime_unreachable", said, { retryAfterMs: 5_000 });

@@ -9,8 +9,10 @@ const updateAction = (name: string) => `Update OpenWork Desktop on ${name}, then
  * Picks the runner a new desktop task goes to: the one `pin` names (by id, else by name), or the
  * most recently seen online runner able to run it. With `storeAndForward` (a `deliverBy` was
  * given) a pinned runner may be offline, and without a pin the task is left to whichever of the
- * member's runners able to run it comes first (null). Throws `unknown_runner`, `ambiguous_runner`, `runner_update_required` or
- * `desktop_offline` (with the human step).
+ * member's runners able to run it comes first (null). Throws den-api's codes: `unknown_computer`,
+ * `ambiguous_computer`, `desktop_update_required` (a pinned desktop too old for the task),
+ * `computer_offline` (a pinned desktop not seen lately) or `desktop_offline` (no capable desktop
+ * online), each with the human step.
  */
 export function chooseRunner(
   runners: (RunnerRow & { online: boolean })[],
@@ -20,9 +22,9 @@ export function chooseRunner(
   const able = (r: RunnerRow) => canRunnerTake({ protocolVersion: r.protocol_version, capabilities: r.capabilities }, requirements).ok;
   if (options.pin !== undefined) {
     const runner = pinned(runners, options.pin);
-    if (!able(runner)) fail("runner_update_required", `${runner.name} cannot run this session yet`, { action: updateAction(runner.name) });
+    if (!able(runner)) fail("desktop_update_required", `${runner.name} cannot run this session yet`, { action: updateAction(runner.name), context: { target: "desktop" } });
     if (!runner.online && !options.storeAndForward) {
-      fail("desktop_offline", `${runner.name} has not been online in the last 10 minutes`, { action: openAction(runner.name) });
+      fail("computer_offline", `${runner.name} has not been online in the last 10 minutes`, { action: openAction(runner.name), context: { target: "desktop" } });
     }
     return runner;
   }
@@ -31,9 +33,12 @@ export function chooseRunner(
   const online = runners.filter((r) => r.online);
   const choice = online.find(able);
   if (choice) return choice;
-  if (online[0]) fail("runner_update_required", `${online[0].name} cannot run this session yet`, { action: updateAction(online[0].name) });
+  // As in den-api: a desktop that is online but cannot run the task does not count as one.
+  if (online[0]) {
+    return fail("desktop_offline", `${online[0].name} is online but cannot run remote sessions yet`, { action: updateAction(online[0].name), context: { target: "desktop" } });
+  }
   const name = runners[0]?.name ?? "your computer";
-  return fail("desktop_offline", "no OpenWork Desktop of yours has been online in the last 10 minutes", { action: openAction(name) });
+  return fail("desktop_offline", "no OpenWork Desktop of yours has been online in the last 10 minutes", { action: openAction(name), context: { target: "desktop" } });
 }
 
 function pinned<R extends RunnerRow>(runners: R[], pin: string): R {
@@ -41,11 +46,11 @@ function pinned<R extends RunnerRow>(runners: R[], pin: string): R {
   if (byId) return byId;
   const byName = runners.filter((r) => r.name.toLowerCase() === pin.toLowerCase());
   if (byName.length === 1) return byName[0]!;
-  const known = runners.map((r) => ({ runnerId: r.runner_id, name: r.name }));
+  const known = runners.map((r) => ({ computerId: r.runner_id, name: r.name }));
   if (byName.length > 1) {
-    return fail("ambiguous_runner", `${byName.length} desktops are named "${pin}"; pin one by runnerId`, {
-      details: { runners: byName.map((r) => ({ runnerId: r.runner_id, name: r.name })) },
+    return fail("ambiguous_computer", `${byName.length} desktops are named "${pin}"; pin one by its computerId`, {
+      context: { target: "desktop", computers: byName.map((r) => ({ computerId: r.runner_id, name: r.name })) },
     });
   }
-  return fail("unknown_runner", `no desktop of yours is called "${pin}"`, { details: { runners: known } });
+  return fail("unknown_computer", `no desktop of yours is called "${pin}"`, { context: { target: "desktop", computers: known } });
 }

@@ -33,7 +33,7 @@ afterAll(async () => {
 
 const newMember = (): MemberScope => ({ organizationId: "org_desktop", memberId: `mem_${++members}_${Date.now()}` });
 const codeOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error : error);
-const ledgerFind = (member: MemberScope, id: string) => createSessionLedger(gateway.sql).find(member, id) as Promise<LedgerSession>;
+const ledgerFind = (member: MemberScope, id: string) => createSessionLedger(gateway.sql).find(gateway.call(member), id) as Promise<LedgerSession>;
 
 async function startDesktop(member: MemberScope, runnerId: string, handlers: RunnerHandlers, options: { name?: string; capabilities?: string[] } = {}) {
   const token = await gateway.registerRunner(member, runnerId, options);
@@ -132,7 +132,7 @@ describe("the desktop target end to end", () => {
     await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = 'runner-asleep-0001'`;
     const stale = await gateway.target.create(gateway.call(member), { title: "t" }).catch(codeOf);
     expect(stale).toMatchObject({ error: "desktop_offline", action: "Open OpenWork Desktop on Old Laptop and sign in, then try again." });
-    const [{ n }] = (await gateway.sql`select count(*)::int as n from remote_session where member_id = ${member.memberId}`) as unknown as [{ n: number }];
+    const [{ n }] = (await gateway.sql`select count(*)::int as n from remote_session where user_id = ${gateway.call(member).userId}`) as unknown as [{ n: number }];
     expect(n).toBe(0);
   });
 
@@ -142,10 +142,10 @@ describe("the desktop target end to end", () => {
     await gateway.registerRunner(member, "runner-twin-0002", { name: "Twin" });
     const call = gateway.call(member);
     expect(await gateway.target.create(call, { title: "t", runner: "Nobody" }).catch(codeOf)).toMatchObject({
-      error: "unknown_runner",
-      details: { runners: expect.arrayContaining([{ runnerId: "runner-twin-0001", name: "Twin" }]) },
+      error: "unknown_computer",
+      context: { computers: expect.arrayContaining([{ computerId: "runner-twin-0001", name: "Twin" }]) },
     });
-    expect(await gateway.target.create(call, { title: "t", runner: "twin" }).catch(codeOf)).toMatchObject({ error: "ambiguous_runner" });
+    expect(await gateway.target.create(call, { title: "t", runner: "twin" }).catch(codeOf)).toMatchObject({ error: "ambiguous_computer" });
     const byId = await gateway.target.create(call, { title: "t", runner: "runner-twin-0002" });
     expect(byId.runner).toEqual({ runnerId: "runner-twin-0002", name: "Twin" });
   });
@@ -157,7 +157,7 @@ describe("the desktop target end to end", () => {
     const call = gateway.call(member);
     // Pinned to it: refused at once with the human step.
     expect(await gateway.target.create(call, { title: "t", runner: "Old", model: { providerId: "openai", modelId: "gpt", variant: "high" } }).catch(codeOf)).toMatchObject({
-      error: "runner_update_required",
+      error: "desktop_update_required",
       action: "Update OpenWork Desktop on Old, then try again.",
     });
     // Store-and-forward to any desktop: the old runner never sees it; a current one does.

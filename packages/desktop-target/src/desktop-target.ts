@@ -176,6 +176,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
             transcript: { ...transcript, lastError: current.lastError },
             position,
             limit: input.limit,
+            from: input.from,
             webUrl: webUrlOf(current),
           });
         }

@@ -32,7 +32,7 @@ describeRunnerChannel("desktop-target routes on PostgreSQL", async () => {
     },
     requestCancel: async (taskId) => {
       const [row] = await gateway.sql<{ session_id: string }[]>`select session_id from desktop_task where id = ${taskId}`;
-      const session = await createSessionLedger(gateway.sql).find(member, row!.session_id);
+      const session = await createSessionLedger(gateway.sql).find(gateway.call(member), row!.session_id);
       await gateway.target.stop(gateway.call(member), session!);
     },
     loseLease: async (taskId) => {

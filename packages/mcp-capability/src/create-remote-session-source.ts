@@ -9,18 +9,20 @@ import {
   type SessionLedger,
   silentLogger,
   type Target,
+  type TargetCall,
   toArgumentIssues,
 } from "@openwork/remote-session-core";
 import { z } from "zod";
 import { CAPABILITIES } from "./capabilities/all-capabilities.js";
 import type { Capability } from "./capabilities/capability.js";
-import { type CapabilityContext, DEFAULT_POLICY, type RemoteSessionPolicy } from "./capability-context.js";
-import { ACTIONS, type Action, capabilityName, parseName } from "./parse-name.js";
+import { ACTIONS, type Action, capabilityName, type ParsedCapability, parseName } from "./parse-name.js";
+import { DEFAULT_POLICY, type RemoteSessionPolicy } from "./policy.js";
+import type { RegistryContext, SearchContext } from "./registry-context.js";
 import { createRunEnv } from "./run-env.js";
 import { scoreMatch } from "./score-match.js";
-import { errorResult, successResult, type ToolResult } from "./to-tool-result.js";
+import { errorResult, toolResult, type ToolResult } from "./to-tool-result.js";
 
-/** A match in den-api's registry shape. */
+/** A match in den-api's registry shape (openwork-wire §4.4). */
 export interface CapabilityMatch {
   name: string;
   summary: string;
@@ -36,19 +38,26 @@ export interface CapabilityMatch {
   invocation: { argumentsField: "body" };
 }
 
-/** What execute receives: den-api's input (`body` may be a JSON string). */
+/** What execute receives: den-api's `execute_capability` arguments; remote sessions read only `body` (an object, or a JSON string). */
 export interface ExecuteInput {
+  name?: string;
+  schemaDigest?: string;
+  path?: unknown;
+  query?: unknown;
   body?: unknown;
 }
 
-/** The capability source, in den-api's registry contract. */
+/** The capability source: den-api's `CapabilitySource` for the `remoteSession` slot. */
 export interface RemoteSessionSource {
   kind: "remoteSession";
-  parseName(name: string): { action: Action } | null;
-  search(ctx: CapabilityContext, query: string, limit: number): Promise<CapabilityMatch[]>;
-  /** Remote sessions stay out of Code Mode scripts, as in OpenWork. */
-  enumerate(ctx: CapabilityContext): { excluded: true };
-  execute(ctx: CapabilityContext, parsed: { action: Action }, input: ExecuteInput): Promise<ToolResult>;
+  /** `{ kind: "remoteSession", name, action }` for `remote-session:<action>` (and `remoteSession.<action>`), else null. */
+  parseName(name: string): ParsedCapability | null;
+  /** Nothing unless `sourceFilter.api`, `member` and `remoteSessionsEnabled` are all truthy; never rejects for a valid context. */
+  search(ctx: SearchContext, query: string, limit: number): Promise<CapabilityMatch[]>;
+  /** Remote sessions stay out of Code Mode script tool trees, as in OpenWork. */
+  enumerate(ctx: RegistryContext): Promise<[]>;
+  /** Runs a capability. Every outcome is a result value (den-api's rendering); it never rejects. */
+  execute(ctx: RegistryContext, parsed: ParsedCapability, input: ExecuteInput): Promise<ToolResult>;
 }
 
 export interface RemoteSessionSourceOptions {
@@ -56,23 +65,25 @@ export interface RemoteSessionSourceOptions {
   targets: readonly Target[];
   ledger: SessionLedger;
   policy?: Partial<RemoteSessionPolicy>;
-  /** Creates per member per window. Default 32 a minute. */
+  /** Creates per owner per window. Default 32 a minute. */
   createRateLimit?: RateLimit;
   logger?: Logger;
 }
 
 /**
- * Creates the `remoteSession.*` capability source: search and execute for create, send, read,
- * list, stop and targets. Errors come back as `isError` values with a `referenceId`, never thrown.
+ * Creates the remote-session capability source: search and execute for create, send, read,
+ * list, stop and targets, in den-api's registry contract. Errors come back as `isError` values
+ * with a `referenceId`, never thrown.
  */
 export function createRemoteSessionSource(options: RemoteSessionSourceOptions): RemoteSessionSource {
-  const policy = { ...DEFAULT_POLICY, ...options.policy };
+  const policy: RemoteSessionPolicy = { ...DEFAULT_POLICY, ...options.policy };
   const logger = options.logger ?? silentLogger;
   const schemas = new Map(ACTIONS.map((action) => [action, z.toJSONSchema(CAPABILITIES[action].args, { io: "input" }) as Record<string, unknown>]));
+  const gated = (ctx: RegistryContext) => policy.gateScope !== undefined && !ctx.principal.scopes.has(policy.gateScope);
 
-  const cloudAvailable = async (ctx: CapabilityContext & { memberId: string }) => {
+  const cloudAvailable = async (call: TargetCall) => {
     const cloud = options.targets.find((t) => t.name === "cloud");
-    return cloud ? (await cloud.availability({ ...ctx, referenceId: newReferenceId() })).available : false;
+    return cloud ? (await cloud.availability(call)).available : false;
   };
   /** Create's schema without the cloud target when the organization has cloud off. */
   const schemaFor = (action: Action, cloud: boolean) => {
@@ -81,52 +92,64 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
     const properties = schema.properties as Record<string, Record<string, unknown>>;
     return { ...schema, properties: { ...properties, target: { ...properties.target, enum: ["desktop"], default: "desktop" } } };
   };
+  const matches = async (ctx: SearchContext, query: string, limit: number): Promise<CapabilityMatch[]> => {
+    if (!ctx.sourceFilter.api || !ctx.member || !ctx.remoteSessionsEnabled || gated(ctx)) return [];
+    const cloud = await cloudAvailable(targetCall(ctx, ctx.member, newReferenceId()));
+    return ACTIONS.map((action) => {
+      const capability = CAPABILITIES[action];
+      const summary = cloud ? capability.summary : capability.summary.replace("your cloud worker or one of your desktops", "one of your desktops");
+      const name = capabilityName(action);
+      return {
+        name,
+        summary,
+        score: scoreMatch(query, { name, summary, keywords: capability.keywords }),
+        kind: "remote_session" as const,
+        method: "SESSION" as const,
+        path: name,
+        pathParams: [],
+        queryParams: [],
+        hasBody: true as const,
+        readOnly: !capability.write,
+        argumentsSchema: schemaFor(action, cloud),
+        invocation: { argumentsField: "body" as const },
+      };
+    })
+      .filter((match) => match.score > 0)
+      .sort((a, b) => b.score - a.score || a.name.localeCompare(b.name))
+      .slice(0, Math.max(1, Math.min(20, Math.trunc(limit) || 5)));
+  };
 
   return {
     kind: "remoteSession",
     parseName,
-    enumerate: () => ({ excluded: true }),
+    enumerate: async () => [],
 
     search: async (ctx, query, limit) => {
-      if (!ctx.memberId || !ctx.scopes.includes(policy.scope)) return [];
-      const cloud = await cloudAvailable({ ...ctx, memberId: ctx.memberId });
-      return ACTIONS.map((action) => {
-        const capability = CAPABILITIES[action];
-        const summary = cloud ? capability.summary : capability.summary.replace("your cloud worker or one of your desktops", "one of your desktops");
-        const name = capabilityName(action);
-        return {
-          name,
-          summary,
-          score: scoreMatch(query, { name, summary, keywords: capability.keywords }),
-          kind: "remote_session" as const,
-          method: "SESSION" as const,
-          path: name,
-          pathParams: [],
-          queryParams: [],
-          hasBody: true as const,
-          readOnly: !capability.write,
-          argumentsSchema: schemaFor(action, cloud),
-          invocation: { argumentsField: "body" as const },
-        };
-      })
-        .filter((match) => match.score > 0)
-        .sort((a, b) => b.score - a.score || a.name.localeCompare(b.name))
-        .slice(0, Math.max(1, Math.min(20, limit)));
+      // A rejected search fails den-api's whole search_capabilities: a target's failure hides us instead.
+      try {
+        return await matches(ctx, query, limit);
+      } catch (error) {
+        logger.error("remote session search failed", { error: describeError(error) });
+        return [];
+      }
     },
 
     execute: async (ctx, parsed, input) => {
       const referenceId = newReferenceId();
       const started = performance.now();
-      const capability = CAPABILITIES[parsed.action];
       const fields: Record<string, unknown> = { capability: capabilityName(parsed.action), referenceId };
       try {
+        if (parsed.kind !== "remoteSession" || !ctx.remoteSessionsEnabled) {
+          throw new SessionFailure(sessionError("unknown_capability", `no capability named ${parsed.name}; call search_capabilities to find a valid name`));
+        }
+        const capability = CAPABILITIES[parsed.action];
         const call = authorize(ctx, capability, policy, referenceId);
         const args = parseArguments(capability, input.body, fields);
         const env = createRunEnv(call, options.ledger, options.targets, options.createRateLimit ?? CREATE_RATE_LIMIT);
         const payload = await capability.run(env, args);
         fields.sessionId = payload.sessionId;
         fields.outcome = "ok";
-        return successResult(payload, capability.describe(payload));
+        return toolResult(payload);
       } catch (error) {
         const value = toErrorValue(error, referenceId, logger);
         fields.outcome = value.error;
@@ -139,35 +162,48 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
   };
 }
 
-function authorize(ctx: CapabilityContext, capability: Capability, policy: RemoteSessionPolicy, referenceId: string) {
-  if (!ctx.memberId) throw new SessionFailure(sessionError("membership_required", "only active members of the organization can use remote sessions"));
-  if (!ctx.scopes.includes(policy.scope)) {
-    throw new SessionFailure(sessionError("insufficient_scope", `this token lacks the ${policy.scope} scope`));
+const targetCall = (ctx: RegistryContext, member: { orgMembershipId: string }, referenceId: string): TargetCall => ({
+  organizationId: ctx.organizationId,
+  userId: ctx.principal.userId,
+  memberId: member.orgMembershipId,
+  referenceId,
+});
+
+function authorize(ctx: RegistryContext, capability: Capability, policy: RemoteSessionPolicy, referenceId: string): TargetCall {
+  if (!ctx.member) throw new SessionFailure(sessionError("membership_required", "only active members of the organization can use remote sessions"));
+  if (policy.gateScope !== undefined && !ctx.principal.scopes.has(policy.gateScope)) {
+    throw new SessionFailure(sessionError("insufficient_mcp_scope", `this token lacks the ${policy.gateScope} scope`));
   }
-  if (capability.write && !ctx.scopes.includes(policy.writeScope)) {
-    throw new SessionFailure(sessionError("insufficient_scope", `remoteSession.${capability.action} changes things: it needs the ${policy.writeScope} scope`));
+  if (capability.write && !ctx.principal.scopes.has(policy.writeScope)) {
+    throw new SessionFailure(
+      sessionError("insufficient_mcp_scope", `${capabilityName(capability.action)} changes things: it needs the ${policy.writeScope} scope`),
+    );
   }
-  return { organizationId: ctx.organizationId, memberId: ctx.memberId, referenceId };
+  return targetCall(ctx, ctx.member, referenceId);
 }
 
-/** Parses the body (a JSON string is read as JSON, as den-api does); sizes go to the log, never text. */
+/**
+ * Reads the body as den-api does: a string whose trimmed form starts with `{` or `[` is parsed as
+ * JSON (a parse failure leaves the string, which then fails validation); absent or null is `{}`.
+ * Sizes go to the log, never text.
+ */
 function parseArguments(capability: Capability, body: unknown, fields: Record<string, unknown>) {
   let value = body ?? {};
-  if (typeof value === "string") {
+  if (typeof value === "string" && /^[[{]/.test(value.trim())) {
     try {
       value = JSON.parse(value);
     } catch {
-      throw new SessionFailure(sessionError("invalid_capability_arguments", "body is a string that is not JSON"));
+      // Left as the string: validation names it.
     }
   }
   const parsed = capability.args.safeParse(value);
   if (!parsed.success) {
     const issues = toArgumentIssues(parsed.error);
-    throw new SessionFailure(
-      sessionError("invalid_capability_arguments", `invalid arguments: ${issues.slice(0, 3).map((i) => `${i.path || "body"}: ${i.message}`).join("; ")}`, {
-        details: { issues },
-      }),
-    );
+    const summary = issues
+      .slice(0, 3)
+      .map((i) => `${i.path || "body"}: ${i.message}`)
+      .join("; ");
+    throw new SessionFailure(sessionError("invalid_capability_arguments", `invalid arguments: ${summary}`, { issues }));
   }
   const args = parsed.data as Record<string, unknown>;
   const text = args.prompt ?? args.instructions;
@@ -175,8 +211,15 @@ function parseArguments(capability: Capability, body: unknown, fields: Record<st
   return args;
 }
 
+/** The error's class and code, never its message (a message may quote input). */
+function describeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { class: typeof error };
+  const code = (error as { code?: unknown }).code;
+  return { class: error.constructor.name, ...(typeof code === "string" ? { code } : {}) };
+}
+
 function toErrorValue(error: unknown, referenceId: string, logger: Logger): SessionError {
   if (SessionFailure.isInstance(error)) return { ...error.error, referenceId };
-  logger.error("remote session capability failed unexpectedly", { referenceId, error: error instanceof Error ? error.name : "unknown" });
+  logger.error("remote session capability failed unexpectedly", { referenceId, error: describeError(error) });
   return sessionError("internal_error", "the gateway hit an unexpected error; retry shortly", { referenceId, retryAfterMs: 1_000 });
 }

@@ -1,3 +1,5 @@
+// The capability source in den-api's registry contract. This entry imports no MCP SDK: the
+// adapters live in `./sdk-v1` (sdk 1.x + ext-apps 1.7) and `./server-v2` (server 2.x).
 export {
   type RemoteSessionSource,
   type RemoteSessionSourceOptions,
@@ -5,7 +7,8 @@ export {
   type ExecuteInput,
   createRemoteSessionSource,
 } from "./create-remote-session-source.js";
-export { type CapabilityContext, type RemoteSessionPolicy, DEFAULT_POLICY } from "./capability-context.js";
-export { ACTIONS, type Action, parseName, capabilityName } from "./parse-name.js";
+export { type RegistryContext, type SearchContext, type SourceFilter, ALL_SOURCES, remoteSessionContext } from "./registry-context.js";
+export { type RemoteSessionPolicy, DEFAULT_POLICY } from "./policy.js";
+export { ACTIONS, type Action, type ParsedCapability, parseName, capabilityName } from "./parse-name.js";
+export type { NextStep } from "./capabilities/next-step.js";
 export type { ToolResult } from "./to-tool-result.js";
-export { type McpAdapterOptions, registerRemoteSessionTools } from "./mcp-server-adapter.js";

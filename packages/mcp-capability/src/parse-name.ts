@@ -1,12 +1,23 @@
 export const ACTIONS = ["create", "send", "read", "list", "stop", "targets"] as const;
 export type Action = (typeof ACTIONS)[number];
 
-/** The canonical capability name of an action. */
-export const capabilityName = (action: Action) => `remoteSession.${action}`;
+/** A name this source claims, in den-api's parsed-capability shape. */
+export interface ParsedCapability {
+  kind: "remoteSession";
+  /** The name as the caller wrote it. */
+  name: string;
+  action: Action;
+}
 
-/** Accepts `remoteSession.<action>` and OpenWork's spelling `remote-session:<action>`. */
-export function parseName(name: string): { action: Action } | null {
-  const match = /^(?:remoteSession\.|remote-session:)([a-z]+)$/.exec(name);
-  const action = match?.[1] as Action | undefined;
-  return action && (ACTIONS as readonly string[]).includes(action) ? { action } : null;
+/**
+ * The canonical name of an action, `remote-session:<action>`. The colon matters: den-api's
+ * catalog source claims every name without one, so only such names reach this source there.
+ */
+export const capabilityName = (action: Action) => `remote-session:${action}`;
+
+/** Claims `remote-session:<action>` and the proposal's spelling `remoteSession.<action>`; anything else is null. */
+export function parseName(name: string): ParsedCapability | null {
+  const match = /^(?:remote-session:|remoteSession\.)([a-z]+)$/.exec(name);
+  const action = match?.[1];
+  return action !== undefined && (ACTIONS as readonly string[]).includes(action) ? { kind: "remoteSession", name, action: action as Action } : null;
 }

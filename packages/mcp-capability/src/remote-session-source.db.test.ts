@@ -2,13 +2,17 @@ import { createSessionLedger, migrate } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRemoteSessionSource, type RemoteSessionSource } from "./create-remote-session-source.js";
-import type { CapabilityContext } from "./capability-context.js";
+import { createDenRegistry } from "./den-registry.testing.js";
 import { parseName } from "./parse-name.js";
+import { type SearchContext, remoteSessionContext } from "./registry-context.js";
+import type { ToolResult } from "./to-tool-result.js";
 
 const db = useTestDatabase();
 let source: RemoteSessionSource;
 const lines: string[] = [];
-const ctx: CapabilityContext = { organizationId: "org_1", memberId: "mem_1", scopes: ["remote-session", "mcp:write"] };
+// den-api's context as its registry builds it: scopes are a Set, the member a membership or null.
+const ctx: SearchContext = remoteSessionContext({ organizationId: "org_1", userId: "user_1", orgMembershipId: "mem_1", scopes: ["mcp:read", "mcp:write"] });
+const readOnly: SearchContext = { ...ctx, principal: { userId: "user_1", scopes: new Set(["mcp:read"]) } };
 
 beforeAll(async () => {
   await migrate(db.current.sql);
@@ -16,50 +20,104 @@ beforeAll(async () => {
   source = createRemoteSessionSource({
     targets: [],
     ledger: createSessionLedger(db.current.sql),
-    logger: { info: (m, f) => void lines.push(`${m} ${JSON.stringify(f)}`), warn() {}, error() {} },
+    logger: { info: (m, f) => void lines.push(`${m} ${JSON.stringify(f)}`), warn() {}, error: (m, f) => void lines.push(`${m} ${JSON.stringify(f)}`) },
   });
 });
 
-const errorOf = async (action: Parameters<RemoteSessionSource["execute"]>[1]["action"], body: unknown, context = ctx) =>
-  (await source.execute(context, { action }, { body })).structuredContent;
+/** den-api's rendering: one text part that is the compact JSON of structuredContent; isError only on errors. */
+function payloadOf(result: ToolResult): Record<string, unknown> {
+  expect(result.content).toHaveLength(1);
+  expect(result.content[0]!.text).toBe(JSON.stringify(result.structuredContent));
+  expect(result.isError === true || !("isError" in result)).toBe(true);
+  return result.structuredContent;
+}
+const run = async (name: string, body: unknown, context = ctx) => payloadOf(await createDenRegistry(source).execute(context, { name, body }));
 
-describe("the remote-session source", () => {
-  it("parses both spellings of a name and nothing else", () => {
-    expect(parseName("remoteSession.read")).toEqual({ action: "read" });
-    expect(parseName("remote-session:stop")).toEqual({ action: "stop" });
-    for (const name of ["remoteSession.delete", "remoteSession", "remote-session.read", "RemoteSession.read"]) expect(parseName(name)).toBeNull();
+describe("the remote-session source in den-api's registry", () => {
+  it("claims colon names (and the proposal's spelling) in den-api's parsed shape, and nothing else", () => {
+    expect(parseName("remote-session:stop")).toEqual({ kind: "remoteSession", name: "remote-session:stop", action: "stop" });
+    expect(parseName("remoteSession.read")).toEqual({ kind: "remoteSession", name: "remoteSession.read", action: "read" });
+    for (const name of ["remoteSession.delete", "remoteSession", "remote-session.read", "RemoteSession.read", "remote-session:"]) expect(parseName(name)).toBeNull();
   });
 
-  it("ranks by the query and stays out of Code Mode", async () => {
-    const matches = await source.search(ctx, "stop", 3);
-    expect(matches[0]).toMatchObject({ name: "remoteSession.stop", kind: "remote_session", invocation: { argumentsField: "body" }, readOnly: false });
-    expect(source.enumerate(ctx)).toEqual({ excluded: true });
-    expect(await source.search({ ...ctx, scopes: ["mcp:write"] }, "stop", 3)).toEqual([]);
+  it("is reached through the registry under the names search returns; colon-less names go to the catalog", async () => {
+    const registry = createDenRegistry(source);
+    const matches = await registry.search(ctx, "remote session", 20);
+    const names = matches.map((m) => m.name);
+    expect(names).toEqual(expect.arrayContaining(["remote-session:create", "remote-session:list", "remote-session:read", "remote-session:send", "remote-session:stop", "remote-session:targets"]));
+    for (const name of names) expect((await registry.execute(ctx, { name, body: {} })).structuredContent.error).not.toBe("unknown_capability");
+    // The proposal's spelling has no colon: den-api's catalog swallows it.
+    expect((await registry.execute(ctx, { name: "remoteSession.list", body: {} })).structuredContent).toMatchObject({ error: "unknown_capability" });
+    expect(await run("remote-session:list", {})).toEqual({ sessions: [], desktops: [] });
   });
 
-  it("lists argument problems, reads a JSON string body, and refuses without the scopes or a membership", async () => {
-    expect(await errorOf("read", { sessionId: "rs_1", limit: 500, extra: true })).toMatchObject({
-      error: "invalid_capability_arguments",
-      details: { issues: expect.arrayContaining([expect.objectContaining({ path: "limit" }), expect.objectContaining({ path: "" })]) },
+  it("gives den-api's match shape, stays out of Code Mode, and searches only for api, members and enabled orgs", async () => {
+    const [match] = await source.search(ctx, "stop", 3);
+    expect(match).toMatchObject({
+      name: "remote-session:stop",
+      path: "remote-session:stop",
+      method: "SESSION",
+      kind: "remote_session",
+      pathParams: [],
+      queryParams: [],
+      hasBody: true,
+      invocation: { argumentsField: "body" },
+      argumentsSchema: { type: "object" },
     });
-    expect(await errorOf("create", { prompt: "a", instructions: "b" })).toMatchObject({ error: "invalid_capability_arguments" });
-    expect(await errorOf("create", { target: "cloud", runner: "mac" })).toMatchObject({ error: "invalid_capability_arguments" });
-    expect(await errorOf("read", '{"sessionId":"rs_01m8nonexistent000000000000"}')).toMatchObject({ error: "unknown_session" });
-    expect(await errorOf("read", "{not json")).toMatchObject({ error: "invalid_capability_arguments" });
-    expect(await errorOf("stop", { sessionId: "x" }, { ...ctx, scopes: ["remote-session"] })).toMatchObject({ error: "insufficient_scope" });
-    expect(await errorOf("list", {}, { ...ctx, scopes: [] })).toMatchObject({ error: "insufficient_scope" });
-    expect(await errorOf("list", {}, { ...ctx, memberId: null })).toMatchObject({ error: "membership_required" });
-    expect(await errorOf("create", { target: "cloud", prompt: "secret-prompt-text" })).toMatchObject({ error: "cloud_not_available" });
+    await expect(source.enumerate(ctx)).resolves.toEqual([]);
+    expect(await source.search({ ...ctx, sourceFilter: { ...ctx.sourceFilter, api: false } }, "stop", 3)).toEqual([]);
+    expect(await source.search({ ...ctx, member: null }, "stop", 3)).toEqual([]);
+    expect(await source.search({ ...ctx, remoteSessionsEnabled: false }, "stop", 3)).toEqual([]);
+    expect(await source.search(ctx, "", 3)).toEqual([]);
+    expect((await source.search(ctx, "remote session", 0)).length).toBe(5);
   });
 
-  it("answers with readable text, structured content and a reference id, and logs no prompt text", async () => {
-    const result = await source.execute(ctx, { action: "list" }, { body: {} });
-    expect(result.isError).toBeUndefined();
-    expect(result.structuredContent).toEqual({ sessions: [], desktops: [] });
-    expect(result.content[0]!.text).toContain("No sessions yet.");
-    const failed = await source.execute(ctx, { action: "read" }, { body: { sessionId: "nope" } });
-    expect(failed.isError).toBe(true);
-    expect(failed.content[0]!.text).toMatch(/unknown_session: .*\nReference: ref_[0-9a-f]{12}/);
+  it("never rejects a search, even when a target fails", async () => {
+    const failing = createRemoteSessionSource({
+      targets: [{ name: "cloud", availability: () => Promise.reject(new Error("resolver down")) } as never],
+      ledger: createSessionLedger(db.current.sql),
+    });
+    await expect(failing.search(ctx, "create", 5)).resolves.toEqual([]);
+  });
+
+  it("refuses non-members, disabled orgs and mutations without mcp:write; a host may add a gate scope", async () => {
+    expect(await run("remote-session:list", {}, { ...ctx, member: null })).toMatchObject({ error: "membership_required", retryable: false });
+    expect(await run("remote-session:list", {}, { ...ctx, remoteSessionsEnabled: false })).toMatchObject({ error: "unknown_capability" });
+    expect(await run("remote-session:stop", { sessionId: "x" }, readOnly)).toMatchObject({ error: "insufficient_mcp_scope", retryable: false });
+    expect(await run("remote-session:create", {}, readOnly)).toMatchObject({ error: "insufficient_mcp_scope" });
+    // Reads need no extra scope: den-api has none.
+    expect(await run("remote-session:list", {}, readOnly)).toEqual({ sessions: [], desktops: [] });
+    const gated = createRemoteSessionSource({ targets: [], ledger: createSessionLedger(db.current.sql), policy: { gateScope: "remote-session" } });
+    expect(await gated.search(ctx, "stop", 3)).toEqual([]);
+    expect(payloadOf(await gated.execute(ctx, parseName("remote-session:list")!, { body: {} }))).toMatchObject({ error: "insufficient_mcp_scope" });
+  });
+
+  it("reads the body as den-api does and lists argument problems as issues with dotted paths", async () => {
+    expect(await run("remote-session:read", { sessionId: "rs_1", limit: 500, extra: true })).toMatchObject({
+      error: "invalid_capability_arguments",
+      retryable: false,
+      issues: expect.arrayContaining([expect.objectContaining({ path: "limit" }), expect.objectContaining({ path: "" })]),
+    });
+    expect(await run("remote-session:create", { target: "desktop", model: { providerId: "", modelId: "m" } })).toMatchObject({
+      issues: [expect.objectContaining({ path: "model.providerId" })],
+    });
+    expect(await run("remote-session:create", { prompt: "a", instructions: "b" })).toMatchObject({ error: "invalid_capability_arguments" });
+    expect(await run("remote-session:create", { target: "cloud", computerId: "mac" })).toMatchObject({ error: "invalid_capability_arguments" });
+    expect(await run("remote-session:create", { target: "desktop", runner: "a", computerId: "b" })).toMatchObject({ error: "invalid_capability_arguments" });
+    expect(await run("remote-session:read", { sessionId: "rs_1", cursor: "c", from: "end" })).toMatchObject({ error: "invalid_capability_arguments" });
+    // A JSON string body is parsed; a string that is not JSON fails validation; null is {}.
+    expect(await run("remote-session:read", ' {"sessionId":"rs_01m8nonexistent000000000000"}')).toMatchObject({ error: "unknown_session" });
+    expect(await run("remote-session:read", "{not json")).toMatchObject({ error: "invalid_capability_arguments" });
+    expect(await run("remote-session:read", "sessionId=rs_1")).toMatchObject({ error: "invalid_capability_arguments" });
+    expect(await run("remote-session:list", null)).toEqual({ sessions: [], desktops: [] });
+    expect(await run("remote-session:targets", { includeModels: true })).toEqual({ cloud: { available: false }, desktops: [] });
+    expect(await run("remote-session:create", { target: "cloud", prompt: "secret-prompt-text" })).toMatchObject({ error: "cloud_not_available" });
+  });
+
+  it("answers errors as den-api's payload with a reference id, and logs no prompt text", async () => {
+    const failed = await run("remote-session:read", { sessionId: "nope" });
+    expect(Object.keys(failed)).toEqual(["error", "message", "retryable", "referenceId"]);
+    expect(failed).toMatchObject({ error: "unknown_session", retryable: false, referenceId: expect.stringMatching(/^ref_[0-9a-f]{12}$/) });
     expect(lines.join("\n")).not.toContain("secret-prompt-text");
     expect(lines.some((line) => line.includes('"promptChars":18'))).toBe(true);
   });

@@ -35,7 +35,7 @@ export function createRunEnv(call: TargetCall, ledger: SessionLedger, targets: r
     target,
     session: async (sessionId) => {
       const session = await ledger.find(call, sessionId);
-      if (!session) return fail("unknown_session", "no such session; call remoteSession.list to see yours");
+      if (!session) return fail("unknown_session", "no such session; call remote-session:list to see yours");
       return { session, target: await target(session.target) };
     },
   };

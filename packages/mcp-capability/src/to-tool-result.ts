@@ -1,22 +1,22 @@
-import type { SessionError } from "@openwork/remote-session-core";
+import { errorPayload, type SessionError } from "@openwork/remote-session-core";
 
-/** An MCP tool result, as den-api's registry and the SDK both take it. */
+/** An MCP tool result, as den-api's registry and both SDK generations take it. */
 export interface ToolResult {
   [key: string]: unknown;
   content: { type: "text"; text: string }[];
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
+  structuredContent: Record<string, unknown>;
+  isError?: true;
 }
 
-export function successResult(payload: Record<string, unknown>, text: string): ToolResult {
-  return { content: [{ type: "text", text }], structuredContent: payload };
+/**
+ * A result as den-api renders every remote-session outcome: one text part holding the compact
+ * JSON of the payload (models that read only text see everything), the same payload in
+ * `structuredContent` (models that read only JSON see everything), `isError` only on errors.
+ */
+export function toolResult(payload: Record<string, unknown>, isError = false): ToolResult {
+  const result: ToolResult = { content: [{ type: "text", text: JSON.stringify(payload) }], structuredContent: payload };
+  return isError ? { ...result, isError: true } : result;
 }
 
-/** An error as a value: `isError`, readable text with the human step, and the value itself. */
-export function errorResult(error: SessionError): ToolResult {
-  const lines = [`${error.error}: ${error.message}`];
-  if (error.action) lines.push(`What to do: ${error.action}`);
-  if (error.retryable) lines.push(`Retryable${error.retryAfterMs ? ` after ${error.retryAfterMs} ms` : ""}: call again with the same arguments.`);
-  lines.push(`Reference: ${error.referenceId}`);
-  return { isError: true, content: [{ type: "text", text: lines.join("\n") }], structuredContent: { ...error } };
-}
+/** An error value as a result: den-api's error payload, plus our `referenceId`. */
+export const errorResult = (error: SessionError): ToolResult => toolResult(errorPayload(error), true);

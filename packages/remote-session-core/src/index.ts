@@ -25,7 +25,7 @@ export {
 
 // Errors as values.
 export { SESSION_ERROR_RETRYABLE, SESSION_ERROR_CODES, type SessionErrorCode } from "./errors/codes.js";
-export { type SessionError, sessionError, SessionFailure, fail, newReferenceId } from "./errors/session-error.js";
+export { type SessionError, type SessionErrorExtra, sessionError, errorPayload, SessionFailure, fail, newReferenceId } from "./errors/session-error.js";
 export { type ArgumentIssue, toArgumentIssues } from "./errors/argument-issues.js";
 
 // Transcripts.
@@ -37,6 +37,7 @@ export { type Transcript, sliceTranscript } from "./transcript/slice-transcript.
 export type {
   Target,
   TargetCall,
+  OwnerScope,
   MemberScope,
   TargetAvailability,
   RunnerPresence,

@@ -42,6 +42,8 @@ export type SendInput = z.output<typeof SendInputSchema>;
 
 export const ReadInputSchema = z.strictObject({
   cursor: z.string().min(1).max(L.cursor).optional(),
+  /** Without a cursor: read from the first message (`start`, the default) or the last `limit` (`end`), as OpenWork's read. */
+  from: z.enum(["start", "end"]).optional(),
   limit: z.int().min(1).max(L.readLimitMax).default(L.readLimitDefault),
   waitMs: z.int().min(0).max(L.waitMsMax).default(0),
 });

@@ -4,14 +4,24 @@ import type { SessionState } from "./session-state.js";
 import type { CreateSessionInput, ReadInput, SendInput } from "./session-inputs.js";
 import type { TranscriptMessage } from "./transcript/transcript-message.js";
 
-/** Who is calling: always from the verified auth context, never from arguments. */
+/** Who owns a session: the organization and the creating principal's user id (as OpenWork keys them). */
+export interface OwnerScope {
+  organizationId: string;
+  userId: string;
+}
+
+/** An active membership: what desktop runners are registered under (a runner token's `m`). */
 export interface MemberScope {
   organizationId: string;
+  /** The organization membership id (den-api's `member.orgMembershipId`). */
   memberId: string;
 }
 
-/** One call into a target. */
-export interface TargetCall extends MemberScope {
+/**
+ * One call into a target, always from the verified auth context, never from arguments: the
+ * owner (sessions, idempotency, rate limits) and the caller's active membership (desktops).
+ */
+export interface TargetCall extends OwnerScope, MemberScope {
   /** Put on every log line and error of this call. */
   referenceId: string;
   signal?: AbortSignal;
@@ -89,8 +99,9 @@ export interface Target {
   availability(call: TargetCall): Promise<TargetAvailability>;
   /**
    * Starts a session and records it in the ledger.
-   * Codes: desktop `desktop_offline`, `unknown_runner`, `ambiguous_runner`,
-   * `runner_update_required`; cloud `needs_cloud_setup`, `cloud_runtime_*`.
+   * Codes: desktop `desktop_offline`, `unknown_computer`, `ambiguous_computer`,
+   * `computer_offline`, `desktop_update_required`; cloud `needs_cloud_setup`, `cloud_runtime_*`,
+   * `unknown_workspace`.
    */
   create(call: TargetCall, input: CreateSessionInput): Promise<CreateResult>;
   /** Sends a follow-up prompt. Codes: `unknown_session`, `session_not_active`, plus create's. */

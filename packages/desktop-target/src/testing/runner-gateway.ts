@@ -37,8 +37,8 @@ export interface RunnerGateway {
   memberToken(scope: MemberScope): string;
   /** Registers a runner for the member through `POST token` and returns its runner token. */
   registerRunner(scope: MemberScope, runnerId: string, options?: { name?: string; capabilities?: string[] }): Promise<string>;
-  /** A Target call for the member. */
-  call(scope: MemberScope): TargetCall;
+  /** A Target call for the member; its user id is `userId`, else derived from the member id. */
+  call(scope: MemberScope & { userId?: string }): TargetCall;
   /** Removes the member: their runner tokens stop working. */
   removeMember(scope: MemberScope): void;
   close(): Promise<void>;
@@ -105,7 +105,7 @@ export async function startRunnerGateway(
       });
       return minted.token;
     },
-    call: (scope) => ({ ...scope, referenceId: newReferenceId() }),
+    call: (scope) => ({ userId: `user_of_${scope.memberId}`, ...scope, referenceId: newReferenceId() }),
     removeMember: (scope) => void removed.add(key(scope)),
     close: async () => {
       (server as import("node:http").Server).closeAllConnections();

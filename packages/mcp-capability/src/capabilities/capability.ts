@@ -11,9 +11,8 @@ export interface Capability<S extends z.ZodType = z.ZodType> {
   /** Mutations need the write scope. */
   write: boolean;
   args: S;
+  /** The result payload: what the model reads (as JSON) and the card renders. */
   run(env: RunEnv, args: z.output<S>): Promise<Record<string, unknown>>;
-  /** The readable text of a result (the model reads it; text-only hosts show it). */
-  describe(result: Record<string, unknown>): string;
 }
 
 export const defineCapability = <S extends z.ZodType>(capability: Capability<S>): Capability<S> => capability;

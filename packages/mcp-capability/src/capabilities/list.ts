@@ -23,13 +23,4 @@ export const list = defineCapability({
       desktops,
     };
   },
-  describe: (r) => {
-    const sessions = r.sessions as { sessionId: string; title: string; target: string; state: string }[];
-    const desktops = r.desktops as { name: string; online: boolean; lastSeenAt: string | null }[];
-    return [
-      sessions.length ? sessions.map((s) => `${s.sessionId}  ${s.target}  ${s.state}  ${s.title}`).join("\n") : "No sessions yet.",
-      desktops.length ? `Desktops: ${desktops.map((d) => `${d.name} (${d.online ? "online" : "offline"})`).join(", ")}` : "No desktops registered.",
-      ...(r.cursor ? [`More: pass cursor ${r.cursor}`] : []),
-    ].join("\n");
-  },
 });

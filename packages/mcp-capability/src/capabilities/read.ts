@@ -1,14 +1,18 @@
-import { ReadInputSchema, type TranscriptMessage } from "@openwork/remote-session-core";
-import { cardText } from "@openwork/mcp-app-card";
+import { ReadInputSchema } from "@openwork/remote-session-core";
 import { z } from "zod";
 import { defineCapability } from "./capability.js";
+import { nextRead, nextSend } from "./next-step.js";
 
 export const readArgs = ReadInputSchema.extend({
-  sessionId: z.string().min(1).max(160).describe("A sessionId from remoteSession.create or remoteSession.list."),
+  sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
   cursor: ReadInputSchema.shape.cursor.describe("The cursor the previous read returned: only newer messages come back."),
+  from: ReadInputSchema.shape.from.describe('Without a cursor: "start" (default) reads from the first message, "end" the last `limit`.'),
   limit: ReadInputSchema.shape.limit.describe("At most this many messages (1–100)."),
   waitMs: ReadInputSchema.shape.waitMs.describe("Wait up to this long (≤ 25 000 ms) for something newer than the cursor."),
-});
+}).refine((a) => a.cursor === undefined || a.from === undefined, { message: "give cursor or from, not both", path: ["from"] });
+
+// States in which the session will still change by itself: the next step is to wait for it.
+const IN_PROGRESS = new Set(["queued", "waking", "running"]);
 
 export const read = defineCapability({
   action: "read",
@@ -19,16 +23,7 @@ export const read = defineCapability({
   run: async (env, { sessionId, ...input }) => {
     const { session, target } = await env.session(sessionId);
     const result = await target.read(env.call, session, input);
-    return { ...result, lastActivityAt: session.lastActivityAt.toISOString() };
-  },
-  describe: (r) => {
-    const lines = [cardText(r as never)];
-    for (const m of r.messages as TranscriptMessage[]) {
-      lines.push(`[${m.role}] ${m.text ?? "(prompt sent)"}${m.truncated ? " …(truncated)" : ""}`);
-    }
-    if (r.partialText) lines.push(`[assistant, still writing] ${r.partialText}`);
-    if (r.lastError) lines.push(`Last error: ${JSON.stringify(r.lastError)}`);
-    lines.push(`cursor: ${r.cursor}${r.hasMore ? " (more messages waiting: read again)" : ""}`);
-    return lines.join("\n");
+    const next = result.hasMore || IN_PROGRESS.has(result.state) ? nextRead(sessionId, { cursor: result.cursor }) : result.state === "idle" ? nextSend(sessionId) : undefined;
+    return { ...result, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
   },
 });

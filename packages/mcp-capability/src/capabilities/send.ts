@@ -1,11 +1,12 @@
 import { MessageIdSchema, SESSION_LIMITS } from "@openwork/remote-session-core";
 import { z } from "zod";
 import { defineCapability } from "./capability.js";
+import { nextRead } from "./next-step.js";
 
 export const sendArgs = z.strictObject({
-  sessionId: z.string().min(1).max(160).describe("A sessionId from remoteSession.create or remoteSession.list."),
+  sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
   prompt: z.string().min(1).max(SESSION_LIMITS.prompt).describe("The message to send."),
-  messageId: MessageIdSchema.optional().describe("A stable id for this prompt; a retry with it is never sent twice."),
+  messageId: MessageIdSchema.optional().describe("A stable id for this prompt (msg_ + letters and digits); a retry with it is never sent twice."),
   idempotencyKey: z.string().min(1).max(SESSION_LIMITS.idempotencyKey).optional(),
 });
 
@@ -17,16 +18,18 @@ export const send = defineCapability({
   args: sendArgs,
   run: async (env, { sessionId, idempotencyKey, ...input }) => {
     const { session, target } = await env.session(sessionId);
-    if (!idempotencyKey) return { ...(await target.send(env.call, session, input)) };
-    // The message id is fixed before the first attempt, so a retry after a lost answer is
-    // recognised by the target instead of prompting twice.
-    const { result, replayed } = await env.ledger.idempotent(
-      env.call,
-      { operation: "send", key: idempotencyKey, args: { sessionId, ...input } },
-      (reserved) => target.send(env.call, session, { ...input, messageId: input.messageId ?? String(reserved?.messageId) }),
-      { reserve: () => ({ messageId: target.newMessageId() }) },
-    );
-    return { ...result, alreadyPresent: result.alreadyPresent || replayed };
+    const sent = async () => {
+      if (!idempotencyKey) return target.send(env.call, session, input);
+      // The message id is fixed before the first attempt, so a retry after a lost answer is
+      // recognised by the target instead of prompting twice.
+      const { result, replayed } = await env.ledger.idempotent(
+        env.call,
+        { operation: "send", key: idempotencyKey, args: { sessionId, ...input } },
+        (reserved) => target.send(env.call, session, { ...input, messageId: input.messageId ?? String(reserved?.messageId) }),
+        { reserve: () => ({ messageId: target.newMessageId() }) },
+      );
+      return { ...result, alreadyPresent: result.alreadyPresent || replayed };
+    };
+    return { ...(await sent()), next: nextRead(sessionId, { from: "end" }) };
   },
-  describe: (r) => `Prompt ${r.messageId} accepted by ${r.sessionId}${r.alreadyPresent ? " (it was already there: not sent twice)" : ""}.\nNext: remoteSession.read with {"sessionId":"${r.sessionId}","waitMs":20000}.`,
 });

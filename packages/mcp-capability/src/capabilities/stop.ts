@@ -6,10 +6,9 @@ export const stop = defineCapability({
   summary: "Stop the running turn of a remote session (or cancel work not yet delivered to a desktop).",
   keywords: ["cancel", "abort", "halt", "interrupt", "kill"],
   write: true,
-  args: z.strictObject({ sessionId: z.string().min(1).max(160) }),
+  args: z.strictObject({ sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list.") }),
   run: async (env, { sessionId }) => {
     const { session, target } = await env.session(sessionId);
     return { ...(await target.stop(env.call, session)) };
   },
-  describe: (r) => (r.stopped ? `Stopping ${r.sessionId}.` : `${r.sessionId} had nothing running.`),
 });

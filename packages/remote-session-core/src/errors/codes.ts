@@ -1,12 +1,15 @@
 /**
- * The error vocabulary of remote sessions (the proposal's and OpenWork's, united), with whether
- * the same call may succeed later. One table: `retryable` is never decided anywhere else.
+ * The error vocabulary of remote sessions, with whether the same call may succeed later. One
+ * table: `retryable` is never decided anywhere else. Codes are den-api's wherever the condition
+ * is the same (research: openwork-wire §4.6); the last block holds ours, for conditions den-api
+ * has no code for.
  */
 export const SESSION_ERROR_RETRYABLE = {
+  // den-api's codes, with den-api's meanings.
   unknown_capability: false,
   invalid_capability_arguments: false,
-  insufficient_scope: false,
   membership_required: false,
+  insufficient_mcp_scope: false,
   cloud_not_available: false,
   needs_cloud_setup: false,
   cloud_runtime_provisioning: true,
@@ -14,13 +17,20 @@ export const SESSION_ERROR_RETRYABLE = {
   cloud_runtime_unreachable: true,
   cloud_runtime_failed: false,
   unknown_session: false,
+  unknown_workspace: false,
   desktop_offline: true,
-  unknown_runner: false,
-  ambiguous_runner: false,
-  runner_update_required: false,
-  idempotency_conflict: false,
+  desktop_update_required: false,
+  unknown_computer: false,
+  ambiguous_computer: false,
+  computer_offline: true,
+  model_unavailable: false,
+  remote_session_idempotency_conflict: false,
+  // Ours.
   rate_limited: true,
+  /** An identical call with the same idempotency key is still running elsewhere. */
+  idempotency_in_progress: true,
   session_not_active: false,
+  queue_full: true,
   /** Something failed that the caller cannot fix; the referenceId finds the log line. */
   internal_error: true,
 } as const satisfies Record<string, boolean>;

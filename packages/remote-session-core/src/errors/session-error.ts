@@ -1,9 +1,12 @@
 import { randomBytes } from "node:crypto";
+import type { ArgumentIssue } from "./argument-issues.js";
 import { SESSION_ERROR_RETRYABLE, type SessionErrorCode } from "./codes.js";
 
 /**
  * An error as a value: what a capability returns instead of throwing. `action` is the human
- * step when there is one; `referenceId` ties the result to the server's log line.
+ * step when there is one; `referenceId` ties the result to the server's log line. Rendered as
+ * den-api's error payload: `context` members sit beside `error` (`{ error, message, retryable,
+ * retryAfterMs?, issues?, action?, ...context, referenceId }`).
  */
 export interface SessionError {
   error: SessionErrorCode;
@@ -11,9 +14,20 @@ export interface SessionError {
   retryable: boolean;
   retryAfterMs?: number;
   action?: string;
+  /** What is wrong with the arguments (`invalid_capability_arguments`), paths dot-joined. */
+  issues?: ArgumentIssue[];
+  /** Extra facts for the caller (`target`, `sessionId`, the computers to choose from…). */
+  context?: Record<string, unknown>;
   referenceId: string;
-  /** Extra facts for the caller (the issues of invalid arguments, the runners to choose from…). */
-  details?: Record<string, unknown>;
+}
+
+/** What {@link sessionError} takes besides the code and message. */
+export interface SessionErrorExtra {
+  retryAfterMs?: number;
+  action?: string;
+  issues?: ArgumentIssue[];
+  context?: Record<string, unknown>;
+  referenceId?: string;
 }
 
 /** A new reference id, `ref_` + 12 hex characters. */
@@ -22,20 +36,26 @@ export function newReferenceId(): string {
 }
 
 /** Builds a SessionError; `retryable` comes from the code's row in SESSION_ERROR_RETRYABLE. */
-export function sessionError(
-  code: SessionErrorCode,
-  message: string,
-  extra: { retryAfterMs?: number; action?: string; referenceId?: string; details?: Record<string, unknown> } = {},
-): SessionError {
+export function sessionError(code: SessionErrorCode, message: string, extra: SessionErrorExtra = {}): SessionError {
   return {
     error: code,
     message,
     retryable: SESSION_ERROR_RETRYABLE[code],
     ...(extra.retryAfterMs === undefined ? {} : { retryAfterMs: extra.retryAfterMs }),
     ...(extra.action === undefined ? {} : { action: extra.action }),
+    ...(extra.issues === undefined ? {} : { issues: extra.issues }),
+    ...(extra.context === undefined ? {} : { context: extra.context }),
     referenceId: extra.referenceId ?? newReferenceId(),
-    ...(extra.details === undefined ? {} : { details: extra.details }),
   };
+}
+
+/**
+ * den-api's error payload of a SessionError: context members flattened beside the fixed ones
+ * (which a context member can never overwrite), `referenceId` last.
+ */
+export function errorPayload(error: SessionError): Record<string, unknown> {
+  const { context, referenceId, ...fixed } = error;
+  return { ...context, ...fixed, referenceId };
 }
 
 const MARK = Symbol.for("openwork.remote-session.failure");
@@ -58,6 +78,6 @@ export class SessionFailure extends Error {
 }
 
 /** Throws a SessionFailure built like {@link sessionError}. */
-export function fail(code: SessionErrorCode, message: string, extra?: Parameters<typeof sessionError>[2]): never {
+export function fail(code: SessionErrorCode, message: string, extra?: SessionErrorExtra): never {
   throw new SessionFailure(sessionError(code, message, extra));
 }

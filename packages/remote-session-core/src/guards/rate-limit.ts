@@ -1,6 +1,6 @@
 import { fail } from "../errors/session-error.js";
 import type { Queryable } from "../queryable.js";
-import type { MemberScope } from "../target.js";
+import type { OwnerScope } from "../target.js";
 
 export interface RateLimit {
   /** Counter name, e.g. "create". */
@@ -18,13 +18,13 @@ export const CREATE_RATE_LIMIT: RateLimit = { bucket: "create", limit: 32, windo
  * Postgres) and throws `rate_limited` with `retryAfterMs` once the window is full. A refused
  * hit is not counted.
  */
-export async function takeRateLimit(sql: Queryable, scope: MemberScope, rule: RateLimit = CREATE_RATE_LIMIT): Promise<void> {
+export async function takeRateLimit(sql: Queryable, scope: OwnerScope, rule: RateLimit = CREATE_RATE_LIMIT): Promise<void> {
   const now = Date.now();
   const windowStart = new Date(now - (now % rule.windowMs));
   const [row] = await sql<{ hits: number }[]>`
-    insert into remote_session_rate_window as w (organization_id, member_id, bucket, window_start, hits)
-    values (${scope.organizationId}, ${scope.memberId}, ${rule.bucket}, ${windowStart}, 1)
-    on conflict (organization_id, member_id, bucket, window_start)
+    insert into remote_session_rate_window as w (organization_id, user_id, bucket, window_start, hits)
+    values (${scope.organizationId}, ${scope.userId}, ${rule.bucket}, ${windowStart}, 1)
+    on conflict (organization_id, user_id, bucket, window_start)
       do update set hits = w.hits + 1 where w.hits < ${rule.limit}
     returning hits`;
   if (!row) {

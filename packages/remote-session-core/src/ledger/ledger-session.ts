@@ -4,7 +4,7 @@ import type { SessionState } from "../session-state.js";
 export interface LedgerSession {
   id: string;
   organizationId: string;
-  memberId: string;
+  userId: string;
   target: string;
   title: string;
   state: SessionState;
@@ -21,7 +21,7 @@ export interface LedgerSession {
 export interface SessionRow {
   id: string;
   organization_id: string;
-  member_id: string;
+  user_id: string;
   target: string;
   title: string;
   state: SessionState;
@@ -37,7 +37,7 @@ export function toLedgerSession(row: SessionRow): LedgerSession {
   return {
     id: row.id,
     organizationId: row.organization_id,
-    memberId: row.member_id,
+    userId: row.user_id,
     target: row.target,
     title: row.title,
     state: row.state,

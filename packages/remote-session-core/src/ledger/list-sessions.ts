@@ -1,18 +1,18 @@
 import { fail } from "../errors/session-error.js";
 import type { Queryable } from "../queryable.js";
-import type { MemberScope } from "../target.js";
+import type { OwnerScope } from "../target.js";
 import { type LedgerSession, type SessionRow, toLedgerSession } from "./ledger-session.js";
 
 /** A member's sessions, newest first, paged by an opaque cursor; no target is contacted. */
 export async function listSessions(
   sql: Queryable,
-  scope: MemberScope,
+  scope: OwnerScope,
   options: { target?: string; limit: number; cursor?: string },
 ): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }> {
   const after = options.cursor === undefined ? null : decodeListCursor(options.cursor);
   const rows = await sql<SessionRow[]>`
     select * from remote_session
-    where organization_id = ${scope.organizationId} and member_id = ${scope.memberId}
+    where organization_id = ${scope.organizationId} and user_id = ${scope.userId}
       and (${options.target ?? null}::text is null or target = ${options.target ?? null})
       and (${after === null} or (created_at, id) < (${after?.createdAt ?? new Date(0)}, ${after?.id ?? ""}))
     order by created_at desc, id desc

@@ -1,7 +1,7 @@
 import { canonicalDigest } from "../digest.js";
 import { fail } from "../errors/session-error.js";
 import type { Queryable } from "../queryable.js";
-import type { MemberScope } from "../target.js";
+import type { OwnerScope } from "../target.js";
 
 export interface IdempotencyOptions {
   /** How long a duplicate waits for the first call to finish. Default 60 s. */
@@ -26,13 +26,13 @@ interface IdempotencyRow {
 /**
  * Runs `run` once per (member, operation, key). The first caller claims the key by inserting a
  * row: the primary key settles concurrent duplicates, not timing. Later callers with the same
- * arguments get the stored result (`replayed: true`), with other arguments `idempotency_conflict`.
+ * arguments get the stored result (`replayed: true`), with other arguments `remote_session_idempotency_conflict`.
  * A duplicate arriving while the first is still running waits for its result. If `run` throws,
  * the key is marked failed so a retry runs again — with the same reserved values.
  */
 export async function runIdempotent<T>(
   sql: Queryable,
-  scope: MemberScope,
+  scope: OwnerScope,
   request: { operation: "create" | "send"; key: string; args: unknown },
   run: (reserved: Record<string, unknown> | null) => Promise<T>,
   options: IdempotencyOptions = {},
@@ -40,7 +40,7 @@ export async function runIdempotent<T>(
   const keyDigest = canonicalDigest(["key", request.key]);
   const argsDigest = canonicalDigest(request.args);
   const where = sql`
-    organization_id = ${scope.organizationId} and member_id = ${scope.memberId}
+    organization_id = ${scope.organizationId} and user_id = ${scope.userId}
     and operation = ${request.operation} and key_digest = ${keyDigest}`;
   const deadline = Date.now() + (options.waitMs ?? 60_000);
   const staleSeconds = (options.staleMs ?? 120_000) / 1000;
@@ -48,8 +48,8 @@ export async function runIdempotent<T>(
   const reserve = options.reserve?.() ?? null;
   for (;;) {
     const claimed = await sql<{ reserved: Record<string, unknown> | null }[]>`
-      insert into remote_session_idempotency (organization_id, member_id, operation, key_digest, args_digest, state, reserved)
-      values (${scope.organizationId}, ${scope.memberId}, ${request.operation}, ${keyDigest}, ${argsDigest}, 'pending',
+      insert into remote_session_idempotency (organization_id, user_id, operation, key_digest, args_digest, state, reserved)
+      values (${scope.organizationId}, ${scope.userId}, ${request.operation}, ${keyDigest}, ${argsDigest}, 'pending',
               ${reserve ? sql.json(reserve as never) : null})
       on conflict do nothing
       returning reserved`;
@@ -77,11 +77,11 @@ export async function runIdempotent<T>(
 
     const [row] = await sql<IdempotencyRow[]>`select args_digest, state, result from remote_session_idempotency where ${where}`;
     if (row && row.args_digest !== argsDigest) {
-      fail("idempotency_conflict", `idempotency key was already used for a different ${request.operation}`);
+      fail("remote_session_idempotency_conflict", `idempotency key was already used for a different ${request.operation}`);
     }
     if (row?.state === "done") return { result: row.result as T, replayed: true };
     if (Date.now() > deadline) {
-      fail("rate_limited", `an identical ${request.operation} with this idempotency key is still running; retry shortly`, {
+      fail("idempotency_in_progress", `an identical ${request.operation} with this idempotency key is still running; retry shortly`, {
         retryAfterMs: 1_000,
       });
     }

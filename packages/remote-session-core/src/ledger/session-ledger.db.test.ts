@@ -6,8 +6,8 @@ import { takeRateLimit } from "../guards/rate-limit.js";
 import { createSessionLedger } from "./session-ledger.js";
 
 const db = useTestDatabase();
-const alice = { organizationId: "org_1", memberId: "mem_alice" };
-const bob = { organizationId: "org_1", memberId: "mem_bob" };
+const alice = { organizationId: "org_1", userId: "user_alice" };
+const bob = { organizationId: "org_1", userId: "user_bob" };
 const codeOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error.error : error);
 
 beforeAll(async () => {
@@ -54,10 +54,10 @@ describe("session ledger", () => {
 
   it("lists newest first and pages without skipping or repeating, even within one millisecond", async () => {
     const ledger = createSessionLedger(db.current.sql);
-    const member = { organizationId: "org_1", memberId: "mem_lister" };
+    const member = { organizationId: "org_1", userId: "user_lister" };
     const made = [];
     for (let i = 0; i < 25; i++) made.push(await ledger.insert(member, { target: i % 2 ? "cloud" : "desktop", title: `s${i}`, state: "idle" }));
-    await db.current.sql`update remote_session set created_at = date_trunc('milliseconds', now()) where member_id = 'mem_lister' and title < 's2'`;
+    await db.current.sql`update remote_session set created_at = date_trunc('milliseconds', now()) where user_id = 'user_lister' and title < 's2'`;
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
@@ -81,7 +81,7 @@ describe("idempotency", () => {
       ledger.idempotent(alice, { operation: "create", key: "k-1", args }, async () => ({ sessionId: `rs_${++runs}` }));
     expect(await call({ title: "a" })).toEqual({ result: { sessionId: "rs_1" }, replayed: false });
     expect(await call({ title: "a" })).toEqual({ result: { sessionId: "rs_1" }, replayed: true });
-    await expect(call({ title: "b" }).catch(codeOf)).resolves.toBe("idempotency_conflict");
+    await expect(call({ title: "b" }).catch(codeOf)).resolves.toBe("remote_session_idempotency_conflict");
     // The same key of another member is another key.
     const other = await ledger.idempotent(bob, { operation: "create", key: "k-1", args: { title: "b" } }, async () => "bob's");
     expect(other).toEqual({ result: "bob's", replayed: false });
@@ -129,13 +129,13 @@ describe("idempotency", () => {
 
 describe("create rate limit", () => {
   it("allows 32 creates a minute per member, then answers rate_limited with retryAfterMs", async () => {
-    const member = { organizationId: "org_1", memberId: "mem_busy" };
+    const member = { organizationId: "org_1", userId: "user_busy" };
     for (let i = 0; i < 32; i++) await takeRateLimit(db.current.sql, member);
     const error = await takeRateLimit(db.current.sql, member).catch((e: unknown) => e);
     expect(SessionFailure.isInstance(error) && error.error).toMatchObject({ error: "rate_limited", retryable: true });
     const retryAfterMs = SessionFailure.isInstance(error) ? error.error.retryAfterMs : undefined;
     expect(retryAfterMs).toBeGreaterThan(0);
     expect(retryAfterMs).toBeLessThanOrEqual(60_000);
-    await expect(takeRateLimit(db.current.sql, { ...member, memberId: "mem_calm" })).resolves.toBeUndefined();
+    await expect(takeRateLimit(db.current.sql, { ...member, userId: "user_calm" })).resolves.toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { type RateLimit, takeRateLimit } from "../guards/rate-limit.js";
 import type { Queryable } from "../queryable.js";
-import type { MemberScope } from "../target.js";
+import type { OwnerScope } from "../target.js";
 import { findSession } from "./find-session.js";
 import { insertSession, type NewSession } from "./insert-session.js";
 import type { LedgerSession } from "./ledger-session.js";
@@ -10,19 +10,19 @@ import { type SessionPatch, updateSession } from "./update-session.js";
 
 /** The session ledger on one connection (a postgres.js client, or a transaction via `in`). */
 export interface SessionLedger {
-  insert(scope: MemberScope, session: NewSession): Promise<LedgerSession>;
+  insert(scope: OwnerScope, session: NewSession): Promise<LedgerSession>;
   /** The member's session, or null (unknown and foreign ids alike). */
-  find(scope: MemberScope, sessionId: string): Promise<LedgerSession | null>;
+  find(scope: OwnerScope, sessionId: string): Promise<LedgerSession | null>;
   update(sessionId: string, patch: SessionPatch): Promise<LedgerSession | null>;
-  list(scope: MemberScope, options: { target?: string; limit: number; cursor?: string }): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }>;
+  list(scope: OwnerScope, options: { target?: string; limit: number; cursor?: string }): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }>;
   idempotent<T>(
-    scope: MemberScope,
+    scope: OwnerScope,
     request: { operation: "create" | "send"; key: string; args: unknown },
     run: (reserved: Record<string, unknown> | null) => Promise<T>,
     options?: IdempotencyOptions,
   ): Promise<{ result: T; replayed: boolean }>;
-  /** Counts one hit of a per-member guard; throws `rate_limited` when the window is full. */
-  takeRateLimit(scope: MemberScope, rule?: RateLimit): Promise<void>;
+  /** Counts one hit of a per-owner guard; throws `rate_limited` when the window is full. */
+  takeRateLimit(scope: OwnerScope, rule?: RateLimit): Promise<void>;
   /** The same ledger on a transaction. */
   in(tx: Queryable): SessionLedger;
 }

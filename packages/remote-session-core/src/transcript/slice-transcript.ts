@@ -16,7 +16,7 @@ export interface Transcript {
 }
 
 /**
- * Cuts the read slice after `position` and builds the read result every target returns. The
+ * Cuts the read slice after `position` (or the last `limit` messages, `from: "end"`) and builds the read result every target returns. The
  * final text is edge-triggered: reported only when its message is in this slice, so an old
  * reply is never taken for the new one.
  */
@@ -27,10 +27,13 @@ export function sliceTranscript(input: {
   transcript: Transcript;
   position: number;
   limit: number;
+  /** `end` without a cursor (position 0) reads the last `limit` messages. */
+  from?: "start" | "end" | undefined;
   webUrl?: string | undefined;
 }): ReadResult {
   const { transcript, session } = input;
-  const start = Math.min(input.position, transcript.messages.length);
+  const { length } = transcript.messages;
+  const start = input.from === "end" && input.position === 0 ? Math.max(0, length - input.limit) : Math.min(input.position, length);
   const messages = transcript.messages.slice(start, start + input.limit);
   const next = start + messages.length;
   const hasMore = transcript.messages.length > next;

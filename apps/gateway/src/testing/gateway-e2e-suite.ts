@@ -3,16 +3,39 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createHttpWorkerResolver } from "@openwork/cloud-target";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { type RunningWitness, startWitnessWorker } from "@openwork/witness-worker";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DevMember } from "./dev-members.js";
-import { serveGateway } from "./serve-gateway.js";
+import type { DevMember } from "../dev-members.js";
+import type { McpEndpointFactory } from "../mcp-endpoint.js";
+import { serveGateway } from "../serve-gateway.js";
 
+/** What the suite needs of an MCP client; the v1 `Client` and the v2 client package both have it. */
+export interface E2eClient {
+  listTools(): Promise<{ tools: { name: string; _meta?: Record<string, unknown> | undefined; inputSchema: unknown }[] }>;
+  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+  listResources(): Promise<{ resources: { uri: string; mimeType?: string | undefined }[] }>;
+  readResource(params: { uri: string }): Promise<{ contents: unknown[] }>;
+  close(): Promise<void>;
+}
+
+export interface GatewayE2eOptions {
+  /** Which SDK generation the gateway and the client are on. */
+  generation: string;
+  /** The gateway's endpoint (default: the reference gateway's, server 2.x). */
+  mcpEndpoint?: McpEndpointFactory;
+  /** Connects that generation's real client with a bearer token. */
+  connect(url: URL, token: string): Promise<E2eClient>;
+}
+
+/**
+ * The gateway end to end, through a real MCP client of one SDK generation, a real desktop runner
+ * process, the witness cloud worker and PostgreSQL. Every result is checked for den-api's
+ * rendering: its one text part is the JSON of its structuredContent.
+ */
+export function describeGatewayE2e(options: GatewayE2eOptions): void {
 const db = useTestDatabase();
 const ORG = "org_e2e";
 const member = (name: string, scopes: string[]): DevMember => ({
@@ -23,10 +46,11 @@ const member = (name: string, scopes: string[]): DevMember => ({
   sessionToken: `session_${name}_token_0123456789`,
   scopes,
 });
-const alice = member("alice", ["remote-session", "mcp:read", "mcp:write"]);
-const bob = member("bob", ["remote-session", "mcp:read", "mcp:write"]);
-const reader = member("reader", ["remote-session", "mcp:read"]);
-const outsider = member("outsider", ["mcp:read", "mcp:write"]);
+const alice = member("alice", ["mcp:read", "mcp:write"]);
+const bob = member("bob", ["mcp:read", "mcp:write"]);
+const reader = member("reader", ["mcp:read"]);
+// Removed from the organization: the token still verifies, but den-api's context has `member: null`.
+const outsider = { ...member("outsider", ["mcp:read", "mcp:write"]), active: false };
 const members = [alice, bob, reader, outsider];
 const cloudOrganizations = new Set([ORG]);
 const SECRET_WORDS = "zebra-quartz-prompt";
@@ -35,29 +59,35 @@ let gateway: Awaited<ReturnType<typeof serveGateway>>;
 let witness: RunningWitness;
 let sql: postgres.Sql;
 const logLines: string[] = [];
-const clients: Client[] = [];
+const clients: E2eClient[] = [];
 let runner: ChildProcess | undefined;
 let runnerHome: string;
 
-async function connect(who: DevMember): Promise<Client> {
-  const client = new Client({ name: `e2e-${who.name}`, version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${who.mcpToken}` } } }));
+async function connect(who: DevMember): Promise<E2eClient> {
+  const client = await options.connect(new URL(gateway.mcpUrl), who.mcpToken);
   clients.push(client);
   return client;
 }
 
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
-const execute = async (client: Client, name: string, body: unknown): Promise<Result> =>
-  (await client.callTool({ name: "execute_capability", arguments: { name, body } })) as Result;
-const ok = async (client: Client, name: string, body: unknown): Promise<Record<string, unknown>> => {
+/** A tool call, checked for den-api's rendering: one text part, the JSON of structuredContent; isError only on errors. */
+const call = async (client: E2eClient, name: string, args: Record<string, unknown>): Promise<Result> => {
+  const result = (await client.callTool({ name, arguments: args })) as Result;
+  expect(result.content).toHaveLength(1);
+  expect(JSON.parse(result.content[0]!.text)).toEqual(result.structuredContent);
+  expect(result.isError === true || result.isError === undefined).toBe(true);
+  return result;
+};
+const execute = (client: E2eClient, name: string, body: unknown): Promise<Result> => call(client, "execute_capability", { name, body });
+const ok = async (client: E2eClient, name: string, body: unknown): Promise<Record<string, unknown>> => {
   const result = await execute(client, name, body);
   if (result.isError) throw new Error(`${name} failed: ${result.content[0]?.text}`);
   return result.structuredContent!;
 };
-async function readUntil(client: Client, sessionId: string, done: (r: Record<string, unknown>) => boolean, timeoutMs = 15_000, cursor?: unknown) {
+async function readUntil(client: E2eClient, sessionId: string, done: (r: Record<string, unknown>) => boolean, timeoutMs = 15_000, cursor?: unknown) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const read = await ok(client, "remoteSession.read", { sessionId, waitMs: 1_000, ...(cursor ? { cursor } : {}) });
+    const read = await ok(client, "remote-session:read", { sessionId, waitMs: 1_000, ...(cursor ? { cursor } : {}) });
     if (done(read)) return read;
     if (Date.now() > deadline) throw new Error(`session ${sessionId} stayed ${String(read.state)}`);
   }
@@ -79,6 +109,7 @@ beforeAll(async () => {
   sql = postgres(db.current.url, { max: 10, onnotice: () => {} });
   gateway = await serveGateway({
     sql,
+    ...(options.mcpEndpoint ? { mcpEndpoint: options.mcpEndpoint } : {}),
     port: 0,
     members: () => members,
     cloudEnabled: (org) => cloudOrganizations.has(org),
@@ -109,7 +140,7 @@ afterAll(async () => {
   expect(logLines.join("\n")).not.toContain(SECRET_WORDS);
 });
 
-describe("the gateway end to end, through a real MCP client", () => {
+describe(`the gateway end to end, through a real MCP client (${options.generation})`, () => {
   it("lists the two tools with the card linked, and the card resource", async () => {
     const client = await connect(alice);
     const { tools } = await client.listTools();
@@ -118,37 +149,55 @@ describe("the gateway end to end, through a real MCP client", () => {
     const { resources } = await client.listResources();
     expect(resources).toContainEqual(expect.objectContaining({ uri: "ui://openwork/remote-session/v1/card.html", mimeType: "text/html;profile=mcp-app" }));
     const card = await client.readResource({ uri: "ui://openwork/remote-session/v1/card.html" });
-    expect(card.contents[0]).toMatchObject({ mimeType: "text/html;profile=mcp-app" });
+    expect(card.contents[0]).toMatchObject({ mimeType: "text/html;profile=mcp-app", text: expect.stringContaining("<!doctype html>") });
+    // body is described, so clients and the Inspector show where the arguments go.
+    const execute = tools.find((t) => t.name === "execute_capability")!.inputSchema as { properties: Record<string, { description?: string }> };
+    expect(execute.properties.body?.description).toMatch(/arguments/);
   });
 
-  it("finds the capabilities with search_capabilities, and hides them from a token without the scope", async () => {
-    const found = (await (await connect(alice)).callTool({ name: "search_capabilities", arguments: { query: "remote session", limit: 10 } })) as Result;
+  it("refuses execute_capability arguments outside body, naming body, and changes nothing", async () => {
+    const client = await connect(alice);
+    const before = ((await ok(client, "remote-session:list", {})).sessions as unknown[]).length;
+    for (const args of [{ name: "remote-session:create", arguments: { target: "desktop", prompt: "lost" } }, { name: "remote-session:create", target: "desktop", prompt: "flat" }]) {
+      const refused = await call(client, "execute_capability", args);
+      expect(refused.isError).toBe(true);
+      expect(refused.structuredContent).toMatchObject({ error: "invalid_capability_arguments", message: expect.stringContaining("body") });
+    }
+    expect(((await ok(client, "remote-session:list", {})).sessions as unknown[]).length).toBe(before);
+    // A JSON string body is read as JSON, as den-api does.
+    expect(await ok(client, "remote-session:targets", '{"includeModels":false}')).toMatchObject({ cloud: { available: true } });
+  });
+
+  it("finds the capabilities with search_capabilities (arguments in the text too), and hides them from a non-member", async () => {
+    const found = await call(await connect(alice), "search_capabilities", { query: "remote session", limit: 10 });
     const names = (found.structuredContent!.matches as { name: string }[]).map((m) => m.name).sort();
-    expect(names).toEqual(["remoteSession.create", "remoteSession.list", "remoteSession.read", "remoteSession.send", "remoteSession.stop", "remoteSession.targets"]);
-    const match = (found.structuredContent!.matches as Record<string, unknown>[]).find((m) => m.name === "remoteSession.create")!;
+    expect(names).toEqual(["remote-session:create", "remote-session:list", "remote-session:read", "remote-session:send", "remote-session:stop", "remote-session:targets"]);
+    const match = (found.structuredContent!.matches as Record<string, unknown>[]).find((m) => m.name === "remote-session:create")!;
     expect(match).toMatchObject({ kind: "remote_session", invocation: { argumentsField: "body" }, argumentsSchema: { type: "object" } });
-    const hidden = (await (await connect(outsider)).callTool({ name: "search_capabilities", arguments: { query: "remote session" } })) as Result;
+    const hidden = await call(await connect(outsider), "search_capabilities", { query: "remote session" });
     expect(hidden.structuredContent!.matches).toEqual([]);
+    expect((await execute(await connect(outsider), "remote-session:list", {})).structuredContent).toMatchObject({ error: "membership_required" });
   });
 
   it("drives a desktop session: delivered within a second, read with cursor and waitMs, a follow-up, list and targets", async () => {
     const client = await connect(alice);
-    const targets = await ok(client, "remoteSession.targets", {});
+    const targets = await ok(client, "remote-session:targets", {});
     expect(targets).toMatchObject({ cloud: { available: true }, desktops: [{ name: "E2E Desktop", online: true }] });
 
-    const created = await ok(client, "remoteSession.create", { target: "desktop", title: "E2E desktop", prompt: `hello ${SECRET_WORDS}` });
+    const created = await ok(client, "remote-session:create", { target: "desktop", title: "E2E desktop", prompt: `hello ${SECRET_WORDS}` });
     const returnedAt = Date.now();
     expect(created).toMatchObject({ target: "desktop", state: "queued", runner: { name: "E2E Desktop" } });
     const sessionId = String(created.sessionId);
     // The runner on the SSE stream holds the task well within a second.
     for (;;) {
+      // The proposal's spelling is an alias.
       const read = await ok(client, "remoteSession.read", { sessionId });
       if (read.state !== "queued") break;
       expect(Date.now() - returnedAt).toBeLessThan(1_000);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const first = await readUntil(client, sessionId, (r) => r.state === "idle");
-    const all = await ok(client, "remoteSession.read", { sessionId });
+    const all = await ok(client, "remote-session:read", { sessionId });
     expect((all.messages as { role: string; text: string | null }[]).map((m) => [m.role, m.text])).toEqual([
       ["user", null],
       ["assistant", `echo: hello ${SECRET_WORDS}`],
@@ -162,68 +211,68 @@ describe("the gateway end to end, through a real MCP client", () => {
     expect((next.messages as { role: string; text: string | null }[]).map((m) => m.text)).toEqual([null, "echo: second turn"]);
     expect(next.finalAssistantText).toBe("echo: second turn");
 
-    const list = await ok(client, "remoteSession.list", {});
+    const list = await ok(client, "remote-session:list", {});
     expect((list.sessions as { sessionId: string }[]).map((s) => s.sessionId)).toContain(sessionId);
     expect(list.desktops).toEqual([expect.objectContaining({ name: "E2E Desktop", online: true })]);
   });
 
   it("stops a running desktop turn", async () => {
     const client = await connect(alice);
-    const created = await ok(client, "remoteSession.create", { target: "desktop", prompt: "SLOW one two three four five six" });
+    const created = await ok(client, "remote-session:create", { target: "desktop", prompt: "SLOW one two three four five six" });
     await readUntil(client, String(created.sessionId), (r) => r.state === "running");
-    expect(await ok(client, "remoteSession.stop", { sessionId: created.sessionId })).toEqual({ sessionId: created.sessionId, stopped: true });
+    expect(await ok(client, "remote-session:stop", { sessionId: created.sessionId })).toEqual({ sessionId: created.sessionId, stopped: true });
     const stopped = await readUntil(client, String(created.sessionId), (r) => r.state === "stopped");
     expect(stopped.state).toBe("stopped");
   });
 
   it("answers desktop_offline at once, with the human step, when the member has no desktop; deliverBy expires instead", async () => {
     const client = await connect(bob);
-    const offline = await execute(client, "remoteSession.create", { target: "desktop", prompt: "anyone?" });
+    const offline = await execute(client, "remote-session:create", { target: "desktop", prompt: "anyone?" });
     expect(offline.isError).toBe(true);
     expect(offline.structuredContent).toMatchObject({ error: "desktop_offline", retryable: true, action: expect.stringContaining("Open OpenWork Desktop"), referenceId: expect.stringMatching(/^ref_/) });
-    const later = await ok(client, "remoteSession.create", { target: "desktop", prompt: "later", deliverBy: new Date(Date.now() + 1_000).toISOString() });
+    const later = await ok(client, "remote-session:create", { target: "desktop", prompt: "later", deliverBy: new Date(Date.now() + 1_000).toISOString() });
     const expired = await readUntil(client, String(later.sessionId), (r) => r.state === "expired", 8_000);
     expect(expired.lastError).toMatchObject({ error: "delivery_deadline_passed" });
   });
 
   it("drives a cloud session, and retries through a sleeping worker", async () => {
     const client = await connect(alice);
-    const created = await ok(client, "remoteSession.create", { target: "cloud", title: "E2E cloud", prompt: "hello cloud" });
+    const created = await ok(client, "remote-session:create", { target: "cloud", title: "E2E cloud", prompt: "hello cloud" });
     expect(created.webUrl).toMatch(/^https:\/\/web\.openwork\.test\/w\/ws_witness\/s\/ses_/);
     const read = await readUntil(client, String(created.sessionId), (r) => r.state === "idle");
-    expect(read.finalAssistantText ?? (await ok(client, "remoteSession.read", { sessionId: created.sessionId })).finalAssistantText).toBe("echo: hello cloud");
+    expect(read.finalAssistantText ?? (await ok(client, "remote-session:read", { sessionId: created.sessionId })).finalAssistantText).toBe("echo: hello cloud");
 
     witness.sleep();
-    const waking = await execute(client, "remoteSession.create", { target: "cloud", prompt: "wake up", idempotencyKey: "wake-1" });
+    const waking = await execute(client, "remote-session:create", { target: "cloud", prompt: "wake up", idempotencyKey: "wake-1" });
     expect(waking.structuredContent).toMatchObject({ error: "cloud_runtime_waking", retryable: true, retryAfterMs: expect.any(Number) });
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    const retried = await ok(client, "remoteSession.create", { target: "cloud", prompt: "wake up", idempotencyKey: "wake-1" });
-    const again = await ok(client, "remoteSession.create", { target: "cloud", prompt: "wake up", idempotencyKey: "wake-1" });
+    const retried = await ok(client, "remote-session:create", { target: "cloud", prompt: "wake up", idempotencyKey: "wake-1" });
+    const again = await ok(client, "remote-session:create", { target: "cloud", prompt: "wake up", idempotencyKey: "wake-1" });
     expect(again.sessionId).toBe(retried.sessionId);
   });
 
   it("enforces policy: write scope, the live cloud flag, and other members' sessions", async () => {
     const aliceClient = await connect(alice);
-    const cloudSession = await ok(aliceClient, "remoteSession.create", { target: "cloud", prompt: "mine" });
+    const cloudSession = await ok(aliceClient, "remote-session:create", { target: "cloud", prompt: "mine" });
     const readerClient = await connect(reader);
-    expect((await execute(readerClient, "remoteSession.create", { target: "desktop" })).structuredContent).toMatchObject({ error: "insufficient_scope" });
-    expect((await execute(readerClient, "remoteSession.list", {})).isError).toBeUndefined();
+    expect((await execute(readerClient, "remote-session:create", { target: "desktop" })).structuredContent).toMatchObject({ error: "insufficient_mcp_scope" });
+    expect((await execute(readerClient, "remote-session:list", {})).isError).toBeUndefined();
     const bobClient = await connect(bob);
-    expect((await execute(bobClient, "remoteSession.read", { sessionId: cloudSession.sessionId })).structuredContent).toMatchObject({ error: "unknown_session" });
-    expect((await execute(bobClient, "remoteSession.send", { sessionId: cloudSession.sessionId, prompt: "hi" })).structuredContent).toMatchObject({ error: "unknown_session" });
+    expect((await execute(bobClient, "remote-session:read", { sessionId: cloudSession.sessionId })).structuredContent).toMatchObject({ error: "unknown_session" });
+    expect((await execute(bobClient, "remote-session:send", { sessionId: cloudSession.sessionId, prompt: "hi" })).structuredContent).toMatchObject({ error: "unknown_session" });
 
     cloudOrganizations.delete(ORG);
     try {
-      expect((await execute(aliceClient, "remoteSession.read", { sessionId: cloudSession.sessionId })).structuredContent).toMatchObject({ error: "cloud_not_available" });
-      expect((await execute(aliceClient, "remoteSession.create", { target: "cloud" })).structuredContent).toMatchObject({ error: "cloud_not_available" });
-      const search = (await aliceClient.callTool({ name: "search_capabilities", arguments: { query: "create remote session" } })) as Result;
-      const create = (search.structuredContent!.matches as { name: string; argumentsSchema: { properties: { target: { enum: string[] } } } }[]).find((m) => m.name === "remoteSession.create")!;
+      expect((await execute(aliceClient, "remote-session:read", { sessionId: cloudSession.sessionId })).structuredContent).toMatchObject({ error: "cloud_not_available" });
+      expect((await execute(aliceClient, "remote-session:create", { target: "cloud" })).structuredContent).toMatchObject({ error: "cloud_not_available" });
+      const search = await call(aliceClient, "search_capabilities", { query: "create remote session" });
+      const create = (search.structuredContent!.matches as { name: string; argumentsSchema: { properties: { target: { enum: string[] } } } }[]).find((m) => m.name === "remote-session:create")!;
       expect(create.argumentsSchema.properties.target.enum).toEqual(["desktop"]);
     } finally {
       cloudOrganizations.add(ORG);
     }
-    expect((await execute(aliceClient, "remoteSession.bogus", {})).structuredContent).toMatchObject({ error: "unknown_capability" });
-    expect((await execute(aliceClient, "remoteSession.read", { sessionId: 42 })).structuredContent).toMatchObject({ error: "invalid_capability_arguments", details: { issues: [expect.objectContaining({ path: "sessionId" })] } });
+    expect((await execute(aliceClient, "remote-session:bogus", {})).structuredContent).toMatchObject({ error: "unknown_capability" });
+    expect((await execute(aliceClient, "remote-session:read", { sessionId: 42 })).structuredContent).toMatchObject({ error: "invalid_capability_arguments", issues: [expect.objectContaining({ path: "sessionId" })] });
   });
 
   it("refuses requests without a valid token with 401 and points at the protected-resource metadata", async () => {
@@ -254,7 +303,7 @@ describe("the gateway end to end, through a real MCP client", () => {
 
   it("ends in interrupted, with earlier events readable, when the desktop runner is killed mid-turn", async () => {
     const client = await connect(alice);
-    const created = await ok(client, "remoteSession.create", { target: "desktop", prompt: "SLOW a b c d e f g h" });
+    const created = await ok(client, "remote-session:create", { target: "desktop", prompt: "SLOW a b c d e f g h" });
     const sessionId = String(created.sessionId);
     await readUntil(client, sessionId, (r) => typeof r.partialText === "string" && (r.partialText as string).length > 0);
     runner!.kill("SIGKILL");
@@ -266,8 +315,9 @@ describe("the gateway end to end, through a real MCP client", () => {
 
     // A new runner process (same install, restarted) picks up new work.
     runner = startRunnerProcess();
-    const next = await ok(client, "remoteSession.create", { target: "desktop", prompt: "after the crash" });
+    const next = await ok(client, "remote-session:create", { target: "desktop", prompt: "after the crash" });
     const done = await readUntil(client, String(next.sessionId), (r) => r.state === "idle", 20_000);
     expect(done.state).toBe("idle");
   });
 });
+}

@@ -1,0 +1,19 @@
+import { capabilityName } from "../parse-name.js";
+
+/** The exact follow-up call a result suggests, carried as data so models that read only JSON see it too. */
+export interface NextStep {
+  name: string;
+  body: Record<string, unknown>;
+}
+
+/** How long a suggested read waits for the reply. */
+export const NEXT_READ_WAIT_MS = 20_000;
+
+/** A read that waits for what comes after `cursor`, or — without one — reads from the start or the end. */
+export const nextRead = (sessionId: string, after: { cursor: string } | { from: "start" | "end" }): NextStep => ({
+  name: capabilityName("read"),
+  body: { sessionId, ...after, waitMs: NEXT_READ_WAIT_MS },
+});
+
+/** A follow-up prompt to a session that waits for one. */
+export const nextSend = (sessionId: string): NextStep => ({ name: capabilityName("send"), body: { sessionId, prompt: "<your next message>" } });
