@@ -132,6 +132,9 @@ describe("the desktop target end to end", () => {
     await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = 'runner-asleep-0001'`;
     const stale = await gateway.target.create(gateway.call(member), { title: "t" }).catch(codeOf);
     expect(stale).toMatchObject({ error: "desktop_offline", action: "Open OpenWork Desktop on Old Laptop and sign in, then try again." });
+    // Pinned to it by name: that computer is offline.
+    const pinned = await gateway.target.create(gateway.call(member), { title: "t", runner: "Old Laptop" }).catch(codeOf);
+    expect(pinned).toMatchObject({ error: "computer_offline", retryable: true, action: "Open OpenWork Desktop on Old Laptop and sign in, then try again." });
     const [{ n }] = (await gateway.sql`select count(*)::int as n from remote_session where user_id = ${gateway.call(member).userId}`) as unknown as [{ n: number }];
     expect(n).toBe(0);
   });
@@ -159,6 +162,10 @@ describe("the desktop target end to end", () => {
     expect(await gateway.target.create(call, { title: "t", runner: "Old", model: { providerId: "openai", modelId: "gpt", variant: "high" } }).catch(codeOf)).toMatchObject({
       error: "desktop_update_required",
       action: "Update OpenWork Desktop on Old, then try again.",
+    });
+    // Unpinned with only that runner online: den-api's answer, no capable desktop.
+    expect(await gateway.target.create(call, { title: "t", model: { providerId: "openai", modelId: "gpt", variant: "high" } }).catch(codeOf)).toMatchObject({
+      error: "desktop_offline",
     });
     // Store-and-forward to any desktop: the old runner never sees it; a current one does.
     const deliverBy = new Date(Date.now() + 60_000).toISOString();
