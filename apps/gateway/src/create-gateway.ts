@@ -90,7 +90,6 @@ export async function createGateway(options: GatewayOptions) {
   if (options.cloudResolver) {
     targets.unshift(
       createCloudTarget({
-        sql,
         resolver: options.cloudResolver,
         isCloudEnabled: async (scope) => options.cloudEnabled(scope.organizationId),
         logger,
@@ -101,6 +100,7 @@ export async function createGateway(options: GatewayOptions) {
   }
   const source = createRemoteSessionSource({
     targets,
+    defaultTarget: "cloud",
     ledger: createSessionLedger(sql),
     logger,
     ...(options.createRateLimit ? { createRateLimit: options.createRateLimit } : {}),

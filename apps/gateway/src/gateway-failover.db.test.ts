@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { createDesktopTarget, createWakeHub } from "@openwork/desktop-target";
 import { freePort } from "@openwork/embedded-postgres";
+import { createSessionLedger } from "@openwork/remote-session-core";
+import { targetSessions } from "@openwork/remote-session-core/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, expect, it } from "vitest";
@@ -86,7 +88,7 @@ it("loses and duplicates nothing when a gateway process is killed while runners 
   const hub = createWakeHub({ sql });
   await hub.ready;
   cleanups.push(() => hub.close());
-  const target = createDesktopTarget({ sql, hub });
+  const target = targetSessions(createDesktopTarget({ sql, hub }), createSessionLedger(sql));
   const { runs, stop } = await startCountingRunners({
     baseUrl: balancer.url,
     member,

@@ -1,6 +1,7 @@
 import { createCloudTarget, createHttpWorkerResolver, newOpencodeMessageId } from "@openwork/cloud-target";
 import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
 import { createSessionLedger, type LedgerSession, migrate, newReferenceId, type ReadResult, SessionFailure, type Target } from "@openwork/remote-session-core";
+import { type TargetSessions, targetSessions } from "@openwork/remote-session-core/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningWitness, startWitnessWorker } from "./start-witness-worker.js";
@@ -10,6 +11,7 @@ const member = { organizationId: "org_cloud", userId: "user_cloud", memberId: "m
 let opencode: RealOpencode;
 let witness: RunningWitness;
 let target: Target;
+let sessions: TargetSessions;
 
 beforeAll(async () => {
   // One real opencode for the file; nothing is sent to it before it printed "listening".
@@ -22,12 +24,12 @@ beforeAll(async () => {
   });
   await migrate(db.current.sql);
   target = createCloudTarget({
-    sql: db.current.sql,
     resolver: createHttpWorkerResolver({ baseUrl: witness.url, gatewayKey: "gateway-key-123" }),
     isCloudEnabled: async () => true,
     webUrlTemplate: "https://web.openwork.test/w/{workspaceId}/s/{sessionId}",
     readPollMs: 100,
   });
+  sessions = targetSessions(target, createSessionLedger(db.current.sql));
 }, 90_000);
 afterAll(async () => {
   await witness?.close();
@@ -41,7 +43,7 @@ const codeOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.err
 /** Reads until the turn settles (what an agent does with waitMs). */
 async function readSettled(sessionId: string, cursor?: string): Promise<ReadResult> {
   for (let i = 0; i < 40; i++) {
-    const read = await target.read(call(), await find(sessionId), { limit: 20, waitMs: 2_000, ...(cursor ? { cursor } : {}) });
+    const read = await sessions.read(call(), await find(sessionId), { limit: 20, waitMs: 2_000, ...(cursor ? { cursor } : {}) });
     if (read.state !== "running") return read;
   }
   throw new Error("the turn did not settle");
@@ -49,7 +51,7 @@ async function readSettled(sessionId: string, cursor?: string): Promise<ReadResu
 
 describe("the cloud target against a real opencode behind the witness worker", () => {
   it("creates with a prompt, reads the reply, sends a follow-up and reads only the new turn", async () => {
-    const created = await target.create(call(), { title: "Cloud chat", prompt: "hello cloud" });
+    const created = await sessions.create(call(), { title: "Cloud chat", prompt: "hello cloud" });
     expect(created).toMatchObject({ target: "cloud", state: "running", webUrl: expect.stringMatching(/^https:\/\/web\.openwork\.test\/w\/ws_witness\/s\/ses_/) });
 
     const first = await readSettled(created.sessionId);
@@ -60,7 +62,7 @@ describe("the cloud target against a real opencode behind the witness worker", (
     ]);
     expect(first.finalAssistantText).toBe("FAKE_REPLY: hello cloud");
 
-    const sent = await target.send(call(), await find(created.sessionId), { prompt: "and again" });
+    const sent = await sessions.send(call(), await find(created.sessionId), { prompt: "and again" });
     expect(sent).toMatchObject({ state: "accepted", alreadyPresent: false, messageId: expect.stringMatching(/^msg_[0-9a-f]{12}/) });
     const second = await readSettled(created.sessionId, first.cursor);
     expect(second.messages.map((m) => [m.role, m.text])).toEqual([
@@ -71,17 +73,17 @@ describe("the cloud target against a real opencode behind the witness worker", (
     expect(second.finalAssistantText).toBe("FAKE_REPLY: and again");
 
     // Nothing new after the end: an old reply is never reported as the new one.
-    const none = await target.read(call(), await find(created.sessionId), { cursor: second.cursor, limit: 20, waitMs: 300 });
+    const none = await sessions.read(call(), await find(created.sessionId), { cursor: second.cursor, limit: 20, waitMs: 300 });
     expect(none.messages).toEqual([]);
     expect(none.finalAssistantText).toBeUndefined();
   });
 
   it("does not send a prompt twice when a send is retried with its message id", async () => {
-    const created = await target.create(call(), { title: "Retry" });
+    const created = await sessions.create(call(), { title: "Retry" });
     expect(created.state).toBe("idle");
     const messageId = newOpencodeMessageId();
-    const first = await target.send(call(), await find(created.sessionId), { prompt: "only once", messageId });
-    const retry = await target.send(call(), await find(created.sessionId), { prompt: "only once", messageId });
+    const first = await sessions.send(call(), await find(created.sessionId), { prompt: "only once", messageId });
+    const retry = await sessions.send(call(), await find(created.sessionId), { prompt: "only once", messageId });
     expect(first.alreadyPresent).toBe(false);
     expect(retry).toMatchObject({ messageId, alreadyPresent: true });
     const read = await readSettled(created.sessionId);
@@ -89,14 +91,14 @@ describe("the cloud target against a real opencode behind the witness worker", (
   });
 
   it("stops a slow turn", async () => {
-    const created = await target.create(call(), { title: "Slow", prompt: "SLOW please take your time" });
+    const created = await sessions.create(call(), { title: "Slow", prompt: "SLOW please take your time" });
     // Wait until the reply is being written.
     for (let i = 0; i < 50; i++) {
-      const read = await target.read(call(), await find(created.sessionId), { limit: 20, waitMs: 0 });
+      const read = await sessions.read(call(), await find(created.sessionId), { limit: 20, waitMs: 0 });
       if (read.partialText) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(await target.stop(call(), await find(created.sessionId))).toEqual({ sessionId: created.sessionId, stopped: true });
+    expect(await sessions.stop(call(), await find(created.sessionId))).toEqual({ sessionId: created.sessionId, stopped: true });
     const read = await readSettled(created.sessionId);
     expect(read.state).toBe("stopped");
     expect(read.lastError).toMatchObject({ error: "MessageAbortedError" });
@@ -104,11 +106,11 @@ describe("the cloud target against a real opencode behind the witness worker", (
   });
 
   it("answers unknown_session for a session deleted on the worker", async () => {
-    const created = await target.create(call(), { title: "Doomed" });
+    const created = await sessions.create(call(), { title: "Doomed" });
     const session = await find(created.sessionId);
     await fetch(`${opencode.url}/session/${session.targetSessionId}`, { method: "DELETE", headers: { "x-opencode-directory": opencode.directory } });
-    expect(await target.read(call(), session, { limit: 5, waitMs: 0 }).catch(codeOf)).toBe("unknown_session");
-    expect(await target.send(call(), session, { prompt: "hello?" }).catch(codeOf)).toBe("unknown_session");
+    expect(await sessions.read(call(), session, { limit: 5, waitMs: 0 }).catch(codeOf)).toBe("unknown_session");
+    expect(await sessions.send(call(), session, { prompt: "hello?" }).catch(codeOf)).toBe("unknown_session");
   });
 
   it("guards the worker with its tokens and knows only its workspace", async () => {

@@ -1,5 +1,6 @@
 import { createCloudTarget, createHttpWorkerResolver } from "@openwork/cloud-target";
 import { createSessionLedger, migrate, newReferenceId, SessionFailure } from "@openwork/remote-session-core";
+import { targetSessions } from "@openwork/remote-session-core/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningWitness, startWitnessWorker } from "./start-witness-worker.js";
@@ -19,36 +20,35 @@ async function sleepingWorker(wakeDelayMs: number, budgetMs: number, extra: { ha
   const witness = await startWitnessWorker({ clientToken: "client-token-123", hostToken: "host-token-123", gatewayKey: "key-123456", asleep: true, wakeDelayMs, ...extra });
   witnesses.push(witness);
   const target = createCloudTarget({
-    sql: db.current.sql,
     resolver: createHttpWorkerResolver({ baseUrl: witness.url, gatewayKey: "key-123456" }),
     isCloudEnabled: async () => true,
     budgetMs,
     wakePollMs: 100,
   });
   const member = { organizationId: "org_wake", userId: `user_wake_${members + 1}`, memberId: `mem_wake_${++members}` };
-  const sessions = async () => (await createSessionLedger(db.current.sql).list(member, { limit: 50 })).sessions;
-  return { witness, target, member, sessions, call: () => ({ ...member, referenceId: newReferenceId() }) };
+  const listed = async () => (await createSessionLedger(db.current.sql).list(member, { limit: 50 })).sessions;
+  return { witness, target: targetSessions(target, createSessionLedger(db.current.sql)), member, listed, call: () => ({ ...member, referenceId: newReferenceId() }) };
 }
 
 const errorOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error : error);
 
 describe("waking a sleeping cloud worker", () => {
   it("answers cloud_runtime_waking past the budget without creating anything, then succeeds on retry", async () => {
-    const { target, sessions, call, witness } = await sleepingWorker(1_500, 400);
+    const { target, listed, call, witness } = await sleepingWorker(1_500, 400);
     const started = Date.now();
     const first = await target.create(call(), { title: "t", prompt: "hi" }).catch(errorOf);
     expect(first).toMatchObject({ error: "cloud_runtime_waking", retryable: true, retryAfterMs: expect.any(Number) });
     expect(Date.now() - started).toBeLessThan(1_500);
-    expect(await sessions()).toHaveLength(0);
+    expect(await listed()).toHaveLength(0);
     await new Promise((resolve) => setTimeout(resolve, 1_300));
     const retried = await target.create(call(), { title: "t", prompt: "hi" });
     expect(retried.state).toBe("running");
-    expect(await sessions()).toHaveLength(1);
+    expect(await listed()).toHaveLength(1);
     expect(witness.stats().wakes).toBe(1);
   });
 
   it("shares one wait among six concurrent creates: one wake, one session", async () => {
-    const { target, sessions, call, witness, member } = await sleepingWorker(800, 5_000);
+    const { target, listed, call, witness, member } = await sleepingWorker(800, 5_000);
     const ledger = createSessionLedger(db.current.sql);
     const results = await Promise.all(
       Array.from({ length: 6 }, () =>
@@ -56,7 +56,7 @@ describe("waking a sleeping cloud worker", () => {
       ),
     );
     expect(new Set(results.map((r) => r.result.sessionId)).size).toBe(1);
-    expect(await sessions()).toHaveLength(1);
+    expect(await listed()).toHaveLength(1);
     expect(witness.stats().wakes).toBe(1);
   });
 

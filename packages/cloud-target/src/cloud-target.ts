@@ -1,15 +1,14 @@
 import {
-  createSessionLedger,
   decodeCursor,
   type LedgerSession,
   type Logger,
-  type Queryable,
   type SessionState,
   silentLogger,
   sliceTranscript,
   type Target,
   type TargetCall,
   fail,
+  WorkspaceIdSchema,
 } from "@openwork/remote-session-core";
 import { buildCloudTranscript, type CloudTranscript } from "./cloud-transcript.js";
 import { newOpencodeMessageId } from "./opencode-message-id.js";
@@ -18,8 +17,6 @@ import { createWorkerClient, type WorkerClient } from "./worker-client.js";
 import type { WorkerResolver } from "./worker-resolver.js";
 
 export interface CloudTargetOptions {
-  /** The ledger's database (run `migrate` of remote-session-core first). */
-  sql: Queryable;
   resolver: WorkerResolver;
   /** Whether the member's organization has cloud on (`capabilities.cloud`); asked live. */
   isCloudEnabled: (scope: { organizationId: string; memberId: string }) => Promise<boolean>;
@@ -45,9 +42,11 @@ interface CloudRef {
   workspaceId: string;
 }
 
-/** The cloud Target: sessions on the member's cloud worker (openwork-server fronting opencode). */
+/**
+ * The cloud Target: sessions on the member's cloud worker (openwork-server fronting opencode). It
+ * keeps no state of its own: the worker holds the session, the core records the ledger row.
+ */
 export function createCloudTarget(options: CloudTargetOptions): Target {
-  const ledger = createSessionLedger(options.sql);
   const logger = options.logger ?? silentLogger;
   const readPollMs = options.readPollMs ?? 500;
   const waitForWorker = createWakeAndWait({
@@ -74,12 +73,23 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
   return {
     specificationVersion: "v1",
     name: "cloud",
+    label: "Cloud",
+    description: "the member's cloud worker (woken on demand)",
+    createArguments: { workspaceId: WorkspaceIdSchema.optional().describe("Cloud: the worker's workspace; default its active one.") },
+    // An organization with cloud off does not see it, and a flag can flip mid-session: checked on
+    // every call — except stop, so a running turn can always be stopped.
+    availabilityRules: {
+      hideWhenUnavailable: true,
+      recheckOnEveryCall: true,
+      unavailableError: { code: "cloud_not_available", message: "cloud sessions are turned off for this organization" },
+      allowWhileUnavailable: ["stop"],
+    },
 
     availability: async (call) => ({ available: await options.isCloudEnabled(call) }),
 
     create: async (call, input) => {
       const { client, workerId } = await clientFor(call);
-      const workspaceId = input.workspaceId ?? (await activeWorkspace(client));
+      const workspaceId = (input.extra.workspaceId as string | undefined) ?? (await activeWorkspace(client));
       const remote = await client.createSession(workspaceId, input.title);
       const promptId = input.prompt ? newOpencodeMessageId() : undefined;
       if (input.prompt && promptId) {
@@ -92,16 +102,14 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
         }
       }
       const ref: CloudRef = { workerId, workspaceId };
-      const session = await ledger.insert(call, {
-        target: "cloud",
-        title: input.title,
+      logger.info("cloud target: session created", { sessionId: input.sessionId, referenceId: call.referenceId, workerId, promptChars: input.prompt?.length ?? 0 });
+      const webUrl = webUrlOf(ref, remote.id);
+      return {
         state: input.prompt ? "running" : "idle",
         targetSessionId: remote.id,
         targetRef: { ...ref, ...(promptId ? { lastPromptId: promptId } : {}) },
-      });
-      logger.info("cloud target: session created", { sessionId: session.id, referenceId: call.referenceId, workerId, promptChars: input.prompt?.length ?? 0 });
-      const webUrl = webUrlOf(ref, remote.id);
-      return { sessionId: session.id, target: "cloud", state: session.state, ...(webUrl ? { webUrl } : {}) };
+        ...(webUrl ? { webUrl } : {}),
+      };
     },
 
     send: async (call, session, input) => {
@@ -111,9 +119,8 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       // A retried send with the same message id finds its prompt already there.
       const alreadyPresent = input.messageId !== undefined && (await client.hasMessage(ref.workspaceId, remoteId, messageId));
       if (!alreadyPresent) await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId });
-      await ledger.update(session.id, { state: "running", activity: true, lastError: null, targetRef: { lastPromptId: messageId } });
       logger.info("cloud target: prompt sent", { sessionId: session.id, referenceId: call.referenceId, alreadyPresent, promptChars: input.prompt.length });
-      return { sessionId: session.id, messageId, state: "accepted", alreadyPresent };
+      return { sessionId: session.id, messageId, state: "accepted", alreadyPresent, sessionState: "running", targetRef: { lastPromptId: messageId } };
     },
 
     read: async (call, session, input) => {
@@ -131,7 +138,6 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
         const state = promptPending ? "running" : stateOf(transcript, status[remoteId]?.type);
         const settled = transcript.messages.length > position || state !== "running" || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
-          if (state !== session.state) await ledger.update(session.id, { state, lastError: transcript.lastError });
           return sliceTranscript({ session, target: "cloud", state, transcript, position, limit: input.limit, from: input.from, webUrl: webUrlOf(ref, remoteId) });
         }
         await new Promise((resolve) => setTimeout(resolve, Math.min(readPollMs, Math.max(0, deadline - Date.now()))));
@@ -144,8 +150,7 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       const { client } = await clientFor(call);
       const { ref, remoteId } = locate(session);
       await client.abort(ref.workspaceId, remoteId);
-      await ledger.update(session.id, { state: "stopped", activity: true });
-      return { sessionId: session.id, stopped: true };
+      return { sessionId: session.id, stopped: true, sessionState: "stopped" };
     },
   };
 }

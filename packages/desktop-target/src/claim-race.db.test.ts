@@ -15,7 +15,7 @@ it("16 runners racing for 500 tasks claim each exactly once and lose none", asyn
       ),
     );
     const deliverBy = new Date(Date.now() + 10 * 60_000).toISOString();
-    for (let i = 0; i < 500; i++) await gateway.target.create(gateway.call(member), { title: `task ${i}`, deliverBy });
+    for (let i = 0; i < 500; i++) await gateway.sessions.create(gateway.call(member), { title: `task ${i}`, deliverBy });
 
     const claims: { taskId: string; runner: number }[] = [];
     let conflicts = 0;

@@ -74,15 +74,15 @@ describe("the desktop target end to end", () => {
     await startDesktop(member, "runner-linux-0001", echoEngine("linux", linuxSeen), { name: "Linux box" });
     // The most recently seen desktop would be the Linux box; the pin by name wins.
     const call = gateway.call(member);
-    const created = await gateway.target.create(call, { title: "Fix the build", prompt: `${SECRET_PROMPT} 1`, runner: "studio mac" });
+    const created = await gateway.sessions.create(call, { title: "Fix the build", prompt: `${SECRET_PROMPT} 1`, runner: "studio mac" });
     expect(created).toMatchObject({ target: "desktop", state: "queued", runner: { runnerId: "runner-mac-0001", name: "Studio Mac" } });
 
     const started = Date.now();
-    const first = await gateway.target.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 10_000 });
+    const first = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 10_000 });
     // Woken by the runner's events through NOTIFY, well before the 10 s wait ran out.
     expect(Date.now() - started).toBeLessThan(5_000);
     const settled = await eventually(async () => {
-      const read = await gateway.target.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
+      const read = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
       return read.state === "idle" ? read : undefined;
     });
     expect(first.messages.length).toBeGreaterThan(0);
@@ -96,11 +96,11 @@ describe("the desktop target end to end", () => {
     const session = await ledgerFind(member, created.sessionId);
     expect(session.targetSessionId).toMatch(/^ses_mac_/);
 
-    const sent = await gateway.target.send(call, session, { prompt: `${SECRET_PROMPT} 2` });
+    const sent = await gateway.sessions.send(call, session, { prompt: `${SECRET_PROMPT} 2` });
     expect(sent).toMatchObject({ state: "accepted", alreadyPresent: false, messageId: expect.stringMatching(/^msg_/) });
-    const next = await gateway.target.read(call, await ledgerFind(member, created.sessionId), { cursor: settled.cursor, limit: 20, waitMs: 10_000 });
+    const next = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { cursor: settled.cursor, limit: 20, waitMs: 10_000 });
     const turn = await eventually(async () => {
-      const read = await gateway.target.read(call, await ledgerFind(member, created.sessionId), { cursor: settled.cursor, limit: 20, waitMs: 0 });
+      const read = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { cursor: settled.cursor, limit: 20, waitMs: 0 });
       return read.state === "idle" && read.messages.length === 2 ? read : undefined;
     });
     expect(next.messages.length).toBeGreaterThan(0);
@@ -116,7 +116,7 @@ describe("the desktop target end to end", () => {
     expect(linuxSeen).toHaveLength(0);
 
     // Reading again from the end: nothing new, and the old reply is not reported as new.
-    const again = await gateway.target.read(call, await ledgerFind(member, created.sessionId), { cursor: turn.cursor, limit: 20, waitMs: 0 });
+    const again = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { cursor: turn.cursor, limit: 20, waitMs: 0 });
     expect(again.messages).toEqual([]);
     expect(again.finalAssistantText).toBeUndefined();
   });
@@ -124,16 +124,16 @@ describe("the desktop target end to end", () => {
   it("answers desktop_offline at once, with the human step, when no desktop is present", async () => {
     const member = newMember();
     const started = Date.now();
-    const none = await gateway.target.create(gateway.call(member), { title: "t", prompt: "p" }).catch(codeOf);
+    const none = await gateway.sessions.create(gateway.call(member), { title: "t", prompt: "p" }).catch(codeOf);
     expect(none).toMatchObject({ error: "desktop_offline", retryable: true, action: expect.stringContaining("Open OpenWork Desktop") });
     expect(Date.now() - started).toBeLessThan(1_000);
 
     await gateway.registerRunner(member, "runner-asleep-0001", { name: "Old Laptop" });
     await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = 'runner-asleep-0001'`;
-    const stale = await gateway.target.create(gateway.call(member), { title: "t" }).catch(codeOf);
+    const stale = await gateway.sessions.create(gateway.call(member), { title: "t" }).catch(codeOf);
     expect(stale).toMatchObject({ error: "desktop_offline", action: "Open OpenWork Desktop on Old Laptop and sign in, then try again." });
     // Pinned to it by name: that computer is offline.
-    const pinned = await gateway.target.create(gateway.call(member), { title: "t", runner: "Old Laptop" }).catch(codeOf);
+    const pinned = await gateway.sessions.create(gateway.call(member), { title: "t", runner: "Old Laptop" }).catch(codeOf);
     expect(pinned).toMatchObject({ error: "computer_offline", retryable: true, action: "Open OpenWork Desktop on Old Laptop and sign in, then try again." });
     const [{ n }] = (await gateway.sql`select count(*)::int as n from remote_session where user_id = ${gateway.call(member).userId}`) as unknown as [{ n: number }];
     expect(n).toBe(0);
@@ -144,12 +144,12 @@ describe("the desktop target end to end", () => {
     await gateway.registerRunner(member, "runner-twin-0001", { name: "Twin" });
     await gateway.registerRunner(member, "runner-twin-0002", { name: "Twin" });
     const call = gateway.call(member);
-    expect(await gateway.target.create(call, { title: "t", runner: "Nobody" }).catch(codeOf)).toMatchObject({
+    expect(await gateway.sessions.create(call, { title: "t", runner: "Nobody" }).catch(codeOf)).toMatchObject({
       error: "unknown_computer",
       context: { computers: expect.arrayContaining([{ computerId: "runner-twin-0001", name: "Twin" }]) },
     });
-    expect(await gateway.target.create(call, { title: "t", runner: "twin" }).catch(codeOf)).toMatchObject({ error: "ambiguous_computer" });
-    const byId = await gateway.target.create(call, { title: "t", runner: "runner-twin-0002" });
+    expect(await gateway.sessions.create(call, { title: "t", runner: "twin" }).catch(codeOf)).toMatchObject({ error: "ambiguous_computer" });
+    const byId = await gateway.sessions.create(call, { title: "t", runner: "runner-twin-0002" });
     expect(byId.runner).toEqual({ runnerId: "runner-twin-0002", name: "Twin" });
   });
 
@@ -159,17 +159,17 @@ describe("the desktop target end to end", () => {
     const old = createRunnerClient({ baseUrl: gateway.baseUrl, token: oldToken });
     const call = gateway.call(member);
     // Pinned to it: refused at once with the human step.
-    expect(await gateway.target.create(call, { title: "t", runner: "Old", model: { providerId: "openai", modelId: "gpt", variant: "high" } }).catch(codeOf)).toMatchObject({
+    expect(await gateway.sessions.create(call, { title: "t", runner: "Old", model: { providerId: "openai", modelId: "gpt", variant: "high" } }).catch(codeOf)).toMatchObject({
       error: "desktop_update_required",
       action: "Update OpenWork Desktop on Old, then try again.",
     });
     // Unpinned with only that runner online: den-api's answer, no capable desktop.
-    expect(await gateway.target.create(call, { title: "t", model: { providerId: "openai", modelId: "gpt", variant: "high" } }).catch(codeOf)).toMatchObject({
+    expect(await gateway.sessions.create(call, { title: "t", model: { providerId: "openai", modelId: "gpt", variant: "high" } }).catch(codeOf)).toMatchObject({
       error: "desktop_offline",
     });
     // Store-and-forward to any desktop: the old runner never sees it; a current one does.
     const deliverBy = new Date(Date.now() + 60_000).toISOString();
-    await gateway.target.create(call, { title: "t", deliverBy, model: { providerId: "openai", modelId: "gpt", variant: "high" } });
+    await gateway.sessions.create(call, { title: "t", deliverBy, model: { providerId: "openai", modelId: "gpt", variant: "high" } });
     expect((await old.work()).items).toEqual([]);
     const currentToken = await gateway.registerRunner(member, "runner-new-0001", { name: "New" });
     const current = createRunnerClient({ baseUrl: gateway.baseUrl, token: currentToken });
@@ -179,7 +179,7 @@ describe("the desktop target end to end", () => {
   it("expires an undelivered store-and-forward task within seconds of deliverBy", async () => {
     const member = newMember();
     const deliverBy = new Date(Date.now() + 1_000);
-    const created = await gateway.target.create(gateway.call(member), { title: "later", prompt: SECRET_PROMPT, deliverBy: deliverBy.toISOString() });
+    const created = await gateway.sessions.create(gateway.call(member), { title: "later", prompt: SECRET_PROMPT, deliverBy: deliverBy.toISOString() });
     expect(created).toMatchObject({ state: "queued", expiresAt: deliverBy.toISOString() });
     expect(created.runner).toBeUndefined();
     const expired = await eventually(async () => {
@@ -190,13 +190,13 @@ describe("the desktop target end to end", () => {
     expect(expired.lastError).toEqual({ error: "delivery_deadline_passed", message: "no desktop claimed the task before its deliverBy time" });
     const [task] = await gateway.sql<{ prompt: string | null }[]>`select prompt from desktop_task where session_id = ${created.sessionId}`;
     expect(task!.prompt).toBeNull();
-    expect(await gateway.target.send(gateway.call(member), expired, { prompt: "again" }).catch(codeOf)).toMatchObject({ error: "session_not_active" });
+    expect(await gateway.sessions.send(gateway.call(member), expired, { prompt: "again" }).catch(codeOf)).toMatchObject({ error: "session_not_active" });
   });
 
   it("expires a task no desktop picked up by its claim deadline, with cause runner_unavailable", async () => {
     const member = newMember();
     await gateway.registerRunner(member, "runner-idle-000001", { name: "Idle" });
-    const created = await gateway.target.create(gateway.call(member), { title: "t", prompt: "p" });
+    const created = await gateway.sessions.create(gateway.call(member), { title: "t", prompt: "p" });
     // As if the claim deadline (10 min by default) were about to pass.
     await gateway.sql`update desktop_task set claim_deadline = now() + interval '300 milliseconds' where session_id = ${created.sessionId}`;
     const expired = await eventually(async () => {
@@ -209,11 +209,11 @@ describe("the desktop target end to end", () => {
   it("replays the wake-up hints a stream missed after Last-Event-ID", async () => {
     const member = newMember();
     const token = await gateway.registerRunner(member, "runner-resume-0001", { name: "Resume" });
-    const first = await gateway.target.create(gateway.call(member), { title: "one" });
+    const first = await gateway.sessions.create(gateway.call(member), { title: "one" });
     const [{ id: lastSeen }] = (await gateway.sql`select max(id)::text as id from desktop_wake where member_id = ${member.memberId}`) as unknown as [{ id: string }];
     // While the stream is down, two more tasks arrive.
-    await gateway.target.create(gateway.call(member), { title: "two" });
-    await gateway.target.create(gateway.call(member), { title: "three" });
+    await gateway.sessions.create(gateway.call(member), { title: "two" });
+    await gateway.sessions.create(gateway.call(member), { title: "three" });
     const response = await fetch(`${gateway.baseUrl}/v1/desktop-runner/events`, {
       headers: { authorization: `Bearer ${token}`, "last-event-id": lastSeen },
     });
@@ -234,7 +234,7 @@ describe("the desktop target end to end", () => {
     const member = newMember();
     const token = await gateway.registerRunner(member, "runner-dies-0001");
     const client = createRunnerClient({ baseUrl: gateway.baseUrl, token });
-    const created = await gateway.target.create(gateway.call(member), { title: "crash", prompt: "work" });
+    const created = await gateway.sessions.create(gateway.call(member), { title: "crash", prompt: "work" });
     const [item] = (await client.work()).items;
     const assignment = await client.claim(item!.taskId);
     await client.postEvents(item!.taskId, assignment.attempt, [
@@ -249,7 +249,7 @@ describe("the desktop target end to end", () => {
     }, 8_000);
     expect(Date.now() - claimedAt).toBeLessThan(3_000 + 2_000);
     expect(session.lastError?.error).toBe("lease_lost");
-    const read = await gateway.target.read(gateway.call(member), session, { limit: 20, waitMs: 0 });
+    const read = await gateway.sessions.read(gateway.call(member), session, { limit: 20, waitMs: 0 });
     expect(read.state).toBe("interrupted");
     expect(read.lastError).toMatchObject({ error: "lease_lost" });
     expect(read.messages.map((m) => m.text)).toEqual([null, "half an answer"]);
@@ -260,8 +260,8 @@ describe("the desktop target end to end", () => {
   it("stops a queued task at once and a running one through cancelRequested", async () => {
     const member = newMember();
     const call = gateway.call(member);
-    const queued = await gateway.target.create(call, { title: "q", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
-    expect(await gateway.target.stop(call, await ledgerFind(member, queued.sessionId))).toEqual({ sessionId: queued.sessionId, stopped: true });
+    const queued = await gateway.sessions.create(call, { title: "q", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
+    expect(await gateway.sessions.stop(call, await ledgerFind(member, queued.sessionId))).toEqual({ sessionId: queued.sessionId, stopped: true });
     expect((await ledgerFind(member, queued.sessionId)).state).toBe("stopped");
 
     let aborted = "";
@@ -275,16 +275,47 @@ describe("the desktop target end to end", () => {
           });
         }),
     });
-    const running = await gateway.target.create(call, { title: "r", prompt: "long job" });
+    const running = await gateway.sessions.create(call, { title: "r", prompt: "long job" });
     await eventually(async () => ((await ledgerFind(member, running.sessionId)).targetSessionId ? true : undefined));
-    expect(await gateway.target.stop(call, await ledgerFind(member, running.sessionId))).toEqual({ sessionId: running.sessionId, stopped: true });
+    expect(await gateway.sessions.stop(call, await ledgerFind(member, running.sessionId))).toEqual({ sessionId: running.sessionId, stopped: true });
     const stopped = await eventually(async () => {
       const s = await ledgerFind(member, running.sessionId);
       return s.state === "stopped" ? s : undefined;
     }, 5_000);
     expect(aborted).toBe("cancel_requested");
     expect(stopped.targetSessionId).toBe("ses_long");
-    expect(await gateway.target.stop(call, stopped)).toEqual({ sessionId: running.sessionId, stopped: false });
+    expect(await gateway.sessions.stop(call, stopped)).toEqual({ sessionId: running.sessionId, stopped: false });
+  });
+
+  it("keeps a follow-up sent during a running turn: the session is never idle while it waits", async () => {
+    const member = newMember();
+    const call = gateway.call(member);
+    const token = await gateway.registerRunner(member, "runner-followup-01", { name: "Busy" });
+    const client = createRunnerClient({ baseUrl: gateway.baseUrl, token });
+    const created = await gateway.sessions.create(call, { title: "two turns", prompt: "first" });
+    const [first] = (await client.work()).items;
+    const turn1 = await client.claim(first!.taskId);
+    await client.postEvents(first!.taskId, turn1.attempt, [{ sequence: 1, type: "session.bound", payload: { localSessionId: "ses_busy" } }]);
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("running");
+
+    // The follow-up arrives while turn 1 runs: still running, not refused and not dropped.
+    await gateway.sessions.send(call, await ledgerFind(member, created.sessionId), { prompt: "second" });
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("running");
+    const before = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
+
+    // Turn 1 ends: the follow-up still waits for its desktop, so the session is queued, and a
+    // read waiting on the caller's cursor does not return early as if all were done.
+    await client.postEvents(first!.taskId, turn1.attempt, [{ sequence: 2, type: "assistant.final", payload: { messageId: "m1", text: "one" } }]);
+    await client.complete(first!.taskId, { attempt: turn1.attempt, status: "done", localSessionId: "ses_busy" });
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("queued");
+    const afterTurn1 = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { cursor: before.cursor, limit: 20, waitMs: 0 });
+    expect(afterTurn1.state).toBe("queued");
+
+    const [second] = (await client.work()).items;
+    const turn2 = await client.claim(second!.taskId);
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("running");
+    await client.complete(second!.taskId, { attempt: turn2.attempt, status: "done", localSessionId: "ses_busy" });
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("idle");
   });
 
   it("reports presence per machine", async () => {

@@ -6,12 +6,15 @@ import {
   type LedgerSession,
   type Logger,
   newId,
+  SESSION_LIMITS,
   silentLogger,
   sliceTranscript,
   type Target,
   type TargetCall,
+  WorkspaceIdSchema,
 } from "@openwork/remote-session-core";
 import { taskRequirements } from "@openwork/runner-protocol";
+import { z } from "zod";
 import type { Sql } from "postgres";
 import { chooseRunner } from "./choose-runner.js";
 import { DEFAULT_PRESENCE_WINDOW_MS, presenceOf } from "./presence.js";
@@ -20,6 +23,7 @@ import { enqueueTask } from "./store/enqueue-task.js";
 import { findPinnedRunners } from "./store/find-pinned-runners.js";
 import { listRunners } from "./store/list-runners.js";
 import { loadSessionTasks } from "./store/load-session-tasks.js";
+import { syncSessionState } from "./store/sync-session-state.js";
 import { buildTranscript } from "./transcript/build-transcript.js";
 import type { WakeHub } from "./wake/wake-hub.js";
 
@@ -35,6 +39,17 @@ export interface DesktopTargetOptions {
   webUrl?: (session: { sessionId: string; localSessionId: string | null }) => string | undefined;
   logger?: Logger;
 }
+
+/** The create arguments only desktops take. */
+const DESKTOP_CREATE_ARGUMENTS = {
+  runner: z.string().min(1).max(SESSION_LIMITS.runner).optional().describe("Desktop: a computerId or a desktop name, from remote-session:targets."),
+  deliverBy: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe("Desktop: wait for a desktop until this ISO time instead of failing when none is online."),
+  workspaceId: WorkspaceIdSchema.optional().describe("The workspace to run in (cloud: the worker's; desktop: the desktop's)."),
+};
+const DesktopCreateSchema = z.object(DESKTOP_CREATE_ARGUMENTS);
 
 // A session reads as "in progress" while a turn is queued or running; only then does read wait.
 const WAITABLE = new Set(["queued", "running"]);
@@ -63,6 +78,9 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
   return {
     specificationVersion: "v1",
     name: "desktop",
+    label: "Desktop",
+    description: "one of the member's signed-in OpenWork Desktop apps",
+    createArguments: DESKTOP_CREATE_ARGUMENTS,
 
     availability: async (call) => {
       const machines = presenceOf(await listRunners(sql, call), windowMs);
@@ -70,53 +88,48 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     },
 
     create: async (call, input) => {
-      const deliverBy = input.deliverBy === undefined ? null : new Date(input.deliverBy);
+      const extra = DesktopCreateSchema.parse(input.extra);
+      const deliverBy = extra.deliverBy === undefined ? null : new Date(extra.deliverBy);
       if (deliverBy && deliverBy.getTime() <= Date.now()) {
         fail("invalid_capability_arguments", "deliverBy must be in the future");
       }
       const requirements = taskRequirements({ kind: "remote_session.create", model: input.model ?? null });
-      const runner = chooseRunner(await runnersOf(call, input.runner), requirements, {
-        ...(input.runner === undefined ? {} : { pin: input.runner }),
+      const runner = chooseRunner(await runnersOf(call, extra.runner), requirements, {
+        ...(extra.runner === undefined ? {} : { pin: extra.runner }),
         storeAndForward: deliverBy !== null,
       });
-      const claimDeadline = deliverBy ?? new Date(Date.now() + claimDeadlineMs);
-      const session = await sql.begin(async (tx) => {
-        const created = await ledger.in(tx).insert(call, {
-          target: "desktop",
-          title: input.title,
-          state: "queued",
-          targetRef: { runnerId: runner?.runner_id ?? null },
-        });
-        await enqueueTask(tx, call, {
-          sessionId: created.id,
+      const task = await sql.begin(async (tx) => {
+        // The desktop's own store: the pinned runner is recorded with the task, atomically.
+        if (runner && !(await ledger.in(tx).update(input.sessionId, { targetRef: { runnerId: runner.runner_id } }))) {
+          fail("unknown_session", "the session was not reserved");
+        }
+        return enqueueTask(tx, call, {
+          sessionId: input.sessionId,
           kind: "remote_session.create",
           title: input.title,
           prompt: input.prompt ?? null,
           model: input.model ?? null,
-          workspaceId: input.workspaceId ?? null,
+          workspaceId: extra.workspaceId ?? null,
           messageId: input.prompt ? newId("msg") : null,
           localSessionId: null,
           pinnedRunnerId: runner?.runner_id ?? null,
           requirements,
           deliverBy,
-          claimDeadline,
+          claimWithinMs: claimDeadlineMs,
         });
-        return created;
       });
       logger.info("desktop target: session queued", {
-        sessionId: session.id,
+        sessionId: input.sessionId,
         referenceId: call.referenceId,
         runnerId: runner?.runner_id ?? null,
         promptChars: input.prompt?.length ?? 0,
       });
-      const webUrl = webUrlOf(session);
+      const webUrl = options.webUrl?.({ sessionId: input.sessionId, localSessionId: null });
       return {
-        sessionId: session.id,
-        target: "desktop",
         state: "queued",
         ...(webUrl ? { webUrl } : {}),
         ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}),
-        expiresAt: claimDeadline.toISOString(),
+        expiresAt: task.claim_deadline.toISOString(),
       };
     },
 
@@ -141,11 +154,10 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           pinnedRunnerId: holder ?? null,
           requirements,
           deliverBy: null,
-          claimDeadline: new Date(Date.now() + claimDeadlineMs),
+          claimWithinMs: claimDeadlineMs,
         });
-        const own = ledger.in(tx);
-        await own.update(session.id, { activity: true, lastError: null });
-        await own.update(session.id, { state: "queued" });
+        // Queued behind a running turn, the session stays running; else it is queued.
+        await syncSessionState(tx, session.id, { activity: true, lastError: null });
       });
       logger.info("desktop target: follow-up queued", { sessionId: session.id, referenceId: call.referenceId, promptChars: input.prompt.length });
       return { sessionId: session.id, messageId, state: "accepted", alreadyPresent: false };
@@ -186,6 +198,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
 
     newMessageId: () => newId("msg"),
 
+    // The task store records the session's state itself (cancelled tasks, or a cancel request).
     stop: async (_call, session) => {
       const stopped = await sql.begin((tx) => cancelSessionTasks(tx, session.id));
       return { sessionId: session.id, stopped };

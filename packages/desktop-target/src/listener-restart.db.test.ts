@@ -26,7 +26,7 @@ it("keeps waking runners after PostgreSQL restarts under the gateway", async () 
     // postgres.js re-establishes the LISTEN connection by itself; onlisten fires again.
     await eventually(() => (gateway.hub.stats().listens > before ? true : undefined), 15_000);
 
-    const created = await gateway.target.create(gateway.call(member), { title: "after restart", prompt: "hi" });
+    const created = await gateway.sessions.create(gateway.call(member), { title: "after restart", prompt: "hi" });
     const [task] = await gateway.sql<{ id: string }[]>`select id from desktop_task where session_id = ${created.sessionId}`;
     // The backstop poll is 10 minutes away: only a wake-up can deliver it this fast.
     await eventually(() => (done.includes(task!.id) ? true : undefined), 5_000);

@@ -51,7 +51,7 @@ async function snapshot(taskId: string) {
 it("keeps a task's state machine intact under random, duplicated and reordered protocol messages", async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), async (steps) => {
-      const created = await gateway.target.create(gateway.call(member), { title: "interleave", prompt: "p", deliverBy: new Date(Date.now() + 600_000).toISOString() });
+      const created = await gateway.sessions.create(gateway.call(member), { title: "interleave", prompt: "p", deliverBy: new Date(Date.now() + 600_000).toISOString() });
       const [row] = await gateway.sql<{ id: string }[]>`select id from desktop_task where session_id = ${created.sessionId}`;
       const taskId = row!.id;
       let before = await snapshot(taskId);

@@ -20,7 +20,7 @@ it("wakes a runner streaming from replica A for a task enqueued through replica 
     await eventually(() => (opened > 0 && a.hub.stats().runnerStreams === 1 ? true : undefined));
 
     const started = Date.now();
-    const created = await b.target.create(b.call(member), { title: "from B", prompt: "hi" });
+    const created = await b.sessions.create(b.call(member), { title: "from B", prompt: "hi" });
     const hint = await eventually(() => events.find((e) => e.type === "remote_session_work_available"));
     expect(Date.now() - started).toBeLessThan(1_000);
     const [task] = await a.sql<{ id: string }[]>`select id from desktop_task where session_id = ${created.sessionId}`;

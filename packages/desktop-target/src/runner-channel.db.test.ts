@@ -22,7 +22,7 @@ describeRunnerChannel("desktop-target routes on PostgreSQL", async () => {
       token: await gateway.registerRunner(member, runnerId, capabilities ? { capabilities } : {}),
     }),
     enqueueCreate: async ({ title, prompt, runnerId }) => {
-      const created = await gateway.target.create(gateway.call(member), {
+      const created = await gateway.sessions.create(gateway.call(member), {
         title,
         ...(prompt ? { prompt } : {}),
         // Unpinned work exists only as store-and-forward: any of the member's runners may take it.
@@ -33,7 +33,7 @@ describeRunnerChannel("desktop-target routes on PostgreSQL", async () => {
     requestCancel: async (taskId) => {
       const [row] = await gateway.sql<{ session_id: string }[]>`select session_id from desktop_task where id = ${taskId}`;
       const session = await createSessionLedger(gateway.sql).find(gateway.call(member), row!.session_id);
-      await gateway.target.stop(gateway.call(member), session!);
+      await gateway.sessions.stop(gateway.call(member), session!);
     },
     loseLease: async (taskId) => {
       await gateway.sql`update desktop_task set lease_expires_at = now() - interval '1 second' where id = ${taskId}`;

@@ -35,7 +35,7 @@ const call = (path: string, token: string, init: { method?: string; body?: strin
 async function claimedTask(member: typeof alice, runnerId: string) {
   const token = await gateway.registerRunner(member, runnerId);
   const client = createRunnerClient({ baseUrl: gateway.baseUrl, token });
-  const created = await gateway.target.create(gateway.call(member), { title: "t", prompt: "p", runner: runnerId });
+  const created = await gateway.sessions.create(gateway.call(member), { title: "t", prompt: "p", runner: runnerId });
   const [task] = await gateway.sql<{ id: string }[]>`select id from desktop_task where session_id = ${created.sessionId}`;
   const assignment = await client.claim(task!.id);
   return { token, client, taskId: task!.id, attempt: assignment.attempt };

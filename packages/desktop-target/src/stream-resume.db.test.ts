@@ -40,13 +40,13 @@ it("resumes a dropped wake stream after Last-Event-ID without missing a hint", a
       backoff: { baseMs: 600, maxMs: 600, random: () => 0.5 },
     });
     await eventually(() => (opens === 1 ? true : undefined));
-    await gateway.target.create(gateway.call(member), { title: "one" });
+    await gateway.sessions.create(gateway.call(member), { title: "one" });
     await eventually(() => (events.length === 1 ? true : undefined));
 
     // Cut the stream; while the runner is away, two more tasks are enqueued.
     proxy.closeAllConnections();
-    await gateway.target.create(gateway.call(member), { title: "two" });
-    await gateway.target.create(gateway.call(member), { title: "three" });
+    await gateway.sessions.create(gateway.call(member), { title: "two" });
+    await gateway.sessions.create(gateway.call(member), { title: "three" });
     await eventually(() => (opens === 2 && events.length === 3 ? true : undefined), 5_000);
     const cursors = events.map((e) => (e.type === "remote_session_work_available" ? Number(e.cursor) : 0));
     expect(cursors).toEqual([...cursors].sort((a, b) => a - b));

@@ -1,9 +1,10 @@
-import type { Logger, Queryable } from "@openwork/remote-session-core";
+import type { Logger } from "@openwork/remote-session-core";
+import type { Sql } from "postgres";
 import { silentLogger } from "@openwork/remote-session-core";
 import { sweepTasks } from "./store/sweep-tasks.js";
 
 export interface SweeperOptions {
-  sql: Queryable;
+  sql: Sql;
   /** Pause between sweeps. Default 2 s: with a 30 s lease, a lost runner is `interrupted` within 32 s. */
   intervalMs?: number;
   /** Wake-up hints older than this are deleted (resume after `Last-Event-ID` reaches back this far). Default 10 min. */

@@ -1,5 +1,6 @@
 import {
   CREATE_RATE_LIMIT,
+  createRemoteSessions,
   type Logger,
   newReferenceId,
   type RateLimit,
@@ -13,13 +14,14 @@ import {
   toArgumentIssues,
 } from "@openwork/remote-session-core";
 import { z } from "zod";
-import { CAPABILITIES } from "./capabilities/all-capabilities.js";
+import { buildCapabilities } from "./capabilities/all-capabilities.js";
 import type { Capability } from "./capabilities/capability.js";
 import { ACTIONS, type Action, capabilityName, type ParsedCapability, parseName } from "./parse-name.js";
 import { DEFAULT_POLICY, type RemoteSessionPolicy } from "./policy.js";
 import type { RegistryContext, SearchContext } from "./registry-context.js";
 import { createRunEnv } from "./run-env.js";
 import { scoreMatch } from "./score-match.js";
+import { createTargetCatalog, type OfferedTarget } from "./target-catalog.js";
 import { errorResult, toolResult, type ToolResult } from "./to-tool-result.js";
 
 /** A match in den-api's registry shape (openwork-wire §4.4). */
@@ -63,6 +65,8 @@ export interface RemoteSessionSource {
 export interface RemoteSessionSourceOptions {
   /** The targets offered (`cloud`, `desktop`, …), handed in: this package imports none. */
   targets: readonly Target[];
+  /** The target of a create that names none, when offered to the caller (den-api: `cloud`). Default: the first offered. */
+  defaultTarget?: string;
   ledger: SessionLedger;
   policy?: Partial<RemoteSessionPolicy>;
   /** Creates per owner per window. Default 32 a minute. */
@@ -78,26 +82,27 @@ export interface RemoteSessionSourceOptions {
 export function createRemoteSessionSource(options: RemoteSessionSourceOptions): RemoteSessionSource {
   const policy: RemoteSessionPolicy = { ...DEFAULT_POLICY, ...options.policy };
   const logger = options.logger ?? silentLogger;
+  const catalog = createTargetCatalog(options.targets, options.defaultTarget);
+  const sessions = createRemoteSessions(options.ledger, logger);
+  const CAPABILITIES = buildCapabilities(options.targets);
   const schemas = new Map(ACTIONS.map((action) => [action, z.toJSONSchema(CAPABILITIES[action].args, { io: "input" }) as Record<string, unknown>]));
   const gated = (ctx: RegistryContext) => policy.gateScope !== undefined && !ctx.principal.scopes.has(policy.gateScope);
 
-  const cloudAvailable = async (call: TargetCall) => {
-    const cloud = options.targets.find((t) => t.name === "cloud");
-    return cloud ? (await cloud.availability(call)).available : false;
-  };
-  /** Create's schema without the cloud target when the organization has cloud off. */
-  const schemaFor = (action: Action, cloud: boolean) => {
+  /** Create's schema as this caller may use it: the targets offered to them, and the real default. */
+  const schemaFor = (action: Action, offered: readonly OfferedTarget[]) => {
     const schema = schemas.get(action)!;
-    if (action !== "create" || cloud) return schema;
+    if (action !== "create") return schema;
     const properties = schema.properties as Record<string, Record<string, unknown>>;
-    return { ...schema, properties: { ...properties, target: { ...properties.target, enum: ["desktop"], default: "desktop" } } };
+    const names = offered.map((o) => o.target.name);
+    const fallback = catalog.defaultOf(offered);
+    return { ...schema, properties: { ...properties, target: { ...properties.target, enum: names, ...(fallback ? { default: fallback } : {}) } } };
   };
   const matches = async (ctx: SearchContext, query: string, limit: number): Promise<CapabilityMatch[]> => {
     if (!ctx.sourceFilter.api || !ctx.member || !ctx.remoteSessionsEnabled || gated(ctx)) return [];
-    const cloud = await cloudAvailable(targetCall(ctx, ctx.member, newReferenceId()));
+    const offered = await catalog.offered(targetCall(ctx, ctx.member, newReferenceId()));
     return ACTIONS.map((action) => {
       const capability = CAPABILITIES[action];
-      const summary = cloud ? capability.summary : capability.summary.replace("your cloud worker or one of your desktops", "one of your desktops");
+      const summary = action === "create" ? buildCapabilities(offered.map((o) => o.target)).create.summary : capability.summary;
       const name = capabilityName(action);
       return {
         name,
@@ -110,7 +115,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
         queryParams: [],
         hasBody: true as const,
         readOnly: !capability.write,
-        argumentsSchema: schemaFor(action, cloud),
+        argumentsSchema: schemaFor(action, offered),
         invocation: { argumentsField: "body" as const },
       };
     })
@@ -145,7 +150,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
         const capability = CAPABILITIES[parsed.action];
         const call = authorize(ctx, capability, policy, referenceId);
         const args = parseArguments(capability, input.body, fields);
-        const env = createRunEnv(call, options.ledger, options.targets, options.createRateLimit ?? CREATE_RATE_LIMIT);
+        const env = createRunEnv(call, { ledger: options.ledger, sessions, catalog, createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT });
         const payload = await capability.run(env, args);
         fields.sessionId = payload.sessionId;
         fields.outcome = "ok";

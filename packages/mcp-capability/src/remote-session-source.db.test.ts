@@ -48,7 +48,7 @@ describe("the remote-session source in den-api's registry", () => {
     for (const name of names) expect((await registry.execute(ctx, { name, body: {} })).structuredContent.error).not.toBe("unknown_capability");
     // The proposal's spelling has no colon: den-api's catalog swallows it.
     expect((await registry.execute(ctx, { name: "remoteSession.list", body: {} })).structuredContent).toMatchObject({ error: "unknown_capability" });
-    expect(await run("remote-session:list", {})).toEqual({ sessions: [], desktops: [] });
+    expect(await run("remote-session:list", {})).toEqual({ sessions: [], machines: [] });
   });
 
   it("gives den-api's match shape, stays out of Code Mode, and searches only for api, members and enabled orgs", async () => {
@@ -86,7 +86,7 @@ describe("the remote-session source in den-api's registry", () => {
     expect(await run("remote-session:stop", { sessionId: "x" }, readOnly)).toMatchObject({ error: "insufficient_mcp_scope", retryable: false });
     expect(await run("remote-session:create", {}, readOnly)).toMatchObject({ error: "insufficient_mcp_scope" });
     // Reads need no extra scope: den-api has none.
-    expect(await run("remote-session:list", {}, readOnly)).toEqual({ sessions: [], desktops: [] });
+    expect(await run("remote-session:list", {}, readOnly)).toEqual({ sessions: [], machines: [] });
     const gated = createRemoteSessionSource({ targets: [], ledger: createSessionLedger(db.current.sql), policy: { gateScope: "remote-session" } });
     expect(await gated.search(ctx, "stop", 3)).toEqual([]);
     expect(payloadOf(await gated.execute(ctx, parseName("remote-session:list")!, { body: {} }))).toMatchObject({ error: "insufficient_mcp_scope" });
@@ -98,20 +98,21 @@ describe("the remote-session source in den-api's registry", () => {
       retryable: false,
       issues: expect.arrayContaining([expect.objectContaining({ path: "limit" }), expect.objectContaining({ path: "" })]),
     });
-    expect(await run("remote-session:create", { target: "desktop", model: { providerId: "", modelId: "m" } })).toMatchObject({
+    expect(await run("remote-session:create", { model: { providerId: "", modelId: "m" } })).toMatchObject({
       issues: [expect.objectContaining({ path: "model.providerId" })],
     });
     expect(await run("remote-session:create", { prompt: "a", instructions: "b" })).toMatchObject({ error: "invalid_capability_arguments" });
-    expect(await run("remote-session:create", { target: "cloud", computerId: "mac" })).toMatchObject({ error: "invalid_capability_arguments" });
-    expect(await run("remote-session:create", { target: "desktop", runner: "a", computerId: "b" })).toMatchObject({ error: "invalid_capability_arguments" });
+
     expect(await run("remote-session:read", { sessionId: "rs_1", cursor: "c", from: "end" })).toMatchObject({ error: "invalid_capability_arguments" });
     // A JSON string body is parsed; a string that is not JSON fails validation; null is {}.
     expect(await run("remote-session:read", ' {"sessionId":"rs_01m8nonexistent000000000000"}')).toMatchObject({ error: "unknown_session" });
     expect(await run("remote-session:read", "{not json")).toMatchObject({ error: "invalid_capability_arguments" });
     expect(await run("remote-session:read", "sessionId=rs_1")).toMatchObject({ error: "invalid_capability_arguments" });
-    expect(await run("remote-session:list", null)).toEqual({ sessions: [], desktops: [] });
-    expect(await run("remote-session:targets", { includeModels: true })).toEqual({ cloud: { available: false }, desktops: [] });
-    expect(await run("remote-session:create", { target: "cloud", prompt: "secret-prompt-text" })).toMatchObject({ error: "cloud_not_available" });
+    expect(await run("remote-session:list", null)).toEqual({ sessions: [], machines: [] });
+    expect(await run("remote-session:targets", { includeModels: true })).toEqual({ targets: [] });
+    // No target handed in: none is offered, whatever its name.
+    expect(await run("remote-session:create", { target: "cloud", prompt: "secret-prompt-text" })).toMatchObject({ error: "invalid_capability_arguments" });
+    expect(await run("remote-session:create", { prompt: "secret-prompt-text" })).toMatchObject({ error: "invalid_capability_arguments" });
   });
 
   it("answers errors as den-api's payload with a reference id, and logs no prompt text", async () => {

@@ -14,6 +14,7 @@ export {
   type Model,
   CreateSessionInputSchema,
   type CreateSessionInput,
+  WorkspaceIdSchema,
   SendInputSchema,
   type SendInput,
   MessageIdSchema,
@@ -42,10 +43,16 @@ export type {
   TargetAvailability,
   RunnerPresence,
   CreateResult,
+  CreateOutcome,
+  TargetCreateInput,
   SendResult,
+  SendOutcome,
   ReadResult,
   StopResult,
+  StopOutcome,
+  AvailabilityRules,
 } from "./target.js";
+export { type RemoteSessions, createRemoteSessions } from "./sessions.js";
 
 // The ledger, its migrations and guards.
 export { type Queryable } from "./queryable.js";

@@ -12,16 +12,18 @@ export type Model = z.infer<typeof ModelSchema>;
 const IdempotencyKeySchema = z.string().min(1).max(L.idempotencyKey);
 const PromptSchema = z.string().min(1).max(L.prompt);
 
-/** What a target's `create` receives, validated. */
+/** A workspace id: a strict pattern, so it never reaches a URL path as anything but one segment. */
+export const WorkspaceIdSchema = z
+  .string()
+  .min(1)
+  .max(L.workspaceId)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, "letters, digits, _ and - only");
+
+/** The arguments every target's `create` takes, validated; a target adds its own (`Target.createArguments`). */
 export const CreateSessionInputSchema = z.strictObject({
   title: z.string().trim().min(1).max(L.title).default(DEFAULT_TITLE),
   prompt: PromptSchema.optional(),
   model: ModelSchema.optional(),
-  workspaceId: z.string().min(1).max(L.workspaceId).optional(),
-  /** A desktop runner id or name to pin the session to. */
-  runner: z.string().min(1).max(L.runner).optional(),
-  /** Store-and-forward for desktops: deliver until then, else expire. */
-  deliverBy: z.iso.datetime({ offset: true }).optional(),
   idempotencyKey: IdempotencyKeySchema.optional(),
 });
 export type CreateSessionInput = z.output<typeof CreateSessionInputSchema>;

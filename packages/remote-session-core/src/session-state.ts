@@ -29,9 +29,10 @@ export type SessionState = (typeof SESSION_STATES)[number];
 export const SESSION_TRANSITIONS = {
   queued: ["queued", "running", "waiting_input", "idle", "interrupted", "expired", "failed", "stopped"],
   waking: ["waking", "running", "idle", "failed", "stopped"],
-  running: ["running", "waiting_input", "idle", "interrupted", "failed", "stopped"],
-  idle: ["idle", "queued", "waking", "running", "failed", "stopped"],
-  waiting_input: ["waiting_input", "running", "idle", "interrupted", "failed", "stopped"],
+  // running → queued: the turn ended while a follow-up waits for its desktop.
+  running: ["running", "queued", "waiting_input", "idle", "interrupted", "failed", "stopped"],
+  idle: ["idle", "queued", "waking", "running", "waiting_input", "failed", "stopped"],
+  waiting_input: ["waiting_input", "queued", "running", "idle", "interrupted", "failed", "stopped"],
   interrupted: ["interrupted", "queued", "waking", "running", "stopped"],
   expired: ["expired"],
   failed: ["failed", "queued", "waking", "running", "stopped"],

@@ -1,7 +1,9 @@
 import type { LedgerSession } from "./ledger/ledger-session.js";
 import type { SessionError } from "./errors/session-error.js";
 import type { SessionState } from "./session-state.js";
-import type { CreateSessionInput, ReadInput, SendInput } from "./session-inputs.js";
+import type { ZodType } from "zod";
+import type { SessionErrorCode } from "./errors/codes.js";
+import type { Model, ReadInput, SendInput } from "./session-inputs.js";
 import type { TranscriptMessage } from "./transcript/transcript-message.js";
 
 /** Who owns a session: the organization and the creating principal's user id (as OpenWork keys them). */
@@ -42,6 +44,7 @@ export interface TargetAvailability {
   machines?: RunnerPresence[];
 }
 
+/** What `create` answers the caller. */
 export interface CreateResult {
   sessionId: string;
   target: string;
@@ -53,6 +56,20 @@ export interface CreateResult {
   expiresAt?: string;
 }
 
+/**
+ * What a target's `create` reports: the state the session is in and what the core records for
+ * it (the target's session id, reference ids). The core has already reserved the session row.
+ */
+export interface CreateOutcome {
+  state: SessionState;
+  targetSessionId?: string;
+  /** Ids the target needs to find the session again; merged into the row. */
+  targetRef?: Record<string, unknown>;
+  webUrl?: string;
+  runner?: { runnerId: string; name: string };
+  expiresAt?: string;
+}
+
 export interface SendResult {
   sessionId: string;
   messageId: string;
@@ -61,9 +78,17 @@ export interface SendResult {
   alreadyPresent: boolean;
 }
 
+/** What a target's `send` reports: the result, and the session's state and references to record. */
+export interface SendOutcome extends SendResult {
+  /** The session's state now (recorded compare-and-set against the state the caller read). */
+  sessionState?: SessionState;
+  targetRef?: Record<string, unknown>;
+}
+
 export interface ReadResult {
   sessionId: string;
   target: string;
+  /** The session's state as the target observed it; the core records a change (compare-and-set). */
   state: SessionState;
   title: string;
   webUrl?: string;
@@ -85,34 +110,78 @@ export interface StopResult {
   stopped: boolean;
 }
 
+/** What a target's `stop` reports: the result, and the state to record when it knows it. */
+export interface StopOutcome extends StopResult {
+  sessionState?: SessionState;
+}
+
+/** When a target is not available to a caller, what the capability does about it. */
+export interface AvailabilityRules {
+  /** Leave it out of search's `target` enum and the `targets` result. Default false (shown, as offline). */
+  hideWhenUnavailable?: boolean;
+  /**
+   * Ask `availability` again on every call that uses an existing session of this target, and
+   * refuse with `unavailableError` when it says no (a flag can flip mid-session). Default false.
+   */
+  recheckOnEveryCall?: boolean;
+  /** The refusal when unavailable. Default `invalid_capability_arguments`. */
+  unavailableError?: { code: SessionErrorCode; message: string };
+  /** Calls that stay possible while unavailable (stopping a running turn always should). */
+  allowWhileUnavailable?: readonly ("read" | "stop")[];
+}
+
 /**
  * The port every target implements (cloud workers, desktop apps, whatever comes next). Methods
  * reject only with a `SessionFailure` for the codes their TSDoc lists; anything else is a bug.
  * The caller has already validated inputs, checked policy and found the session in the ledger
- * (so a foreign or unknown id never reaches a target).
+ * (so a foreign or unknown id never reaches a target). Session rows are the core's: a target
+ * reports what happened and the core records it (`createRemoteSessions`); a target with no state
+ * of its own needs no SQL. A target that does keep state (desktop: its task store) may also write
+ * the row through the `SessionLedger` it is given, compare-and-set like the core.
  */
 export interface Target {
   readonly specificationVersion: "v1";
-  /** The `target` value of sessions this target serves (`cloud`, `desktop`). */
+  /** The `target` value of sessions this target serves (`cloud`, `desktop`): lowercase, [a-z][a-z0-9_]*. */
   readonly name: string;
+  /** How a person sees it: "Cloud", "Desktop". */
+  readonly label: string;
+  /** One line for the `target` argument's description. */
+  readonly description?: string;
+  /**
+   * Extra `create` arguments only this target takes (a zod shape: desktop's `runner`/`deliverBy`,
+   * cloud's `workspaceId`). The capability adds them to create's schema and refuses them for
+   * other targets; the target receives them in `input.extra`.
+   */
+  readonly createArguments?: Readonly<Record<string, ZodType>>;
+  readonly availabilityRules?: AvailabilityRules;
   /** Whether the member can use this target now, and its machines if it has any. */
   availability(call: TargetCall): Promise<TargetAvailability>;
   /**
-   * Starts a session and records it in the ledger.
+   * Starts the session the core reserved (`input.sessionId`, state `queued`).
    * Codes: desktop `desktop_offline`, `unknown_computer`, `ambiguous_computer`,
    * `computer_offline`, `desktop_update_required`; cloud `needs_cloud_setup`, `cloud_runtime_*`,
    * `unknown_workspace`.
    */
-  create(call: TargetCall, input: CreateSessionInput): Promise<CreateResult>;
+  create(call: TargetCall, input: TargetCreateInput): Promise<CreateOutcome>;
   /** Sends a follow-up prompt. Codes: `unknown_session`, `session_not_active`, plus create's. */
-  send(call: TargetCall, session: LedgerSession, input: SendInput): Promise<SendResult>;
+  send(call: TargetCall, session: LedgerSession, input: SendInput): Promise<SendOutcome>;
   /** A transcript slice; with `waitMs`, waits for something newer than the cursor. Codes: `unknown_session`, `invalid_capability_arguments` (cursor). */
   read(call: TargetCall, session: LedgerSession, input: ReadInput): Promise<ReadResult>;
   /** Stops the current turn (or a not yet delivered task). Codes: `unknown_session`. */
-  stop(call: TargetCall, session: LedgerSession): Promise<StopResult>;
+  stop(call: TargetCall, session: LedgerSession): Promise<StopOutcome>;
   /**
    * A new prompt id in this target's own format. An idempotent send reserves one before its
    * first attempt and passes it to every retry as `messageId`.
    */
   newMessageId(): string;
+}
+
+/** What `create` receives: the common inputs, the reserved session id, and the target's own arguments. */
+export interface TargetCreateInput {
+  sessionId: string;
+  title: string;
+  prompt?: string;
+  model?: Model;
+  /** Values of the target's `createArguments`, validated. */
+  extra: Record<string, unknown>;
 }

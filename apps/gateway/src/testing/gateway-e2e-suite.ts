@@ -165,7 +165,7 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     }
     expect(((await ok(client, "remote-session:list", {})).sessions as unknown[]).length).toBe(before);
     // A JSON string body is read as JSON, as den-api does.
-    expect(await ok(client, "remote-session:targets", '{"includeModels":false}')).toMatchObject({ cloud: { available: true } });
+    expect(await ok(client, "remote-session:targets", '{"includeModels":false}')).toMatchObject({ targets: [{ name: "cloud", available: true, default: true }, { name: "desktop" }] });
   });
 
   it("finds the capabilities with search_capabilities (arguments in the text too), and hides them from a non-member", async () => {
@@ -182,7 +182,12 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
   it("drives a desktop session: delivered within a second, read with cursor and waitMs, a follow-up, list and targets", async () => {
     const client = await connect(alice);
     const targets = await ok(client, "remote-session:targets", {});
-    expect(targets).toMatchObject({ cloud: { available: true }, desktops: [{ name: "E2E Desktop", online: true }] });
+    expect(targets).toMatchObject({
+      targets: [
+        { name: "cloud", label: "Cloud", available: true, default: true },
+        { name: "desktop", label: "Desktop", available: true, default: false, machines: [{ name: "E2E Desktop", online: true }] },
+      ],
+    });
 
     const created = await ok(client, "remote-session:create", { target: "desktop", title: "E2E desktop", prompt: `hello ${SECRET_WORDS}` });
     const returnedAt = Date.now();
@@ -213,7 +218,7 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
 
     const list = await ok(client, "remote-session:list", {});
     expect((list.sessions as { sessionId: string }[]).map((s) => s.sessionId)).toContain(sessionId);
-    expect(list.desktops).toEqual([expect.objectContaining({ name: "E2E Desktop", online: true })]);
+    expect(list.machines).toEqual([expect.objectContaining({ target: "desktop", name: "E2E Desktop", online: true })]);
   });
 
   it("stops a running desktop turn", async () => {
@@ -266,8 +271,14 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
       expect((await execute(aliceClient, "remote-session:read", { sessionId: cloudSession.sessionId })).structuredContent).toMatchObject({ error: "cloud_not_available" });
       expect((await execute(aliceClient, "remote-session:create", { target: "cloud" })).structuredContent).toMatchObject({ error: "cloud_not_available" });
       const search = await call(aliceClient, "search_capabilities", { query: "create remote session" });
-      const create = (search.structuredContent!.matches as { name: string; argumentsSchema: { properties: { target: { enum: string[] } } } }[]).find((m) => m.name === "remote-session:create")!;
-      expect(create.argumentsSchema.properties.target.enum).toEqual(["desktop"]);
+      const create = (search.structuredContent!.matches as { name: string; argumentsSchema: { properties: { target: { enum: string[]; default: string } } } }[]).find(
+        (m) => m.name === "remote-session:create",
+      )!;
+      // The advertised default is the real one: a create without target goes to the desktop.
+      expect(create.argumentsSchema.properties.target).toMatchObject({ enum: ["desktop"], default: "desktop" });
+      expect((await execute(aliceClient, "remote-session:create", { title: "no target named" })).structuredContent).toMatchObject({ target: "desktop", state: "queued" });
+      // A running turn can still be stopped with cloud off.
+      expect((await execute(aliceClient, "remote-session:stop", { sessionId: cloudSession.sessionId })).isError).toBeUndefined();
     } finally {
       cloudOrganizations.add(ORG);
     }

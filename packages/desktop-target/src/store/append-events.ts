@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from "node:util";
-import { createSessionLedger, type Queryable, type SessionPatch } from "@openwork/remote-session-core";
+import type { Queryable, SessionPatch } from "@openwork/remote-session-core";
 import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
-import { notifySession } from "./notify-session.js";
+import { type LiveState, syncSessionState } from "./sync-session-state.js";
 import type { RunnerIdentity } from "./task-row.js";
 
 /**
@@ -48,14 +48,14 @@ export async function appendEvents(
 
 /** What new events change on the session: its local id, its state, its last activity. */
 async function applyToSession(tx: Queryable, sessionId: string, taskId: string, events: TaskEvent[]): Promise<void> {
-  const patch: SessionPatch = { activity: true };
+  const patch: Omit<SessionPatch, "state"> = { activity: true };
+  let live: LiveState | undefined;
   for (const event of events) {
     if (event.type === "session.bound") {
       patch.targetSessionId = event.payload.localSessionId;
       await tx`update desktop_task set local_session_id = ${event.payload.localSessionId} where id = ${taskId}`;
     }
-    if (event.type === "status" && event.payload.status !== "idle") patch.state = event.payload.status;
+    if (event.type === "status" && event.payload.status !== "idle") live = event.payload.status;
   }
-  await createSessionLedger(tx).update(sessionId, patch);
-  await notifySession(tx, sessionId);
+  await syncSessionState(tx, sessionId, patch, live);
 }

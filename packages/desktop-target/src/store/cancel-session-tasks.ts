@@ -1,5 +1,6 @@
-import { createSessionLedger, type Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core";
 import { notifySession } from "./notify-session.js";
+import { syncSessionState } from "./sync-session-state.js";
 
 /**
  * Stops a session's work: queued tasks are cancelled at once (their prompts cleared); the running
@@ -16,9 +17,7 @@ export async function cancelSessionTasks(tx: Queryable, sessionId: string): Prom
     update desktop_task set cancel_requested = true, updated_at = now()
     where session_id = ${sessionId} and state = 'claimed'
     returning id`;
-  if (cancelled.length > 0 && requested.length === 0) {
-    await createSessionLedger(tx).update(sessionId, { state: "stopped", activity: true });
-  }
-  if (cancelled.length + requested.length > 0) await notifySession(tx, sessionId);
+  if (cancelled.length > 0) await syncSessionState(tx, sessionId, { activity: true });
+  else if (requested.length > 0) await notifySession(tx, sessionId);
   return cancelled.length + requested.length > 0;
 }

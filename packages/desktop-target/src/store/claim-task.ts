@@ -1,6 +1,7 @@
-import { createSessionLedger, type Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { eligibleFor } from "./eligibility.js";
+import { syncSessionState } from "./sync-session-state.js";
 import type { RunnerIdentity, TaskRow } from "./task-row.js";
 
 export type ClaimOutcome =
@@ -24,13 +25,12 @@ export async function claimTask(tx: Queryable, runner: RunnerIdentity, taskId: s
     from candidate where d.id = candidate.id
     returning d.*`;
   if (claimed) {
-    const ledger = createSessionLedger(tx);
-    const session = await ledger.update(claimed.session_id, {
-      state: "running",
+    await syncSessionState(tx, claimed.session_id, {
       activity: true,
       ...(claimed.kind === "remote_session.create" ? { targetRef: { runnerId: runner.runnerId } } : {}),
     });
-    return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? session?.targetSessionId ?? null };
+    const [bound] = await tx<{ target_session_id: string | null }[]>`select target_session_id from remote_session where id = ${claimed.session_id}`;
+    return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? bound?.target_session_id ?? null };
   }
   return explainRefusal(tx, runner, taskId);
 }

@@ -1,10 +1,9 @@
 import { isDeepStrictEqual } from "node:util";
-import { createSessionLedger, type Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core";
 import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
-import { toSessionState } from "../task-state.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
-import { notifySession } from "./notify-session.js";
+import { syncSessionState } from "./sync-session-state.js";
 import type { RunnerIdentity } from "./task-row.js";
 
 /**
@@ -32,12 +31,10 @@ export async function completeTask(
       local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
       failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()
     where id = ${taskId}`;
-  await createSessionLedger(tx).update(task.session_id, {
-    state: toSessionState(body.status),
+  await syncSessionState(tx, task.session_id, {
     activity: true,
     lastError: failure ? { error: failure.code, message: failure.message } : null,
     ...(localSessionId ? { targetSessionId: localSessionId } : {}),
   });
-  await notifySession(tx, task.session_id);
   return { taskId, state: body.status };
 }

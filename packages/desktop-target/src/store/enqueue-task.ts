@@ -14,8 +14,10 @@ export interface NewTask {
   localSessionId: string | null;
   pinnedRunnerId: string | null;
   requirements: TaskRequirements;
+  /** Store-and-forward: the caller's absolute deadline. */
   deliverBy: Date | null;
-  claimDeadline: Date;
+  /** How long the task waits for a runner without `deliverBy`, from now on the database clock. */
+  claimWithinMs: number;
 }
 
 /**
@@ -32,7 +34,8 @@ export async function enqueueTask(sql: Queryable, scope: MemberScope, task: NewT
       ${newId("rst")}, ${scope.organizationId}, ${scope.memberId}, ${task.sessionId}, ${task.kind}, 'queued',
       ${task.title}, ${task.prompt}, ${task.prompt?.length ?? 0}, ${task.model ? sql.json(task.model) : null}, ${task.workspaceId},
       ${task.messageId}, ${task.localSessionId}, ${task.pinnedRunnerId}, ${task.requirements.protocolVersion},
-      ${task.requirements.capabilities}::text[], ${task.deliverBy}, ${task.claimDeadline})
+      ${task.requirements.capabilities}::text[], ${task.deliverBy},
+      coalesce(${task.deliverBy}::timestamptz, now() + make_interval(secs => ${task.claimWithinMs / 1000})))
     returning *`;
   await wakeRunners(sql, row!);
   return row!;

@@ -1,5 +1,5 @@
-import { createSessionLedger, type Queryable } from "@openwork/remote-session-core";
-import { notifySession } from "./notify-session.js";
+import type { Queryable } from "@openwork/remote-session-core";
+import { syncSessionState } from "./sync-session-state.js";
 
 /**
  * Fails a task at claim time for a reason the gateway found (model access lost, no local session
@@ -12,6 +12,5 @@ export async function failClaimedTask(tx: Queryable, taskId: string, cause: { co
     where id = ${taskId} and state = 'claimed'
     returning session_id`;
   if (!task) return;
-  await createSessionLedger(tx).update(task.session_id, { state: "failed", lastError: { error: cause.code, message: cause.message } });
-  await notifySession(tx, task.session_id);
+  await syncSessionState(tx, task.session_id, { lastError: { error: cause.code, message: cause.message } });
 }

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { type Logger, type MemberScope, newReferenceId, type Target, type TargetCall } from "@openwork/remote-session-core";
+import { createSessionLedger, type Logger, type MemberScope, newReferenceId, type Target, type TargetCall } from "@openwork/remote-session-core";
+import { type TargetSessions, targetSessions } from "@openwork/remote-session-core/testing";
 import { requestRunnerToken, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
 import postgres, { type Sql } from "postgres";
 import { createDesktopTarget } from "../desktop-target.js";
@@ -32,6 +33,8 @@ export interface RunnerGateway {
   hub: WakeHub;
   routes: RunnerRoutes;
   target: Target;
+  /** The desktop target driven as the capability drives it: through the core, which records the session rows. */
+  sessions: TargetSessions;
   logger: ReturnType<typeof capturingLogger>;
   /** A member's session token for the member routes (token, presence). */
   memberToken(scope: MemberScope): string;
@@ -81,6 +84,8 @@ export async function startRunnerGateway(
   });
   const target = createDesktopTarget({ sql, hub, logger, ...(overrides.claimDeadlineMs ? { claimDeadlineMs: overrides.claimDeadlineMs } : {}) });
 
+  const sessions = targetSessions(target, createSessionLedger(sql), logger);
+
   return {
     baseUrl,
     serverUrl,
@@ -88,6 +93,7 @@ export async function startRunnerGateway(
     hub,
     routes,
     target,
+    sessions,
     logger,
     memberToken,
     registerRunner: async (scope, runnerId, options = {}) => {

@@ -1,54 +1,88 @@
-import { CreateSessionInputSchema, SESSION_LIMITS } from "@openwork/remote-session-core";
+import { CreateSessionInputSchema, fail, SESSION_LIMITS, type Target } from "@openwork/remote-session-core";
 import { z } from "zod";
-import { defineCapability } from "./capability.js";
+import { type Capability, defineCapability } from "./capability.js";
 import { nextRead } from "./next-step.js";
 
 const base = CreateSessionInputSchema.shape;
+// OpenWork's and the proposal's other names for `runner`, offered when a target takes a `runner`.
+const RUNNER_ALIASES = ["runnerId", "computerId"] as const;
 
-/** `remote-session:create`. `instructions` is the proposal's name for `prompt`; `runnerId` and OpenWork's `computerId` name a `runner`. */
-export const createArgs = z
-  .strictObject({
-    target: z.enum(["cloud", "desktop"]).default("cloud").describe("Where the session runs: the member's cloud worker or one of their desktops."),
-    title: base.title.describe("A short title for the session."),
-    prompt: z.string().min(1).max(SESSION_LIMITS.prompt).optional().describe("The first message to run in the session."),
-    instructions: z.string().min(1).max(SESSION_LIMITS.prompt).optional().describe("Same as prompt."),
-    model: base.model,
-    workspaceId: base.workspaceId,
-    runner: base.runner.describe("Desktop only: a computerId or a desktop name, from remote-session:targets."),
-    runnerId: base.runner.describe("Same as runner."),
-    computerId: base.runner.describe("Same as runner (OpenWork's name)."),
-    deliverBy: base.deliverBy.describe("Desktop only: wait for a desktop until this ISO time instead of failing when none is online."),
-    idempotencyKey: base.idempotencyKey.describe("Retrying with the same key returns the first result instead of a second session."),
-  })
-  .refine((a) => !(a.prompt && a.instructions && a.prompt !== a.instructions), { message: "give prompt or instructions, not two different texts", path: ["instructions"] })
-  .refine((a) => new Set([a.runner, a.runnerId, a.computerId].filter((v) => v !== undefined)).size <= 1, {
-    message: "runner, runnerId and computerId name the same desktop: give one, or the same value",
-    path: ["computerId"],
-  })
-  .refine((a) => a.target === "desktop" || (a.runner ?? a.runnerId ?? a.computerId ?? a.deliverBy) === undefined, {
-    message: "runner and deliverBy apply to desktop sessions only",
-    path: ["target"],
+/**
+ * `remote-session:create`'s arguments, built from the targets handed in: `target` is one of their
+ * names, and each target's own arguments are accepted for that target only. `instructions` is
+ * the proposal's name for `prompt`.
+ */
+export function createArgs(targets: readonly Target[]) {
+  const owners = new Map<string, string[]>();
+  const extra: Record<string, z.ZodType> = {};
+  for (const target of targets) {
+    for (const [key, schema] of Object.entries(target.createArguments ?? {})) {
+      extra[key] ??= schema;
+      owners.set(key, [...(owners.get(key) ?? []), target.name]);
+    }
+  }
+  if (extra.runner) {
+    for (const alias of RUNNER_ALIASES) {
+      extra[alias] = extra.runner.describe("Same as runner.");
+      owners.set(alias, owners.get("runner")!);
+    }
+  }
+  const names = targets.map((t) => t.name);
+  return z
+    .strictObject({
+      target: (names.length > 0 ? z.enum(names as [string, ...string[]]) : z.never())
+        .optional()
+        .describe(`Where the session runs: ${targets.map((t) => `${t.name} (${t.description ?? t.label})`).join(", ")}.`),
+      title: base.title.describe("A short title for the session."),
+      prompt: z.string().min(1).max(SESSION_LIMITS.prompt).optional().describe("The first message to run in the session."),
+      instructions: z.string().min(1).max(SESSION_LIMITS.prompt).optional().describe("Same as prompt."),
+      model: base.model,
+      idempotencyKey: base.idempotencyKey.describe("Retrying with the same key returns the first result instead of a second session."),
+      ...extra,
+    })
+    .refine((a) => !(a.prompt && a.instructions && a.prompt !== a.instructions), { message: "give prompt or instructions, not two different texts", path: ["instructions"] })
+    .refine((a: Record<string, unknown>) => new Set(["runner", ...RUNNER_ALIASES].map((k) => a[k]).filter((v) => v !== undefined)).size <= 1, {
+      message: "runner, runnerId and computerId name the same desktop: give one, or the same value",
+      path: ["computerId"],
+    })
+    .superRefine((a: Record<string, unknown>, ctx) => {
+      if (a.target === undefined) return;
+      for (const [key, by] of owners) {
+        if (a[key] !== undefined && !by.includes(String(a.target))) ctx.addIssue({ code: "custom", path: [key], message: `${key} applies to ${by.join(", ")} sessions only` });
+      }
+    });
+}
+
+/** Builds create over the targets handed in. */
+export function createCapability(targets: readonly Target[]): Capability {
+  return defineCapability({
+    action: "create",
+    summary: `Start a chat session on ${targets.map((t) => t.description ?? t.label).join(" or ") || "a target"}, optionally with a first prompt. Returns a sessionId to send to and read.`,
+    keywords: ["start", "new", "session", "remote", "chat", "run", "delegate", "web", ...targets.map((t) => t.name)],
+    write: true,
+    args: createArgs(targets),
+    run: async (env, args) => {
+      const { target: named, title, prompt: given, instructions, model, idempotencyKey, ...rest } = args as Record<string, unknown> & { title: string };
+      const target = await env.catalog.resolve(env.call, named as string | undefined, "create");
+      const prompt = (given ?? instructions) as string | undefined;
+      const runner = rest.runner ?? rest.runnerId ?? rest.computerId;
+      const extra = Object.fromEntries(Object.entries({ ...rest, ...(runner ? { runner } : {}) }).filter(([key]) => !(RUNNER_ALIASES as readonly string[]).includes(key)));
+      const foreign = Object.keys(extra).filter((key) => !(key in (target.createArguments ?? {})));
+      if (foreign.length > 0) {
+        fail("invalid_capability_arguments", `${foreign.join(", ")} do not apply to ${target.name} sessions`, {
+          issues: foreign.map((path) => ({ path, message: `not an argument of ${target.name} sessions` })),
+        });
+      }
+      const input = { title, ...(prompt ? { prompt } : {}), ...(model ? { model: model as never } : {}), extra };
+      const start = async () => {
+        await env.ledger.takeRateLimit(env.call, env.createRateLimit);
+        return env.sessions.create(env.call, target, input);
+      };
+      const result =
+        typeof idempotencyKey === "string"
+          ? (await env.ledger.idempotent(env.call, { operation: "create", key: idempotencyKey, args: { target: target.name, ...input } }, start)).result
+          : await start();
+      return { ...result, title, targetLabel: target.label, lastActivityAt: new Date().toISOString(), next: nextRead(result.sessionId, { from: "start" }) };
+    },
   });
-
-export const create = defineCapability({
-  action: "create",
-  summary: "Start a chat session on your cloud worker or one of your desktops, optionally with a first prompt. Returns a sessionId to send to and read.",
-  keywords: ["start", "new", "session", "remote", "cloud", "desktop", "chat", "run", "delegate", "web"],
-  write: true,
-  args: createArgs,
-  run: async (env, args) => {
-    const { target: targetName, instructions, runnerId, computerId, idempotencyKey, ...rest } = args;
-    const prompt = rest.prompt ?? instructions;
-    const runner = rest.runner ?? runnerId ?? computerId;
-    const input = { ...rest, ...(prompt ? { prompt } : {}), ...(runner ? { runner } : {}) };
-    const target = await env.target(targetName);
-    const start = async () => {
-      await env.ledger.takeRateLimit(env.call, env.createRateLimit);
-      return target.create(env.call, input);
-    };
-    const result = idempotencyKey
-      ? (await env.ledger.idempotent(env.call, { operation: "create", key: idempotencyKey, args: { target: targetName, ...input } }, start)).result
-      : await start();
-    return { ...result, title: input.title, lastActivityAt: new Date().toISOString(), next: nextRead(result.sessionId, { from: "start" }) };
-  },
-});
+}

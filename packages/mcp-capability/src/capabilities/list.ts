@@ -3,13 +3,13 @@ import { defineCapability } from "./capability.js";
 
 export const list = defineCapability({
   action: "list",
-  summary: "List your remote sessions, newest first, and which of your desktops are online. Never wakes a worker.",
+  summary: "List your remote sessions, newest first, and which of your machines (desktops) are online. Never wakes a worker.",
   keywords: ["sessions", "history", "recent", "desktops", "presence", "machines", "find"],
   write: false,
   args: ListInputSchema,
   run: async (env, args) => {
     const page = await env.ledger.list(env.call, args);
-    const desktops = (await Promise.all(env.targets.map(async (t) => (await t.availability(env.call)).machines ?? []))).flat();
+    const offered = await env.catalog.offered(env.call);
     return {
       sessions: page.sessions.map((s) => ({
         sessionId: s.id,
@@ -20,7 +20,7 @@ export const list = defineCapability({
         lastActivityAt: s.lastActivityAt.toISOString(),
       })),
       ...(page.nextCursor ? { cursor: page.nextCursor } : {}),
-      desktops,
+      machines: offered.flatMap(({ target, availability }) => (availability.machines ?? []).map((m) => ({ target: target.name, ...m }))),
     };
   },
 });

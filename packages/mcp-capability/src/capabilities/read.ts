@@ -21,8 +21,8 @@ export const read = defineCapability({
   write: false,
   args: readArgs,
   run: async (env, { sessionId, ...input }) => {
-    const { session, target } = await env.session(sessionId);
-    const result = await target.read(env.call, session, input);
+    const { session, target } = await env.session(sessionId, "read");
+    const result = await env.sessions.read(env.call, target, session, input);
     const next = result.hasMore || IN_PROGRESS.has(result.state) ? nextRead(sessionId, { cursor: result.cursor }) : result.state === "idle" ? nextSend(sessionId) : undefined;
     return { ...result, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
   },

@@ -17,15 +17,15 @@ export const send = defineCapability({
   write: true,
   args: sendArgs,
   run: async (env, { sessionId, idempotencyKey, ...input }) => {
-    const { session, target } = await env.session(sessionId);
+    const { session, target } = await env.session(sessionId, "send");
     const sent = async () => {
-      if (!idempotencyKey) return target.send(env.call, session, input);
+      if (!idempotencyKey) return env.sessions.send(env.call, target, session, input);
       // The message id is fixed before the first attempt, so a retry after a lost answer is
       // recognised by the target instead of prompting twice.
       const { result, replayed } = await env.ledger.idempotent(
         env.call,
         { operation: "send", key: idempotencyKey, args: { sessionId, ...input } },
-        (reserved) => target.send(env.call, session, { ...input, messageId: input.messageId ?? String(reserved?.messageId) }),
+        (reserved) => env.sessions.send(env.call, target, session, { ...input, messageId: input.messageId ?? String(reserved?.messageId) }),
         { reserve: () => ({ messageId: target.newMessageId() }) },
       );
       return { ...result, alreadyPresent: result.alreadyPresent || replayed };

@@ -8,7 +8,7 @@ export const stop = defineCapability({
   write: true,
   args: z.strictObject({ sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list.") }),
   run: async (env, { sessionId }) => {
-    const { session, target } = await env.session(sessionId);
-    return { ...(await target.stop(env.call, session)) };
+    const { session, target } = await env.session(sessionId, "stop");
+    return { ...(await env.sessions.stop(env.call, target, session)) };
   },
 });

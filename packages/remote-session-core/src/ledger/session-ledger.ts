@@ -1,6 +1,7 @@
 import { type RateLimit, takeRateLimit } from "../guards/rate-limit.js";
 import type { Queryable } from "../queryable.js";
 import type { OwnerScope } from "../target.js";
+import { discardSession } from "./discard-session.js";
 import { findSession } from "./find-session.js";
 import { insertSession, type NewSession } from "./insert-session.js";
 import type { LedgerSession } from "./ledger-session.js";
@@ -13,7 +14,13 @@ export interface SessionLedger {
   insert(scope: OwnerScope, session: NewSession): Promise<LedgerSession>;
   /** The member's session, or null (unknown and foreign ids alike). */
   find(scope: OwnerScope, sessionId: string): Promise<LedgerSession | null>;
+  /**
+   * Applies a patch; null when the session is missing, no longer in `patch.expect`, or the state
+   * change is not in SESSION_TRANSITIONS. Check the result: a refusal is never to be ignored.
+   */
   update(sessionId: string, patch: SessionPatch): Promise<LedgerSession | null>;
+  /** Removes a session whose create failed before its target took it. */
+  discard(scope: OwnerScope, sessionId: string): Promise<boolean>;
   list(scope: OwnerScope, options: { target?: string; limit: number; cursor?: string }): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }>;
   idempotent<T>(
     scope: OwnerScope,
@@ -33,6 +40,7 @@ export function createSessionLedger(sql: Queryable): SessionLedger {
     insert: (scope, session) => insertSession(sql, scope, session),
     find: (scope, sessionId) => findSession(sql, scope, sessionId),
     update: (sessionId, patch) => updateSession(sql, sessionId, patch),
+    discard: (scope, sessionId) => discardSession(sql, scope, sessionId),
     list: (scope, options) => listSessions(sql, scope, options),
     idempotent: (scope, request, run, options) => runIdempotent(sql, scope, request, run, options),
     takeRateLimit: (scope, rule) => takeRateLimit(sql, scope, rule),

@@ -12,11 +12,17 @@ export interface SessionPatch {
   lastError?: { error: string; message: string } | null;
   /** Marks activity now (a prompt, a reply). */
   activity?: boolean;
+  /**
+   * Compare-and-set: apply only while the session is still in this state (what the writer saw),
+   * so a slower writer never moves a session back over a newer writer's state.
+   */
+  expect?: SessionState;
 }
 
 /**
- * Applies a patch. Returns the updated session, or null when the session does not exist or the
- * state change is not an allowed transition: the database checks the same table as the code.
+ * Applies a patch. Returns the updated session, or null when the session does not exist, is no
+ * longer in `expect`, or the state change is not an allowed transition: the database checks the
+ * same table as the code. Callers check the result ({@link SessionLedger.update} names why).
  */
 export async function updateSession(sql: Queryable, sessionId: string, patch: SessionPatch): Promise<LedgerSession | null> {
   const from = patch.state ? statesLeadingTo(patch.state) : null;
@@ -30,6 +36,7 @@ export async function updateSession(sql: Queryable, sessionId: string, patch: Se
       updated_at = now()
     where id = ${sessionId}
       and (${from === null} or state = any(${from ?? []}::text[]))
+      and (${patch.expect ?? null}::text is null or state = ${patch.expect ?? null})
     returning *`;
   return row ? toLedgerSession(row) : null;
 }

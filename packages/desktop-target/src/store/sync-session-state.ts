@@ -1,0 +1,38 @@
+import { createSessionLedger, type Queryable, type SessionPatch, type SessionState } from "@openwork/remote-session-core";
+import { type TaskState, toSessionState } from "../task-state.js";
+import { notifySession } from "./notify-session.js";
+
+/** What a live (claimed) turn may report of itself through status events. */
+export type LiveState = "running" | "waiting_input";
+
+/**
+ * Where a desktop session stands, from its tasks (newest first): a claimed turn is running (or
+ * waiting for the human, as it reported), else a queued one is queued, else the latest task's
+ * outcome — a follow-up that was never delivered leaves the session ready. The one place a
+ * desktop session's state is decided, so a follow-up queued behind a running turn can never read
+ * `idle` when that turn ends.
+ */
+export function deriveSessionState(tasks: { state: TaskState; kind: string }[], current: SessionState, live?: LiveState): SessionState {
+  if (tasks.some((t) => t.state === "claimed")) return live ?? (current === "waiting_input" ? current : "running");
+  if (tasks.some((t) => t.state === "queued")) return "queued";
+  const latest = tasks[0];
+  if (!latest) return current;
+  return latest.state === "expired" && latest.kind !== "remote_session.create" ? "idle" : toSessionState(latest.state);
+}
+
+/**
+ * Records the session's derived state with `patch`, and tells every process it changed. Locks
+ * the session row first, so concurrent moves of one session's tasks serialize and each derives
+ * from the others' committed work. A refused transition is a bug here, and fails loudly. Runs in
+ * a transaction.
+ */
+export async function syncSessionState(tx: Queryable, sessionId: string, patch: Omit<SessionPatch, "state" | "expect"> = {}, live?: LiveState): Promise<void> {
+  const [session] = await tx<{ state: SessionState }[]>`select state from remote_session where id = ${sessionId} for update`;
+  if (!session) return;
+  const tasks = await tx<{ state: TaskState; kind: string }[]>`
+    select state, kind from desktop_task where session_id = ${sessionId} order by created_at desc, id desc`;
+  const state = deriveSessionState(tasks, session.state, live);
+  const updated = await createSessionLedger(tx).update(sessionId, { ...patch, state });
+  if (!updated) throw new Error(`desktop session ${sessionId}: the ledger refused ${session.state} → ${state}`);
+  await notifySession(tx, sessionId);
+}
