@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    projects: ["packages/*", "apps/*", "tools/*"],
+    projects: ["packages/*", "apps/*", "tools/*", "examples/*"],
     reporters: ["default", "./scripts/count-reporter.ts"],
   },
 });

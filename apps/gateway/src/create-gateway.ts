@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
 import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, startSweeper } from "@openwork/desktop-target";
+import { createEchoTarget } from "@openwork/echo-target";
 import { createRemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
 import { Hono } from "hono";
@@ -25,6 +26,8 @@ export interface GatewayOptions {
   runnerTokenSecret: string;
   /** The cloud worker resolver; without one the gateway offers desktops only. */
   cloudResolver?: WorkerResolver;
+  /** Also offer the example echo target (`@openwork/echo-target`): a third target the capability knows only through the port. */
+  echoTarget?: boolean;
   webUrlTemplate?: string;
   /** Creates per member per window (default 32 a minute). */
   createRateLimit?: RateLimit;
@@ -98,6 +101,7 @@ export async function createGateway(options: GatewayOptions) {
       }),
     );
   }
+  if (options.echoTarget) targets.push(createEchoTarget());
   const source = createRemoteSessionSource({
     targets,
     defaultTarget: "cloud",

@@ -24,6 +24,7 @@ const env = z
     WITNESS_OPENCODE_URL: z.url().optional(),
     WEB_URL_TEMPLATE: z.string().default("https://app.openwork.dev/w/{workspaceId}/session/{sessionId}"),
     START_RUNNER: z.enum(["0", "1"]).default("1"),
+    ECHO_TARGET: z.enum(["0", "1"]).default("0"),
     CREATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(32),
   })
   .parse(process.env);
@@ -84,6 +85,7 @@ async function start(): Promise<void> {
     cloudResolver: createHttpWorkerResolver({ baseUrl: resolverUrl, gatewayKey }),
     webUrlTemplate: env.WEB_URL_TEMPLATE,
     createRateLimit: { bucket: "create", limit: env.CREATE_RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
+    echoTarget: env.ECHO_TARGET === "1",
     logger: { info: log("info"), warn: log("warn"), error: log("error") },
   });
   stops.unshift(() => gateway.close());

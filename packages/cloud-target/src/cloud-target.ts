@@ -138,7 +138,7 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
         const state = promptPending ? "running" : stateOf(transcript, status[remoteId]?.type);
         const settled = transcript.messages.length > position || state !== "running" || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
-          return sliceTranscript({ session, target: "cloud", state, transcript, position, limit: input.limit, from: input.from, webUrl: webUrlOf(ref, remoteId) });
+          return sliceTranscript({ session, target: "cloud", state, transcript, position, cursor: input.cursor, limit: input.limit, from: input.from, webUrl: webUrlOf(ref, remoteId) });
         }
         await new Promise((resolve) => setTimeout(resolve, Math.min(readPollMs, Math.max(0, deadline - Date.now()))));
       }

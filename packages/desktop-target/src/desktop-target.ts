@@ -187,6 +187,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
             // The desktop's last error (a lost lease, a missed deadline) is the ledger's.
             transcript: { ...transcript, lastError: current.lastError },
             position,
+            cursor: input.cursor,
             limit: input.limit,
             from: input.from,
             webUrl: webUrlOf(current),

@@ -3,6 +3,7 @@ import { newSessionId, isSessionId } from "./ids.js";
 import { SESSION_STATES, SESSION_TRANSITIONS, canTransition, statesLeadingTo, acceptsPrompt } from "./session-state.js";
 import { decodeCursor, encodeCursor } from "./transcript/cursor.js";
 import { boundText } from "./transcript/transcript-message.js";
+import { sliceTranscript } from "./transcript/slice-transcript.js";
 import { SessionFailure, sessionError } from "./errors/session-error.js";
 import { canonicalDigest } from "./digest.js";
 
@@ -62,5 +63,43 @@ describe("errors and digests", () => {
   it("digest arguments canonically", () => {
     expect(canonicalDigest({ a: 1, b: [1, { c: 2, d: undefined }] })).toBe(canonicalDigest({ b: [1, { c: 2 }], a: 1 }));
     expect(canonicalDigest({ a: 1 })).not.toBe(canonicalDigest({ a: "1" }));
+  });
+});
+
+describe("final replies, edge-triggered against the reader's cursor", () => {
+  const session = { id: "rs_01jfinal00000000000000000000", title: "t" };
+  const message = (id: string, role: "user" | "assistant", text: string | null) => ({ id, role, text, truncated: false, toolCalls: [], createdAt: "2026-12-01T00:00:00.000Z" });
+  const slice = (messages: ReturnType<typeof message>[], finalIndex: number | null, cursor?: string) =>
+    sliceTranscript({
+      session,
+      target: "desktop",
+      state: finalIndex === null ? "running" : "idle",
+      transcript: { messages, partialText: null, finalAssistant: finalIndex === null ? null : { index: finalIndex, text: messages[finalIndex]!.text! } },
+      position: cursor === undefined ? 0 : decodeCursor(session.id, cursor),
+      cursor,
+      limit: 20,
+    });
+
+  it("reports a reply that became final after the reader passed its message, once", () => {
+    const turn = [message("u1", "user", null), message("a1", "assistant", "done")];
+    // The message arrives while its turn still runs: not final yet.
+    const during = slice(turn, null);
+    expect(during.messages).toHaveLength(2);
+    expect(during.finalAssistantText).toBeUndefined();
+    // The turn ends with nothing new to read: the reader learns its final reply now…
+    const ended = slice(turn, 1, during.cursor);
+    expect(ended.messages).toEqual([]);
+    expect(ended.finalAssistantText).toBe("done");
+    // …and never again.
+    expect(slice(turn, 1, ended.cursor).finalAssistantText).toBeUndefined();
+  });
+
+  it("never reports an old turn's reply as the new one", () => {
+    const turns = [message("u1", "user", null), message("a1", "assistant", "first"), message("u2", "user", null)];
+    const read = slice(turns, 1);
+    expect(read.finalAssistantText).toBe("first");
+    expect(slice(turns, 1, read.cursor).finalAssistantText).toBeUndefined();
+    // A cursor written before final replies were tracked counts everything before it as seen.
+    expect(slice(turns, 1, encodeCursor(session.id, 3)).finalAssistantText).toBeUndefined();
   });
 });

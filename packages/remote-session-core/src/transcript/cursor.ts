@@ -6,8 +6,19 @@ import { fail } from "../errors/session-error.js";
  * (how many messages the caller has seen) and is bound to that session, so a cursor of another
  * session is refused instead of silently reading the wrong place.
  */
-export function encodeCursor(sessionId: string, position: number): string {
-  return Buffer.from(JSON.stringify({ v: 1, s: sessionTag(sessionId), p: position })).toString("base64url");
+export function encodeCursor(sessionId: string, position: number, finalSeen?: number): string {
+  return Buffer.from(JSON.stringify({ v: 1, s: sessionTag(sessionId), p: position, ...(finalSeen === undefined ? {} : { f: finalSeen }) })).toString("base64url");
+}
+
+/**
+ * The index of the last final reply the cursor's holder was given (-1: none), so a reply that
+ * became final only after they read past its message is still reported to them, once.
+ */
+export function finalSeenIn(sessionId: string, cursor: string | undefined): number {
+  if (cursor === undefined) return -1;
+  const position = decodeCursor(sessionId, cursor);
+  const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { f?: unknown };
+  return Number.isSafeInteger(value.f) ? (value.f as number) : position - 1;
 }
 
 /** The position of `cursor` (0 for none). Throws `invalid_capability_arguments` when it is not ours. */

@@ -2,7 +2,7 @@ import { SESSION_LIMITS } from "../limits.js";
 import type { LedgerSession } from "../ledger/ledger-session.js";
 import type { SessionState } from "../session-state.js";
 import type { ReadResult } from "../target.js";
-import { encodeCursor } from "./cursor.js";
+import { encodeCursor, finalSeenIn } from "./cursor.js";
 import { boundText, type TranscriptMessage } from "./transcript-message.js";
 
 /** A target's transcript of a session: complete messages in an order that only ever grows. */
@@ -16,9 +16,9 @@ export interface Transcript {
 }
 
 /**
- * Cuts the read slice after `position` (or the last `limit` messages, `from: "end"`) and builds the read result every target returns. The
- * final text is edge-triggered: reported only when its message is in this slice, so an old
- * reply is never taken for the new one.
+ * Cuts the read slice after `position` (or the last `limit` messages, `from: "end"`) and builds
+ * the read result every target returns. The final text is edge-triggered against the caller's
+ * cursor, so an old reply is never taken for the new one and a new one is never missed.
  */
 export function sliceTranscript(input: {
   session: Pick<LedgerSession, "id" | "title">;
@@ -26,6 +26,8 @@ export function sliceTranscript(input: {
   state: SessionState;
   transcript: Transcript;
   position: number;
+  /** The caller's cursor (the one `position` came from), which also says which final reply they were given. */
+  cursor?: string | undefined;
   limit: number;
   /** `end` without a cursor (position 0) reads the last `limit` messages. */
   from?: "start" | "end" | undefined;
@@ -38,7 +40,10 @@ export function sliceTranscript(input: {
   const next = start + messages.length;
   const hasMore = transcript.messages.length > next;
   const final = transcript.finalAssistant;
-  const finalIsNew = final !== null && final.index >= start && final.index < next;
+  // Edge-triggered: each final reply is reported once per reader — with the slice holding its
+  // message, or on the first read after its turn ended if the reader had already passed it.
+  const seen = input.cursor === undefined ? start - 1 : finalSeenIn(session.id, input.cursor);
+  const finalIsNew = final !== null && final.index > seen && final.index < next;
   return {
     sessionId: session.id,
     target: input.target,
@@ -46,7 +51,7 @@ export function sliceTranscript(input: {
     title: session.title,
     ...(input.webUrl ? { webUrl: input.webUrl } : {}),
     messages,
-    cursor: encodeCursor(session.id, next),
+    cursor: encodeCursor(session.id, next, finalIsNew ? final.index : seen),
     hasMore,
     ...(finalIsNew ? { finalAssistantText: boundText(final.text, SESSION_LIMITS.finalText).text } : {}),
     ...(!hasMore && transcript.partialText ? { partialText: boundText(transcript.partialText).text } : {}),

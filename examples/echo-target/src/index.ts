@@ -1,0 +1,1 @@
+export { createEchoTarget } from "./echo-target.js";
