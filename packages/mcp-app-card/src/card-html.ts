@@ -60,7 +60,7 @@ export const CARD_HTML = `<!doctype html>
     document.getElementById("empty").hidden = true;
     text("title", p.title || p.sessionId);
     document.getElementById("meta").hidden = false;
-    text("target", p.target ? (p.target === "cloud" ? "Cloud" : "Desktop") : "");
+    text("target", typeof p.targetLabel === "string" ? p.targetLabel : p.target || "");
     text("state", p.state || "");
     text("activity", p.lastActivityAt ? "Last activity " + new Date(p.lastActivityAt).toLocaleString() : "");
     var link = document.getElementById("open");

@@ -69,14 +69,16 @@ it("renders title, target, state and the Open in OpenWork Web link from a tool r
     structuredContent: {
       sessionId: "rs_01j0000000000000000000000",
       title: "Fix the <b>build</b>",
-      target: "desktop",
+      target: "echo",
+      targetLabel: "Echo",
       state: "running",
       lastActivityAt: "2026-11-29T12:00:00.000Z",
       webUrl: "https://web.openwork.test/w/ws_1/s/ses_1",
     },
   });
   await expect.poll(() => card.locator("#title").textContent()).toBe("Fix the <b>build</b>");
-  expect(await card.locator("#target").textContent()).toBe("Desktop");
+  // The target's own label, whatever the target: the card knows none by name.
+  expect(await card.locator("#target").textContent()).toBe("Echo");
   expect(await card.locator("#state").textContent()).toBe("running");
   const link = card.locator("#open");
   expect(await link.textContent()).toBe("Open in OpenWork Web");
@@ -96,7 +98,7 @@ it("falls back to the JSON text of content, and hides a link that is not http(s)
     content: [{ type: "text", text: JSON.stringify({ sessionId: "rs_2", title: "From text", target: "cloud", state: "idle", webUrl: "javascript:alert(1)" }) }],
   });
   await expect.poll(() => card.locator("#title").textContent()).toBe("From text");
-  expect(await card.locator("#target").textContent()).toBe("Cloud");
+  expect(await card.locator("#target").textContent()).toBe("cloud");
   expect(await card.locator("#open").isHidden()).toBe(true);
   await page.close();
 });

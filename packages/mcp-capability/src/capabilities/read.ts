@@ -24,6 +24,6 @@ export const read = defineCapability({
     const { session, target } = await env.session(sessionId, "read");
     const result = await env.sessions.read(env.call, target, session, input);
     const next = result.hasMore || IN_PROGRESS.has(result.state) ? nextRead(sessionId, { cursor: result.cursor }) : result.state === "idle" ? nextSend(sessionId) : undefined;
-    return { ...result, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
+    return { ...result, targetLabel: target.label, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
   },
 });

@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SessionFailure } from "../errors/session-error.js";
@@ -24,11 +26,24 @@ describe("migrations", () => {
     await db.current.sql`delete from openwork_migrations where name = '9999_future.sql'`;
   });
 
-  it("roll back a failing migration completely", async () => {
-    const broken = [{ name: "0001_ok.sql", sql: "create table half_done (id int)" }, { name: "0002_bad.sql", sql: "select nope" }];
+  it("runs each migration in its own transaction: a failing one leaves nothing, the ones before it stay", async () => {
+    const broken = [
+      { name: "0001_ok.sql", sql: "create table half_done (id int)" },
+      { name: "0002_bad.sql", sql: "create table bad_half (id int); select nope" },
+    ];
     await expect(runMigrations(db.current.sql, { namespace: "broken", migrations: broken })).rejects.toThrow();
-    const [row] = await db.current.sql`select to_regclass('half_done') as t`;
-    expect(row?.t).toBeNull();
+    const [row] = await db.current.sql`select to_regclass('half_done') as done, to_regclass('bad_half') as bad`;
+    expect(row).toEqual({ done: "half_done", bad: null });
+    const fixed = [broken[0]!, { name: "0002_bad.sql", sql: "create table bad_half (id int)" }];
+    expect(await runMigrations(db.current.sql, { namespace: "broken", migrations: fixed })).toEqual({ applied: ["0002_bad.sql"] });
+  });
+
+  it("ships the SQL files embedded, exactly as they are", async () => {
+    const { renderMigrations } = (await import(new URL("../../../../scripts/embed-sql.mjs", import.meta.url).href)) as {
+      renderMigrations(folder: string, typeModule: string): string;
+    };
+    const generated = await readFile(new URL("../sql-migrations.generated.ts", import.meta.url), "utf8");
+    expect(generated).toBe(renderMigrations(fileURLToPath(new URL("../../sql/", import.meta.url)), "./migrate.js"));
   });
 });
 
