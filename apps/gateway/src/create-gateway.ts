@@ -9,11 +9,14 @@ import type { Sql } from "postgres";
 import { type DevMember, userIdOf } from "./dev-members.js";
 import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
+import { createRequestGuard } from "./request-guard.js";
 
 export interface GatewayOptions {
   sql: Sql;
   /** The public base URL (the runner-token audience and the MCP resource). */
   baseUrl: string;
+  /** Browser origins allowed besides the base URL's own (DNS-rebinding protection). */
+  allowedOrigins?: readonly string[];
   /** Members and their dev credentials (the default token verifiers read them). */
   members: () => readonly DevMember[];
   /**
@@ -31,6 +34,8 @@ export interface GatewayOptions {
   webUrlTemplate?: string;
   /** Creates per member per window (default 32 a minute). */
   createRateLimit?: RateLimit;
+  /** Sends per member per window (default 120 a minute). */
+  sendRateLimit?: RateLimit;
   /** The MCP endpoint: default `@modelcontextprotocol/server` 2.x (`mcpEndpointV2()`, which can add a host's own tools). */
   mcpEndpoint?: McpEndpointFactory;
   logger?: Logger;
@@ -108,6 +113,7 @@ export async function createGateway(options: GatewayOptions) {
     ledger: createSessionLedger(sql),
     logger,
     ...(options.createRateLimit ? { createRateLimit: options.createRateLimit } : {}),
+    ...(options.sendRateLimit ? { sendRateLimit: options.sendRateLimit } : {}),
   });
 
   const mcpEndpoint = (options.mcpEndpoint ?? mcpEndpointV2())(source);
@@ -125,7 +131,9 @@ export async function createGateway(options: GatewayOptions) {
       { status: 401, headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${description}", resource_metadata="${resourceMetadataUrl}"` } },
     );
 
+  const guard = createRequestGuard({ baseUrl: options.baseUrl, ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}) });
   const app = new Hono();
+  app.use("*", async (c, next) => guard(c.req.raw) ?? next());
   app.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, (c) => c.json(protectedResource));
   app.get(`${MCP_PATH}/.well-known/oauth-protected-resource`, (c) => c.json(protectedResource));
   // Operational figures for dashboards and the benchmarks: counts and bytes, nothing per member.

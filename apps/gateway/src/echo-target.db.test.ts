@@ -1,34 +1,24 @@
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
-import postgres from "postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { fixedDevMember } from "./dev-members.js";
-import { serveGateway } from "./serve-gateway.js";
+import { startTestGateway } from "./testing/test-gateway.js";
 
 const db = useTestDatabase();
-const member = fixedDevMember("echo");
-let gateway: Awaited<ReturnType<typeof serveGateway>>;
-let sql: postgres.Sql;
-let client: Client;
+let test: Awaited<ReturnType<typeof startTestGateway>>;
 
 beforeAll(async () => {
-  sql = postgres(db.current.url, { max: 5, onnotice: () => {} });
-  gateway = await serveGateway({ sql, port: 0, members: () => [member], cloudEnabled: () => false, runnerTokenSecret: "echo-runner-secret-0123456789abcdef", echoTarget: true });
-  client = new Client({ name: "echo-e2e", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }));
+  test = await startTestGateway(db.current.url, fixedDevMember("echo"), { echoTarget: true });
 }, 60_000);
 
 afterAll(async () => {
-  await client?.close();
-  await gateway?.close();
-  await sql?.end({ timeout: 5 });
+  await test?.close();
 });
 
-type Result = { isError?: boolean; structuredContent: Record<string, unknown> };
-const execute = async (name: string, body: unknown) => (await client.callTool({ name: "execute_capability", arguments: { name, body } })) as Result;
+type Result = Awaited<ReturnType<typeof test.execute>>;
+const execute = (name: string, body: unknown) => test.execute(name, body);
 
 it("serves a third target the capability knows only through the port, end to end through execute_capability", async () => {
-  const search = (await client.callTool({ name: "search_capabilities", arguments: { query: "create remote session" } })) as Result;
+  const search = (await test.client.callTool({ name: "search_capabilities", arguments: { query: "create remote session" } })) as Result;
   const create = (search.structuredContent.matches as { name: string; argumentsSchema: { properties: { target: { enum: string[] } } } }[]).find((m) => m.name === "remote-session:create")!;
   expect(create.argumentsSchema.properties.target.enum).toContain("echo");
 

@@ -17,6 +17,8 @@ const env = z
     PORT: z.coerce.number().int().min(0).max(65535).default(8787),
     HOST: z.string().default("127.0.0.1"),
     PUBLIC_URL: z.url().optional(),
+    /** Comma-separated browser origins allowed besides the gateway's own (DNS-rebinding protection). */
+    ALLOWED_ORIGINS: z.string().optional(),
     DATABASE_URL: z.string().optional(),
     DEV_CONFIG: z.string().default(".openwork-dev/gateway.json"),
     CLOUD_RESOLVER_URL: z.url().optional(),
@@ -79,6 +81,7 @@ async function start(): Promise<void> {
     port: env.PORT,
     host: env.HOST,
     ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
+    ...(env.ALLOWED_ORIGINS ? { allowedOrigins: env.ALLOWED_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean) } : {}),
     members: () => config.members,
     cloudEnabled: (organizationId) => config.cloudOrganizations.includes(organizationId),
     runnerTokenSecret: config.runnerTokenSecret,

@@ -40,13 +40,19 @@ export interface DesktopTargetOptions {
   logger?: Logger;
 }
 
+/** The furthest a store-and-forward deadline may be: a week. */
+const MAX_DELIVER_BY_MS = 7 * 24 * 60 * 60_000;
+/** Follow-ups a session may have waiting for its desktop at once. */
+export const MAX_QUEUED_TURNS = 8;
+
 /** The create arguments only desktops take. */
 const DESKTOP_CREATE_ARGUMENTS = {
   runner: z.string().min(1).max(SESSION_LIMITS.runner).optional().describe("Desktop: a computerId or a desktop name, from remote-session:targets."),
   deliverBy: z.iso
     .datetime({ offset: true })
+    .refine((at) => Date.parse(at) <= Date.now() + MAX_DELIVER_BY_MS, "at most 7 days ahead")
     .optional()
-    .describe("Desktop: wait for a desktop until this ISO time instead of failing when none is online."),
+    .describe("Desktop: wait for a desktop until this ISO time (at most 7 days ahead) instead of failing when none is online."),
   workspaceId: WorkspaceIdSchema.optional().describe("The workspace to run in (cloud: the worker's; desktop: the desktop's)."),
 };
 const DesktopCreateSchema = z.object(DESKTOP_CREATE_ARGUMENTS);
@@ -142,6 +148,12 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       if (holder) chooseRunner(await runnersOf(call, holder), requirements, { pin: holder, storeAndForward: false });
       const messageId = input.messageId ?? newId("msg");
       await sql.begin(async (tx) => {
+        // Serialized per session by the row lock, so concurrent sends cannot both squeeze past the cap.
+        await tx`select id from remote_session where id = ${session.id} for update`;
+        const [{ waiting }] = (await tx`select count(*)::int as waiting from desktop_task where session_id = ${session.id} and state = 'queued'`) as unknown as [{ waiting: number }];
+        if (waiting >= MAX_QUEUED_TURNS) {
+          fail("queue_full", `${waiting} follow-ups already wait for this desktop; read the session and send again when one ran`, { retryAfterMs: 5_000 });
+        }
         await enqueueTask(tx, call, {
           sessionId: session.id,
           kind: "remote_session.send",

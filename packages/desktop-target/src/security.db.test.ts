@@ -152,5 +152,6 @@ describe("runner route security", () => {
       );
     }
     expect(await databaseFingerprint()).toBe(before);
-  });
+    // About 7 s alone on two cores; the margin is for a machine busy with other suites.
+  }, 60_000);
 });

@@ -1,6 +1,9 @@
 import {
   CREATE_RATE_LIMIT,
   createRemoteSessions,
+  findNul,
+  SEND_RATE_LIMIT,
+  storableJson,
   type Logger,
   newReferenceId,
   type RateLimit,
@@ -71,6 +74,8 @@ export interface RemoteSessionSourceOptions {
   policy?: Partial<RemoteSessionPolicy>;
   /** Creates per owner per window. Default 32 a minute. */
   createRateLimit?: RateLimit;
+  /** Sends per owner per window. Default 120 a minute. */
+  sendRateLimit?: RateLimit;
   logger?: Logger;
 }
 
@@ -150,7 +155,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
         const capability = CAPABILITIES[parsed.action];
         const call = authorize(ctx, capability, policy, referenceId);
         const args = parseArguments(capability, input.body, fields);
-        const env = createRunEnv(call, { ledger: options.ledger, sessions, catalog, createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT });
+        const env = createRunEnv(call, { ledger: options.ledger, sessions, catalog, createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT, sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT });
         const payload = await capability.run(env, args);
         fields.sessionId = payload.sessionId;
         fields.outcome = "ok";
@@ -201,7 +206,14 @@ function parseArguments(capability: Capability, body: unknown, fields: Record<st
       // Left as the string: validation names it.
     }
   }
-  const parsed = capability.args.safeParse(value);
+  // NUL cannot be stored and means nothing in an argument: refused before any side effect.
+  const nul = findNul(value);
+  if (nul !== null) {
+    throw new SessionFailure(
+      sessionError("invalid_capability_arguments", `${nul || "body"} contains a NUL character`, { issues: [{ path: nul, message: "contains a NUL character" }] }),
+    );
+  }
+  const parsed = capability.args.safeParse(storableJson(value));
   if (!parsed.success) {
     const issues = toArgumentIssues(parsed.error);
     const summary = issues

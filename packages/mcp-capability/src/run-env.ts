@@ -10,6 +10,8 @@ export interface RunEnv {
   catalog: TargetCatalog;
   /** The per-owner create limit. */
   createRateLimit: RateLimit;
+  /** The per-owner send limit. */
+  sendRateLimit: RateLimit;
   /** The caller's session and the target serving it, checked live per the target's rules; unknown and foreign ids alike are `unknown_session`. */
   session(sessionId: string, use: "read" | "send" | "stop"): Promise<{ session: LedgerSession; target: Target }>;
 }

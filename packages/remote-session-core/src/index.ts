@@ -29,6 +29,9 @@ export { SESSION_ERROR_RETRYABLE, SESSION_ERROR_CODES, type SessionErrorCode } f
 export { type SessionError, type SessionErrorExtra, sessionError, errorPayload, SessionFailure, fail, newReferenceId } from "./errors/session-error.js";
 export { type ArgumentIssue, toArgumentIssues } from "./errors/argument-issues.js";
 
+// Text is data: storable whatever a model wrote.
+export { storableText, storableJson, findNul } from "./storable-text.js";
+
 // Transcripts.
 export { type TranscriptMessage, type ToolCallSummary, boundText } from "./transcript/transcript-message.js";
 export { encodeCursor, decodeCursor } from "./transcript/cursor.js";
@@ -63,5 +66,5 @@ export { type IdempotencyOptions } from "./ledger/run-idempotent.js";
 export { type SessionLedger, createSessionLedger } from "./ledger/session-ledger.js";
 export { canonicalDigest } from "./digest.js";
 export { type Migration, loadMigrations, runMigrations, migrate, SESSION_LEDGER_SQL_DIRECTORY } from "./migrate.js";
-export { type RateLimit, CREATE_RATE_LIMIT, takeRateLimit } from "./guards/rate-limit.js";
+export { type RateLimit, CREATE_RATE_LIMIT, SEND_RATE_LIMIT, takeRateLimit } from "./guards/rate-limit.js";
 export { type Logger, silentLogger } from "./logger.js";

@@ -1,9 +1,11 @@
+import { storableJson } from "@openwork/remote-session-core";
 import { LIMITS } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 
 /**
  * Reads a JSON request body of at most LIMITS.bodyBytes. An empty body reads as `{}` (claim has
- * none). Refuses oversize bodies without reading them whole, and anything that is not JSON.
+ * none). Refuses oversize bodies without reading them whole, and anything that is not JSON. Every
+ * string comes back storable (NUL and lone surrogates replaced): content never causes a 5xx.
  */
 export async function readJsonBody(request: Request): Promise<unknown> {
   const declared = Number(request.headers.get("content-length") ?? 0);
@@ -20,7 +22,7 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   const text = Buffer.concat(chunks).toString("utf8");
   if (text.trim() === "") return {};
   try {
-    return JSON.parse(text);
+    return storableJson(JSON.parse(text));
   } catch {
     throw new ChannelRefusal("invalid_request", "the request body is not JSON");
   }

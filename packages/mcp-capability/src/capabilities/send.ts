@@ -18,6 +18,7 @@ export const send = defineCapability({
   args: sendArgs,
   run: async (env, { sessionId, idempotencyKey, ...input }) => {
     const { session, target } = await env.session(sessionId, "send");
+    await env.ledger.takeRateLimit(env.call, env.sendRateLimit);
     const sent = async () => {
       if (!idempotencyKey) return env.sessions.send(env.call, target, session, input);
       // The message id is fixed before the first attempt, so a retry after a lost answer is

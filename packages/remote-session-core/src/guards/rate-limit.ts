@@ -10,8 +10,11 @@ export interface RateLimit {
   windowMs: number;
 }
 
-/** The default per-member create limit: 32 a minute. */
+/** The default per-owner create limit: 32 a minute. */
 export const CREATE_RATE_LIMIT: RateLimit = { bucket: "create", limit: 32, windowMs: 60_000 };
+
+/** The default per-owner send limit: 120 a minute (two a second, sustained). */
+export const SEND_RATE_LIMIT: RateLimit = { bucket: "send", limit: 120, windowMs: 60_000 };
 
 /**
  * Counts one hit for the member in the current fixed window (shared by every replica through

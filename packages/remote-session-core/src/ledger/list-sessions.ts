@@ -1,4 +1,5 @@
 import { fail } from "../errors/session-error.js";
+import { isSessionId } from "../ids.js";
 import type { Queryable } from "../queryable.js";
 import type { OwnerScope } from "../target.js";
 import { type LedgerSession, type SessionRow, toLedgerSession } from "./ledger-session.js";
@@ -32,8 +33,12 @@ function encodeListCursor(session: LedgerSession): string {
 function decodeListCursor(cursor: string): { createdAt: Date; id: string } {
   try {
     const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { c?: unknown; i?: unknown };
-    const createdAt = new Date(String(value.c));
-    if (typeof value.i === "string" && !Number.isNaN(createdAt.getTime())) return { createdAt, id: value.i };
+    // Exactly what encodeListCursor writes: a date PostgreSQL can store, never a year it refuses.
+    const written = typeof value.c === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value.c) ? new Date(value.c) : null;
+    const valid = written !== null && !Number.isNaN(written.getTime()) && written.getUTCFullYear() >= 1 && written.toISOString() === value.c;
+    if (valid && written && typeof value.i === "string" && isSessionId(value.i)) {
+      return { createdAt: written, id: value.i };
+    }
   } catch {
     // fall through
   }

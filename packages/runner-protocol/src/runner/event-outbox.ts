@@ -3,6 +3,7 @@ import type { RunnerClient } from "../client/runner-client.js";
 import type { Timers } from "../timers.js";
 import { LIMITS } from "../v1/limits.js";
 import { type TaskEvent, type TaskEventInput, TaskEventSchema } from "../v1/task-events.js";
+import { protocolSized } from "./protocol-sized.js";
 import { retryUntilSettled } from "./retry-until-settled.js";
 
 // Half the route's body limit, so a batch plus its envelope always fits.
@@ -31,16 +32,16 @@ export class EventOutbox {
     },
   ) {}
 
-  /** Validates and queues one event. Throws (a ZodError) for an invalid event, numbering nothing. */
+  /**
+   * Validates and queues one event, split to the protocol's sizes first (a long reply becomes
+   * several events). Throws (a ZodError) for an invalid event, numbering nothing.
+   */
   emit(input: TaskEventInput): void {
-    const event = TaskEventSchema.parse({
-      at: new Date(this.deps.timers.now()).toISOString(),
-      ...input,
-      sequence: this.#next,
-    });
-    this.#next++;
+    const at = new Date(this.deps.timers.now()).toISOString();
+    const events = protocolSized(input).map((piece, i) => TaskEventSchema.parse({ at, ...piece, sequence: this.#next + i }));
+    this.#next += events.length;
     if (this.failure !== undefined) return;
-    this.#queue.push(event);
+    this.#queue.push(...events);
     this.#pump();
   }
 
