@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { createSessionLedger } from "@openwork/remote-session-core";
 import {
   ClaimRequestSchema,
   CompleteRequestSchema,
@@ -92,6 +93,46 @@ describe("runner route security", () => {
     // And a runner token is no member credential: it cannot mint more runner tokens.
     const mint = await call("/token", token, { body: JSON.stringify({ runnerId: "runner-x-0001", name: "x", platform: "linux", appVersion: "1", protocolVersion: 1 }) });
     expect(mint.status).toBe(401);
+  });
+
+  it("scopes runner ids to their owner: another member's registration of the same id is a fresh runner of theirs", async () => {
+    const aliceToken = await gateway.registerRunner(alice, "runner-shared-0001", { name: "Alice's Mac" });
+    // Bob picks the same id: answered exactly as a fresh id, and it changes nothing of Alice's.
+    const bobToken = await gateway.registerRunner(bob, "runner-shared-0001", { name: "Bob's box" });
+    expect(bobToken).not.toBe(aliceToken);
+    const presence = async (member: typeof alice) =>
+      (await gateway.target.availability(gateway.call(member))).machines?.filter((m) => m.runnerId === "runner-shared-0001").map((m) => m.name);
+    expect(await presence(alice)).toEqual(["Alice's Mac"]);
+    expect(await presence(bob)).toEqual(["Bob's box"]);
+    // Alice's work never reaches Bob's runner of the same id.
+    await gateway.sessions.create(gateway.call(alice), { title: "t", prompt: "p", runner: "runner-shared-0001" });
+    expect((await createRunnerClient({ baseUrl: gateway.baseUrl, token: bobToken }).work()).items).toEqual([]);
+    expect((await createRunnerClient({ baseUrl: gateway.baseUrl, token: aliceToken }).work()).items).toHaveLength(1);
+  });
+
+  it("lets the owner list, rename and revoke a desktop: its token is refused, its stream closes, its waiting work fails fast", async () => {
+    const dave = { organizationId: "org_sec", memberId: "mem_dave" };
+    const token = await gateway.registerRunner(dave, "runner-dave-0001", { name: "Old name" });
+    const member = (method: string, path: string, body?: unknown, as = dave) =>
+      fetch(url(path), { method, headers: { authorization: `Bearer ${gateway.memberToken(as)}`, "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    expect((await (await member("PATCH", "/runners/runner-dave-0001", { name: "Dave's laptop" })).json()) as unknown).toEqual({ runner: { runnerId: "runner-dave-0001", name: "Dave's laptop" } });
+    expect(await (await member("GET", "/runners")).json()).toMatchObject({ runners: [{ runnerId: "runner-dave-0001", name: "Dave's laptop", online: true }] });
+    // Another member cannot touch it: exactly as for an id that does not exist.
+    expect((await member("DELETE", "/runners/runner-dave-0001", undefined, bob)).status).toBe(404);
+    expect((await member("PATCH", "/runners/runner-dave-0001", { name: "x" }, bob)).status).toBe(404);
+
+    const waiting = await gateway.sessions.create(gateway.call(dave), { title: "t", prompt: "p", runner: "runner-dave-0001", deliverBy: new Date(Date.now() + 60_000).toISOString() });
+    const stream = await call("/events", token, { method: "GET" });
+    const reader = stream.body!.getReader();
+    await reader.read();
+    const revoked = await member("DELETE", "/runners/runner-dave-0001");
+    expect(await revoked.json()).toEqual({ revoked: true, failedTasks: 1 });
+    expect((await call("/work", token, { method: "GET" })).status).toBe(401);
+    // Its stream closes at the next keepalive (1 s in these tests).
+    expect(await eventually(async () => ((await reader.read()).done ? true : undefined), 5_000)).toBe(true);
+    const session = await createSessionLedger(gateway.sql).find(gateway.call(dave), waiting.sessionId);
+    expect(session).toMatchObject({ state: "failed", lastError: { error: "runner_revoked" } });
+    expect(await (await member("GET", "/runners")).json()).toEqual({ runners: [] });
   });
 
   it("shuts a removed member's runner out, and closes its open stream", async () => {

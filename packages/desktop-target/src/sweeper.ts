@@ -1,6 +1,5 @@
-import type { Logger } from "@openwork/remote-session-core";
+import { type LedgerRetention, type Logger, pruneLedger, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
-import { silentLogger } from "@openwork/remote-session-core";
 import { sweepTasks } from "./store/sweep-tasks.js";
 
 export interface SweeperOptions {
@@ -9,12 +8,20 @@ export interface SweeperOptions {
   intervalMs?: number;
   /** Wake-up hints older than this are deleted (resume after `Last-Event-ID` reaches back this far). Default 10 min. */
   wakeRetentionMs?: number;
+  /** What the ledger keeps (sessions 30 days after their last activity, idempotency keys 24 h), pruned in bounded batches. */
+  retention?: LedgerRetention;
+  /** Desktops not seen for this long are forgotten. Default 90 days. */
+  runnerRetentionMs?: number;
+  /** Sweeps between two retention passes. Default 30 (a minute with the default interval). */
+  retentionEvery?: number;
   logger?: Logger;
 }
 
 /**
- * Starts the sweeper: lost leases → `interrupted`, missed deadlines → `expired`. Safe to run on
- * every replica at once (each move is one guarded update). Returns `stop()`.
+ * Starts the sweeper: lost leases → `interrupted`, missed deadlines → `expired`, and every
+ * `retentionEvery` sweeps one bounded retention pass (old sessions with their tasks and events,
+ * idempotency keys, wake-up hints, desktops long gone). Safe to run on every replica at once
+ * (each move is one guarded update; retention picks rows `skip locked`). Returns `stop()`.
  */
 export function startSweeper(options: SweeperOptions): { stop(): Promise<void> } {
   const intervalMs = options.intervalMs ?? 2_000;
@@ -25,15 +32,24 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
   let sweeps = 0;
   let running: Promise<void> = Promise.resolve();
 
+  const runnerRetentionSeconds = (options.runnerRetentionMs ?? 90 * 24 * 60 * 60_000) / 1000;
+  const retain = async () => {
+    const pruned = await pruneLedger(options.sql, options.retention);
+    const wakes = await options.sql`delete from desktop_wake where created_at < now() - make_interval(secs => ${retentionSeconds})`;
+    const runners = await options.sql`
+      delete from desktop_runner where ctid in (
+        select ctid from desktop_runner where last_seen_at < now() - make_interval(secs => ${runnerRetentionSeconds})
+        limit 500 for update skip locked)`;
+    const removed = { ...pruned, wakes: wakes.count, runners: runners.count };
+    if (Object.values(removed).some((n) => n > 0)) logger.info("desktop sweeper: retention", removed);
+  };
   const sweep = async () => {
     try {
       const moved = await sweepTasks(options.sql);
       if (moved.interrupted + moved.expired > 0) logger.info("desktop sweeper: tasks moved", moved);
-      if (++sweeps % 30 === 0) {
-        await options.sql`delete from desktop_wake where created_at < now() - make_interval(secs => ${retentionSeconds})`;
-      }
+      if (++sweeps % (options.retentionEvery ?? 30) === 0) await retain();
     } catch (error) {
-      logger.warn("desktop sweeper: sweep failed", { error: error instanceof Error ? error.message : String(error) });
+      logger.warn("desktop sweeper: sweep failed", { error: error instanceof Error ? error.constructor.name : typeof error, code: (error as { code?: unknown }).code });
     }
   };
   const loop = () => {

@@ -6,6 +6,7 @@ import type { RunnerIdentity } from "../store/task-row.js";
 import { authenticateRunner } from "./authenticate-runner.js";
 import { handleEventsStream } from "./handle-events-stream.js";
 import { handlePresence } from "./handle-presence.js";
+import { handleListRunners, handleRenameRunner, handleRevokeRunner } from "./handle-runner-admin.js";
 import { handleClaim, handleComplete, handleHeartbeat, handleTaskEvents, handleWork } from "./handle-runner-requests.js";
 import { handleToken } from "./handle-token.js";
 import type { RouteContext, RunnerRoutesOptions } from "./route-context.js";
@@ -31,6 +32,8 @@ const TASK_ACTIONS: Record<string, TaskAction> = {
 
 // Task ids are gateway ids (`rst_…`); anything else cannot name a task.
 const TASK_PATH = /^\/tasks\/(rst_[0-9a-z]{26})\/(claim|heartbeat|events|complete)$/;
+// Runner ids as registered (8–160 characters, no slash).
+const RUNNER_PATH = /^\/runners\/([^/]{8,160})$/;
 
 /**
  * Creates the desktop runner routes (DESIGN §5) under `/v1/desktop-runner` and the alias
@@ -53,6 +56,10 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { presenceWind
     const method = request.method.toUpperCase();
     if (path === "/token" && method === "POST") return handleToken(ctx, request, prefix);
     if (path === "/presence" && method === "GET") return handlePresence(ctx, request, presenceWindowMs);
+    if (path === "/runners" && method === "GET") return handleListRunners(ctx, request, presenceWindowMs);
+    const owned = RUNNER_PATH.exec(path);
+    if (owned && method === "PATCH") return handleRenameRunner(ctx, request, decodePathSegment(owned[1]!));
+    if (owned && method === "DELETE") return handleRevokeRunner(ctx, request, decodePathSegment(owned[1]!));
     const task = TASK_PATH.exec(path);
     const known = path === "/work" || path === "/events" || task !== null;
     if (!known) throw new ChannelRefusal("not_found", "no such route");
@@ -72,7 +79,7 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { presenceWind
     } catch (error) {
       if (error instanceof ChannelRefusal) return refusalResponse(error);
       const referenceId = newReferenceId();
-      ctx.logger.error("desktop runner: request failed", { path: pathname, referenceId, error: errorName(error) });
+      ctx.logger.error("desktop runner: request failed", { path: pathname, referenceId, error: errorClass(error) });
       return errorResponse("internal_error", "the gateway could not answer; retry", { referenceId });
     }
   };
@@ -84,6 +91,17 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { presenceWind
   };
 }
 
-function errorName(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : "unknown";
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ChannelRefusal("not_found", "no such desktop");
+  }
+}
+
+/** An error's class and code, never its message: a message may quote what a runner sent. */
+function errorClass(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { class: typeof error };
+  const code = (error as { code?: unknown }).code;
+  return { class: error.constructor.name, ...(typeof code === "string" ? { code } : {}) };
 }

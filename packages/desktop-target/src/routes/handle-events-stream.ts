@@ -43,7 +43,13 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
       const unsubscribe = ctx.hub.subscribeRunner(runner, deliver);
       const keepalive = setInterval(() => {
         write(`event: keepalive\ndata: {"type":"keepalive"}\n\n`);
-        void touchRunner(ctx.sql, runner).catch(() => {});
+        // A revoked runner is gone from the store: its stream ends at the next keepalive.
+        void touchRunner(ctx.sql, runner).then(
+          (registered) => {
+            if (registered === null) close();
+          },
+          () => {},
+        );
       }, ctx.keepaliveMs);
       const membership = setInterval(() => {
         void ctx.isActiveMember(runner).then(

@@ -18,6 +18,10 @@ export async function touchRunner(
     from desktop_runner
     where runner_id = ${runner.runnerId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}`;
   if (!row) return null;
-  if (row.stale) await sql`update desktop_runner set last_seen_at = now() where runner_id = ${runner.runnerId}`;
+  if (row.stale) {
+    await sql`
+      update desktop_runner set last_seen_at = now()
+      where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and runner_id = ${runner.runnerId}`;
+  }
   return row.protocol_version;
 }

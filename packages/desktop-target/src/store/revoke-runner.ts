@@ -1,0 +1,35 @@
+import type { MemberScope, Queryable } from "@openwork/remote-session-core";
+import { syncSessionState } from "./sync-session-state.js";
+
+/**
+ * Revokes one of the member's runners: its row goes, so its tokens are refused on their next
+ * request and its streams close at their next keepalive; tasks waiting for it alone fail at once
+ * with `runner_revoked`. A turn it is running ends as `interrupted` when its lease lapses (it can
+ * no longer heartbeat). Returns null when the member has no such runner. Runs in a transaction.
+ */
+export async function revokeRunner(tx: Queryable, scope: MemberScope, runnerId: string): Promise<{ failedTasks: number } | null> {
+  const removed = await tx`
+    delete from desktop_runner
+    where organization_id = ${scope.organizationId} and member_id = ${scope.memberId} and runner_id = ${runnerId}
+    returning runner_id`;
+  if (removed.length === 0) return null;
+  const failed = await tx<{ session_id: string }[]>`
+    update desktop_task set state = 'failed', prompt = null, failure_code = 'runner_revoked',
+      failure_message = 'the desktop this was waiting for was revoked by its owner', finished_at = now(), updated_at = now()
+    where organization_id = ${scope.organizationId} and member_id = ${scope.memberId}
+      and pinned_runner_id = ${runnerId} and state = 'queued'
+    returning session_id`;
+  for (const id of [...new Set(failed.map((t) => t.session_id))].sort()) {
+    await syncSessionState(tx, id, { lastError: { error: "runner_revoked", message: "the desktop this was waiting for was revoked by its owner" } });
+  }
+  return { failedTasks: failed.length };
+}
+
+/** Renames one of the member's runners; null when there is no such runner. */
+export async function renameRunner(sql: Queryable, scope: MemberScope, runnerId: string, name: string): Promise<{ runnerId: string; name: string } | null> {
+  const [row] = await sql<{ runner_id: string; name: string }[]>`
+    update desktop_runner set name = ${name}
+    where organization_id = ${scope.organizationId} and member_id = ${scope.memberId} and runner_id = ${runnerId}
+    returning runner_id, name`;
+  return row ? { runnerId: row.runner_id, name: row.name } : null;
+}
