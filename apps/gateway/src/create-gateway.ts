@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
-import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, startSweeper } from "@openwork/desktop-target";
+import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, type StreamLimits, startSweeper } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
 import { createRemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
@@ -15,6 +15,8 @@ export interface GatewayOptions {
   sql: Sql;
   /** The public base URL (the runner-token audience and the MCP resource). */
   baseUrl: string;
+  /** Open runner streams one process keeps per runner and per member (the newest wins). */
+  streamLimits?: Partial<StreamLimits>;
   /** Browser origins allowed besides the base URL's own (DNS-rebinding protection). */
   allowedOrigins?: readonly string[];
   /** Members and their dev credentials (the default token verifiers read them). */
@@ -53,7 +55,7 @@ export async function createGateway(options: GatewayOptions) {
   const logger = options.logger ?? silentLogger;
   const { sql } = options;
   await migrateDesktopTarget(sql);
-  const hub = createWakeHub({ sql, logger });
+  const hub = createWakeHub({ sql, logger, ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}) });
   await hub.ready;
   const timings = options.timings ?? {};
   const sweeper = startSweeper({ sql, logger, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });

@@ -1,7 +1,7 @@
 // The desktop Target and its start-up pieces.
 export { type DesktopTargetOptions, createDesktopTarget } from "./desktop-target.js";
 export { migrateDesktopTarget, DESKTOP_TARGET_SQL_DIRECTORY } from "./migrate-desktop-target.js";
-export { type WakeHub, type WakeSignal, createWakeHub } from "./wake/wake-hub.js";
+export { type WakeHub, type WakeSignal, type StreamLimits, DEFAULT_STREAM_LIMITS, createWakeHub } from "./wake/wake-hub.js";
 export { type SweeperOptions, startSweeper } from "./sweeper.js";
 export { DEFAULT_PRESENCE_WINDOW_MS } from "./presence.js";
 

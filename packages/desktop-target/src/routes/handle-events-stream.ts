@@ -40,7 +40,7 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
         // After the listener reconnected, hints may be lost: tell the runner to look.
         else write(`event: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(lastSent) })}\n\n`);
       };
-      const unsubscribe = ctx.hub.subscribeRunner(runner, deliver);
+      const unsubscribe = ctx.hub.subscribeRunner(runner, deliver, () => close());
       const keepalive = setInterval(() => {
         write(`event: keepalive\ndata: {"type":"keepalive"}\n\n`);
         // A revoked runner is gone from the store: its stream ends at the next keepalive.

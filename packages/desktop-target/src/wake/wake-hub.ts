@@ -13,7 +13,11 @@ export interface RunnerSubscriber {
 /** The in-process side of the wake-up path. */
 export interface WakeHub {
   /** Delivers hints meant for this runner until the returned function is called. */
-  subscribeRunner(runner: RunnerSubscriber, deliver: (signal: WakeSignal) => void): () => void;
+  /**
+   * Registers an open stream. Past the caps (streams per runner, per member, in this process) the
+   * oldest stream of that runner, else of that member, is evicted: the newest wins.
+   */
+  subscribeRunner(runner: RunnerSubscriber, deliver: (signal: WakeSignal) => void, evict?: () => void): () => void;
   /** Resolves when the session changes (or the listener resynced), after `timeoutMs`, or on abort. */
   waitForSession(sessionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
   /** Resolves once LISTEN is in place. */
@@ -28,8 +32,23 @@ export interface WakeHub {
  * process to the streams and readers that care. A NOTIFY is only a hint: after a reconnect,
  * hints sent meanwhile are lost, so every stream and waiter is told to look again.
  */
-export function createWakeHub(options: { sql: Sql; logger?: { warn(message: string, fields?: Record<string, unknown>): void } }): WakeHub {
-  const runners = new Map<string, Set<{ runnerId: string; deliver: (signal: WakeSignal) => void }>>();
+/** Open streams one process keeps, per runner and per member. */
+export interface StreamLimits {
+  /** Default 2: a desktop reconnecting before its old stream closed. */
+  perRunner: number;
+  /** Default 20. */
+  perMember: number;
+}
+
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { perRunner: 2, perMember: 20 };
+
+export function createWakeHub(options: {
+  sql: Sql;
+  logger?: { warn(message: string, fields?: Record<string, unknown>): void };
+  streamLimits?: Partial<StreamLimits>;
+}): WakeHub {
+  const limits = { ...DEFAULT_STREAM_LIMITS, ...options.streamLimits };
+  const runners = new Map<string, Set<{ runnerId: string; deliver: (signal: WakeSignal) => void; evict: () => void }>>();
   const sessions = new Map<string, Set<() => void>>();
   let listens = 0;
 
@@ -74,12 +93,16 @@ export function createWakeHub(options: { sql: Sql; logger?: { warn(message: stri
 
   return {
     ready,
-    subscribeRunner: (runner, deliver) => {
+    subscribeRunner: (runner, deliver, evict = () => {}) => {
       const key = memberKey(runner.organizationId, runner.memberId);
-      const entry = { runnerId: runner.runnerId, deliver };
+      const entry = { runnerId: runner.runnerId, deliver, evict };
       const set = runners.get(key) ?? new Set();
       set.add(entry);
       runners.set(key, set);
+      // A Set keeps insertion order: the first match is the oldest stream.
+      const same = [...set].filter((e) => e.runnerId === runner.runnerId);
+      if (same.length > limits.perRunner) same[0]!.evict();
+      else if (set.size > limits.perMember) [...set][0]!.evict();
       return () => {
         set.delete(entry);
         if (set.size === 0) runners.delete(key);
