@@ -1,6 +1,7 @@
 import { canonicalDigest } from "../digest.js";
 import { fail } from "../errors/session-error.js";
 import type { Queryable } from "../queryable.js";
+import { announceSignal, waitForSignal } from "./idempotency-signal.js";
 import type { OwnerScope } from "../target.js";
 
 export interface IdempotencyOptions {
@@ -8,7 +9,7 @@ export interface IdempotencyOptions {
   waitMs?: number;
   /** A pending claim older than this is presumed dead (its process crashed) and taken over. Default 120 s. */
   staleMs?: number;
-  /** Pause between looks while waiting. Default 50 ms. */
+  /** First pause between looks while waiting (a notification usually ends it first); doubles up to 1 s. Default 50 ms. */
   pollMs?: number;
   /**
    * Makes values the first attempt fixes and every retry of the same key reuses (a message id),
@@ -46,6 +47,9 @@ export async function runIdempotent<T>(
   const staleSeconds = (options.staleMs ?? 120_000) / 1000;
 
   const reserve = options.reserve?.() ?? null;
+  // Waiters are woken by the finishing call's notification; the growing pause is only a backstop.
+  const signal = canonicalDigest(["idempotency", scope.organizationId, scope.userId, request.operation, keyDigest]);
+  let pauseMs = options.pollMs ?? 50;
   for (;;) {
     const claimed = await sql<{ reserved: Record<string, unknown> | null }[]>`
       insert into remote_session_idempotency (organization_id, user_id, operation, key_digest, args_digest, state, reserved)
@@ -69,9 +73,11 @@ export async function runIdempotent<T>(
         result = await run(mine.reserved);
       } catch (error) {
         await sql`update remote_session_idempotency set state = 'failed' where ${where} and state = 'pending'`;
+        await announceSignal(sql, signal);
         throw error;
       }
       await sql`update remote_session_idempotency set state = 'done', result = ${sql.json(result as never)} where ${where}`;
+      await announceSignal(sql, signal);
       return { result, replayed: false };
     }
 
@@ -86,6 +92,9 @@ export async function runIdempotent<T>(
       });
     }
     // Failed meanwhile: loop to take it over; still pending: wait and look again.
-    if (row?.state === "pending") await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 50));
+    if (row?.state === "pending") {
+      await waitForSignal(sql, signal, Math.min(pauseMs, Math.max(0, deadline - Date.now())));
+      pauseMs = Math.min(pauseMs * 2, 1_000);
+    }
   }
 }

@@ -120,6 +120,25 @@ describe("idempotency", () => {
     expect(results.filter((r) => !r.replayed)).toHaveLength(1);
   });
 
+  it("wakes waiting duplicates by notification, not by their polling", async () => {
+    const ledger = createSessionLedger(db.current.sql);
+    let finishedAt = 0;
+    const settledAt: number[] = [];
+    await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        await ledger.idempotent(alice, { operation: "create", key: "k-notify", args: { n: 1 } }, async () => {
+          // Long enough that the waiters' backoff has grown to its 1 s pauses (looks at 0.75 s, then 1.55 s).
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          finishedAt = performance.now();
+          return "done";
+        });
+        settledAt.push(performance.now());
+      }),
+    );
+    const lag = Math.max(...settledAt) - finishedAt;
+    expect(lag).toBeLessThan(300);
+  });
+
   it("lets a retry run again after a failure, with the values the first attempt reserved", async () => {
     const ledger = createSessionLedger(db.current.sql);
     const request = { operation: "send" as const, key: "k-fail", args: {} };
