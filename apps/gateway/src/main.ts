@@ -10,6 +10,7 @@ import postgres from "postgres";
 import { z } from "zod";
 import { loadDevConfig } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
+import { explainDatabaseError, StartupError } from "./startup-errors.js";
 
 // The only place that reads the environment.
 const env = z
@@ -56,8 +57,11 @@ async function start(): Promise<void> {
     databaseUrl = pg.url;
     say(`› embedded PostgreSQL 18 ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
-  const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
+  const sql = postgres(databaseUrl, { max: 10, onnotice: () => {}, connect_timeout: 10 });
   stops.unshift(() => sql.end({ timeout: 5 }));
+  await sql`select 1`.catch((error: unknown) => {
+    throw explainDatabaseError(error, "connect");
+  });
 
   let resolverUrl = env.CLOUD_RESOLVER_URL;
   let gatewayKey = env.CLOUD_GATEWAY_KEY ?? "";
@@ -126,6 +130,9 @@ async function start(): Promise<void> {
 }
 
 await start().catch(async (error: unknown) => {
-  process.stderr.write(`gateway failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  const explained = explainDatabaseError(error, "migrate");
+  // A cause a person can act on is one line; anything else keeps its stack for a bug report.
+  const line = explained instanceof StartupError ? explained.message : explained instanceof Error ? (explained.stack ?? explained.message) : String(explained);
+  process.stderr.write(`gateway failed to start: ${line}\n`);
   await shutdown(1);
 });
