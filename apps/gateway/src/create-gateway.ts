@@ -9,6 +9,7 @@ import type { Sql } from "postgres";
 import { type DevMember, userIdOf } from "./dev-members.js";
 import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
+import { createMetrics } from "./metrics.js";
 import { createRequestGuard } from "./request-guard.js";
 
 export interface GatewayOptions {
@@ -58,7 +59,8 @@ export async function createGateway(options: GatewayOptions) {
   const hub = createWakeHub({ sql, logger, ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}) });
   await hub.ready;
   const timings = options.timings ?? {};
-  const sweeper = startSweeper({ sql, logger, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });
+  const metrics = createMetrics({ sql, hub });
+  const sweeper = startSweeper({ sql, logger, onSweep: metrics.swept, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });
 
   const byToken = (kind: "mcpToken" | "sessionToken", token: string) =>
     options.members().find((m) => m[kind].length === token.length && timingSafeEqual(Buffer.from(m[kind]), Buffer.from(token)));
@@ -90,6 +92,7 @@ export async function createGateway(options: GatewayOptions) {
       return member ? { organizationId: member.organizationId, memberId: member.memberId } : null;
     },
     isActiveMember: isActive,
+    onClaimed: metrics.claimed,
     logger,
     ...(timings.leaseMs ? { leaseMs: timings.leaseMs } : {}),
     ...(timings.heartbeatIntervalMs ? { heartbeatIntervalMs: timings.heartbeatIntervalMs } : {}),
@@ -143,6 +146,8 @@ export async function createGateway(options: GatewayOptions) {
     const { rss, heapUsed } = process.memoryUsage();
     return c.json({ ok: true, ...hub.stats(), memory: { rss, heapUsed } });
   });
+  // Prometheus text: operators scrape it; it names no member.
+  app.get("/metrics", async (c) => c.text(await metrics.render(), 200, { "content-type": "text/plain; version=0.0.4" }));
   app.all(MCP_PATH, async (c) => {
     const token = bearerOf(c.req.raw);
     if (!token) return unauthorized("a bearer token is required");

@@ -14,6 +14,8 @@ export interface SweeperOptions {
   runnerRetentionMs?: number;
   /** Sweeps between two retention passes. Default 30 (a minute with the default interval). */
   retentionEvery?: number;
+  /** Told what each sweep moved (lease losses, expirations): for metrics. */
+  onSweep?(moved: { interrupted: number; expired: number }): void;
   logger?: Logger;
 }
 
@@ -46,6 +48,7 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
   const sweep = async () => {
     try {
       const moved = await sweepTasks(options.sql);
+      options.onSweep?.(moved);
       if (moved.interrupted + moved.expired > 0) logger.info("desktop sweeper: tasks moved", moved);
       if (++sweeps % (options.retentionEvery ?? 30) === 0) await retain();
     } catch (error) {

@@ -35,6 +35,7 @@ export async function handleClaim(ctx: RouteContext, runner: RunnerIdentity, tas
       throw new ChannelRefusal("claim_conflict", `the task failed at claim: ${cause.message}`, { cause: cause.code });
     }
     ctx.logger.info("desktop runner: task claimed", { taskId, runnerId: runner.runnerId, attempt: task.attempt, kind: task.kind });
+    if (task.attempt === 1 && task.claimed_at) ctx.onClaimed?.(task.claimed_at.getTime() - task.created_at.getTime());
   }
   return json(200, { assignment: toAssignment(task, localSessionId, ctx.heartbeatIntervalMs) });
 }

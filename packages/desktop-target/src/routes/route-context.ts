@@ -27,8 +27,10 @@ export interface RunnerRoutesOptions {
   keepaliveMs?: number;
   /** How often an open stream re-checks membership. Default 15 s. */
   membershipCheckMs?: number;
+  /** Told of each first claim: how long the task waited for a runner (a dispatch-latency metric). */
+  onClaimed?(waitedMs: number): void;
   logger?: Logger;
 }
 
-export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefixes">> &
-  Pick<RunnerRoutesOptions, "mayUseModel">;
+export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefixes" | "onClaimed">> &
+  Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed">;
