@@ -4,6 +4,15 @@ import type { Sql } from "postgres";
 // Dispatch (queued → claimed) buckets, in seconds: from the SSE path's milliseconds to the poll's minute.
 const DISPATCH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
+/** A sample: the suffix after the family name (labels, `_sum`…) and its value. */
+type Sample = [suffix: string, value: number];
+
+const family = (name: string, type: string, help: string, samples: Sample[]) => [
+  `# HELP ${name} ${help}`,
+  `# TYPE ${name} ${type}`,
+  ...samples.map(([suffix, value]) => `${name}${suffix} ${value}`),
+];
+
 /**
  * The gateway's operator metrics in the Prometheus text format (any Prometheus scraper and the
  * OpenTelemetry collector's Prometheus receiver read it; no dependency, nothing per member).
@@ -33,30 +42,18 @@ export function createMetrics(options: { sql: Sql; hub: WakeHub }) {
       const byState = new Map(depth.map((row) => [row.state, row.n]));
       const stats = options.hub.stats();
       const lines = [
-        "# HELP openwork_desktop_tasks Desktop tasks by live state.",
-        "# TYPE openwork_desktop_tasks gauge",
-        ...["queued", "claimed"].map((state) => `openwork_desktop_tasks{state="${state}"} ${byState.get(state) ?? 0}`),
-        "# HELP openwork_dispatch_seconds Time from a task queued to its first claim by a runner.",
-        "# TYPE openwork_dispatch_seconds histogram",
-        ...DISPATCH_BUCKETS.map((le, i) => `openwork_dispatch_seconds_bucket{le="${le}"} ${dispatch.buckets[i]}`),
-        `openwork_dispatch_seconds_bucket{le="+Inf"} ${dispatch.count}`,
-        `openwork_dispatch_seconds_sum ${dispatch.sum}`,
-        `openwork_dispatch_seconds_count ${dispatch.count}`,
-        "# HELP openwork_lease_losses_total Runs whose desktop stopped heartbeating (interrupted).",
-        "# TYPE openwork_lease_losses_total counter",
-        `openwork_lease_losses_total ${counters.leaseLosses}`,
-        "# HELP openwork_expirations_total Tasks no desktop took by their deadline.",
-        "# TYPE openwork_expirations_total counter",
-        `openwork_expirations_total ${counters.expirations}`,
-        "# HELP openwork_runner_streams Open runner wake streams in this process.",
-        "# TYPE openwork_runner_streams gauge",
-        `openwork_runner_streams ${stats.runnerStreams}`,
-        "# HELP openwork_session_waiters Reads waiting for a session to change in this process.",
-        "# TYPE openwork_session_waiters gauge",
-        `openwork_session_waiters ${stats.sessionWaiters}`,
-        "# HELP openwork_db_pool_connections_max The PostgreSQL pool's size.",
-        "# TYPE openwork_db_pool_connections_max gauge",
-        `openwork_db_pool_connections_max ${options.sql.options.max}`,
+        ...family("openwork_desktop_tasks", "gauge", "Desktop tasks by live state.", ["queued", "claimed"].map((state) => [`{state="${state}"}`, byState.get(state) ?? 0])),
+        ...family("openwork_dispatch_seconds", "histogram", "Time from a task queued to its first claim by a runner.", [
+          ...DISPATCH_BUCKETS.map((le, i): Sample => [`_bucket{le="${le}"}`, dispatch.buckets[i]!]),
+          ['_bucket{le="+Inf"}', dispatch.count],
+          ["_sum", dispatch.sum],
+          ["_count", dispatch.count],
+        ]),
+        ...family("openwork_lease_losses_total", "counter", "Runs whose desktop stopped heartbeating (interrupted).", [["", counters.leaseLosses]]),
+        ...family("openwork_expirations_total", "counter", "Tasks no desktop took by their deadline.", [["", counters.expirations]]),
+        ...family("openwork_runner_streams", "gauge", "Open runner wake streams in this process.", [["", stats.runnerStreams]]),
+        ...family("openwork_session_waiters", "gauge", "Reads waiting for a session to change in this process.", [["", stats.sessionWaiters]]),
+        ...family("openwork_db_pool_connections_max", "gauge", "The PostgreSQL pool's size.", [["", options.sql.options.max]]),
       ];
       return `${lines.join("\n")}\n`;
     },
