@@ -35,9 +35,9 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     });
     return createRunnerClient({ baseUrl: gateway.baseUrl, token: minted.token });
   };
-  const mcpClient = async () => {
+  const mcpClient = async (as: DevMember = member) => {
     const client = new Client({ name: "bench", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${as.mcpToken}` } } }));
     return client;
   };
   return {
