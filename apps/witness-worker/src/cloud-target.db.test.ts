@@ -113,10 +113,12 @@ describe("the cloud target against a real opencode behind the witness worker", (
     expect(await sessions.send(call(), session, { prompt: "hello?" }).catch(codeOf)).toBe("unknown_session");
   });
 
-  it("guards the worker with its tokens and knows only its workspace", async () => {
+  it("guards the worker with its client token only, as openwork-server does, and knows only its workspace", async () => {
     expect((await fetch(`${witness.url}/workspaces`)).status).toBe(401);
-    const headers = { authorization: "Bearer client-token-123", "x-openwork-host-token": "host-token-123" };
-    expect((await fetch(`${witness.url}/workspaces`, { headers: { authorization: headers.authorization } })).status).toBe(401);
+    expect((await fetch(`${witness.url}/workspaces`, { headers: { authorization: "Bearer wrong-token" } })).status).toBe(401);
+    // The owner-level host token is neither needed nor sent by the gateway (least privilege).
+    const headers = { authorization: "Bearer client-token-123" };
+    expect((await fetch(`${witness.url}/workspaces`, { headers })).status).toBe(200);
     expect((await fetch(`${witness.url}/workspace/ws_other/opencode/session/status`, { headers })).status).toBe(404);
     expect((await fetch(`${witness.url}/workspace/ws_witness/opencode/session/status`, { headers })).status).toBe(200);
   });

@@ -51,6 +51,7 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
   const readPollMs = options.readPollMs ?? 500;
   const waitForWorker = createWakeAndWait({
     resolver: options.resolver,
+    logger,
     ...(options.budgetMs === undefined ? {} : { budgetMs: options.budgetMs }),
     ...(options.wakePollMs === undefined ? {} : { pollMs: options.wakePollMs }),
   });

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
-import { createHttpWorkerResolver } from "./http-worker-resolver.js";
+import { createHttpWorkerResolver, ResolverConfigurationError } from "./http-worker-resolver.js";
 
 const closers: (() => void)[] = [];
 afterEach(() => closers.splice(0).forEach((close) => close()));
@@ -23,8 +23,26 @@ const scope = { organizationId: "org_1", memberId: "mem_1" };
 it("asks den-api's resolve route with the gateway key and reads a ready worker", async () => {
   const { url, seen } = await serve(200, { status: "ready", workerId: "w1", url: "https://w1.example.test", clientToken: "c", hostToken: "h", expiresAt: null });
   const resolution = await createHttpWorkerResolver({ baseUrl: url, gatewayKey: "k" }).resolve(scope);
-  expect(resolution).toEqual({ status: "ready", workerId: "w1", url: "https://w1.example.test", clientToken: "c", hostToken: "h" });
+  expect(resolution).toEqual({ status: "ready", workerId: "w1", url: "https://w1.example.test", clientToken: "c" });
   expect(seen[0]).toEqual({ url: "/v1/cloud/gateway/resolve?organizationId=org_1&memberId=mem_1", key: "k" });
+});
+
+it("keeps the base URL's path, and takes a ready worker without a host token", async () => {
+  const { url, seen } = await serve(200, { status: "ready", workerId: "w1", url: "https://w1.example.test", clientToken: "c" });
+  const resolution = await createHttpWorkerResolver({ baseUrl: `${url}/api/den`, gatewayKey: "k" }).resolve(scope);
+  expect(resolution).toEqual({ status: "ready", workerId: "w1", url: "https://w1.example.test", clientToken: "c" });
+  expect(seen[0]!.url).toBe("/api/den/v1/cloud/gateway/resolve?organizationId=org_1&memberId=mem_1");
+});
+
+it("treats a refusal of the gateway itself as a configuration error, not as a member without cloud", async () => {
+  for (const [status, body] of [
+    [401, { error: "unauthorized" }],
+    [403, { error: "forbidden" }],
+    [404, "Not Found"],
+  ] as const) {
+    const resolver = createHttpWorkerResolver({ baseUrl: (await serve(status, body)).url, gatewayKey: "wrong" });
+    await expect(resolver.resolve(scope)).rejects.toBeInstanceOf(ResolverConfigurationError);
+  }
 });
 
 it("reads 404 as missing, a ready answer without tokens as failed, and waking as waking", async () => {

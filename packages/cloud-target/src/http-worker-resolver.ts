@@ -25,9 +25,19 @@ export interface HttpWorkerResolverOptions {
   timeoutMs?: number;
 }
 
+/** A resolver answer that is not about the member: the gateway's configuration is wrong. */
+export class ResolverConfigurationError extends Error {
+  override readonly name = "ResolverConfigurationError";
+  constructor(readonly status: number) {
+    super(`the worker resolver answered ${status}`);
+  }
+}
+
 /**
- * A WorkerResolver over den-api's `GET /v1/cloud/gateway/resolve`. A 404 (no cloud for this
- * member) reads as `missing`; a `ready` answer without a URL or tokens as `failed`.
+ * A WorkerResolver over den-api's `GET /v1/cloud/gateway/resolve`, under the base URL's path (a
+ * den-api behind `/api/den` keeps its prefix). A 404 whose JSON body names the member's missing
+ * cloud reads as `missing`; a `ready` answer without a URL or client token as `failed`; any other
+ * refusal (401/403, a 404 of a route that is not there) throws ResolverConfigurationError.
  */
 export function createHttpWorkerResolver(options: HttpWorkerResolverOptions): WorkerResolver {
   const api = ky.create({
@@ -39,7 +49,7 @@ export function createHttpWorkerResolver(options: HttpWorkerResolverOptions): Wo
   });
   return {
     resolve: async (scope, signal) => {
-      const url = new URL("/v1/cloud/gateway/resolve", options.baseUrl);
+      const url = new URL("v1/cloud/gateway/resolve", options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`);
       if (!options.memberHeaders) {
         url.searchParams.set("organizationId", scope.organizationId);
         url.searchParams.set("memberId", scope.memberId);
@@ -48,12 +58,18 @@ export function createHttpWorkerResolver(options: HttpWorkerResolverOptions): Wo
         headers: { "x-openwork-gateway-key": options.gatewayKey, ...options.memberHeaders?.(scope) },
         ...(signal ? { signal } : {}),
       });
-      if (response.status === 404) return { status: "missing" };
-      if (!response.ok) throw new Error(`worker resolver answered ${response.status}`);
+      if (response.status === 404 && (await namesMissingCloud(response))) return { status: "missing" };
+      if (!response.ok) throw new ResolverConfigurationError(response.status);
       const body = ResolveResponseSchema.parse(await response.json());
       return toResolution(body);
     },
   };
+}
+
+/** den-api's "no cloud for this member" is JSON naming it; a missing route is not. */
+async function namesMissingCloud(response: Response): Promise<boolean> {
+  const body = (await response.json().catch(() => null)) as { code?: unknown; error?: unknown; status?: unknown } | null;
+  return body !== null && typeof body === "object" && [body.code, body.error, body.status].some((v) => typeof v === "string" && /not_found|missing/.test(v));
 }
 
 function toResolution(body: z.infer<typeof ResolveResponseSchema>): WorkerResolution {
@@ -62,8 +78,8 @@ function toResolution(body: z.infer<typeof ResolveResponseSchema>): WorkerResolu
   const known = { ...(workerId ? { workerId } : {}), ...(reason ? { reason } : {}) };
   switch (body.status) {
     case "ready":
-      return body.url && body.clientToken && body.hostToken
-        ? { status: "ready", workerId: workerId ?? "worker", url: body.url, clientToken: body.clientToken, hostToken: body.hostToken }
+      return body.url && body.clientToken
+        ? { status: "ready", workerId: workerId ?? "worker", url: body.url, clientToken: body.clientToken }
         : { status: "failed", ...known, reason: "missing_tokens" };
     case "missing":
       return { status: "missing" };

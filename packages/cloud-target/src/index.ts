@@ -1,6 +1,6 @@
 export { type CloudTargetOptions, createCloudTarget } from "./cloud-target.js";
 export type { ReadyWorker, WorkerResolution, WorkerResolver } from "./worker-resolver.js";
-export { type HttpWorkerResolverOptions, createHttpWorkerResolver } from "./http-worker-resolver.js";
+export { type HttpWorkerResolverOptions, createHttpWorkerResolver, ResolverConfigurationError } from "./http-worker-resolver.js";
 export { type WakeAndWaitOptions, createWakeAndWait } from "./wake-and-wait.js";
 export { type WorkerClient, createWorkerClient } from "./worker-client.js";
 export { newOpencodeMessageId } from "./opencode-message-id.js";

@@ -1,10 +1,11 @@
 import { SessionFailure } from "@openwork/remote-session-core";
 import { describe, expect, it } from "vitest";
+import { ResolverConfigurationError } from "./http-worker-resolver.js";
 import { createWakeAndWait } from "./wake-and-wait.js";
 import type { WorkerResolution } from "./worker-resolver.js";
 
 const scope = { organizationId: "org_1", memberId: "mem_1" };
-const ready: WorkerResolution = { status: "ready", workerId: "w1", url: "http://127.0.0.1:1", clientToken: "c", hostToken: "h" };
+const ready: WorkerResolution = { status: "ready", workerId: "w1", url: "http://127.0.0.1:1", clientToken: "c" };
 const errorOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error : error);
 
 /** A clock that moves only when the waiter sleeps, so budgets are exact and tests instant. */
@@ -32,7 +33,7 @@ describe("wake and wait", () => {
     const { resolver, calls } = resolverOf([{ status: "waking" }, { status: "waking" }, ready]);
     const clock = fakeClock();
     const worker = await createWakeAndWait({ resolver, ...clock })(scope);
-    expect(worker).toEqual({ workerId: "w1", url: "http://127.0.0.1:1", clientToken: "c", hostToken: "h" });
+    expect(worker).toEqual({ workerId: "w1", url: "http://127.0.0.1:1", clientToken: "c" });
     expect(calls()).toBe(3);
     expect(clock.now()).toBe(2_000);
   });
@@ -57,6 +58,13 @@ describe("wake and wait", () => {
     expect(await run({ status: "missing" })).toMatchObject({ error: "needs_cloud_setup", action: expect.any(String) });
     expect(await run({ status: "failed", reason: "preview_expired" })).toMatchObject({ error: "cloud_runtime_failed", retryable: false });
     expect(await run(new Error("ECONNREFUSED"))).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true });
+  });
+
+  it("reports a misconfigured resolver to the operator as unreachable, never as a member without cloud", async () => {
+    const logged: unknown[] = [];
+    const wait = createWakeAndWait({ resolver: resolverOf([new ResolverConfigurationError(403)]).resolver, logger: { error: (_m, f) => void logged.push(f) }, ...fakeClock() });
+    expect(await wait(scope).catch(errorOf)).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true });
+    expect(logged).toEqual([{ class: "ResolverConfigurationError", status: 403 }]);
   });
 
   it("shares one wait between concurrent calls of a member", async () => {

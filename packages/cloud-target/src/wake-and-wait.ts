@@ -1,8 +1,10 @@
-import { fail, type MemberScope } from "@openwork/remote-session-core";
+import { fail, type Logger, type MemberScope } from "@openwork/remote-session-core";
 import type { ReadyWorker, WorkerResolver } from "./worker-resolver.js";
 
 export interface WakeAndWaitOptions {
   resolver: WorkerResolver;
+  /** Where a failing resolver is reported (its class and status, nothing of the member). */
+  logger?: Pick<Logger, "error">;
   /** How long one call may wait for a waking worker. Default 25 s. */
   budgetMs?: number;
   /** Readiness poll. Default 1 s. */
@@ -32,12 +34,15 @@ export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberSc
       let resolution;
       try {
         resolution = await options.resolver.resolve(scope);
-      } catch {
+      } catch (error) {
+        // A resolver that refuses the gateway (401/403) or has no such route is misconfigured,
+        // not a member without cloud: say the service is unreachable, and tell the operator.
+        options.logger?.error("cloud target: the worker resolver failed", { class: error instanceof Error ? error.constructor.name : typeof error, status: (error as { status?: unknown }).status });
         return fail("cloud_runtime_unreachable", "the cloud worker service could not be reached; retry shortly", { retryAfterMs: 5_000 });
       }
       switch (resolution.status) {
         case "ready":
-          return { workerId: resolution.workerId, url: resolution.url, clientToken: resolution.clientToken, hostToken: resolution.hostToken };
+          return { workerId: resolution.workerId, url: resolution.url, clientToken: resolution.clientToken };
         case "missing":
           return fail("needs_cloud_setup", "this member has no cloud worker", { action: SETUP_ACTION });
         case "failed":

@@ -41,7 +41,7 @@ export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeo
     retry: 0,
     throwHttpErrors: false,
     redirect: "error",
-    headers: { authorization: `Bearer ${worker.clientToken}`, "x-openwork-host-token": worker.hostToken },
+    headers: { authorization: `Bearer ${worker.clientToken}` },
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const base = worker.url.replace(/\/+$/, "");

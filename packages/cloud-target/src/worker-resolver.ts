@@ -5,10 +5,12 @@ export interface ReadyWorker {
   workerId: string;
   /** Base URL of the worker's openwork-server. */
   url: string;
-  /** Bearer token for the worker (collaborator scope). */
+  /**
+   * Bearer token for the worker (collaborator scope): the only credential the gateway sends.
+   * The owner-level host token a resolver may also return is never used (openwork-server does
+   * not check it on the routes the gateway calls: least privilege).
+   */
   clientToken: string;
-  /** Sent as `X-OpenWork-Host-Token`. */
-  hostToken: string;
 }
 
 /** Where the member's cloud worker stands. Resolving a stopped worker starts waking it. */
