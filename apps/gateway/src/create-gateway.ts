@@ -18,6 +18,8 @@ export interface GatewayOptions {
   baseUrl: string;
   /** Open runner streams one process keeps per runner and per member (the newest wins). */
   streamLimits?: Partial<StreamLimits>;
+  /** OAuth authorization servers to advertise in the protected-resource metadata; none by default (the reference gateway serves none). */
+  authorizationServers?: readonly string[];
   /** Browser origins allowed besides the base URL's own (DNS-rebinding protection). */
   allowedOrigins?: readonly string[];
   /** Members and their dev credentials (the default token verifiers read them). */
@@ -125,7 +127,9 @@ export async function createGateway(options: GatewayOptions) {
   const resourceMetadataUrl = `${options.baseUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
   const protectedResource = {
     resource: `${options.baseUrl}${MCP_PATH}`,
-    authorization_servers: [options.baseUrl],
+    // Advertised only when the host serves one: a client told of an authorization server that
+    // is not there reports an OAuth failure instead of "this token is not valid".
+    ...(options.authorizationServers?.length ? { authorization_servers: options.authorizationServers } : {}),
     scopes_supported: ["mcp:read", "mcp:write"],
     bearer_methods_supported: ["header"],
     resource_name: "OpenWork remote sessions (reference gateway)",
@@ -152,7 +156,7 @@ export async function createGateway(options: GatewayOptions) {
     const token = bearerOf(c.req.raw);
     if (!token) return unauthorized("a bearer token is required");
     const authInfo = await verifyMcpToken(token);
-    if (!authInfo) return unauthorized("the token is not valid here");
+    if (!authInfo) return unauthorized("this token is not valid for this gateway");
     if (c.req.method === "GET") return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
     return mcpEndpoint(c.req.raw, authInfo);
   });

@@ -1,4 +1,5 @@
 import {
+  answeredAfter,
   decodeCursor,
   type LedgerSession,
   type Logger,
@@ -137,7 +138,7 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
         const awaited = session.targetRef.lastPromptId;
         const promptPending = typeof awaited === "string" && !messages.some((m) => m.info.id === awaited);
         const state = promptPending ? "running" : stateOf(transcript, status[remoteId]?.type);
-        const settled = transcript.messages.length > position || state !== "running" || Date.now() >= deadline || call.signal?.aborted;
+        const settled = answeredAfter(transcript, position) || state !== "running" || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
           return sliceTranscript({ session, target: "cloud", state, transcript, position, cursor: input.cursor, limit: input.limit, from: input.from, webUrl: webUrlOf(ref, remoteId) });
         }

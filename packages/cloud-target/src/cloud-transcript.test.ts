@@ -38,4 +38,11 @@ describe("buildCloudTranscript", () => {
     expect(transcript.turnOver).toBe(true);
     expect(transcript.lastError).toEqual({ error: "MessageAbortedError", message: "Aborted" });
   });
+
+  it("describes an engine error that carries no message in words, with its code beside them", () => {
+    const bare = (name: string) =>
+      buildCloudTranscript([user("msg_1", "x"), assistant("msg_2", "", { time: { created: 2, completed: 3 }, error: { name } })]).lastError;
+    expect(bare("MessageAbortedError")).toEqual({ error: "MessageAbortedError", message: "the turn was stopped before it finished" });
+    expect(bare("SomethingNew")).toEqual({ error: "SomethingNew", message: "the turn failed (SomethingNew)" });
+  });
 });

@@ -47,10 +47,20 @@ export function buildCloudTranscript(raw: MessageWithParts[]): CloudTranscript {
     partialText: partial === "" ? null : partial,
     finalAssistant,
     turnOver,
-    lastError: failed?.info.error
-      ? { error: failed.info.error.name, message: failed.info.error.data?.message ?? failed.info.error.name }
-      : null,
+    lastError: failed?.info.error ? { error: failed.info.error.name, message: describeEngineError(failed.info.error) } : null,
   };
+}
+
+// opencode's errors that carry no message of their own, in words a person reads.
+const ENGINE_ERROR_WORDS: Record<string, string> = {
+  MessageAbortedError: "the turn was stopped before it finished",
+  MessageOutputLengthError: "the reply was cut off: the model reached its output limit",
+  ProviderAuthError: "the model provider refused the worker's credentials",
+};
+
+/** The engine's own message when it has one, else words for its error's name; the code stays beside it. */
+function describeEngineError(error: { name: string; data?: { message?: string | undefined } | undefined }): string {
+  return error.data?.message || ENGINE_ERROR_WORDS[error.name] || `the turn failed (${error.name})`;
 }
 
 /**

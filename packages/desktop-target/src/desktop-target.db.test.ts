@@ -318,6 +318,29 @@ describe("the desktop target end to end", () => {
     expect((await ledgerFind(member, created.sessionId)).state).toBe("idle");
   });
 
+  it("keeps a waiting read waiting through the caller's own prompt, and wakes it for the reply", async () => {
+    const member = newMember();
+    const call = gateway.call(member);
+    const token = await gateway.registerRunner(member, "runner-patient-01", { name: "Patient" });
+    const client = createRunnerClient({ baseUrl: gateway.baseUrl, token });
+    const created = await gateway.sessions.create(call, { title: "wait for me", prompt: "question" });
+    const [item] = (await client.work()).items;
+    const { attempt } = await client.claim(item!.taskId);
+    await client.postEvents(item!.taskId, attempt, [{ sequence: 1, type: "session.bound", payload: { localSessionId: "ses_patient" } }]);
+    // The prompt is in the transcript now; it is the caller's, so the read waits it out.
+    const started = Date.now();
+    const first = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 600 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(first).toMatchObject({ state: "running", messages: [{ role: "user" }] });
+    // The reply ends the next wait at once.
+    const waiting = gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { cursor: first.cursor, limit: 20, waitMs: 10_000 });
+    const replyAt = Date.now();
+    await client.postEvents(item!.taskId, attempt, [{ sequence: 2, type: "assistant.final", payload: { messageId: "m1", text: "answer" } }]);
+    const second = await waiting;
+    expect(Date.now() - replyAt).toBeLessThan(3_000);
+    expect(second.messages.map((m) => m.text)).toEqual(["answer"]);
+  });
+
   it("reports presence per machine", async () => {
     const member = newMember();
     await gateway.registerRunner(member, "runner-here-0001", { name: "Here" });

@@ -1,5 +1,6 @@
 import {
   acceptsPrompt,
+  answeredAfter,
   createSessionLedger,
   decodeCursor,
   fail,
@@ -189,7 +190,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         const current = (await ledger.find(call, session.id)) ?? session;
         const transcript = buildTranscript(await loadSessionTasks(sql, session.id));
         const settled =
-          transcript.messages.length > position || !WAITABLE.has(current.state) || Date.now() >= deadline || call.signal?.aborted;
+          answeredAfter(transcript, position) || !WAITABLE.has(current.state) || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
           stopWaiting.abort();
           return sliceTranscript({

@@ -54,7 +54,7 @@ export const SEARCH_TOOL = {
     "Search the capabilities available to you, e.g. remote sessions on your cloud worker or desktops. Each match gives its name and the JSON Schema of its arguments; run one with execute_capability.",
   inputSchema: z.strictObject({
     query: z.string().min(1).max(500).describe("Words describing what you want to do, e.g. 'remote session'."),
-    limit: z.int().min(1).max(20).default(5).describe("At most this many matches."),
+    limit: z.int().min(1).max(20).default(10).describe("At most this many matches (default 10: every remote-session action fits)."),
     type: z.enum(SOURCE_TYPES).default("all").describe("Which kind of capabilities to search."),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },

@@ -169,7 +169,8 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
   });
 
   it("finds the capabilities with search_capabilities (arguments in the text too), and hides them from a non-member", async () => {
-    const found = await call(await connect(alice), "search_capabilities", { query: "remote session", limit: 10 });
+    // The default limit shows every action.
+    const found = await call(await connect(alice), "search_capabilities", { query: "remote session" });
     const names = (found.structuredContent!.matches as { name: string }[]).map((m) => m.name).sort();
     expect(names).toEqual(["remote-session:create", "remote-session:list", "remote-session:read", "remote-session:send", "remote-session:stop", "remote-session:targets"]);
     const match = (found.structuredContent!.matches as Record<string, unknown>[]).find((m) => m.name === "remote-session:create")!;
@@ -292,7 +293,12 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     const challenge = response.headers.get("www-authenticate") ?? "";
     expect(challenge).toContain("resource_metadata=");
     const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1]!;
-    expect(await (await fetch(metadataUrl)).json()).toMatchObject({ resource: gateway.mcpUrl });
+    const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>;
+    expect(metadata).toMatchObject({ resource: gateway.mcpUrl });
+    // No authorization server is advertised: the gateway serves none, so clients report the token, not an OAuth failure.
+    expect(metadata.authorization_servers).toBeUndefined();
+    const wrong = await fetch(gateway.mcpUrl, { method: "POST", headers: { authorization: "Bearer not-a-token-of-ours", "content-type": "application/json" }, body: "{}" });
+    expect(wrong.headers.get("www-authenticate")).toContain("this token is not valid for this gateway");
     // A runner token is no MCP token, and an MCP token is no member credential for the runner routes.
     const mint = await fetch(`${gateway.baseUrl}/v1/desktop-runner/token`, {
       method: "POST",

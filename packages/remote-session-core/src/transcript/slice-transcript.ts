@@ -16,6 +16,14 @@ export interface Transcript {
 }
 
 /**
+ * Whether the other side wrote something after `position` (a reply, a tool call): what ends a
+ * waiting read besides a state change. The caller's own prompt never does.
+ */
+export function answeredAfter(transcript: Pick<Transcript, "messages">, position: number): boolean {
+  return transcript.messages.slice(position).some((message) => message.role !== "user");
+}
+
+/**
  * Cuts the read slice after `position` (or the last `limit` messages, `from: "end"`) and builds
  * the read result every target returns. The final text is edge-triggered against the caller's
  * cursor, so an old reply is never taken for the new one and a new one is never missed.
