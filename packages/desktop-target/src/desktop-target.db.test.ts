@@ -43,6 +43,18 @@ async function startDesktop(member: MemberScope, runnerId: string, handlers: Run
   return { client, runner };
 }
 
+/** A new member's session whose first turn a runner has claimed and bound, without answering yet. */
+async function startedTurn(runnerId: string, localSessionId: string) {
+  const member = newMember();
+  const call = gateway.call(member);
+  const client = createRunnerClient({ baseUrl: gateway.baseUrl, token: await gateway.registerRunner(member, runnerId) });
+  const created = await gateway.sessions.create(call, { title: "a turn", prompt: "question" });
+  const [task] = (await client.work()).items;
+  const { attempt } = await client.claim(task!.taskId);
+  await client.postEvents(task!.taskId, attempt, [{ sequence: 1, type: "session.bound", payload: { localSessionId } }]);
+  return { member, call, client, created, task, attempt };
+}
+
 /** A desktop engine double: makes a local session and answers each prompt with one message. */
 function echoEngine(name: string, seen: Assignment[]): RunnerHandlers {
   return {
@@ -288,14 +300,8 @@ describe("the desktop target end to end", () => {
   });
 
   it("keeps a follow-up sent during a running turn: the session is never idle while it waits", async () => {
-    const member = newMember();
-    const call = gateway.call(member);
-    const token = await gateway.registerRunner(member, "runner-followup-01", { name: "Busy" });
-    const client = createRunnerClient({ baseUrl: gateway.baseUrl, token });
-    const created = await gateway.sessions.create(call, { title: "two turns", prompt: "first" });
-    const [first] = (await client.work()).items;
-    const turn1 = await client.claim(first!.taskId);
-    await client.postEvents(first!.taskId, turn1.attempt, [{ sequence: 1, type: "session.bound", payload: { localSessionId: "ses_busy" } }]);
+    const { member, call, client, created, task: first, attempt } = await startedTurn("runner-followup-01", "ses_busy");
+    const turn1 = { attempt };
     expect((await ledgerFind(member, created.sessionId)).state).toBe("running");
 
     // The follow-up arrives while turn 1 runs: still running, not refused and not dropped.
@@ -319,14 +325,7 @@ describe("the desktop target end to end", () => {
   });
 
   it("keeps a waiting read waiting through the caller's own prompt, and wakes it for the reply", async () => {
-    const member = newMember();
-    const call = gateway.call(member);
-    const token = await gateway.registerRunner(member, "runner-patient-01", { name: "Patient" });
-    const client = createRunnerClient({ baseUrl: gateway.baseUrl, token });
-    const created = await gateway.sessions.create(call, { title: "wait for me", prompt: "question" });
-    const [item] = (await client.work()).items;
-    const { attempt } = await client.claim(item!.taskId);
-    await client.postEvents(item!.taskId, attempt, [{ sequence: 1, type: "session.bound", payload: { localSessionId: "ses_patient" } }]);
+    const { member, call, client, created, task: item, attempt } = await startedTurn("runner-patient-01", "ses_patient");
     // The prompt is in the transcript now; it is the caller's, so the read waits it out.
     const started = Date.now();
     const first = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 600 });
