@@ -56,8 +56,10 @@ export function createEchoEngine(options: { replyDelayMs?: number } = {}) {
     const match = /^\/session\/([^/]+)(?:\/(message|prompt_async|abort)(?:\/([^/]+))?)?$/.exec(path);
     const session = match ? sessions.get(decodeURIComponent(match[1]!)) : undefined;
     if (!match) return notFound("Route");
-    if (!session) return notFound(`Session ${match[1]}`);
     const [, , action, messageId] = match;
+    // As opencode: aborting a session it does not know answers true; anything else is "not found".
+    if (!session && action === "abort" && method === "POST") return json(true);
+    if (!session) return json({ name: "NotFoundError", data: { message: `Session not found: ${match[1]}` } }, 404);
     if (!action && method === "GET") return json({ id: session.id, title: session.title, time: session.time });
     if (!action && method === "DELETE") {
       sessions.delete(session.id);

@@ -148,9 +148,13 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
 
     newMessageId: () => newOpencodeMessageId(),
 
+    // Abort answers true even for a session the worker does not know, and for one with nothing
+    // running: look first, so a stop reports what it did and list and read never disagree.
     stop: async (call, session) => {
       const { client } = await clientFor(call);
       const { ref, remoteId } = locate(session);
+      const [messages, status] = await Promise.all([client.messages(ref.workspaceId, remoteId), client.status(ref.workspaceId)]);
+      if (stateOf(buildCloudTranscript(messages), status[remoteId]?.type) !== "running") return { sessionId: session.id, stopped: false };
       await client.abort(ref.workspaceId, remoteId);
       return { sessionId: session.id, stopped: true, sessionState: "stopped" };
     },

@@ -241,6 +241,25 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     expect(expired.lastError).toMatchObject({ error: "delivery_deadline_passed" });
   });
 
+  it("stops a cloud session only when something runs, never reports a session the worker lost as stopped, and sends a messageId once", async () => {
+    const client = await connect(alice);
+    const created = await ok(client, "remote-session:create", { target: "cloud", title: "stop me" });
+    // Idle: nothing to stop, and list and read keep agreeing.
+    expect(await ok(client, "remote-session:stop", { sessionId: created.sessionId })).toEqual({ sessionId: created.sessionId, stopped: false });
+    const listed = (await ok(client, "remote-session:list", { target: "cloud" })).sessions as { sessionId: string; state: string }[];
+    expect(listed.find((s) => s.sessionId === created.sessionId)?.state).toBe("idle");
+    // Two sends of one messageId at once: one prompt reaches the worker.
+    const sends = await Promise.all([1, 2].map(() => ok(client, "remote-session:send", { sessionId: created.sessionId, prompt: "once", messageId: "msg_race0000000001" })));
+    expect(sends.map((s) => s.alreadyPresent).sort()).toEqual([false, true]);
+    const read = await readUntil(client, String(created.sessionId), (r) => r.state === "idle" && (r.messages as unknown[]).length > 0);
+    const prompts = (read.messages as { id: string; role: string }[]).filter((m) => m.role === "user");
+    expect(prompts.map((m) => m.id)).toEqual(["msg_race0000000001"]);
+    // The worker loses the session: a stop is refused as unknown, not reported as done.
+    const remoteId = /\/s\/(ses_[^/?]+)/.exec(String(created.webUrl))![1]!;
+    await fetch(`${witness.url}/workspace/ws_witness/opencode/session/${remoteId}`, { method: "DELETE", headers: { authorization: "Bearer client-token-e2e" } });
+    expect((await execute(client, "remote-session:stop", { sessionId: created.sessionId })).structuredContent).toMatchObject({ error: "unknown_session" });
+  });
+
   it("drives a cloud session, and retries through a sleeping worker", async () => {
     const client = await connect(alice);
     const created = await ok(client, "remote-session:create", { target: "cloud", title: "E2E cloud", prompt: "hello cloud" });

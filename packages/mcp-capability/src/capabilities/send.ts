@@ -19,13 +19,16 @@ export const send = defineCapability({
   run: async (env, { sessionId, idempotencyKey, ...input }) => {
     const { session, target } = await env.session(sessionId, "send");
     await env.ledger.takeRateLimit(env.call, env.sendRateLimit);
+    // A caller's messageId is an idempotency key too: two concurrent sends of it can never both
+    // pass the target's "already there?" check and prompt twice.
+    const key = idempotencyKey ?? (input.messageId ? `message:${sessionId}:${input.messageId}` : undefined);
     const sent = async () => {
-      if (!idempotencyKey) return env.sessions.send(env.call, target, session, input);
+      if (!key) return env.sessions.send(env.call, target, session, input);
       // The message id is fixed before the first attempt, so a retry after a lost answer is
       // recognised by the target instead of prompting twice.
       const { result, replayed } = await env.ledger.idempotent(
         env.call,
-        { operation: "send", key: idempotencyKey, args: { sessionId, ...input } },
+        { operation: "send", key, args: { sessionId, ...input } },
         (reserved) => env.sessions.send(env.call, target, session, { ...input, messageId: input.messageId ?? String(reserved?.messageId) }),
         { reserve: () => ({ messageId: target.newMessageId() }) },
       );
