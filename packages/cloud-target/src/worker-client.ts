@@ -31,9 +31,11 @@ export interface WorkerClient {
 }
 
 /**
- * A client of one worker (ky): bearer and host tokens on every request, a timeout per request,
- * redirects refused, both layers' error bodies mapped to session errors. A 404 on a session
- * route is `unknown_session`; timeouts, network errors and 5xx are `cloud_runtime_unreachable`.
+ * A client of one worker (ky): the client token as bearer on every request, a timeout per request,
+ * redirects refused, both layers' error bodies mapped to session errors. A 404 is
+ * `unknown_workspace` when the worker names the workspace, else `unknown_session`; a refused
+ * credential is `cloud_runtime_failed` with the human step; timeouts, network errors and 5xx are
+ * `cloud_runtime_unreachable`.
  */
 export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeof fetch; timeoutMs?: number } = {}): WorkerClient {
   const api = ky.create({
@@ -106,7 +108,15 @@ function failFrom(response: Response, text: string): never {
   const code = openwork.success ? openwork.data.code : opencode.success ? opencode.data.name : `http_${response.status}`;
   const detail = openwork.success ? openwork.data.message : opencode.success ? opencode.data.data?.message : undefined;
   const said = `the cloud worker answered ${response.status} ${code}${detail ? `: ${detail.slice(0, 200)}` : ""}`;
+  if (response.status === 404 && code === "workspace_not_found") {
+    return fail("unknown_workspace", "the cloud worker has no such workspace; call remote-session:targets");
+  }
   if (response.status === 404) return fail("unknown_session", "no such session on the cloud worker; call remote-session:list");
+  if (response.status === 401 || response.status === 403) {
+    return fail("cloud_runtime_failed", `${said}: the worker refused the gateway's credentials`, {
+      action: "Reconnect OpenWork Cloud for this organization, or ask an admin to check the gateway's access to cloud workers.",
+    });
+  }
   if (code === "opencode_unconfigured") return fail("cloud_runtime_waking", "the cloud worker is still starting its engine; retry", { retryAfterMs: 30_000 });
   if (response.status >= 500 || response.status === 429 || response.status === 408) {
     return fail("cloud_runtime_unreachable", said, { retryAfterMs: 5_000 });

@@ -163,6 +163,8 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
       } catch (error) {
         const value = toErrorValue(error, referenceId, logger);
         fields.outcome = value.error;
+        // The cause, for whoever follows the referenceId: error messages name ids and codes, never prompts.
+        fields.cause = value.message.slice(0, 300);
         return errorResult(value);
       } finally {
         fields.durationMs = Math.round(performance.now() - started);

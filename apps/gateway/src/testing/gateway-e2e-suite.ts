@@ -254,6 +254,8 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     const read = await readUntil(client, String(created.sessionId), (r) => r.state === "idle" && (r.messages as unknown[]).length > 0);
     const prompts = (read.messages as { id: string; role: string }[]).filter((m) => m.role === "user");
     expect(prompts.map((m) => m.id)).toEqual(["msg_race0000000001"]);
+    // A workspace the worker does not have is named as such, and creates nothing.
+    expect((await execute(client, "remote-session:create", { target: "cloud", workspaceId: "ws_other" })).structuredContent).toMatchObject({ error: "unknown_workspace" });
     // The worker loses the session: a stop is refused as unknown, not reported as done.
     const remoteId = /\/s\/(ses_[^/?]+)/.exec(String(created.webUrl))![1]!;
     await fetch(`${witness.url}/workspace/ws_witness/opencode/session/${remoteId}`, { method: "DELETE", headers: { authorization: "Bearer client-token-e2e" } });
