@@ -47,6 +47,20 @@ describe("waking a sleeping cloud worker", () => {
     expect(witness.stats().wakes).toBe(1);
   });
 
+  it("never holds a read longer than its waitMs while the worker wakes", async () => {
+    const { target, listed, call, witness } = await sleepingWorker(600, 10_000);
+    const created = await target.create(call(), { title: "t" });
+    witness.sleep();
+    const session = (await listed())[0]!;
+    expect(session.id).toBe(created.sessionId);
+    const started = Date.now();
+    const read = await target.read(call(), session, { limit: 20, waitMs: 0 }).catch(errorOf);
+    expect(read).toMatchObject({ error: "cloud_runtime_waking", retryable: true });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    // A read that may wait long enough gets its answer once the worker is up.
+    await expect(target.read(call(), session, { limit: 20, waitMs: 5_000 })).resolves.toMatchObject({ sessionId: created.sessionId, state: "idle" });
+  });
+
   it("shares one wait among six concurrent creates: one wake, one session", async () => {
     const { target, listed, call, witness, member } = await sleepingWorker(800, 5_000);
     const ledger = createSessionLedger(db.current.sql);

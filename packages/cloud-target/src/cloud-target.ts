@@ -56,8 +56,9 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
     ...(options.budgetMs === undefined ? {} : { budgetMs: options.budgetMs }),
     ...(options.wakePollMs === undefined ? {} : { pollMs: options.wakePollMs }),
   });
-  const clientFor = async (call: TargetCall): Promise<{ client: WorkerClient; workerId: string }> => {
-    const worker = await waitForWorker(call);
+  /** The member's worker, waited for at most `budgetMs` (default: the whole call budget). */
+  const clientFor = async (call: TargetCall, budgetMs?: number): Promise<{ client: WorkerClient; workerId: string }> => {
+    const worker = await waitForWorker(call, budgetMs);
     const client = createWorkerClient(worker, {
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.requestTimeoutMs ? { timeoutMs: options.requestTimeoutMs } : {}),
@@ -127,7 +128,8 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
 
     read: async (call, session, input) => {
       const position = decodeCursor(session.id, input.cursor);
-      const { client } = await clientFor(call);
+      // A read never waits for a waking worker longer than it asked to wait.
+      const { client } = await clientFor(call, input.waitMs);
       const { ref, remoteId } = locate(session);
       const deadline = Date.now() + input.waitMs;
       for (;;) {

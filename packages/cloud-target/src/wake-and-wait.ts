@@ -21,15 +21,16 @@ const SETUP_ACTION = "Set up OpenWork Cloud for your account in the OpenWork das
  * `needs_cloud_setup`; failed: `cloud_runtime_failed`; resolver unreachable:
  * `cloud_runtime_unreachable`. Concurrent calls for one member share one wait.
  */
-export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberScope) => Promise<ReadyWorker> {
+export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberScope, budgetMs?: number) => Promise<ReadyWorker> {
   const budgetMs = options.budgetMs ?? 25_000;
   const pollMs = options.pollMs ?? 1_000;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = options.now ?? Date.now;
   const inFlight = new Map<string, Promise<ReadyWorker>>();
 
-  const wait = async (scope: MemberScope): Promise<ReadyWorker> => {
-    const deadline = now() + budgetMs;
+  const waking = () => fail("cloud_runtime_waking", "the cloud worker is starting; retry the same call", { retryAfterMs: 5_000 });
+  const wait = async (scope: MemberScope, budget: number): Promise<ReadyWorker> => {
+    const deadline = now() + budget;
     for (;;) {
       let resolution;
       try {
@@ -52,7 +53,7 @@ export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberSc
           if (left <= 0) {
             return resolution.status === "provisioning"
               ? fail("cloud_runtime_provisioning", "the cloud worker is being set up; retry the same call", { retryAfterMs: 30_000 })
-              : fail("cloud_runtime_waking", "the cloud worker is starting; retry the same call", { retryAfterMs: 5_000 });
+              : waking();
           }
           await sleep(Math.min(pollMs, left));
         }
@@ -60,11 +61,14 @@ export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberSc
     }
   };
 
-  return (scope) => {
+  // A call may wait less than the budget (a read asked for `waitMs`): it looks at least once, then
+  // leaves with `cloud_runtime_waking` when its own time is up, while a full wait may go on.
+  return (scope, callBudgetMs = budgetMs) => {
     const key = `${scope.organizationId}\u0000${scope.memberId}`;
     const existing = inFlight.get(key);
-    if (existing) return existing;
-    const shared = wait(scope).finally(() => inFlight.delete(key));
+    if (existing) return callBudgetMs >= budgetMs ? existing : Promise.race([existing, sleep(callBudgetMs).then(waking)]);
+    if (callBudgetMs < budgetMs) return wait(scope, callBudgetMs);
+    const shared = wait(scope, budgetMs).finally(() => inFlight.delete(key));
     inFlight.set(key, shared);
     return shared;
   };
