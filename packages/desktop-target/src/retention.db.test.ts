@@ -39,6 +39,10 @@ it("deletes what retention no longer keeps, in bounded batches, on several repli
   // Ten finished sessions and the running one went quiet 40 days ago; two finished ones are recent.
   const old = [...ids.slice(0, 10), running.sessionId];
   await gateway.sql`update remote_session set last_activity_at = now() - interval '40 days' where id = any(${old}::text[])`;
+  // A create whose process died after reserving its row: still queued, with no task, for 40 days.
+  await gateway.sql`
+    insert into remote_session (id, organization_id, user_id, target, title, state, last_activity_at)
+    values ('rs_orphan00000000000000000000', 'org_retention', 'user_orphan', 'cloud', 'orphan', 'queued', now() - interval '40 days')`;
   await gateway.sql`
     insert into remote_session_idempotency (organization_id, user_id, operation, key_digest, args_digest, state, created_at)
     values ('org_retention', 'u', 'create', ${"a".repeat(64)}, ${"b".repeat(64)}, 'done', now() - interval '2 days'),
@@ -56,6 +60,7 @@ it("deletes what retention no longer keeps, in bounded batches, on several repli
   }
   const ledger = createSessionLedger(gateway.sql);
   for (const id of ids.slice(0, 10)) expect(await ledger.find(call, id)).toBeNull();
+  expect(await gateway.sql`select id from remote_session where id = 'rs_orphan00000000000000000000'`).toHaveLength(0);
   for (const id of [...ids.slice(10), running.sessionId]) expect(await ledger.find(call, id)).not.toBeNull();
   // Their tasks and events went with them; the idempotency key past 24 h too.
   expect(await count("desktop_task")).toBe(3);

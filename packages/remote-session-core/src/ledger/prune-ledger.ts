@@ -2,7 +2,12 @@ import type { Queryable } from "../queryable.js";
 
 /** How long the ledger keeps what it no longer needs. */
 export interface LedgerRetention {
-  /** A session with no activity for this long, and no turn in progress, is deleted (with its target's rows that reference it). Default 30 days. */
+  /**
+   * A session with no activity for this long, and no turn in progress, is deleted (with its
+   * target's rows that reference it). Default 30 days. A session still `queued` that long is an
+   * orphan (a create whose process died between the reservation and its target; no deadline is
+   * that far) and goes too.
+   */
   sessionMs?: number;
   /** Idempotency keys are honoured this long. Default 24 h. */
   idempotencyMs?: number;
@@ -23,7 +28,7 @@ export async function pruneLedger(sql: Queryable, retention: LedgerRetention = {
     delete from remote_session where id in (
       select id from remote_session
       where last_activity_at < now() - make_interval(secs => ${sessionMs / 1000})
-        and state not in ('queued', 'waking', 'running', 'waiting_input')
+        and state not in ('waking', 'running', 'waiting_input')
       order by last_activity_at
       limit ${batch}
       for update skip locked)
