@@ -272,7 +272,15 @@ describe("the desktop target end to end", () => {
   it("stops a queued task at once and a running one through cancelRequested", async () => {
     const member = newMember();
     const call = gateway.call(member);
-    const queued = await gateway.sessions.create(call, { title: "q", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
+    const deliverBy = new Date(Date.now() + 60_000);
+    await gateway.registerRunner(member, "runner-away-0001", { name: "Away" });
+    await gateway.sql`update desktop_runner set last_seen_at = now() - interval '1 hour' where runner_id = 'runner-away-0001'`;
+    const queued = await gateway.sessions.create(call, { title: "q", prompt: "p", runner: "Away", deliverBy: deliverBy.toISOString() });
+    // A read of the queued session says what it waits for: that desktop, until deliverBy.
+    expect((await gateway.sessions.read(call, await ledgerFind(member, queued.sessionId), { limit: 20, waitMs: 0 })).waitingFor).toEqual({
+      runner: { runnerId: "runner-away-0001", name: "Away" },
+      expiresAt: deliverBy.toISOString(),
+    });
     expect(await gateway.sessions.stop(call, await ledgerFind(member, queued.sessionId))).toEqual({ sessionId: queued.sessionId, stopped: true });
     expect((await ledgerFind(member, queued.sessionId)).state).toBe("stopped");
 

@@ -79,6 +79,13 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     const presence = presenceOf(rows, windowMs);
     return rows.map((row, i) => ({ ...row, online: presence[i]!.online }));
   };
+  /** What a queued session's next turn waits for: the desktop it is pinned to, and its deadline. */
+  const waitingFor = async (call: TargetCall, tasks: { state: string; pinnedRunnerId: string | null; claimDeadline: Date }[]) => {
+    const next = tasks.find((t) => t.state === "queued");
+    if (!next) return {};
+    const [runner] = next.pinnedRunnerId ? (await findPinnedRunners(sql, call, next.pinnedRunnerId)).filter((r) => r.runner_id === next.pinnedRunnerId) : [];
+    return { waitingFor: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: next.claimDeadline.toISOString() } };
+  };
   const webUrlOf = (session: LedgerSession) =>
     options.webUrl?.({ sessionId: session.id, localSessionId: session.targetSessionId });
 
@@ -188,12 +195,13 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           call.signal ? AbortSignal.any([call.signal, stopWaiting.signal]) : stopWaiting.signal,
         );
         const current = (await ledger.find(call, session.id)) ?? session;
-        const transcript = buildTranscript(await loadSessionTasks(sql, session.id));
+        const tasks = await loadSessionTasks(sql, session.id);
+        const transcript = buildTranscript(tasks);
         const settled =
           answeredAfter(transcript, position) || !WAITABLE.has(current.state) || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
           stopWaiting.abort();
-          return sliceTranscript({
+          const slice = sliceTranscript({
             session: current,
             target: "desktop",
             state: current.state,
@@ -205,6 +213,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
             from: input.from,
             webUrl: webUrlOf(current),
           });
+          return current.state === "queued" ? { ...slice, ...(await waitingFor(call, tasks)) } : slice;
         }
         await changed;
       }

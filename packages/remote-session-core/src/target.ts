@@ -103,6 +103,8 @@ export interface ReadResult {
   /** Text of the assistant message still being written (not yet in `messages`). */
   partialText?: string;
   lastError?: Pick<SessionError, "error" | "message"> | { error: string; message: string };
+  /** A `queued` session: what its next turn waits for (the machine it is pinned to, its deadline). */
+  waitingFor?: { runner?: { runnerId: string; name: string }; expiresAt: string };
 }
 
 export interface StopResult {

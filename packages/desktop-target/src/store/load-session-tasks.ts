@@ -13,10 +13,12 @@ export async function loadSessionTasks(sql: Queryable, sessionId: string): Promi
       message_id: string | null;
       prompt_chars: number;
       created_at: Date;
+      pinned_runner_id: string | null;
+      claim_deadline: Date;
       events: { event: TaskEvent; receivedAt: string }[] | null;
     }[]
   >`
-    select t.id, t.state, t.attempt, t.message_id, t.prompt_chars, t.created_at,
+    select t.id, t.state, t.attempt, t.message_id, t.prompt_chars, t.created_at, t.pinned_runner_id, t.claim_deadline,
       (select jsonb_agg(jsonb_build_object('event', e.event, 'receivedAt', e.received_at) order by e.attempt, e.sequence)
        from desktop_task_event e where e.task_id = t.id) as events
     from desktop_task t
@@ -29,6 +31,8 @@ export async function loadSessionTasks(sql: Queryable, sessionId: string): Promi
     messageId: row.message_id,
     promptChars: row.prompt_chars,
     createdAt: row.created_at,
+    pinnedRunnerId: row.pinned_runner_id,
+    claimDeadline: row.claim_deadline,
     events: (row.events ?? []).map((e) => ({ event: e.event, receivedAt: new Date(e.receivedAt) })),
   }));
 }

@@ -38,6 +38,8 @@ function snapshot(turns: Step[][], done: number): TranscriptTask[] {
       messageId: `msg_${i}`,
       promptChars: 5,
       createdAt: at,
+      pinnedRunnerId: null,
+      claimDeadline: at,
       events: toEvents(steps.slice(0, taken)),
     };
   });
@@ -73,6 +75,8 @@ describe("buildTranscript", () => {
       messageId: "msg_1",
       promptChars: 3,
       createdAt: at,
+      pinnedRunnerId: null,
+      claimDeadline: at,
       events: toEvents([
         { type: "tool", message: "a", text: "" },
         { type: "delta", message: "a", text: "Hel" },

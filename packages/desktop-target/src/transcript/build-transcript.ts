@@ -10,6 +10,9 @@ export interface TranscriptTask {
   messageId: string | null;
   promptChars: number;
   createdAt: Date;
+  /** The runner the task is pinned to, if any, and until when it may be claimed. */
+  pinnedRunnerId: string | null;
+  claimDeadline: Date;
   /** Its events in (attempt, sequence) order, with when the gateway received each. */
   events: { event: TaskEvent; receivedAt: Date }[];
 }
