@@ -82,7 +82,10 @@ export const EXECUTE_TOOL = {
     path: z.unknown().optional().describe("Ignored by remote sessions: they take only body."),
     query: z.unknown().optional().describe("Ignored by remote sessions: they take only body."),
   }),
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  // Not read-only (create, send and stop change things), but not destructive either: nothing a
+  // capability does deletes data, and clients such as Codex put every call of a destructive tool
+  // behind an approval, reads included.
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
 } as const;
 
 /** The two tools' handlers over a source, independent of the SDK that carries them. */

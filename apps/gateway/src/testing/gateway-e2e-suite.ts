@@ -14,7 +14,7 @@ import { serveGateway } from "../serve-gateway.js";
 
 /** What the suite needs of an MCP client; the v1 `Client` and the v2 client package both have it. */
 export interface E2eClient {
-  listTools(): Promise<{ tools: { name: string; _meta?: Record<string, unknown> | undefined; inputSchema: unknown }[] }>;
+  listTools(): Promise<{ tools: { name: string; _meta?: Record<string, unknown> | undefined; inputSchema: unknown; annotations?: unknown }[] }>;
   callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
   listResources(): Promise<{ resources: { uri: string; mimeType?: string | undefined }[] }>;
   readResource(params: { uri: string }): Promise<{ contents: unknown[] }>;
@@ -146,6 +146,9 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(["execute_capability", "search_capabilities"]);
     expect(tools.find((t) => t.name === "execute_capability")?._meta).toMatchObject({ ui: { resourceUri: "ui://openwork/remote-session/v1/card.html" } });
+    // Not destructive: clients that gate destructive tools behind an approval still let reads run.
+    expect(tools.find((t) => t.name === "execute_capability")).toMatchObject({ annotations: { readOnlyHint: false, destructiveHint: false } });
+    expect(tools.find((t) => t.name === "search_capabilities")).toMatchObject({ annotations: { readOnlyHint: true } });
     const { resources } = await client.listResources();
     expect(resources).toContainEqual(expect.objectContaining({ uri: "ui://openwork/remote-session/v1/card.html", mimeType: "text/html;profile=mcp-app" }));
     const card = await client.readResource({ uri: "ui://openwork/remote-session/v1/card.html" });
