@@ -1,4 +1,4 @@
-import { fail, type Logger, type MemberScope } from "@openwork/remote-session-core";
+import { errorFacts, fail, type Logger, type MemberScope } from "@openwork/remote-session-core";
 import type { ReadyWorker, WorkerResolver } from "./worker-resolver.js";
 
 export interface WakeAndWaitOptions {
@@ -38,7 +38,7 @@ export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberSc
       } catch (error) {
         // A resolver that refuses the gateway (401/403) or has no such route is misconfigured,
         // not a member without cloud: say the service is unreachable, and tell the operator.
-        options.logger?.error("cloud target: the worker resolver failed", { class: error instanceof Error ? error.constructor.name : typeof error, status: (error as { status?: unknown }).status });
+        options.logger?.error("cloud target: the worker resolver failed", errorFacts(error));
         return fail("cloud_runtime_unreachable", "the cloud worker service could not be reached; retry shortly", { retryAfterMs: 5_000 });
       }
       switch (resolution.status) {

@@ -1,4 +1,4 @@
-import { type LedgerRetention, type Logger, pruneLedger, silentLogger } from "@openwork/remote-session-core";
+import { errorFacts, type LedgerRetention, type Logger, pruneLedger, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import { sweepTasks } from "./store/sweep-tasks.js";
 
@@ -52,7 +52,7 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
       if (moved.interrupted + moved.expired > 0) logger.info("desktop sweeper: tasks moved", moved);
       if (++sweeps % (options.retentionEvery ?? 30) === 0) await retain();
     } catch (error) {
-      logger.warn("desktop sweeper: sweep failed", { error: error instanceof Error ? error.constructor.name : typeof error, code: (error as { code?: unknown }).code });
+      logger.warn("desktop sweeper: sweep failed", { error: errorFacts(error) });
     }
   };
   const loop = () => {

@@ -1,6 +1,7 @@
 import {
   CREATE_RATE_LIMIT,
   createRemoteSessions,
+  errorFacts,
   findNul,
   SEND_RATE_LIMIT,
   storableJson,
@@ -18,6 +19,7 @@ import {
 } from "@openwork/remote-session-core";
 import { z } from "zod";
 import { buildCapabilities } from "./capabilities/all-capabilities.js";
+import { createSummary } from "./capabilities/create.js";
 import type { Capability } from "./capabilities/capability.js";
 import { ACTIONS, type Action, capabilityName, type ParsedCapability, parseName } from "./parse-name.js";
 import { DEFAULT_POLICY, type RemoteSessionPolicy } from "./policy.js";
@@ -107,7 +109,8 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
     const offered = await catalog.offered(targetCall(ctx, ctx.member, newReferenceId()));
     return ACTIONS.map((action) => {
       const capability = CAPABILITIES[action];
-      const summary = action === "create" ? buildCapabilities(offered.map((o) => o.target)).create.summary : capability.summary;
+      // Create's summary names only the targets this caller is offered.
+      const summary = action === "create" ? createSummary(offered.map((o) => o.target)) : capability.summary;
       const name = capabilityName(action);
       return {
         name,
@@ -139,7 +142,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
       try {
         return await matches(ctx, query, limit);
       } catch (error) {
-        logger.error("remote session search failed", { error: describeError(error) });
+        logger.error("remote session search failed", { error: errorFacts(error) });
         return [];
       }
     },
@@ -230,15 +233,8 @@ function parseArguments(capability: Capability, body: unknown, fields: Record<st
   return args;
 }
 
-/** The error's class and code, never its message (a message may quote input). */
-function describeError(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { class: typeof error };
-  const code = (error as { code?: unknown }).code;
-  return { class: error.constructor.name, ...(typeof code === "string" ? { code } : {}) };
-}
-
 function toErrorValue(error: unknown, referenceId: string, logger: Logger): SessionError {
   if (SessionFailure.isInstance(error)) return { ...error.error, referenceId };
-  logger.error("remote session capability failed unexpectedly", { referenceId, error: describeError(error) });
+  logger.error("remote session capability failed unexpectedly", { referenceId, error: errorFacts(error) });
   return sessionError("internal_error", "the gateway hit an unexpected error; retry shortly", { referenceId, retryAfterMs: 1_000 });
 }

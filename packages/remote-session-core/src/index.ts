@@ -68,4 +68,4 @@ export { type LedgerRetention, DEFAULT_LEDGER_RETENTION, pruneLedger } from "./l
 export { canonicalDigest } from "./digest.js";
 export { type Migration, loadMigrations, runMigrations, migrate, SESSION_LEDGER_SQL_DIRECTORY } from "./migrate.js";
 export { type RateLimit, CREATE_RATE_LIMIT, SEND_RATE_LIMIT, takeRateLimit } from "./guards/rate-limit.js";
-export { type Logger, silentLogger } from "./logger.js";
+export { type Logger, silentLogger, errorFacts } from "./logger.js";

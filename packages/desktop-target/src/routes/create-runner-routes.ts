@@ -1,4 +1,4 @@
-import { newReferenceId, silentLogger } from "@openwork/remote-session-core";
+import { errorFacts, newReferenceId, silentLogger } from "@openwork/remote-session-core";
 import { RUNNER_ROUTE_ALIAS_PREFIX, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { DEFAULT_PRESENCE_WINDOW_MS } from "../presence.js";
@@ -79,7 +79,7 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { presenceWind
     } catch (error) {
       if (error instanceof ChannelRefusal) return refusalResponse(error);
       const referenceId = newReferenceId();
-      ctx.logger.error("desktop runner: request failed", { path: pathname, referenceId, error: errorClass(error) });
+      ctx.logger.error("desktop runner: request failed", { path: pathname, referenceId, error: errorFacts(error) });
       return errorResponse("internal_error", "the gateway could not answer; retry", { referenceId });
     }
   };
@@ -97,11 +97,4 @@ function decodePathSegment(segment: string): string {
   } catch {
     throw new ChannelRefusal("not_found", "no such desktop");
   }
-}
-
-/** An error's class and code, never its message: a message may quote what a runner sent. */
-function errorClass(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { class: typeof error };
-  const code = (error as { code?: unknown }).code;
-  return { class: error.constructor.name, ...(typeof code === "string" ? { code } : {}) };
 }

@@ -53,11 +53,15 @@ export function createArgs(targets: readonly Target[]) {
     });
 }
 
+/** Create's one-line summary, naming the targets a caller is offered. */
+export const createSummary = (targets: readonly Target[]) =>
+  `Start a chat session on ${targets.map((t) => t.description ?? t.label).join(" or ") || "a target"}, optionally with a first prompt. Returns a sessionId to send to and read.`;
+
 /** Builds create over the targets handed in. */
 export function createCapability(targets: readonly Target[]): Capability {
   return defineCapability({
     action: "create",
-    summary: `Start a chat session on ${targets.map((t) => t.description ?? t.label).join(" or ") || "a target"}, optionally with a first prompt. Returns a sessionId to send to and read.`,
+    summary: createSummary(targets),
     keywords: ["start", "new", "session", "remote", "chat", "run", "delegate", "web", ...targets.map((t) => t.name)],
     write: true,
     args: createArgs(targets),
