@@ -74,7 +74,7 @@ async function start(): Promise<void> {
       ...(env.WITNESS_OPENCODE_URL ? { opencode: { url: env.WITNESS_OPENCODE_URL, directory: process.cwd() } } : {}),
     });
     stops.unshift(() => witness.close());
-    resolverUrl = witness.url;
+    resolverUrl = witness.resolverUrl;
     say(`› witness cloud worker on ${witness.url} (${env.WITNESS_OPENCODE_URL ? "opencode" : "echo engine"})`);
   }
 

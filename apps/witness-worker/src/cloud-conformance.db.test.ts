@@ -11,7 +11,7 @@ runTargetConformance("cloud", async () => {
   await migrate(db.current.sql);
   const witness = await startWitnessWorker({ clientToken: "client-token-conf", hostToken: "host-token-conf", gatewayKey: "gateway-key-conf" });
   const target = createCloudTarget({
-    resolver: createHttpWorkerResolver({ baseUrl: witness.url, gatewayKey: "gateway-key-conf" }),
+    resolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-conf" }),
     isCloudEnabled: async () => true,
     readPollMs: 50,
   });

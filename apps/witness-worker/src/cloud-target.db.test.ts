@@ -24,7 +24,7 @@ beforeAll(async () => {
   });
   await migrate(db.current.sql);
   target = createCloudTarget({
-    resolver: createHttpWorkerResolver({ baseUrl: witness.url, gatewayKey: "gateway-key-123" }),
+    resolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-123" }),
     isCloudEnabled: async () => true,
     webUrlTemplate: "https://web.openwork.test/w/{workspaceId}/s/{sessionId}",
     readPollMs: 100,
@@ -92,12 +92,12 @@ describe("the cloud target against a real opencode behind the witness worker", (
 
   it("stops a slow turn", async () => {
     const created = await sessions.create(call(), { title: "Slow", prompt: "SLOW please take your time" });
-    // Wait until the reply is being written.
-    for (let i = 0; i < 50; i++) {
-      const read = await sessions.read(call(), await find(created.sessionId), { limit: 20, waitMs: 0 });
-      if (read.partialText) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    // Wait until the reply is being written: its text so far is visible before the turn ends.
+    let partialText: string | undefined;
+    for (let i = 0; i < 50 && !partialText; i++) {
+      partialText = (await sessions.read(call(), await find(created.sessionId), { limit: 20, waitMs: 200 })).partialText;
     }
+    expect(partialText).toMatch(/^FAKE_REPLY: /);
     expect(await sessions.stop(call(), await find(created.sessionId))).toEqual({ sessionId: created.sessionId, stopped: true });
     const read = await readSettled(created.sessionId);
     expect(read.state).toBe("stopped");
@@ -121,5 +121,30 @@ describe("the cloud target against a real opencode behind the witness worker", (
     expect((await fetch(`${witness.url}/workspaces`, { headers })).status).toBe(200);
     expect((await fetch(`${witness.url}/workspace/ws_other/opencode/session/status`, { headers })).status).toBe(404);
     expect((await fetch(`${witness.url}/workspace/ws_witness/opencode/session/status`, { headers })).status).toBe(200);
+    expect((await fetch(`${witness.url}/w/ws_witness/opencode/session/status`, { headers: { authorization: "bearer client-token-123" } })).status).toBe(200);
+  });
+
+  it("passes opencode's own refusals through (a message id must start with msg)", async () => {
+    const created = await sessions.create(call(), { title: "ids" });
+    const remoteId = (await find(created.sessionId)).targetSessionId!;
+    const response = await fetch(`${witness.url}/workspace/ws_witness/opencode/session/${remoteId}/prompt_async`, {
+      method: "POST",
+      headers: { authorization: "Bearer client-token-123", "content-type": "application/json" },
+      body: JSON.stringify({ parts: [{ type: "text", text: "x" }], messageID: "abc_1" }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ name: "BadRequest", data: { message: expect.stringContaining('starting with "msg"') } });
+  });
+
+  it("answers cloud_runtime_unreachable while the worker's engine is down", async () => {
+    const created = await sessions.create(call(), { title: "engine" });
+    witness.setEngineDown(true);
+    try {
+      const failure = await sessions.read(call(), await find(created.sessionId), { limit: 5, waitMs: 0 }).catch((error: unknown) => (SessionFailure.isInstance(error) ? error.error : error));
+      expect(failure).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true, message: expect.stringContaining("500 internal_error") });
+    } finally {
+      witness.setEngineDown(false);
+    }
+    expect((await sessions.read(call(), await find(created.sessionId), { limit: 5, waitMs: 0 })).state).toBe("idle");
   });
 });

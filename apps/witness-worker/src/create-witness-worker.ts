@@ -1,9 +1,10 @@
 import { timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
-import { createEchoEngine } from "./echo-engine.js";
+import { createEchoEngine, type EchoEngine } from "./echo/echo-engine.js";
+import type { EchoTiming } from "./echo/echo-sessions.js";
 
 export interface WitnessWorkerOptions {
-  /** The public base URL of this witness (what the resolver reports as the worker URL). */
+  /** The public base URL of the worker (what the resolver reports as the worker URL). */
   baseUrl: string;
   clientToken: string;
   hostToken: string;
@@ -11,101 +12,119 @@ export interface WitnessWorkerOptions {
   gatewayKey: string;
   /** Mount a real opencode server (its base URL and workspace directory); else the echo engine. */
   opencode?: { url: string; directory: string };
+  /** The echo engine's timing (replies, slow words, retries). */
+  echo?: Partial<EchoTiming>;
   workspaceId?: string;
   workerId?: string;
-  /** Start asleep: the resolver answers `waking` until `wakeDelayMs` after the first resolve. */
-  asleep?: boolean;
-  wakeDelayMs?: number;
   /** Members that have a worker; others resolve as missing. Default: everyone. */
   hasWorker?: (memberId: string) => boolean;
 }
 
+/** The worker's power, owned by whoever serves it: asleep means its port refuses connections. */
+export interface WorkerPower {
+  awake(): boolean;
+  /** Starts waking it (idempotent while waking). */
+  wake(): void;
+}
+
 /**
- * A stand-in openwork-server plus den-api's worker resolver, as one Hono app. Where it differs
- * from the real openwork-server: one workspace, no config/skills/approvals routes, tokens compared
- * as given (no scopes), and the resolver route that den-api serves lives here too.
+ * A stand-in openwork-server and, beside it, den-api's worker resolver: two Hono apps, served on
+ * two ports as the real ones live on two hosts. Where it follows the real openwork-server 0.18.16:
+ * only the client token is checked (never the host token), `/workspace/:id/opencode/*` and its
+ * `/w/:id/opencode/*` alias, openwork's `{code, message}` errors, an engine that is down answers
+ * 500 `internal_error`. Where it differs: one workspace, no config/skills/approvals routes, tokens
+ * compared as given (no scopes).
  */
-export function createWitnessWorker(options: WitnessWorkerOptions) {
+export function createWitnessWorker(options: WitnessWorkerOptions & { power: WorkerPower }) {
   const workspaceId = options.workspaceId ?? "ws_witness";
   const workerId = options.workerId ?? "wrk_witness";
-  const echo = createEchoEngine();
-  const state = { asleep: options.asleep ?? false, wakingUntil: null as number | null, wakes: 0 };
-  const app = new Hono();
-
+  const echo: EchoEngine | null = options.opencode ? null : createEchoEngine(options.echo);
+  const state = { engineDown: false };
   const equal = (given: string | undefined, expected: string) =>
     given !== undefined && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
-  const settle = () => {
-    if (state.wakingUntil !== null && Date.now() >= state.wakingUntil) {
-      state.asleep = false;
-      state.wakingUntil = null;
-    }
-  };
 
-  app.get("/health", (c) => c.json({ ok: true, version: "witness", asleep: state.asleep }));
-
-  app.get("/v1/cloud/gateway/resolve", (c) => {
+  const resolver = new Hono();
+  resolver.get("/v1/cloud/gateway/resolve", (c) => {
     if (!equal(c.req.header("x-openwork-gateway-key"), options.gatewayKey)) return c.json({ code: "cloud_not_found" }, 404);
     const memberId = c.req.query("memberId") ?? "";
     if (options.hasWorker && !options.hasWorker(memberId)) return c.json({ code: "cloud_not_found" }, 404);
-    settle();
-    if (state.asleep) {
-      if (state.wakingUntil === null) {
-        state.wakes++;
-        state.wakingUntil = Date.now() + (options.wakeDelayMs ?? 3_000);
-      }
+    if (!options.power.awake()) {
+      options.power.wake();
       return c.json({ status: "waking", workerId, url: null, clientToken: null, hostToken: null, reason: "stopped" });
     }
     return c.json({ status: "ready", workerId, url: options.baseUrl, clientToken: options.clientToken, hostToken: options.hostToken });
   });
 
-  // Everything below is the worker itself: the client token required (the real openwork-server
-  // does not check the host token on these routes, so neither does the witness), asleep → 503.
-  app.use("/workspaces", async (c, next) => guard(c.req.raw) ?? next());
-  app.use("/workspace/*", async (c, next) => guard(c.req.raw) ?? next());
-  const guard = (request: Request): Response | undefined => {
-    const bearer = (request.headers.get("authorization") ?? "").replace(/^Bearer /, "");
-    if (!equal(bearer, options.clientToken)) {
-      return Response.json({ code: "unauthorized", message: "Invalid bearer token" }, { status: 401 });
-    }
-    settle();
-    if (state.asleep) return Response.json({ code: "worker_asleep", message: "The worker is stopped" }, { status: 503 });
-    return undefined;
-  };
-
-  app.get("/workspaces", (c) => {
+  const worker = new Hono();
+  worker.get("/health", (c) => c.json({ ok: true, version: "witness" }));
+  // Everything else needs the client token; the real openwork-server does not check the host
+  // token on these routes, so neither does the witness.
+  worker.use("*", async (c, next) => {
+    if (c.req.path === "/health") return next();
+    const match = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization") ?? "");
+    if (!equal(match?.[1], options.clientToken)) return c.json({ code: "unauthorized", message: "Invalid bearer token" }, 401);
+    return next();
+  });
+  worker.get("/workspaces", (c) => {
     const item = { id: workspaceId, name: "Witness workspace", workspaceType: "local" };
     return c.json({ items: [item], workspaces: [item], activeId: workspaceId });
   });
-
-  app.all("/workspace/:id/opencode/*", async (c) => {
-    if (c.req.param("id") !== workspaceId) return c.json({ code: "workspace_not_found", message: "Workspace not found" }, 404);
+  const mount = async (c: { req: { param(name: string): string | undefined; raw: Request; url: string } }, prefix: string) => {
+    const id = c.req.param("id");
+    if (id !== workspaceId) return Response.json({ code: "workspace_not_found", message: "Workspace not found" }, { status: 404 });
+    if (state.engineDown) return Response.json({ code: "internal_error", message: "Internal server error" }, { status: 500 });
     const url = new URL(c.req.url);
-    const path = url.pathname.slice(`/workspace/${workspaceId}/opencode`.length) || "/";
-    if (!options.opencode) return echo(c.req.raw, path);
-    const upstream = await fetch(`${options.opencode.url}${path}${url.search}`, {
-      method: c.req.method,
-      headers: {
-        "content-type": c.req.header("content-type") ?? "application/json",
-        accept: c.req.header("accept") ?? "application/json",
-        "x-opencode-directory": options.opencode.directory,
-      },
-      ...(["GET", "HEAD"].includes(c.req.method) ? {} : { body: await c.req.arrayBuffer() }),
-    });
-    const headers = new Headers(upstream.headers);
-    for (const hop of ["content-encoding", "content-length", "transfer-encoding", "connection"]) headers.delete(hop);
-    return new Response(upstream.body, { status: upstream.status, headers });
-  });
+    const path = url.pathname.slice(`/${prefix}/${workspaceId}/opencode`.length) || "/";
+    return echo ? echo.handle(c.req.raw, path) : proxy(c.req.raw, `${options.opencode!.url}${path}${url.search}`, options.opencode!.directory);
+  };
+  worker.all("/workspace/:id/opencode/*", (c) => mount(c, "workspace"));
+  worker.all("/w/:id/opencode/*", (c) => mount(c, "w"));
 
   return {
-    app,
-    fetch: (request: Request) => app.fetch(request),
-    /** Puts the worker to sleep: it answers 503 until a resolve wakes it. */
-    sleep: () => {
-      state.asleep = true;
-      state.wakingUntil = null;
+    resolver,
+    worker,
+    /** Takes the engine down (500 `internal_error` on the mount) or brings it back. */
+    setEngineDown: (down: boolean) => {
+      state.engineDown = down;
     },
-    stats: () => ({ wakes: state.wakes, asleep: state.asleep }),
+    /** Open engine event streams (echo engine only). */
+    engineEventStreams: () => echo?.eventStreams() ?? 0,
+    close: () => echo?.close(),
     workspaceId,
     workerId,
   };
+}
+
+async function proxy(request: Request, url: string, directory: string): Promise<Response> {
+  const upstream = await fetch(url, {
+    method: request.method,
+    headers: {
+      "content-type": request.headers.get("content-type") ?? "application/json",
+      accept: request.headers.get("accept") ?? "application/json",
+      "x-opencode-directory": directory,
+    },
+    signal: request.signal,
+    ...(["GET", "HEAD"].includes(request.method) ? {} : { body: await request.arrayBuffer() }),
+  });
+  const headers = new Headers(upstream.headers);
+  for (const hop of ["content-encoding", "content-length", "transfer-encoding", "connection"]) headers.delete(hop);
+  return new Response(upstream.body ? quietOnAbort(upstream.body, request.signal) : null, { status: upstream.status, headers });
+}
+
+/** The upstream body, ended quietly when the client goes away (an event stream's usual end). */
+function quietOnAbort(body: ReadableStream<Uint8Array>, signal: AbortSignal): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        if (signal.aborted) controller.close();
+        else controller.error(error);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }

@@ -1,3 +1,4 @@
-export { type WitnessWorkerOptions, createWitnessWorker } from "./create-witness-worker.js";
-export { createEchoEngine } from "./echo-engine.js";
-export { type RunningWitness, startWitnessWorker } from "./start-witness-worker.js";
+export { type WitnessWorkerOptions, type WorkerPower, createWitnessWorker } from "./create-witness-worker.js";
+export { type EchoEngine, createEchoEngine } from "./echo/echo-engine.js";
+export type { EchoTiming } from "./echo/echo-sessions.js";
+export { type RunningWitness, type StartWitnessOptions, startWitnessWorker } from "./start-witness-worker.js";

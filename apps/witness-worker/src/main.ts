@@ -6,6 +6,7 @@ import { startWitnessWorker } from "./start-witness-worker.js";
 const env = z
   .object({
     WITNESS_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
+    WITNESS_RESOLVER_PORT: z.coerce.number().int().min(0).max(65535).default(8789),
     WITNESS_CLIENT_TOKEN: z.string().min(8).default("witness-client-token"),
     WITNESS_HOST_TOKEN: z.string().min(8).default("witness-host-token"),
     WITNESS_GATEWAY_KEY: z.string().min(8).default("witness-gateway-key"),
@@ -17,13 +18,14 @@ const env = z
 
 const witness = await startWitnessWorker({
   port: env.WITNESS_PORT,
+  resolverPort: env.WITNESS_RESOLVER_PORT,
   clientToken: env.WITNESS_CLIENT_TOKEN,
   hostToken: env.WITNESS_HOST_TOKEN,
   gatewayKey: env.WITNESS_GATEWAY_KEY,
   asleep: env.WITNESS_ASLEEP === "1",
   ...(env.WITNESS_OPENCODE_URL ? { opencode: { url: env.WITNESS_OPENCODE_URL, directory: env.WITNESS_OPENCODE_DIRECTORY ?? process.cwd() } } : {}),
 });
-process.stdout.write(`witness worker on ${witness.url} (${env.WITNESS_OPENCODE_URL ? "opencode" : "echo engine"})\n`);
+process.stdout.write(`witness worker on ${witness.url} (${env.WITNESS_OPENCODE_URL ? "opencode" : "echo engine"}), its resolver on ${witness.resolverUrl}\n`);
 const stop = () => void witness.close().then(() => process.exit(0));
 process.once("SIGINT", stop);
 process.once("SIGTERM", stop);

@@ -20,7 +20,7 @@ async function sleepingWorker(wakeDelayMs: number, budgetMs: number, extra: { ha
   const witness = await startWitnessWorker({ clientToken: "client-token-123", hostToken: "host-token-123", gatewayKey: "key-123456", asleep: true, wakeDelayMs, ...extra });
   witnesses.push(witness);
   const target = createCloudTarget({
-    resolver: createHttpWorkerResolver({ baseUrl: witness.url, gatewayKey: "key-123456" }),
+    resolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "key-123456" }),
     isCloudEnabled: async () => true,
     budgetMs,
     wakePollMs: 100,
@@ -50,7 +50,9 @@ describe("waking a sleeping cloud worker", () => {
   it("never holds a read longer than its waitMs while the worker wakes", async () => {
     const { target, listed, call, witness } = await sleepingWorker(600, 10_000);
     const created = await target.create(call(), { title: "t" });
-    witness.sleep();
+    await witness.sleep();
+    // A stopped worker is a machine that is off: its port refuses connections.
+    await expect(fetch(`${witness.url}/health`)).rejects.toThrow();
     const session = (await listed())[0]!;
     expect(session.id).toBe(created.sessionId);
     const started = Date.now();

@@ -3,7 +3,6 @@ import {
   decodeCursor,
   type LedgerSession,
   type Logger,
-  type SessionState,
   silentLogger,
   sliceTranscript,
   type Target,
@@ -11,11 +10,13 @@ import {
   fail,
   WorkspaceIdSchema,
 } from "@openwork/remote-session-core";
-import { buildCloudTranscript, type CloudTranscript } from "./cloud-transcript.js";
+import { buildCloudTranscript } from "./cloud-transcript.js";
 import { newOpencodeMessageId } from "./opencode-message-id.js";
+import { cloudSessionState } from "./turn-state.js";
 import { createWakeAndWait } from "./wake-and-wait.js";
 import { createWorkerClient, type WorkerClient } from "./worker-client.js";
-import type { WorkerResolver } from "./worker-resolver.js";
+import { createWorkerEvents, type EventSource, type WorkerEvents } from "./worker-events.js";
+import type { ReadyWorker, WorkerResolver } from "./worker-resolver.js";
 
 export interface CloudTargetOptions {
   resolver: WorkerResolver;
@@ -30,8 +31,17 @@ export interface CloudTargetOptions {
   budgetMs?: number;
   /** Readiness poll while waking. Default 1 s. */
   wakePollMs?: number;
-  /** Poll of a read with `waitMs`. Default 500 ms. */
+  /** Poll of a read with `waitMs` when the worker's event stream is not available. Default 500 ms. */
   readPollMs?: number;
+  /**
+   * The worker event streams (`createWorkerEvents`); pass one to share it among targets or tune
+   * it. Default: one per target.
+   */
+  events?: WorkerEvents;
+  /** How long a prompt may show neither a reply nor a busy worker before its turn counts as failed. Default 10 s. */
+  turnStartGraceMs?: number;
+  /** How long create and send keep listening for a turn's end when nobody reads it. Default 10 min. */
+  followMs?: number;
   /** Per worker request. Default 10 s. */
   requestTimeoutMs?: number;
   fetch?: typeof fetch;
@@ -50,6 +60,8 @@ interface CloudRef {
 export function createCloudTarget(options: CloudTargetOptions): Target {
   const logger = options.logger ?? silentLogger;
   const readPollMs = options.readPollMs ?? 500;
+  const graceMs = options.turnStartGraceMs ?? 10_000;
+  const events = options.events ?? createWorkerEvents({ logger, ...(options.fetch ? { fetch: options.fetch } : {}) });
   const waitForWorker = createWakeAndWait({
     resolver: options.resolver,
     logger,
@@ -57,13 +69,36 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
     ...(options.wakePollMs === undefined ? {} : { pollMs: options.wakePollMs }),
   });
   /** The member's worker, waited for at most `budgetMs` (default: the whole call budget). */
-  const clientFor = async (call: TargetCall, budgetMs?: number): Promise<{ client: WorkerClient; workerId: string }> => {
+  const clientFor = async (call: TargetCall, budgetMs?: number): Promise<{ client: WorkerClient; worker: ReadyWorker }> => {
     const worker = await waitForWorker(call, budgetMs);
     const client = createWorkerClient(worker, {
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.requestTimeoutMs ? { timeoutMs: options.requestTimeoutMs } : {}),
     });
-    return { client, workerId: worker.workerId };
+    return { client, worker };
+  };
+  const sourceOf = (worker: ReadyWorker, workspaceId: string): EventSource => ({ url: worker.url, clientToken: worker.clientToken, workspaceId });
+  /**
+   * Listens to a session from before its prompt until its turn ends: an error that ends a turn
+   * before any reply is only ever an event, sent within milliseconds of the prompt.
+   */
+  const follow = async (source: EventSource, sessionId: string): Promise<void> => {
+    const watch = events.watch(source, sessionId);
+    await Promise.race([watch.connected, delay(1_000)]);
+    const until = Date.now() + (options.followMs ?? 600_000);
+    void (async () => {
+      let busy = false;
+      try {
+        while (watch.live() && Date.now() < until) {
+          const signals = watch.signals();
+          if (signals.error || (busy && signals.status === null)) return;
+          busy ||= signals.status !== null;
+          await watch.changed(watch.version(), until - Date.now());
+        }
+      } finally {
+        watch.close();
+      }
+    })();
   };
   const webUrlOf = (ref: CloudRef, sessionId: string | null) =>
     options.webUrlTemplate && sessionId
@@ -91,12 +126,15 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
     availability: async (call) => ({ available: await options.isCloudEnabled(call) }),
 
     create: async (call, input) => {
-      const { client, workerId } = await clientFor(call);
+      const { client, worker } = await clientFor(call);
+      const { workerId } = worker;
       const workspaceId = (input.extra.workspaceId as string | undefined) ?? (await activeWorkspace(client));
       const remote = await client.createSession(workspaceId, input.title);
       const promptId = input.prompt ? newOpencodeMessageId() : undefined;
+      const promptAt = Date.now();
       if (input.prompt && promptId) {
         try {
+          await follow(sourceOf(worker, workspaceId), remote.id);
           await client.promptAsync(workspaceId, remote.id, { text: input.prompt, messageID: promptId, model: input.model });
         } catch (error) {
           // No half-created session: the caller will retry the whole create.
@@ -110,41 +148,65 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       return {
         state: input.prompt ? "running" : "idle",
         targetSessionId: remote.id,
-        targetRef: { ...ref, ...(promptId ? { lastPromptId: promptId } : {}) },
+        targetRef: { ...ref, ...(promptId ? { lastPromptId: promptId, lastPromptAt: promptAt } : {}) },
         ...(webUrl ? { webUrl } : {}),
       };
     },
 
     send: async (call, session, input) => {
-      const { client } = await clientFor(call);
+      const { client, worker } = await clientFor(call);
       const { ref, remoteId } = locate(session);
       const messageId = input.messageId ?? newOpencodeMessageId();
       // A retried send with the same message id finds its prompt already there.
       const alreadyPresent = input.messageId !== undefined && (await client.hasMessage(ref.workspaceId, remoteId, messageId));
-      if (!alreadyPresent) await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId });
+      const promptAt = Date.now();
+      if (!alreadyPresent) {
+        await follow(sourceOf(worker, ref.workspaceId), remoteId);
+        await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId });
+      }
       logger.info("cloud target: prompt sent", { sessionId: session.id, referenceId: call.referenceId, alreadyPresent, promptChars: input.prompt.length });
-      return { sessionId: session.id, messageId, state: "accepted", alreadyPresent, sessionState: "running", targetRef: { lastPromptId: messageId } };
+      const targetRef = alreadyPresent ? { lastPromptId: messageId } : { lastPromptId: messageId, lastPromptAt: promptAt };
+      return { sessionId: session.id, messageId, state: "accepted", alreadyPresent, sessionState: "running", targetRef };
     },
 
     read: async (call, session, input) => {
       const position = decodeCursor(session.id, input.cursor);
       // A read never waits for a waking worker longer than it asked to wait.
-      const { client } = await clientFor(call, input.waitMs);
+      const { client, worker } = await clientFor(call, input.waitMs);
       const { ref, remoteId } = locate(session);
+      const source = sourceOf(worker, ref.workspaceId);
       const deadline = Date.now() + input.waitMs;
-      for (;;) {
-        const [messages, status] = await Promise.all([client.messages(ref.workspaceId, remoteId), client.status(ref.workspaceId)]);
-        const transcript = buildCloudTranscript(messages);
-        // Right after prompt_async a fresh worker may neither list the session as busy nor have
-        // stored the prompt yet: until our last prompt shows up, its turn has not even begun.
-        const awaited = session.targetRef.lastPromptId;
-        const promptPending = typeof awaited === "string" && !messages.some((m) => m.info.id === awaited);
-        const state = promptPending ? "running" : stateOf(transcript, status[remoteId]?.type);
-        const settled = answeredAfter(transcript, position) || state !== "running" || Date.now() >= deadline || call.signal?.aborted;
-        if (settled) {
-          return sliceTranscript({ session, target: "cloud", state, transcript, position, cursor: input.cursor, limit: input.limit, from: input.from, webUrl: webUrlOf(ref, remoteId) });
+      // Listening starts before the first look, so nothing that happens after it is missed.
+      const watch = input.waitMs > 0 ? events.watch(source, remoteId) : undefined;
+      try {
+        if (watch) await Promise.race([watch.connected, delay(Math.min(1_000, input.waitMs))]);
+        for (;;) {
+          const seen = watch?.version() ?? 0;
+          const signals = watch?.signals() ?? events.peek(source, remoteId);
+          const [messages, status] = await Promise.all([client.messages(ref.workspaceId, remoteId), client.status(ref.workspaceId)]);
+          const transcript = buildCloudTranscript(messages, signals?.liveText);
+          const view = cloudSessionState({ transcript, status: status[remoteId], signals, session, now: Date.now(), graceMs });
+          const settled = answeredAfter(transcript, position) || view.state !== "running" || Date.now() >= deadline || call.signal?.aborted;
+          if (settled) {
+            const slice = sliceTranscript({
+              session,
+              target: "cloud",
+              state: view.state,
+              transcript: { ...transcript, lastError: view.lastError ?? null },
+              position,
+              cursor: input.cursor,
+              limit: input.limit,
+              from: input.from,
+              webUrl: webUrlOf(ref, remoteId),
+            });
+            return { ...slice, ...(view.retrying ? { retrying: view.retrying } : {}) };
+          }
+          const remaining = Math.max(0, deadline - Date.now());
+          // Without a live stream, poll; with one, a turn that fails silently is still noticed once the grace passes.
+          await (watch?.live() ? watch.changed(seen, Math.min(remaining, graceMs)) : delay(Math.min(readPollMs, remaining)));
         }
-        await new Promise((resolve) => setTimeout(resolve, Math.min(readPollMs, Math.max(0, deadline - Date.now()))));
+      } finally {
+        watch?.close();
       }
     },
 
@@ -153,10 +215,12 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
     // Abort answers true even for a session the worker does not know, and for one with nothing
     // running: look first, so a stop reports what it did and list and read never disagree.
     stop: async (call, session) => {
-      const { client } = await clientFor(call);
+      const { client, worker } = await clientFor(call);
       const { ref, remoteId } = locate(session);
       const [messages, status] = await Promise.all([client.messages(ref.workspaceId, remoteId), client.status(ref.workspaceId)]);
-      if (stateOf(buildCloudTranscript(messages), status[remoteId]?.type) !== "running") return { sessionId: session.id, stopped: false };
+      const signals = events.peek(sourceOf(worker, ref.workspaceId), remoteId);
+      const view = cloudSessionState({ transcript: buildCloudTranscript(messages), status: status[remoteId], signals, session, now: Date.now(), graceMs });
+      if (view.state !== "running") return { sessionId: session.id, stopped: false };
       await client.abort(ref.workspaceId, remoteId);
       return { sessionId: session.id, stopped: true, sessionState: "stopped" };
     },
@@ -177,10 +241,4 @@ function locate(session: LedgerSession): { ref: CloudRef; remoteId: string } {
   return { ref: { workerId: String(workerId ?? ""), workspaceId }, remoteId: session.targetSessionId };
 }
 
-/** The session's state from the worker's status and its messages (status alone races). */
-function stateOf(transcript: CloudTranscript, status: string | undefined): SessionState {
-  if (status === "busy" || status === "retry") return "running";
-  if (!transcript.turnOver) return "running";
-  if (transcript.lastError?.error === "MessageAbortedError") return "stopped";
-  return "idle";
-}
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -14,9 +14,11 @@ const done = { time: { created: 2, completed: 3 }, finish: "stop" };
 
 describe("buildCloudTranscript", () => {
   it("keeps a prompt queued behind a running reply out until the reply completes", () => {
-    const during = buildCloudTranscript([user("msg_1", "a"), assistant("msg_2", "wor"), user("msg_3", "b")]);
+    // As opencode lists it: the running reply's text part is empty; its text so far came as events.
+    const during = buildCloudTranscript([user("msg_1", "a"), assistant("msg_2", ""), user("msg_3", "b")], new Map([["msg_2", "wor"]]));
     expect(during.messages.map((m) => m.id)).toEqual(["msg_1"]);
     expect(during.partialText).toBe("wor");
+    expect(buildCloudTranscript([user("msg_1", "a"), assistant("msg_2", "")]).partialText).toBeNull();
     expect(during.turnOver).toBe(false);
     const after = buildCloudTranscript([user("msg_1", "a"), assistant("msg_2", "word", done), user("msg_3", "b")]);
     expect(after.messages.map((m) => m.id)).toEqual(["msg_1", "msg_2", "msg_3"]);
@@ -37,6 +39,12 @@ describe("buildCloudTranscript", () => {
     const transcript = buildCloudTranscript([user("msg_1", "x"), aborted]);
     expect(transcript.turnOver).toBe(true);
     expect(transcript.lastError).toEqual({ error: "MessageAbortedError", message: "Aborted" });
+  });
+
+  it("counts a reply completed with neither finish nor error as stopped (aborted while the provider was retried)", () => {
+    const retried = buildCloudTranscript([user("msg_1", "x"), { info: { id: "msg_2", role: "assistant", time: { created: 2, completed: 3 } }, parts: [] }]);
+    expect(retried).toMatchObject({ turnOver: true, aborted: true, lastError: null, lastUser: { id: "msg_1", createdAt: 1 } });
+    expect(buildCloudTranscript([user("msg_1", "x"), assistant("msg_2", "ok", done)]).aborted).toBe(false);
   });
 
   it("describes an engine error that carries no message in words, with its code beside them", () => {

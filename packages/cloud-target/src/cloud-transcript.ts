@@ -7,6 +7,10 @@ export interface CloudTranscript extends Transcript {
   turnOver: boolean;
   /** The error that ended the latest turn, if one did. */
   lastError: { error: string; message: string } | null;
+  /** Whether the latest turn was stopped (aborted) rather than finished. */
+  aborted: boolean;
+  /** The latest prompt's message id and when the worker stored it (epoch ms). */
+  lastUser: { id: string; createdAt: number } | null;
 }
 
 const TOOL_STATUS: Record<string, ToolCallSummary["status"]> = {
@@ -22,16 +26,24 @@ const TOOL_STATUS: Record<string, ToolCallSummary["status"]> = {
  * grows: a cursor can be a position in it. A user message queued behind a running reply stays
  * out until that reply completes, or the order would change under the reader.
  */
-export function buildCloudTranscript(raw: MessageWithParts[]): CloudTranscript {
+export function buildCloudTranscript(raw: MessageWithParts[], liveText: ReadonlyMap<string, string> = new Map()): CloudTranscript {
   const messages: TranscriptMessage[] = [];
   let index = 0;
   for (; index < raw.length && isComplete(raw[index]!); index++) messages.push(toMessage(raw[index]!));
-  const partial = raw.slice(index).filter((m) => m.info.role === "assistant").map(textOf).join("\n\n");
+  // A reply being written keeps an empty text part until it ends: its text so far exists only
+  // as events, which the caller passes in.
+  const partial = raw
+    .slice(index)
+    .filter((m) => m.info.role === "assistant")
+    .map((m) => textOf(m) || liveText.get(m.info.id) || "")
+    .filter((text) => text !== "")
+    .join("\n\n");
 
   const lastUser = raw.findLastIndex((m) => m.info.role === "user");
   const replies = raw.slice(lastUser + 1).filter((m) => m.info.role === "assistant");
   const turnOver = lastUser === -1 || turnIsOver(replies);
   const failed = replies.findLast((m) => m.info.error);
+  const aborted = turnOver && replies.some(wasAborted);
   let finalAssistant: CloudTranscript["finalAssistant"] = null;
   if (turnOver && lastUser !== -1) {
     for (let i = messages.length - 1; i > lastUser; i--) {
@@ -48,6 +60,8 @@ export function buildCloudTranscript(raw: MessageWithParts[]): CloudTranscript {
     finalAssistant,
     turnOver,
     lastError: failed?.info.error ? { error: failed.info.error.name, message: describeEngineError(failed.info.error) } : null,
+    aborted,
+    lastUser: lastUser === -1 ? null : { id: raw[lastUser]!.info.id, createdAt: raw[lastUser]!.info.time.created },
   };
 }
 
@@ -70,6 +84,15 @@ function describeEngineError(error: { name: string; data?: { message?: string | 
  */
 export function turnIsOver(replies: MessageWithParts[]): boolean {
   return replies.some((m) => m.info.error !== undefined || (m.info.time.completed !== undefined && m.info.finish !== "tool-calls"));
+}
+
+/**
+ * Aborted: marked so, or — a turn aborted while its provider was being retried — completed with
+ * neither a finish nor an error (a reply that ends normally always has a finish).
+ */
+function wasAborted(message: MessageWithParts): boolean {
+  const { info } = message;
+  return info.error?.name === "MessageAbortedError" || (info.time.completed !== undefined && info.finish === undefined && info.error === undefined);
 }
 
 function isComplete(message: MessageWithParts): boolean {

@@ -4,3 +4,4 @@ export { type HttpWorkerResolverOptions, createHttpWorkerResolver, ResolverConfi
 export { type WakeAndWaitOptions, createWakeAndWait } from "./wake-and-wait.js";
 export { type WorkerClient, createWorkerClient } from "./worker-client.js";
 export { newOpencodeMessageId } from "./opencode-message-id.js";
+export { type EventSource, type SessionSignals, type SessionWatch, type WorkerEvents, type WorkerEventsOptions, createWorkerEvents } from "./worker-events.js";

@@ -105,6 +105,8 @@ export interface ReadResult {
   lastError?: Pick<SessionError, "error" | "message"> | { error: string; message: string };
   /** A `queued` session: what its next turn waits for (the machine it is pinned to, its deadline). */
   waitingFor?: { runner?: { runnerId: string; name: string }; expiresAt: string };
+  /** A `running` turn whose model provider failed and is being retried: which attempt, why, when next. */
+  retrying?: { attempt: number; message: string; nextAt?: string };
 }
 
 export interface StopResult {

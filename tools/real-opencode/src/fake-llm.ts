@@ -10,7 +10,8 @@ export interface FakeLlmRequest {
 
 /**
  * A tiny OpenAI-compatible chat-completions server: it answers `FAKE_REPLY: <last user text>`,
- * streamed. A prompt containing `SLOW` streams one word every 300 ms (for stop tests).
+ * streamed. A prompt containing `SLOW` streams one word every 300 ms (for stop tests and live
+ * text); one containing `FAIL500` is answered 500, as a provider that is down (opencode retries).
  */
 export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRequest[]; close(): Promise<void> }> {
   const requests: FakeLlmRequest[] = [];
@@ -18,6 +19,11 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
     const body = JSON.parse((await readBody(request)) || "{}") as { messages?: { role: string; content: unknown }[]; stream?: boolean };
     const lastUserText = lastUser(body.messages ?? []);
     requests.push({ path: request.url ?? "", lastUserText, stream: body.stream === true });
+    if (lastUserText.includes("FAIL500")) {
+      response.writeHead(500, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { message: "fake provider is down", type: "server_error" } }));
+      return;
+    }
     const reply = `FAKE_REPLY: ${lastUserText}`;
     const pieces = lastUserText.includes("SLOW") ? [...reply.split(" ").map((w) => `${w} `), ...Array(40).fill("more ")] : [reply];
     const delay = lastUserText.includes("SLOW") ? 300 : 0;

@@ -114,7 +114,7 @@ beforeAll(async () => {
     members: () => members,
     cloudEnabled: (org) => cloudOrganizations.has(org),
     runnerTokenSecret: "e2e-runner-secret-0123456789abcdef",
-    cloudResolver: createHttpWorkerResolver({ baseUrl: witness.url, gatewayKey: "gateway-key-e2e" }),
+    cloudResolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-e2e" }),
     webUrlTemplate: "https://web.openwork.test/w/{workspaceId}/s/{sessionId}",
     logger: { info: (m, f) => void logLines.push(`${m} ${JSON.stringify(f)}`), warn: (m, f) => void logLines.push(`${m} ${JSON.stringify(f)}`), error: (m, f) => void logLines.push(`${m} ${JSON.stringify(f)}`) },
     timings: { leaseMs: 3_000, heartbeatIntervalMs: 500, sweepIntervalMs: 200, cloudBudgetMs: 500 },
@@ -255,8 +255,9 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     const sends = await Promise.all([1, 2].map(() => ok(client, "remote-session:send", { sessionId: created.sessionId, prompt: "once", messageId: "msg_race0000000001" })));
     expect(sends.map((s) => s.alreadyPresent).sort()).toEqual([false, true]);
     const read = await readUntil(client, String(created.sessionId), (r) => r.state === "idle" && (r.messages as unknown[]).length > 0);
-    const prompts = (read.messages as { id: string; role: string }[]).filter((m) => m.role === "user");
-    expect(prompts.map((m) => m.id)).toEqual(["msg_race0000000001"]);
+    // The worker appends a second prompt with the same id to that message, so its text tells.
+    const prompts = (read.messages as { id: string; role: string; text: string }[]).filter((m) => m.role === "user");
+    expect(prompts.map((m) => [m.id, m.text])).toEqual([["msg_race0000000001", "once"]]);
     // A workspace the worker does not have is named as such, and creates nothing.
     expect((await execute(client, "remote-session:create", { target: "cloud", workspaceId: "ws_other" })).structuredContent).toMatchObject({ error: "unknown_workspace" });
     // The worker loses the session: a stop is refused as unknown, not reported as done.
@@ -272,7 +273,7 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     const read = await readUntil(client, String(created.sessionId), (r) => r.state === "idle");
     expect(read.finalAssistantText ?? (await ok(client, "remote-session:read", { sessionId: created.sessionId })).finalAssistantText).toBe("echo: hello cloud");
 
-    witness.sleep();
+    await witness.sleep();
     const waking = await execute(client, "remote-session:create", { target: "cloud", prompt: "wake up", idempotencyKey: "wake-1" });
     expect(waking.structuredContent).toMatchObject({ error: "cloud_runtime_waking", retryable: true, retryAfterMs: expect.any(Number) });
     await new Promise((resolve) => setTimeout(resolve, 1_100));

@@ -1,0 +1,139 @@
+import { createCloudTarget, createHttpWorkerResolver, createWorkerEvents } from "@openwork/cloud-target";
+import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
+import { createSessionLedger, type LedgerSession, migrate, newReferenceId, type ReadResult } from "@openwork/remote-session-core";
+import { targetSessions } from "@openwork/remote-session-core/testing";
+import { useTestDatabase } from "@openwork/test-postgres";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type RunningWitness, startWitnessWorker } from "./start-witness-worker.js";
+
+// How a turn ends, read through the cloud target: on the echo engine (which reproduces what
+// opencode does) and on a real opencode behind the witness. `reply` is each engine's answer prefix.
+const db = useTestDatabase();
+beforeAll(() => migrate(db.current.sql));
+
+const engines = [
+  { name: "echo engine", reply: "echo: ", retryMessage: "echo provider is down", real: false },
+  { name: "real opencode", reply: "FAKE_REPLY: ", retryMessage: "fake provider is down", real: true },
+] as const;
+
+describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real }) => {
+  let opencode: RealOpencode | undefined;
+  let witness: RunningWitness;
+  let members = 0;
+  const member = () => ({ organizationId: "org_turns", userId: `user_turns_${++members}`, memberId: `mem_turns_${members}` });
+
+  beforeAll(async () => {
+    opencode = real ? await startRealOpencode() : undefined;
+    witness = await startWitnessWorker({
+      clientToken: "client-token-turns",
+      hostToken: "host-token-turns",
+      gatewayKey: "gateway-key-turns",
+      echo: { replyDelayMs: 100, retryMs: 500 },
+      ...(opencode ? { opencode: { url: opencode.url, directory: opencode.directory } } : {}),
+    });
+  }, 90_000);
+  const processes: { events: ReturnType<typeof createWorkerEvents> }[] = [];
+  afterEach(() => {
+    for (const process of processes.splice(0)) process.events.close();
+  });
+  afterAll(async () => {
+    await witness?.close();
+    await opencode?.stop();
+  });
+
+  /** A gateway process: its own target, event streams and ledger view. */
+  const gatewayProcess = (options: { turnStartGraceMs?: number } = {}) => {
+    const events = createWorkerEvents({ lingerMs: 500 });
+    const target = createCloudTarget({
+      resolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-turns" }),
+      isCloudEnabled: async () => true,
+      events,
+      ...options,
+    });
+    const ledger = createSessionLedger(db.current.sql);
+    processes.push({ events });
+    return { events, sessions: targetSessions(target, ledger), ledger };
+  };
+
+  const readOf = async (gateway: ReturnType<typeof gatewayProcess>, who: ReturnType<typeof member>, sessionId: string, input: { waitMs: number; cursor?: string }) =>
+    gateway.sessions.read({ ...who, referenceId: newReferenceId() }, (await gateway.ledger.find(who, sessionId)) as LedgerSession, { limit: 20, ...input });
+
+  it("reports a turn that fails before any reply as failed, with the engine's reason, at once", async () => {
+    const gateway = gatewayProcess();
+    const who = member();
+    const call = { ...who, referenceId: newReferenceId() };
+    const created = await gateway.sessions.create(call, { title: "bad model", prompt: "hello", model: { providerId: "nobody", modelId: "nope" } });
+    const started = Date.now();
+    const read = await readOf(gateway, who, created.sessionId, { waitMs: 8_000 });
+    expect(read.state).toBe("failed");
+    expect(read.lastError).toEqual({ error: "model_unavailable", message: "Model not found: nobody/nope." });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(read.messages.map((m) => m.role)).toEqual(["user"]);
+    // Another gateway process, which never heard the event, keeps what was recorded.
+    expect(await readOf(gatewayProcess(), who, created.sessionId, { waitMs: 0 })).toMatchObject({ state: "failed", lastError: { error: "model_unavailable" } });
+    expect((await gateway.ledger.find(who, created.sessionId))?.state).toBe("failed");
+  });
+
+  it("does not read an unanswered prompt as running forever when nobody heard why", async () => {
+    const who = member();
+    const sender = gatewayProcess();
+    const created = await sender.sessions.create({ ...who, referenceId: newReferenceId() }, { title: "bad model", prompt: "hello", model: { providerId: "nobody", modelId: "nope" } });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // A process that was not listening, with a short grace: failed, without the reason it never heard.
+    const stranger = gatewayProcess({ turnStartGraceMs: 400 });
+    const started = Date.now();
+    const read = await readOf(stranger, who, created.sessionId, { waitMs: 5_000 });
+    expect(read).toMatchObject({ state: "failed", lastError: { error: "turn_failed", message: expect.stringContaining("without a reply") } });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it("shows live text while the reply is written, before the turn ends", async () => {
+    const gateway = gatewayProcess();
+    const who = member();
+    const created = await gateway.sessions.create({ ...who, referenceId: newReferenceId() }, { title: "slow", prompt: "SLOW words please" });
+    let read: ReadResult | undefined;
+    for (let i = 0; i < 40 && !read?.partialText?.includes("words"); i++) read = await readOf(gateway, who, created.sessionId, { waitMs: 400 });
+    expect(read?.state).toBe("running");
+    expect(read?.partialText).toMatch(new RegExp(`^${reply}SLOW words`));
+    // A waiting read that ends at its deadline carries the text so far, grown since.
+    const later = await readOf(gateway, who, created.sessionId, { waitMs: 700 });
+    expect(later.partialText!.length).toBeGreaterThan(read!.partialText!.length);
+    await gateway.sessions.stop({ ...who, referenceId: newReferenceId() }, (await gateway.ledger.find(who, created.sessionId)) as LedgerSession);
+  });
+
+  it("shows a provider being retried, and stops it", async () => {
+    const gateway = gatewayProcess();
+    const who = member();
+    const created = await gateway.sessions.create({ ...who, referenceId: newReferenceId() }, { title: "retry", prompt: "FAIL500 please" });
+    let read: ReadResult | undefined;
+    for (let i = 0; i < 20 && !read?.retrying; i++) read = await readOf(gateway, who, created.sessionId, { waitMs: 500 });
+    expect(read).toMatchObject({ state: "running", retrying: { attempt: expect.any(Number), message: retryMessage } });
+    const stop = await gateway.sessions.stop({ ...who, referenceId: newReferenceId() }, (await gateway.ledger.find(who, created.sessionId)) as LedgerSession);
+    expect(stop).toEqual({ sessionId: created.sessionId, stopped: true });
+    const after = await readOf(gateway, who, created.sessionId, { waitMs: 3_000 });
+    expect(after.state).toBe("stopped");
+    expect(after.retrying).toBeUndefined();
+  });
+
+  it("wakes a waiting read when the reply lands instead of polling, sharing one upstream stream", async () => {
+    const gateway = gatewayProcess();
+    const who = member();
+    const call = () => ({ ...who, referenceId: newReferenceId() });
+    // Warm up: the first prompt of an engine instance is slow.
+    const warm = await gateway.sessions.create(call(), { title: "warm", prompt: "warm up" });
+    expect((await readOf(gateway, who, warm.sessionId, { waitMs: 10_000 })).state).toBe("idle");
+    const [a, b] = await Promise.all([gateway.sessions.create(call(), { title: "a", prompt: "one" }), gateway.sessions.create(call(), { title: "b", prompt: "two" })]);
+    const started = Date.now();
+    const reads = await Promise.all([a, b].map((s) => readOf(gateway, who, s.sessionId, { waitMs: 10_000 })));
+    expect(reads.map((r) => [r.state, r.finalAssistantText])).toEqual([
+      ["idle", `${reply}one`],
+      ["idle", `${reply}two`],
+    ]);
+    expect(gateway.events.openStreams()).toBe(1);
+    if (!real) {
+      // The echo engine answers 100 ms after the prompt; polling every 500 ms could not be this quick.
+      expect(Date.now() - started).toBeLessThan(450);
+      expect(witness.engineEventStreams()).toBe(1);
+    }
+  });
+});

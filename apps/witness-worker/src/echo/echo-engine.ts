@@ -1,0 +1,74 @@
+import { createEventBus } from "./event-bus.js";
+import { createEchoSessions, type EchoTiming } from "./echo-sessions.js";
+
+const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+const opencodeError = (status: number, name: string, message: string, extra: Record<string, unknown> = {}) =>
+  json({ name, data: { message, ...extra } }, status);
+const badRequest = (message: string) => opencodeError(400, "BadRequest", message, { kind: "Payload" });
+
+interface PromptBody {
+  parts?: { type: string; text?: string }[];
+  messageID?: unknown;
+  model?: { providerID: string; modelID: string };
+}
+
+/**
+ * A tiny in-memory engine with the subset of opencode's routes the cloud target uses (sessions,
+ * messages, `prompt_async`, status, abort, the event stream), for `npm start` and tests without an
+ * opencode binary. Each prompt is answered `echo: <prompt>`; see `createEchoSessions` for what it
+ * reproduces of opencode and the prompt markers. Not a model, not opencode.
+ */
+export function createEchoEngine(options: Partial<EchoTiming> = {}) {
+  const bus = createEventBus();
+  const echo = createEchoSessions(bus, { replyDelayMs: 150, slowWordMs: 300, retryMs: 1_000, ...options });
+
+  const handle = async (request: Request, path: string): Promise<Response> => {
+    const method = request.method.toUpperCase();
+    if (method === "GET" && (path === "/event" || path === "/global/event")) return bus.stream(request.signal);
+    if (method === "GET" && path === "/session/status") {
+      return json(Object.fromEntries([...echo.sessions.values()].filter((s) => s.status).map((s) => [s.id, s.status])));
+    }
+    if (method === "POST" && path === "/session") {
+      const body = (await request.json().catch(() => ({}))) as { title?: string };
+      const session = echo.create(body.title);
+      return json({ id: session.id, title: session.title, time: session.time });
+    }
+    const match = /^\/session\/([^/]+)(?:\/(message|prompt_async|abort)(?:\/([^/]+))?)?$/.exec(path);
+    if (!match) return opencodeError(404, "NotFoundError", "Route not found");
+    const [, rawId, action, messageId] = match;
+    const id = decodeURIComponent(rawId!);
+    const session = echo.sessions.get(id);
+    // As opencode: aborting a session it does not know answers true; anything else is "not found".
+    if (!session && action === "abort" && method === "POST") return json(true);
+    if (!session) return opencodeError(404, "NotFoundError", `Session not found: ${id}`);
+    if (!action && method === "GET") return json({ id: session.id, title: session.title, time: session.time });
+    if (!action && method === "DELETE") {
+      echo.remove(session);
+      return json(true);
+    }
+    if (action === "message" && method === "GET") {
+      if (!messageId) return json(session.messages);
+      const found = session.messages.find((m) => m.info.id === decodeURIComponent(messageId));
+      return found ? json(found) : opencodeError(404, "NotFoundError", `Message not found: ${decodeURIComponent(messageId)}`);
+    }
+    if (action === "prompt_async" && method === "POST") {
+      const body = (await request.json().catch(() => ({}))) as PromptBody;
+      if (!Array.isArray(body.parts)) return badRequest('Missing key\n  at ["parts"]');
+      if (body.messageID !== undefined && (typeof body.messageID !== "string" || !body.messageID.startsWith("msg"))) {
+        return badRequest(`Expected a string starting with "msg", got ${JSON.stringify(body.messageID)}\n  at ["messageID"]`);
+      }
+      const text = body.parts.filter((p) => p.type === "text").map((p) => p.text ?? "").join("");
+      echo.prompt(session, { text, ...(body.messageID ? { messageID: body.messageID } : {}), ...(body.model ? { model: body.model } : {}) });
+      return new Response(null, { status: 204 });
+    }
+    if (action === "abort" && method === "POST") {
+      echo.abort(session);
+      return json(true);
+    }
+    return opencodeError(404, "NotFoundError", "Route not found");
+  };
+
+  return { handle, eventStreams: bus.subscribers, close: echo.close };
+}
+
+export type EchoEngine = ReturnType<typeof createEchoEngine>;

@@ -1,0 +1,217 @@
+import { randomBytes } from "node:crypto";
+import { newOpencodeMessageId } from "@openwork/cloud-target";
+import type { EventBus } from "./event-bus.js";
+
+interface TextPart {
+  id: string;
+  sessionID: string;
+  messageID: string;
+  type: "text";
+  text: string;
+}
+
+export interface EchoMessage {
+  info: {
+    id: string;
+    sessionID: string;
+    role: "user" | "assistant";
+    parentID?: string;
+    time: { created: number; completed?: number };
+    finish?: string;
+    error?: { name: string; data: { message: string } };
+  };
+  parts: TextPart[];
+}
+
+type Status = { type: "busy" } | { type: "retry"; attempt: number; message: string; next: number };
+
+export interface EchoSession {
+  id: string;
+  title: string;
+  time: { created: number; updated: number };
+  messages: EchoMessage[];
+  /** The model of the last prompt that named one; later prompts use it too (as opencode). */
+  model: { providerID: string; modelID: string } | null;
+  status: Status | null;
+  /** Prompts waiting for the running turn. */
+  queue: EchoMessage[];
+  /** Cancels the running turn's next step. */
+  cancel: (() => void) | null;
+  /** What an abort does to the running turn's reply. */
+  onAbort: (() => void) | null;
+}
+
+/** How the echo engine answers. Markers in a prompt choose the turn, like the fake model's. */
+export interface EchoTiming {
+  /** Before the reply starts. Default 150 ms. */
+  replyDelayMs: number;
+  /** Between words of a `SLOW` reply. Default 300 ms. */
+  slowWordMs: number;
+  /** Between retries of a `FAIL500` turn. Default 1 s. */
+  retryMs: number;
+}
+
+const KNOWN_PROVIDER = "echo";
+const newPartId = () => `prt_${randomBytes(12).toString("hex")}`;
+
+/**
+ * The echo engine's sessions and turns, publishing the events opencode publishes. What it
+ * reproduces of opencode 1.18 (seen on the real one): the reply's text part stays empty in the
+ * message list while the turn runs (live text exists only as `message.part.delta` events); an
+ * unknown model fails the turn before any reply, reported only as `session.error`; a provider
+ * that answers 500 shows `retry` statuses until aborted; a prompt with an existing message id
+ * appends its text to that message; an abort keeps the partial text and marks the reply
+ * `MessageAbortedError`. Prompt markers: `SLOW` streams a word every `slowWordMs`, `FAIL500`
+ * retries forever, `FAILTURN` fails before replying.
+ */
+export function createEchoSessions(bus: EventBus, timing: EchoTiming) {
+  const sessions = new Map<string, EchoSession>();
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const later = (ms: number, run: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      run();
+    }, ms);
+    timers.add(timer);
+    return () => {
+      clearTimeout(timer);
+      timers.delete(timer);
+    };
+  };
+
+  const setStatus = (session: EchoSession, status: Status | null) => {
+    session.status = status;
+    bus.publish("session.status", { sessionID: session.id, status: status ?? { type: "idle" } });
+    if (!status) bus.publish("session.idle", { sessionID: session.id });
+  };
+  const publishMessage = (message: EchoMessage) => bus.publish("message.updated", { sessionID: message.info.sessionID, info: message.info });
+  const publishPart = (part: TextPart) => bus.publish("message.part.updated", { sessionID: part.sessionID, part, time: Date.now() });
+
+  const endTurn = (session: EchoSession) => {
+    session.cancel = null;
+    session.onAbort = null;
+    const next = session.queue.shift();
+    if (next) runTurn(session, next);
+    else setStatus(session, null);
+  };
+
+  const failBeforeReply = (session: EchoSession, message: string) => {
+    session.cancel = later(20, () => {
+      bus.publish("session.error", { sessionID: session.id, error: { name: "UnknownError", data: { message } } });
+      endTurn(session);
+    });
+  };
+
+  function runTurn(session: EchoSession, user: EchoMessage) {
+    setStatus(session, { type: "busy" });
+    const text = user.parts.map((p) => p.text).join("");
+    if (session.model && session.model.providerID !== KNOWN_PROVIDER) {
+      return failBeforeReply(session, `Model not found: ${session.model.providerID}/${session.model.modelID}.`);
+    }
+    if (text.includes("FAILTURN")) return failBeforeReply(session, "The echo engine failed the turn before replying.");
+    const reply: EchoMessage = {
+      info: { id: newOpencodeMessageId(), sessionID: session.id, role: "assistant", parentID: user.info.id, time: { created: Date.now() } },
+      parts: [],
+    };
+    session.messages.push(reply);
+    publishMessage(reply);
+    if (text.includes("FAIL500")) return retryForever(session, reply, 1);
+    const part: TextPart = { id: newPartId(), sessionID: session.id, messageID: reply.info.id, type: "text", text: "" };
+    const words = (text.includes("SLOW") ? `echo: ${text}${" more".repeat(30)}` : `echo: ${text}`).split(/(?<= )/);
+    let streamed = "";
+    const finish = (error?: EchoMessage["info"]["error"]) => {
+      part.text = streamed;
+      reply.info.time.completed = Date.now();
+      if (error) reply.info.error = error;
+      else reply.info.finish = "stop";
+      publishPart(part);
+      publishMessage(reply);
+      endTurn(session);
+    };
+    const step = (index: number) => {
+      if (index === words.length) return finish();
+      streamed += words[index]!;
+      bus.publish("message.part.delta", { sessionID: session.id, messageID: reply.info.id, partID: part.id, field: "text", delta: words[index]! });
+      session.cancel = later(text.includes("SLOW") ? timing.slowWordMs : 0, () => step(index + 1));
+    };
+    session.cancel = later(timing.replyDelayMs, () => {
+      reply.parts.push(part);
+      publishPart(part);
+      step(0);
+    });
+    // Aborted mid-reply: the partial text stays, the reply is marked aborted.
+    session.onAbort = () => finish({ name: "MessageAbortedError", data: { message: "Aborted" } });
+  }
+
+  function retryForever(session: EchoSession, reply: EchoMessage, attempt: number) {
+    setStatus(session, { type: "retry", attempt, message: "echo provider is down", next: Date.now() + timing.retryMs });
+    session.cancel = later(timing.retryMs, () => retryForever(session, reply, attempt + 1));
+    // Aborting a retrying turn completes its reply with no finish, no error and no parts (as opencode).
+    session.onAbort = () => {
+      reply.info.time.completed = Date.now();
+      publishMessage(reply);
+      endTurn(session);
+    };
+  }
+
+  return {
+    sessions,
+    create(title: string | undefined): EchoSession {
+      const now = Date.now();
+      const session: EchoSession = {
+        id: `ses_${randomBytes(12).toString("hex")}`,
+        title: title ?? `New session - ${new Date(now).toISOString()}`,
+        time: { created: now, updated: now },
+        messages: [],
+        model: null,
+        status: null,
+        queue: [],
+        cancel: null,
+        onAbort: null,
+      };
+      sessions.set(session.id, session);
+      bus.publish("session.created", { sessionID: session.id, info: { id: session.id, title: session.title, time: session.time } });
+      return session;
+    },
+    /** `prompt_async`: stores the prompt (or appends to the message it names) and runs or queues its turn. */
+    prompt(session: EchoSession, input: { text: string; messageID?: string; model?: { providerID: string; modelID: string } }): void {
+      if (input.model) session.model = input.model;
+      const existing = input.messageID ? session.messages.find((m) => m.info.id === input.messageID) : undefined;
+      const part: TextPart = { id: newPartId(), sessionID: session.id, messageID: "", type: "text", text: input.text };
+      if (existing) {
+        part.messageID = existing.info.id;
+        existing.parts.push(part);
+        publishPart(part);
+        return;
+      }
+      const user: EchoMessage = {
+        info: { id: input.messageID ?? newOpencodeMessageId(), sessionID: session.id, role: "user", time: { created: Date.now() } },
+        parts: [part],
+      };
+      part.messageID = user.info.id;
+      session.messages.push(user);
+      publishMessage(user);
+      publishPart(part);
+      if (session.status) session.queue.push(user);
+      else runTurn(session, user);
+    },
+    abort(session: EchoSession): void {
+      if (!session.status) return;
+      session.queue = [];
+      session.cancel?.();
+      if (session.onAbort) session.onAbort();
+      else endTurn(session);
+    },
+    remove(session: EchoSession): void {
+      session.cancel?.();
+      sessions.delete(session.id);
+      bus.publish("session.deleted", { sessionID: session.id, info: { id: session.id } });
+    },
+    close(): void {
+      for (const cancel of timers) clearTimeout(cancel);
+      timers.clear();
+    },
+  };
+}
+
+export type EchoSessions = ReturnType<typeof createEchoSessions>;

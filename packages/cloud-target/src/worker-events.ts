@@ -1,0 +1,300 @@
+import { type Logger, silentLogger } from "@openwork/remote-session-core";
+import { createParser } from "eventsource-parser";
+import { z } from "zod";
+
+/** Where a worker's events come from: its URL, the client token, the workspace's opencode mount. */
+export interface EventSource {
+  url: string;
+  clientToken: string;
+  workspaceId: string;
+}
+
+/** What the event stream said about one session since the gateway started listening. */
+export interface SessionSignals {
+  /** Text of replies still being written, by message id (the message list shows it only at the end). */
+  liveText: ReadonlyMap<string, string>;
+  /** The error that ended the turn of `userMessageId` (null: a turn whose prompt was not seen). */
+  error: { name: string; message: string; userMessageId: string | null } | null;
+  /** The last status: null when idle. */
+  status: { type: string; attempt?: number | undefined; message?: string | undefined; next?: number | undefined } | null;
+}
+
+/** One caller's interest in a session's events. */
+export interface SessionWatch {
+  /** Resolves once the stream is connected (true) or failed (false). */
+  readonly connected: Promise<boolean>;
+  /** Whether the stream is up; when it is not, the caller polls. */
+  live(): boolean;
+  /** Changes so far that can end a wait (deltas are not among them). */
+  version(): number;
+  signals(): SessionSignals;
+  /** Resolves when `version()` passes `seen`, the stream drops, or after `ms`. */
+  changed(seen: number, ms: number): Promise<void>;
+  close(): void;
+}
+
+export interface WorkerEventsOptions {
+  fetch?: typeof fetch;
+  logger?: Logger;
+  /** How long a stream nobody watches stays open (the next read reuses it). Default 15 s. */
+  lingerMs?: number;
+  /** Streams open at once in this process; past it, callers poll. Default 64. */
+  maxStreams?: number;
+  /** A stream with no bytes this long is dropped (opencode beats every 10 s). Default 30 s. */
+  silenceMs?: number;
+}
+
+const EventSchema = z.looseObject({ type: z.string(), properties: z.looseObject({}) });
+const ErrorSchema = z.looseObject({ name: z.string(), data: z.looseObject({ message: z.string().optional() }).optional() });
+const StatusSchema = z.looseObject({ type: z.string(), attempt: z.number().optional(), message: z.string().optional(), next: z.number().optional() });
+const MessageSchema = z.looseObject({ id: z.string(), role: z.string(), time: z.looseObject({ completed: z.number().optional() }).optional(), error: z.unknown().optional() });
+// Live text is bounded per message: reads cut it further, this only stops a runaway reply.
+const LIVE_TEXT_LIMIT = 200_000;
+// Sessions remembered per stream beyond the watched ones.
+const IDLE_SESSIONS_KEPT = 500;
+
+interface Tracked {
+  signals: { liveText: Map<string, string>; error: SessionSignals["error"]; status: SessionSignals["status"] };
+  lastUserMessageId: string | null;
+  version: number;
+  watchers: number;
+  wake: Set<() => void>;
+}
+
+interface Stream {
+  sessions: Map<string, Tracked>;
+  watchers: number;
+  live: boolean;
+  connected: Promise<boolean>;
+  abort: AbortController;
+  linger: ReturnType<typeof setTimeout> | undefined;
+}
+
+/**
+ * Follows cloud workers' event streams (`GET /workspace/:id/opencode/event`, SSE): one upstream
+ * stream per worker workspace in this process, shared by every read waiting on one of its
+ * sessions and closed `lingerMs` after the last one stops watching. It turns events into what
+ * the message list cannot show: live text (`message.part.delta`), errors that end a turn before
+ * any reply (`session.error`), retries (`session.status`), and the instant a turn ends. A stream
+ * that fails is dropped and its watchers fall back to polling.
+ */
+export function createWorkerEvents(options: WorkerEventsOptions = {}) {
+  const logger = options.logger ?? silentLogger;
+  const lingerMs = options.lingerMs ?? 15_000;
+  const streams = new Map<string, Stream>();
+  const keyOf = (source: EventSource) => `${source.url}\u0000${source.workspaceId}\u0000${source.clientToken}`;
+
+  const track = (stream: Stream, sessionId: string): Tracked => {
+    let tracked = stream.sessions.get(sessionId);
+    if (!tracked) {
+      tracked = { signals: { liveText: new Map(), error: null, status: null }, lastUserMessageId: null, version: 0, watchers: 0, wake: new Set() };
+      stream.sessions.set(sessionId, tracked);
+      forgetIdle(stream);
+    }
+    return tracked;
+  };
+  const bump = (tracked: Tracked) => {
+    tracked.version++;
+    for (const wake of tracked.wake) wake();
+  };
+  const drop = (key: string, stream: Stream, reason: string) => {
+    if (streams.get(key) !== stream) return;
+    streams.delete(key);
+    stream.live = false;
+    clearTimeout(stream.linger);
+    stream.abort.abort();
+    for (const tracked of stream.sessions.values()) for (const wake of tracked.wake) wake();
+    if (reason !== "idle") logger.warn("cloud target: worker event stream dropped; reads poll", { reason });
+  };
+
+  const open = (key: string, source: EventSource): Stream => {
+    let resolveConnected!: (up: boolean) => void;
+    const stream: Stream = {
+      sessions: new Map(),
+      watchers: 0,
+      live: false,
+      connected: new Promise((resolve) => (resolveConnected = resolve)),
+      abort: new AbortController(),
+      linger: undefined,
+    };
+    streams.set(key, stream);
+    void consume(source, stream, (event) => apply(stream, event), () => {
+      stream.live = true;
+      resolveConnected(true);
+    })
+      .catch((error: unknown) => error)
+      .then((error) => {
+        resolveConnected(false);
+        drop(key, stream, error instanceof Error ? error.message : "ended");
+      });
+    return stream;
+  };
+
+  const consume = async (source: EventSource, stream: Stream, onEvent: (event: z.infer<typeof EventSchema>) => void, onConnected: () => void) => {
+    const url = `${source.url.replace(/\/+$/, "")}/workspace/${encodeURIComponent(source.workspaceId)}/opencode/event`;
+    const response = await (options.fetch ?? fetch)(url, {
+      headers: { accept: "text/event-stream", authorization: `Bearer ${source.clientToken}` },
+      redirect: "error",
+      signal: stream.abort.signal,
+    });
+    if (!response.ok || !response.body) throw new Error(`the event stream answered ${response.status}`);
+    const parser = createParser({
+      onEvent: (message) => {
+        let data: unknown;
+        try {
+          data = JSON.parse(message.data);
+        } catch {
+          return;
+        }
+        const event = EventSchema.safeParse(data);
+        if (!event.success) return;
+        if (event.data.type === "server.connected") onConnected();
+        onEvent(event.data);
+      },
+    });
+    let silence: ReturnType<typeof setTimeout> | undefined;
+    const arm = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => stream.abort.abort(new Error("the event stream went silent")), options.silenceMs ?? 30_000);
+    };
+    const decoder = new TextDecoder();
+    try {
+      arm();
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        arm();
+        parser.feed(decoder.decode(chunk, { stream: true }));
+      }
+    } finally {
+      clearTimeout(silence);
+    }
+  };
+
+  const apply = (stream: Stream, event: z.infer<typeof EventSchema>) => {
+    const sessionId = event.properties.sessionID;
+    const tracked = typeof sessionId === "string" ? stream.sessions.get(sessionId) : undefined;
+    if (!tracked) return;
+    const { signals } = tracked;
+    const props = event.properties;
+    switch (event.type) {
+      case "message.part.delta": {
+        if (props.field !== "text" || typeof props.messageID !== "string" || typeof props.delta !== "string") return;
+        const text = (signals.liveText.get(props.messageID) ?? "") + props.delta;
+        signals.liveText.set(props.messageID, text.slice(0, LIVE_TEXT_LIMIT));
+        return;
+      }
+      case "message.updated": {
+        const info = MessageSchema.safeParse(props.info);
+        if (!info.success) return;
+        if (info.data.role === "user" && info.data.id !== tracked.lastUserMessageId) {
+          // A new turn: an error seen before belongs to an older one.
+          tracked.lastUserMessageId = info.data.id;
+          signals.error = null;
+        }
+        if (info.data.role === "assistant" && (info.data.time?.completed !== undefined || info.data.error !== undefined)) {
+          signals.liveText.delete(info.data.id);
+          return bump(tracked);
+        }
+        return;
+      }
+      case "session.error": {
+        const error = ErrorSchema.safeParse(props.error);
+        // opencode reports one failure twice, the second time with a stack: the first one counts.
+        if (!error.success || signals.error) return;
+        signals.error = { name: error.data.name, message: firstLine(error.data.data?.message ?? error.data.name), userMessageId: tracked.lastUserMessageId };
+        return bump(tracked);
+      }
+      case "session.status": {
+        const status = StatusSchema.safeParse(props.status);
+        if (!status.success) return;
+        signals.status = status.data.type === "idle" ? null : status.data;
+        return bump(tracked);
+      }
+      case "session.idle":
+        signals.status = null;
+        return bump(tracked);
+      default:
+        return;
+    }
+  };
+
+  const forgetIdle = (stream: Stream) => {
+    let excess = stream.sessions.size - IDLE_SESSIONS_KEPT;
+    for (const [id, tracked] of stream.sessions) {
+      if (excess <= 0) break;
+      if (tracked.watchers > 0) continue;
+      stream.sessions.delete(id);
+      excess--;
+    }
+  };
+
+  return {
+    /**
+     * Watches a session (opening its worker's stream if needed). Past `maxStreams`, or when the
+     * stream fails, the watch is not live and the caller polls.
+     */
+    watch(source: EventSource, sessionId: string): SessionWatch {
+      const key = keyOf(source);
+      let stream = streams.get(key);
+      if (!stream && streams.size >= (options.maxStreams ?? 64)) return offline();
+      stream ??= open(key, source);
+      const current = stream;
+      clearTimeout(current.linger);
+      current.watchers++;
+      const tracked = track(current, sessionId);
+      tracked.watchers++;
+      let closed = false;
+      return {
+        connected: current.connected,
+        live: () => current.live,
+        version: () => tracked.version,
+        signals: () => tracked.signals,
+        changed: (seen, ms) =>
+          new Promise<void>((resolve) => {
+            if (tracked.version !== seen || !current.live && streams.get(key) !== current) return resolve();
+            const done = () => {
+              clearTimeout(timer);
+              tracked.wake.delete(done);
+              resolve();
+            };
+            const timer = setTimeout(done, ms);
+            tracked.wake.add(done);
+          }),
+        close: () => {
+          if (closed) return;
+          closed = true;
+          tracked.watchers--;
+          current.watchers--;
+          if (current.watchers === 0) current.linger = setTimeout(() => drop(key, current, "idle"), lingerMs);
+        },
+      };
+    },
+    /** What is known of a session without opening anything (a read that does not wait). */
+    peek(source: EventSource, sessionId: string): SessionSignals | undefined {
+      return streams.get(keyOf(source))?.sessions.get(sessionId)?.signals;
+    },
+    /** Open upstream streams (for tests and metrics). */
+    openStreams: () => streams.size,
+    close(): void {
+      for (const [key, stream] of [...streams]) drop(key, stream, "idle");
+    },
+  };
+}
+
+export type WorkerEvents = ReturnType<typeof createWorkerEvents>;
+
+function offline(): SessionWatch {
+  const signals: SessionSignals = { liveText: new Map(), error: null, status: null };
+  return {
+    connected: Promise.resolve(false),
+    live: () => false,
+    version: () => 0,
+    signals: () => signals,
+    changed: (_seen, ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    close: () => {},
+  };
+}
+
+/** An engine error message as a person reads it: its first line (opencode may append a stack), bounded. */
+function firstLine(message: string): string {
+  return (message.split("\n")[0] ?? message).slice(0, 500);
+}
