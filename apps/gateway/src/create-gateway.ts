@@ -4,6 +4,7 @@ import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopT
 import { createEchoTarget } from "@openwork/echo-target";
 import { createRemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
+import { bearerToken } from "@openwork/runner-protocol";
 import { Hono } from "hono";
 import type { Sql } from "postgres";
 import { type DevMember, userIdOf } from "./dev-members.js";
@@ -89,6 +90,8 @@ export async function createGateway(options: GatewayOptions) {
     hub,
     secret: options.runnerTokenSecret,
     baseUrl: options.baseUrl,
+    // Our protocol, and OpenWork's runner channel for the OpenWork desktops already installed.
+    dialects: ["desktop-runner", "openwork"],
     authenticateMember: async (request) => {
       const member = byToken("sessionToken", bearerOf(request));
       return member ? { organizationId: member.organizationId, memberId: member.memberId } : null;
@@ -160,7 +163,10 @@ export async function createGateway(options: GatewayOptions) {
     if (c.req.method === "GET") return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
     return mcpEndpoint(c.req.raw, authInfo);
   });
-  for (const prefix of runnerRoutes.prefixes) app.all(`${prefix}/*`, (c) => runnerRoutes.fetch(c.req.raw));
+  for (const prefix of runnerRoutes.prefixes) {
+    app.all(prefix, (c) => runnerRoutes.fetch(c.req.raw));
+    app.all(`${prefix}/*`, (c) => runnerRoutes.fetch(c.req.raw));
+  }
 
   return {
     app,
@@ -176,6 +182,5 @@ export async function createGateway(options: GatewayOptions) {
 }
 
 function bearerOf(request: Request): string {
-  const header = request.headers.get("authorization") ?? "";
-  return header.startsWith("Bearer ") ? header.slice(7).trim() : "";
+  return bearerToken(request.headers.get("authorization"));
 }

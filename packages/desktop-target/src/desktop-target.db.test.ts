@@ -167,7 +167,7 @@ describe("the desktop target end to end", () => {
 
   it("never offers a task to a runner lacking a capability it needs", async () => {
     const member = newMember();
-    const oldToken = await gateway.registerRunner(member, "runner-old-0001", { name: "Old", capabilities: ["remote_session_v1"] });
+    const oldToken = await gateway.registerRunner(member, "runner-old-0001", { name: "Old", capabilities: ["session_create_v1"] });
     const old = createRunnerClient({ baseUrl: gateway.baseUrl, token: oldToken });
     const call = gateway.call(member);
     // Pinned to it: refused at once with the human step.

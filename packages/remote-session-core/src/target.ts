@@ -33,7 +33,8 @@ export interface TargetCall extends OwnerScope, MemberScope {
 export interface RunnerPresence {
   runnerId: string;
   name: string;
-  platform: string;
+  /** `darwin`, `win32`, `linux`; null for a desktop known only from its token (never registered here). */
+  platform: string | null;
   online: boolean;
   lastSeenAt: string | null;
 }

@@ -65,7 +65,7 @@ export {
   type RunnerErrorBody,
 } from "./v1/error-body.js";
 export { type MessageIssue, toMessageIssues } from "./v1/issues.js";
-export { RUNNER_ROUTE_PREFIX, RUNNER_ROUTE_ALIAS_PREFIX, RUNNER_PATHS } from "./v1/paths.js";
+export { RUNNER_ROUTE_PREFIX, RUNNER_PATHS } from "./v1/paths.js";
 
 // Runner tokens.
 export {
@@ -78,6 +78,9 @@ export {
   type MintRunnerTokenInput,
   mintRunnerToken,
   verifyRunnerToken,
+  bearerToken,
+  OPENWORK_CAPABILITIES,
+  type OpenworkCapability,
   decodeRunnerToken,
   mayPresentRunnerToken,
   normalizeAudience,

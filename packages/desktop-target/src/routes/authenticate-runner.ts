@@ -1,30 +1,41 @@
-import { verifyRunnerToken } from "@openwork/runner-protocol";
+import { bearerToken, RUNNER_TOKEN_TTL_MS, verifyRunnerToken } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
+import type { RunnerDialect } from "../store/runner-row.js";
 import type { RunnerIdentity } from "../store/task-row.js";
-import { touchRunner } from "../store/touch-runner.js";
+import { recordTokenRunner, touchRunner } from "../store/touch-runner.js";
 import type { RouteContext } from "./route-context.js";
 
-/** The bearer token of a request, or an empty string. */
-export function bearerOf(request: Request): string {
-  const header = request.headers.get("authorization") ?? "";
-  return header.startsWith("Bearer ") ? header.slice(7).trim() : "";
-}
+/** A runner request's verified identity. */
+export type AuthenticatedRunner = RunnerIdentity & { expiresAt: number; dialect: RunnerDialect };
 
 /**
- * Verifies the runner token (signature, expiry, audience), that its member is still active and
- * that the runner is still registered to them; marks the runner as seen.
+ * Verifies a runner token and that its member is still active; marks the runner as seen.
+ * - Our protocol: the token must name one of this gateway's entry points (`audiences`) and the
+ *   runner must be registered here and not revoked since; its capabilities are the registration's.
+ * - OpenWork's: as den-api does, the audience is not compared with the request, a runner minted
+ *   elsewhere with the shared secret is recorded on its first request, and the capabilities are
+ *   the token's. A token minted before a revocation is refused in both.
+ * A refusal is `runner_unauthorized` (a new mint fixes it) except our protocol's lost membership.
  */
-export async function authenticateRunner(
-  ctx: RouteContext,
-  request: Request,
-): Promise<RunnerIdentity & { expiresAt: number }> {
-  const verified = verifyRunnerToken(bearerOf(request), { secret: ctx.secret, audience: ctx.baseUrl });
+export async function authenticateRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<AuthenticatedRunner> {
+  const verified = verifyRunnerToken(bearerToken(request.headers.get("authorization")), {
+    secret: ctx.secret,
+    ...(dialect === "desktop-runner" ? { audiences: ctx.audiences } : {}),
+  });
   if (!verified.ok) throw new ChannelRefusal("runner_unauthorized", `runner token refused: ${verified.reason}`);
-  const { o: organizationId, m: memberId, r: runnerId, c: capabilities, e: expiresAt } = verified.claims;
+  const { o: organizationId, m: memberId, r: runnerId, e: expiresAt } = verified.claims;
   if (!(await ctx.isActiveMember({ organizationId, memberId }))) {
+    if (dialect === "openwork") throw new ChannelRefusal("runner_unauthorized", "the runner's member is no longer active in the organization");
     throw new ChannelRefusal("membership_required", "the runner's member is no longer active in the organization");
   }
-  const protocolVersion = await touchRunner(ctx.sql, { organizationId, memberId, runnerId });
-  if (protocolVersion === null) throw new ChannelRefusal("runner_unauthorized", "runner token refused: runner not registered");
-  return { organizationId, memberId, runnerId, capabilities, protocolVersion, expiresAt };
+  const holder = { organizationId, memberId, runnerId, mintedAt: expiresAt - RUNNER_TOKEN_TTL_MS };
+  let registered = await touchRunner(ctx.sql, holder);
+  if (!registered && dialect === "openwork") {
+    await recordTokenRunner(ctx.sql, holder);
+    registered = await touchRunner(ctx.sql, holder);
+  }
+  if (!registered) throw new ChannelRefusal("runner_unauthorized", "runner token refused: runner not registered or revoked");
+  if (registered.dialect !== dialect) throw new ChannelRefusal("runner_unauthorized", "runner token refused: registered for the other runner protocol");
+  const capabilities = dialect === "openwork" ? [...verified.claims.c] : registered.capabilities;
+  return { organizationId, memberId, runnerId, capabilities, protocolVersion: registered.protocolVersion, expiresAt, dialect };
 }

@@ -1,5 +1,5 @@
 import { errorFacts, newReferenceId, silentLogger } from "@openwork/remote-session-core";
-import { RUNNER_ROUTE_ALIAS_PREFIX, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
+import { normalizeAudience, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { DEFAULT_PRESENCE_WINDOW_MS } from "../presence.js";
 import type { RunnerIdentity } from "../store/task-row.js";
@@ -9,18 +9,29 @@ import { handlePresence } from "./handle-presence.js";
 import { handleListRunners, handleRenameRunner, handleRevokeRunner } from "./handle-runner-admin.js";
 import { handleClaim, handleComplete, handleHeartbeat, handleTaskEvents, handleWork } from "./handle-runner-requests.js";
 import { handleToken } from "./handle-token.js";
+import { createOpenworkRoutes, type OpenworkContext } from "./openwork/openwork-routes.js";
 import type { RouteContext, RunnerRoutesOptions } from "./route-context.js";
 import { errorResponse, refusalResponse } from "./to-response.js";
 
 /** The runner routes as Fetch-standard handlers, mountable in Hono, node:http or anything else. */
 export interface RunnerRoutes {
-  /** Answers a request under one of the prefixes, or returns null for any other path. */
+  /** Answers a request of a served dialect, or returns null for any other path. */
   handle(request: Request): Promise<Response | null>;
   /** Like `handle`, with a 404 for other paths. */
   fetch(request: Request): Promise<Response>;
-  /** The prefixes served. */
+  /** The path prefixes served (mount each with `/*`). */
   readonly prefixes: readonly string[];
 }
+
+/** OpenWork's runner-channel prefixes (served when the `openwork` dialect is on). */
+export const OPENWORK_PREFIXES = [
+  "/v1/automation-runners",
+  "/v1/automation-runner",
+  "/v1/automation-runs",
+  "/v1/remote-session-commands",
+  "/v1/remote-session-requests",
+  "/v1/session-runners",
+] as const;
 
 type TaskAction = (ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request) => Promise<Response>;
 const TASK_ACTIONS: Record<string, TaskAction> = {
@@ -36,20 +47,30 @@ const TASK_PATH = /^\/tasks\/(rst_[0-9a-z]{26})\/(claim|heartbeat|events|complet
 const RUNNER_PATH = /^\/runners\/([^/]{8,160})$/;
 
 /**
- * Creates the desktop runner routes (DESIGN §5) under `/v1/desktop-runner` and the alias
- * `/v1/automation-runner`. Every bad input is a typed 4xx that changes nothing; anything of
- * another member or another runner is a 404.
+ * Creates the desktop runner routes (DESIGN §5): our protocol under `/v1/desktop-runner`, and,
+ * when asked for (`dialects`), OpenWork's runner channel for OpenWork desktops already installed.
+ * Every bad input is a typed 4xx that changes nothing; anything of another member or another
+ * runner is a 404.
  */
-export function createRunnerRoutes(options: RunnerRoutesOptions & { presenceWindowMs?: number }): RunnerRoutes {
+export function createRunnerRoutes(
+  options: RunnerRoutesOptions & { presenceWindowMs?: number; sessionRunnerTargets?: OpenworkContext["sessionRunnerTargets"] },
+): RunnerRoutes {
   const ctx: RouteContext = {
     leaseMs: 30_000,
     heartbeatIntervalMs: 10_000,
     keepaliveMs: 15_000,
     membershipCheckMs: 15_000,
     logger: silentLogger,
+    proxyTrust: { origins: [], prefix: "/api/den" },
     ...options,
+    audiences: [...new Set([options.baseUrl, ...(options.audiences ?? [])].map(normalizeAudience))],
   };
-  const prefixes = (options.prefixes ?? [RUNNER_ROUTE_PREFIX, RUNNER_ROUTE_ALIAS_PREFIX]).map((p) => p.replace(/\/+$/, ""));
+  const dialects = options.dialects ?? ["desktop-runner"];
+  const ours = (options.prefix ?? RUNNER_ROUTE_PREFIX).replace(/\/+$/, "");
+  const openwork = dialects.includes("openwork")
+    ? createOpenworkRoutes({ ...ctx, sessionRunnerTargets: options.sessionRunnerTargets ?? (async () => false) })
+    : null;
+  const prefixes = [...(dialects.includes("desktop-runner") ? [ours] : []), ...(openwork ? OPENWORK_PREFIXES : [])];
   const presenceWindowMs = options.presenceWindowMs ?? DEFAULT_PRESENCE_WINDOW_MS;
 
   const route = async (request: Request, prefix: string, path: string): Promise<Response> => {
@@ -63,7 +84,7 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { presenceWind
     const task = TASK_PATH.exec(path);
     const known = path === "/work" || path === "/events" || task !== null;
     if (!known) throw new ChannelRefusal("not_found", "no such route");
-    const runner = await authenticateRunner(ctx, request);
+    const runner = await authenticateRunner(ctx, request, "desktop-runner");
     if (path === "/work" && method === "GET") return handleWork(ctx, runner);
     if (path === "/events" && method === "GET") return handleEventsStream(ctx, runner, request);
     if (task && method === "POST") return TASK_ACTIONS[task[2]!]!(ctx, runner, task[1]!, request);
@@ -72,10 +93,10 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { presenceWind
 
   const handle = async (request: Request): Promise<Response | null> => {
     const { pathname } = new URL(request.url);
-    const prefix = prefixes.find((p) => pathname === p || pathname.startsWith(`${p}/`));
-    if (prefix === undefined) return null;
+    const served = dialects.includes("desktop-runner") && (pathname === ours || pathname.startsWith(`${ours}/`));
+    if (!served) return openwork ? openwork.handle(request) : null;
     try {
-      return await route(request, prefix, pathname.slice(prefix.length));
+      return await route(request, ours, pathname.slice(ours.length));
     } catch (error) {
       if (error instanceof ChannelRefusal) return refusalResponse(error);
       const referenceId = newReferenceId();

@@ -1,3 +1,4 @@
+import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol";
 import type { RunnerIdentity } from "../store/task-row.js";
 import type { WakeNotice } from "../wake/channels.js";
 import type { WakeSignal } from "../wake/wake-hub.js";
@@ -8,14 +9,33 @@ import type { RouteContext } from "./route-context.js";
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const REPLAY_LIMIT = 100;
 
+/** How a dialect frames its wake stream. */
+export interface StreamFraming {
+  /** Written at once. */
+  opening: string;
+  keepalive: string;
+  /** Whether the stream carries work hints (OpenWork's carries only Automation runs: none here). */
+  hints: boolean;
+}
+
+/** Our protocol's stream: work hints with ids, JSON keepalives. */
+export const OUR_FRAMING: StreamFraming = { opening: ": open\n\n", keepalive: `event: keepalive\ndata: {"type":"keepalive"}\n\n`, hints: true };
+
 /**
  * `GET events`: the runner's SSE wake stream. Sends `remote_session_work_available` hints (SSE
  * `id` = cursor; hints after `Last-Event-ID` are replayed first), a keepalive every 15 s (which
- * also counts as presence), re-checks membership every 15 s and ends when the token expires.
+ * also counts as presence), re-checks membership every 15 s and ends when the token expires or
+ * the runner is revoked.
  */
-export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & { expiresAt: number }, request: Request): Response {
-  const resumeAfter = parseLastEventId(request.headers.get("last-event-id"));
+export function handleEventsStream(
+  ctx: RouteContext,
+  runner: RunnerIdentity & { expiresAt: number },
+  request: Request,
+  framing: StreamFraming = OUR_FRAMING,
+): Response {
+  const resumeAfter = framing.hints ? parseLastEventId(request.headers.get("last-event-id")) : null;
   const encoder = new TextEncoder();
+  const holder = { ...runner, mintedAt: runner.expiresAt - RUNNER_TOKEN_TTL_MS };
   let cleanup = () => {};
 
   const body = new ReadableStream<Uint8Array>({
@@ -26,7 +46,7 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
         if (open) controller.enqueue(encoder.encode(text));
       };
       const sendNotice = (notice: Pick<WakeNotice, "w" | "t">) => {
-        if (notice.w <= lastSent) return;
+        if (!framing.hints || notice.w <= lastSent) return;
         lastSent = notice.w;
         write(
           `id: ${notice.w}\nevent: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(notice.w), taskId: notice.t })}\n\n`,
@@ -38,13 +58,13 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
         if (buffered) buffered.push(signal);
         else if (signal.kind === "task") sendNotice(signal.notice);
         // After the listener reconnected, hints may be lost: tell the runner to look.
-        else write(`event: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(lastSent) })}\n\n`);
+        else if (framing.hints) write(`event: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(lastSent) })}\n\n`);
       };
       const unsubscribe = ctx.hub.subscribeRunner(runner, deliver, () => close());
       const keepalive = setInterval(() => {
-        write(`event: keepalive\ndata: {"type":"keepalive"}\n\n`);
-        // A revoked runner is gone from the store: its stream ends at the next keepalive.
-        void touchRunner(ctx.sql, runner).then(
+        write(framing.keepalive);
+        // A revoked runner's stream ends at the next keepalive.
+        void touchRunner(ctx.sql, holder).then(
           (registered) => {
             if (registered === null) close();
           },
@@ -78,7 +98,7 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
       };
       request.signal.addEventListener("abort", () => cleanup(), { once: true });
 
-      write(": open\n\n");
+      write(framing.opening);
       void replay(ctx, runner, resumeAfter)
         .then((rows) => {
           for (const row of rows) sendNotice(row);

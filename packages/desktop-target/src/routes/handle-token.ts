@@ -8,6 +8,7 @@ import {
 } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { registerRunner } from "../store/register-runner.js";
+import { entryPointOf } from "./entry-point.js";
 import { readJsonBody } from "./read-json-body.js";
 import type { RouteContext } from "./route-context.js";
 import { json, parseOrRefuse } from "./to-response.js";
@@ -18,16 +19,19 @@ export async function handleToken(ctx: RouteContext, request: Request, prefix: s
   if (!member) throw new ChannelRefusal("runner_unauthorized", "sign in as a member to register a desktop runner");
   if (!(await ctx.isActiveMember(member))) throw new ChannelRefusal("membership_required", "not an active member");
   const body = parseOrRefuse(TokenMintRequestSchema, await readJsonBody(request));
-  const capabilities = grantCapabilities(body.capabilities);
+  const capabilities = grantCapabilities(body.capabilities, body.protocolVersion);
   const protocolVersion = Math.min(body.protocolVersion, RUNNER_PROTOCOL_VERSION);
-  await registerRunner(ctx.sql, member, { ...body, protocolVersion, capabilities });
+  await registerRunner(ctx.sql, member, { ...body, protocolVersion, capabilities, dialect: "desktop-runner" });
+  // The entry point the request came through when it is one of ours, else the canonical one.
+  const entry = entryPointOf(request, `${prefix}${RUNNER_PATHS.token}`, ctx.proxyTrust);
   const { token, claims } = mintRunnerToken({
     secret: ctx.secret,
     organizationId: member.organizationId,
     memberId: member.memberId,
     runnerId: body.runnerId,
-    capabilities,
-    audience: ctx.baseUrl,
+    // Our protocol's capabilities live in the registration: a token's `c` is OpenWork's vocabulary.
+    capabilities: [],
+    audience: entry && ctx.audiences.includes(entry) ? entry : ctx.audiences[0]!,
   });
   ctx.logger.info("desktop runner: token minted", { runnerId: body.runnerId, capabilities: capabilities.length });
   const answer: TokenMintResponse = {

@@ -1,7 +1,9 @@
 import type { Logger, MemberScope, Model } from "@openwork/remote-session-core";
 import type { RunnerTokenSecret } from "@openwork/runner-protocol";
 import type { Sql } from "postgres";
+import type { RunnerDialect } from "../store/runner-row.js";
 import type { WakeHub } from "../wake/wake-hub.js";
+import type { ProxyTrust } from "./entry-point.js";
 
 /** What the host gives the runner routes. */
 export interface RunnerRoutesOptions {
@@ -9,10 +11,25 @@ export interface RunnerRoutesOptions {
   hub: WakeHub;
   /** HMAC secret of runner tokens (≥ 32 bytes). */
   secret: RunnerTokenSecret;
-  /** The gateway's public base URL: the audience of every token these routes mint and accept. */
+  /** The gateway's public base URL: the audience of the tokens our protocol's mint hands out. */
   baseUrl: string;
-  /** Route prefixes. Default `/v1/desktop-runner` and `/v1/automation-runner`. */
-  prefixes?: string[];
+  /**
+   * Other entry points of this gateway whose tokens our protocol accepts (e.g. behind a proxy at
+   * `https://app.example.com/api/den`). A mint through one of them names it as audience.
+   */
+  audiences?: string[];
+  /** Proxies whose forwarded headers are believed when deriving an entry point. Default: none, prefix `/api/den`. */
+  proxyTrust?: ProxyTrust;
+  /**
+   * The runner channels to serve: our protocol (`desktop-runner`, under `/v1/desktop-runner`) and
+   * OpenWork's (`openwork`: `/v1/automation-runners/*`, `/v1/automation-runner/*`,
+   * `/v1/automation-runs/*`, `/v1/remote-session-commands/*`, `/v1/remote-session-requests/*`,
+   * `/v1/session-runners/*`), for OpenWork desktops already installed. Default: ours only, so a
+   * host that serves OpenWork's paths itself is never shadowed.
+   */
+  dialects?: RunnerDialect[];
+  /** Route prefix of our protocol. Default `/v1/desktop-runner`. */
+  prefix?: string;
   /** The signed-in member of a request to the member routes (token, presence), or null. */
   authenticateMember(request: Request): Promise<MemberScope | null>;
   /** Whether the member is still active; asked on every runner request and every 15 s on streams. */
@@ -32,5 +49,5 @@ export interface RunnerRoutesOptions {
   logger?: Logger;
 }
 
-export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefixes" | "onClaimed">> &
+export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "onClaimed">> &
   Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed">;

@@ -5,7 +5,7 @@ import type { RunnerRow } from "./runner-row.js";
 export async function findPinnedRunners(sql: Queryable, scope: MemberScope, pin: string): Promise<RunnerRow[]> {
   return sql<RunnerRow[]>`
     select * from desktop_runner
-    where organization_id = ${scope.organizationId} and member_id = ${scope.memberId}
+    where organization_id = ${scope.organizationId} and member_id = ${scope.memberId} and revoked_at is null
       and (runner_id = ${pin} or lower(name) = lower(${pin}))
     order by (runner_id = ${pin}) desc, last_seen_at desc
     limit 10`;

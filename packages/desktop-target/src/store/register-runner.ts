@@ -1,24 +1,33 @@
 import type { MemberScope, Queryable } from "@openwork/remote-session-core";
-import type { RunnerRow } from "./runner-row.js";
+import type { RunnerDialect, RunnerRow } from "./runner-row.js";
 
 /**
- * Records (or refreshes) a runner at token mint; minting counts as being seen. Runner ids are
+ * Records (or refreshes) a runner at token mint; minting counts as being seen and clears a revocation. Runner ids are
  * scoped to their owner: the same id under another member is another runner, answered exactly
- * as a fresh one, so nobody learns which ids exist.
+ * as a fresh one, so nobody learns which ids exist. Without a name (OpenWork's registration has
+ * none) a new runner is named after its platform and a known one keeps its name.
  */
 export async function registerRunner(
   sql: Queryable,
   scope: MemberScope,
-  runner: { runnerId: string; name: string; platform: string; appVersion: string; protocolVersion: number; capabilities: string[] },
+  runner: { runnerId: string; name: string | null; platform: string; appVersion: string; protocolVersion: number; capabilities: string[]; dialect: RunnerDialect },
 ): Promise<RunnerRow> {
   const [row] = await sql<RunnerRow[]>`
     insert into desktop_runner as r
-      (runner_id, organization_id, member_id, name, platform, app_version, protocol_version, capabilities)
-    values (${runner.runnerId}, ${scope.organizationId}, ${scope.memberId}, ${runner.name}, ${runner.platform},
-            ${runner.appVersion}, ${runner.protocolVersion}, ${runner.capabilities}::text[])
+      (runner_id, organization_id, member_id, name, platform, app_version, protocol_version, capabilities, dialect)
+    values (${runner.runnerId}, ${scope.organizationId}, ${scope.memberId}, ${runner.name ?? defaultName(runner.platform)}, ${runner.platform},
+            ${runner.appVersion}, ${runner.protocolVersion}, ${runner.capabilities}::text[], ${runner.dialect})
     on conflict (organization_id, member_id, runner_id) do update set
-      name = excluded.name, platform = excluded.platform, app_version = excluded.app_version,
-      protocol_version = excluded.protocol_version, capabilities = excluded.capabilities, last_seen_at = now()
+      name = coalesce(${runner.name}, r.name), platform = excluded.platform, app_version = excluded.app_version,
+      protocol_version = excluded.protocol_version, capabilities = excluded.capabilities, dialect = excluded.dialect,
+      revoked_at = null, last_seen_at = now()
     returning *`;
   return row!;
+}
+
+const PLATFORM_NAMES: Record<string, string> = { darwin: "Mac", win32: "Windows PC", linux: "Linux computer" };
+
+/** What a runner registered without a name is called until its owner renames it. */
+export function defaultName(platform: string | null): string {
+  return `OpenWork desktop (${(platform && PLATFORM_NAMES[platform]) ?? "computer"})`;
 }

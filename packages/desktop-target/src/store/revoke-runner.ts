@@ -2,15 +2,16 @@ import type { MemberScope, Queryable } from "@openwork/remote-session-core";
 import { syncSessionState } from "./sync-session-state.js";
 
 /**
- * Revokes one of the member's runners: its row goes, so its tokens are refused on their next
+ * Revokes one of the member's runners: it is marked revoked, so tokens minted before are refused on their next
  * request and its streams close at their next keepalive; tasks waiting for it alone fail at once
  * with `runner_revoked`. A turn it is running ends as `interrupted` when its lease lapses (it can
  * no longer heartbeat). Returns null when the member has no such runner. Runs in a transaction.
  */
 export async function revokeRunner(tx: Queryable, scope: MemberScope, runnerId: string): Promise<{ failedTasks: number } | null> {
   const removed = await tx`
-    delete from desktop_runner
+    update desktop_runner set revoked_at = now()
     where organization_id = ${scope.organizationId} and member_id = ${scope.memberId} and runner_id = ${runnerId}
+      and revoked_at is null
     returning runner_id`;
   if (removed.length === 0) return null;
   const failed = await tx<{ session_id: string }[]>`

@@ -4,10 +4,16 @@ export interface RunnerRow {
   organization_id: string;
   member_id: string;
   name: string;
-  platform: string;
-  app_version: string;
+  platform: string | null;
+  app_version: string | null;
   protocol_version: number;
   capabilities: string[];
+  /** Which wire the runner speaks: our protocol or OpenWork's runner channel. */
+  dialect: RunnerDialect;
+  revoked_at: Date | null;
   last_seen_at: Date;
   created_at: Date;
 }
+
+/** The runner channels served: our own protocol, and OpenWork's (for desktops already installed). */
+export type RunnerDialect = "desktop-runner" | "openwork";

@@ -1,27 +1,55 @@
 import type { Queryable } from "@openwork/remote-session-core";
-import type { RunnerIdentity } from "./task-row.js";
+import { defaultName } from "./register-runner.js";
+import type { RunnerDialect } from "./runner-row.js";
 
 // Presence needs minutes of precision, not a write per request: at most one write per runner
 // every few seconds, however often it polls or keeps a stream alive.
 const PRESENCE_WRITE_INTERVAL_SECONDS = 5;
 
+/** Who a verified token names, and when it was minted. */
+export interface TokenHolder {
+  organizationId: string;
+  memberId: string;
+  runnerId: string;
+  mintedAt: number;
+}
+
+/** A runner's registration as a request needs it. */
+export interface RegisteredRunner {
+  protocolVersion: number;
+  capabilities: string[];
+  dialect: RunnerDialect;
+}
+
 /**
- * Marks the runner as seen now (throttled) and returns its registered protocol version, or null
- * when the runner is not registered to this member any more (its token must not work).
+ * Marks the runner as seen now (throttled) and returns its registration, or null when the runner
+ * is not registered to this member or was revoked after the token was minted (its token must not
+ * work).
  */
-export async function touchRunner(
-  sql: Queryable,
-  runner: Pick<RunnerIdentity, "organizationId" | "memberId" | "runnerId">,
-): Promise<number | null> {
-  const [row] = await sql<{ protocol_version: number; stale: boolean }[]>`
-    select protocol_version, last_seen_at < now() - make_interval(secs => ${PRESENCE_WRITE_INTERVAL_SECONDS}) as stale
+export async function touchRunner(sql: Queryable, holder: TokenHolder): Promise<RegisteredRunner | null> {
+  const [row] = await sql<(RegisteredRunner & { stale: boolean; revoked: boolean })[]>`
+    select protocol_version as "protocolVersion", capabilities, dialect,
+      coalesce(revoked_at >= to_timestamp(${holder.mintedAt}::double precision / 1000), false) as revoked,
+      last_seen_at < now() - make_interval(secs => ${PRESENCE_WRITE_INTERVAL_SECONDS}) as stale
     from desktop_runner
-    where runner_id = ${runner.runnerId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}`;
-  if (!row) return null;
+    where runner_id = ${holder.runnerId} and organization_id = ${holder.organizationId} and member_id = ${holder.memberId}`;
+  if (!row || row.revoked) return null;
   if (row.stale) {
     await sql`
       update desktop_runner set last_seen_at = now()
-      where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and runner_id = ${runner.runnerId}`;
+      where organization_id = ${holder.organizationId} and member_id = ${holder.memberId} and runner_id = ${holder.runnerId}`;
   }
-  return row.protocol_version;
+  return { protocolVersion: row.protocolVersion, capabilities: row.capabilities, dialect: row.dialect };
+}
+
+/**
+ * Records a runner known only from an OpenWork token (minted by den-api with the shared secret):
+ * OpenWork's tokens need no registration, so the first request registers it. A row that exists
+ * (revoked or not) is left as it is.
+ */
+export async function recordTokenRunner(sql: Queryable, holder: TokenHolder): Promise<void> {
+  await sql`
+    insert into desktop_runner (runner_id, organization_id, member_id, name, platform, app_version, protocol_version, capabilities, dialect)
+    values (${holder.runnerId}, ${holder.organizationId}, ${holder.memberId}, ${defaultName(null)}, null, null, 1, '{}', 'openwork')
+    on conflict (organization_id, member_id, runner_id) do nothing`;
 }

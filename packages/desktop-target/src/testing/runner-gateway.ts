@@ -106,7 +106,7 @@ export async function startRunnerGateway(
           platform: "linux",
           appVersion: "1.0.0",
           protocolVersion: RUNNER_PROTOCOL_VERSION,
-          capabilities: options.capabilities ?? ["remote_session_v1", "remote_session_followup_v1", "model_variant_v1"],
+          capabilities: options.capabilities ?? ["session_create_v1", "session_followup_v1", "model_variant_v1"],
         },
       });
       return minted.token;

@@ -133,7 +133,7 @@ describe("runner client answers", () => {
 });
 
 describe("requestRunnerToken", () => {
-  it("registers with the member's credential and gets the known capabilities signed in", async () => {
+  it("registers with the member's credential and gets the known capabilities granted (v1 names read as v1)", async () => {
     const double = await startProtocolDouble();
     try {
       const request = {
@@ -145,7 +145,7 @@ describe("requestRunnerToken", () => {
         capabilities: ["remote_session_v1", "from_the_future_v7"],
       };
       const minted = await requestRunnerToken({ baseUrl: double.baseUrl, memberToken: double.memberToken, request });
-      expect(minted.capabilities).toEqual(["remote_session_v1"]);
+      expect(minted.capabilities).toEqual(["session_create_v1"]);
       expect(minted.audience).toBe(double.baseUrl);
       const client = createRunnerClient({ baseUrl: double.baseUrl, token: minted.token });
       await expect(client.work()).resolves.toEqual({ items: [] });

@@ -10,7 +10,7 @@ import { toMessageIssues } from "../v1/issues.js";
 import { RUNNER_ROUTE_PREFIX } from "../v1/paths.js";
 import { TokenMintRequestSchema } from "../v1/registration.js";
 import { PostEventsRequestSchema, type TaskEvent } from "../v1/task-events.js";
-import { type RunnerTokenClaims, mintRunnerToken, verifyRunnerToken } from "../v1/token.js";
+import { bearerToken, type RunnerTokenClaims, mintRunnerToken, verifyRunnerToken } from "../v1/token.js";
 import type { RunnerChannelHarness } from "./runner-channel-harness.js";
 import { sendJson, startTestServer } from "./http-test-server.js";
 
@@ -51,9 +51,10 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
   let nextId = 1;
   let baseUrl = "";
 
+  // Our protocol's capabilities live in the registration, not in the token.
+  const registered = new Map<string, string[]>();
   const authenticate = (header: string | undefined): RunnerTokenClaims => {
-    const token = header?.startsWith("Bearer ") ? header.slice(7) : "";
-    const verified = verifyRunnerToken(token, { secret: SECRET, audience: baseUrl });
+    const verified = verifyRunnerToken(bearerToken(header), { secret: SECRET, audiences: [baseUrl] });
     if (!verified.ok) throw new Refusal("runner_unauthorized", `runner token refused: ${verified.reason}`);
     return verified.claims;
   };
@@ -83,7 +84,7 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
   const eligible = (task: DoubleTask, runner: RunnerTokenClaims) =>
     task.state === "queued" &&
     (task.pinnedRunnerId === null || task.pinnedRunnerId === runner.r) &&
-    canRunnerTake({ protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: runner.c }, taskRequirements(task)).ok;
+    canRunnerTake({ protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: registered.get(runner.r) ?? [] }, taskRequirements(task)).ok;
   const writeNotification = (stream: ServerResponse, n: { id: number; taskId: string }) =>
     stream.write(
       `id: ${n.id}\nevent: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(n.id), taskId: n.taskId })}\n\n`,
@@ -93,8 +94,9 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     "POST /token": ({ body, headers }) => {
       if (headers.authorization !== `Bearer ${MEMBER_TOKEN}`) throw new Refusal("runner_unauthorized", "member sign-in required");
       const request = parse(TokenMintRequestSchema, body);
-      const capabilities = grantCapabilities(request.capabilities);
-      const { token, claims } = mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId: request.runnerId, capabilities, audience: baseUrl });
+      const capabilities = grantCapabilities(request.capabilities, request.protocolVersion);
+      registered.set(request.runnerId, capabilities);
+      const { token, claims } = mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId: request.runnerId, capabilities: [], audience: baseUrl });
       return { token, expiresAt: new Date(claims.e).toISOString(), audience: claims.a, protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities, eventsPath: `${RUNNER_ROUTE_PREFIX}/events` };
     },
     "GET /work": ({ headers }) => {
@@ -185,9 +187,10 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     baseUrl,
     memberToken: MEMBER_TOKEN,
     requests: server.requests,
-    registerRunner: async ({ runnerId, capabilities = ["remote_session_v1", "remote_session_followup_v1"] }) => ({
-      token: mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId, capabilities, audience: baseUrl }).token,
-    }),
+    registerRunner: async ({ runnerId, capabilities = ["session_create_v1", "session_followup_v1"] }) => {
+      registered.set(runnerId, capabilities);
+      return { token: mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId, capabilities: [], audience: baseUrl }).token };
+    },
     enqueueCreate: async ({ title, prompt, runnerId }) => {
       const taskId = `rst_${nextId++}`;
       tasks.set(taskId, { taskId, kind: "remote_session.create", title, prompt, pinnedRunnerId: runnerId ?? null, state: "queued", attempt: 0, runnerId: null, leaseExpiresAt: 0, cancelRequested: false, events: [], completion: null });

@@ -2,14 +2,14 @@ import { describe, expect, it } from "vitest";
 import { RUNNER_PROTOCOL_VERSION, canRunnerTake, grantCapabilities, taskRequirements } from "./capabilities.js";
 
 describe("negotiation", () => {
-  const current = { protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: ["remote_session_v1", "remote_session_followup_v1"] };
+  const current = { protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: ["session_create_v1", "session_followup_v1"] };
 
   it("derives what a task needs from its kind and model", () => {
-    expect(taskRequirements({ kind: "remote_session.create" }).capabilities).toEqual(["remote_session_v1"]);
-    expect(taskRequirements({ kind: "remote_session.send" }).capabilities).toEqual(["remote_session_followup_v1"]);
+    expect(taskRequirements({ kind: "remote_session.create" }).capabilities).toEqual(["session_create_v1"]);
+    expect(taskRequirements({ kind: "remote_session.send" }).capabilities).toEqual(["session_followup_v1"]);
     expect(
       taskRequirements({ kind: "remote_session.create", model: { variant: "high" } }).capabilities,
-    ).toEqual(["remote_session_v1", "model_variant_v1"]);
+    ).toEqual(["session_create_v1", "model_variant_v1"]);
   });
 
   it("lets a runner with every capability take the task", () => {
@@ -17,7 +17,7 @@ describe("negotiation", () => {
   });
 
   it("says which capabilities a runner lacks", () => {
-    const old = { protocolVersion: 1, capabilities: ["remote_session_v1"] };
+    const old = { protocolVersion: 1, capabilities: ["session_create_v1"] };
     expect(canRunnerTake(old, taskRequirements({ kind: "remote_session.create", model: { variant: "high" } }))).toEqual({
       ok: false,
       reason: "missing_capabilities",
@@ -29,15 +29,24 @@ describe("negotiation", () => {
     expect(canRunnerTake({ protocolVersion: 0, capabilities: current.capabilities }, taskRequirements({ kind: "remote_session.create" }))).toEqual({
       ok: false,
       reason: "protocol_version_unsupported",
-      need: RUNNER_PROTOCOL_VERSION,
+      need: 1,
       have: 0,
     });
   });
 
   it("grants only known capabilities, in canonical order", () => {
-    expect(grantCapabilities(["future_thing_v9", "remote_session_followup_v1", "remote_session_v1"])).toEqual([
-      "remote_session_v1",
-      "remote_session_followup_v1",
+    expect(grantCapabilities(["future_thing_v9", "session_followup_v1", "session_create_v1"])).toEqual([
+      "session_create_v1",
+      "session_followup_v1",
     ]);
+  });
+
+  it("reads a protocol-1 runner's names in their v1 meaning: never OpenWork's remote_session_v1 for a v2 runner", () => {
+    expect(grantCapabilities(["remote_session_v1", "remote_session_followup_v1", "model_variant_v1"], 1)).toEqual([
+      "session_create_v1",
+      "session_followup_v1",
+      "model_variant_v1",
+    ]);
+    expect(grantCapabilities(["remote_session_v1", "remote_session_followup_v1"], 2)).toEqual([]);
   });
 });

@@ -2,21 +2,33 @@ import { z } from "zod";
 import { LIMITS } from "./limits.js";
 import type { WorkKind } from "./work-kinds.js";
 
-/** The protocol version this package speaks. Bumped only for changes old runners cannot ignore. */
-export const RUNNER_PROTOCOL_VERSION = 1;
+/**
+ * The protocol version this package speaks. Bumped only for changes old runners cannot ignore.
+ * 2: capability names of our own that cannot be mistaken for OpenWork's (v1 runners declared
+ * `remote_session_v1`, which means OpenWork's command protocol to OpenWork desktops).
+ */
+export const RUNNER_PROTOCOL_VERSION = 2;
 
 /**
- * Capabilities a runner may declare. New work is gated by a capability, never by a version
- * bump, so an old runner is simply never offered what it cannot run.
+ * Capabilities a runner of this protocol may declare. New work is gated by a capability, never by
+ * a version bump, so an old runner is simply never offered what it cannot run. They are kept in
+ * the runner's registration, not in its token: a token's `c` holds OpenWork's vocabulary only.
  */
 export const RUNNER_CAPABILITIES = [
   /** May claim and run `remote_session.create`. */
-  "remote_session_v1",
+  "session_create_v1",
   /** May claim `remote_session.send`: a follow-up prompt into a session it created. */
-  "remote_session_followup_v1",
+  "session_followup_v1",
   /** Honours `model.variant` (reasoning effort and the like) when it creates a session. */
   "model_variant_v1",
 ] as const;
+
+// What protocol-1 runners declared for the same promises.
+const V1_NAMES: Record<string, RunnerCapability> = {
+  remote_session_v1: "session_create_v1",
+  remote_session_followup_v1: "session_followup_v1",
+  model_variant_v1: "model_variant_v1",
+};
 
 export type RunnerCapability = (typeof RUNNER_CAPABILITIES)[number];
 
@@ -47,8 +59,8 @@ export type NegotiationRefusal =
   | { ok: false; reason: "missing_capabilities"; missing: RunnerCapability[] };
 
 const KIND_CAPABILITY = {
-  "remote_session.create": "remote_session_v1",
-  "remote_session.send": "remote_session_followup_v1",
+  "remote_session.create": "session_create_v1",
+  "remote_session.send": "session_followup_v1",
 } as const satisfies Record<WorkKind, RunnerCapability>;
 
 /** The requirements of a task, derived from what it asks for. */
@@ -58,7 +70,8 @@ export function taskRequirements(task: {
 }): TaskRequirements {
   const capabilities: RunnerCapability[] = [KIND_CAPABILITY[task.kind]];
   if (task.model?.variant) capabilities.push("model_variant_v1");
-  return { protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities };
+  // Every task kind exists since protocol 1; capabilities say the rest.
+  return { protocolVersion: 1, capabilities };
 }
 
 /** Decides whether a runner may take a task and, if not, why. */
@@ -78,7 +91,11 @@ export function canRunnerTake(
   return missing.length === 0 ? { ok: true } : { ok: false, reason: "missing_capabilities", missing };
 }
 
-/** The known subset of what a runner declared, in canonical order: what the gateway signs in. */
-export function grantCapabilities(declared: readonly string[]): RunnerCapability[] {
-  return RUNNER_CAPABILITIES.filter((c) => declared.includes(c));
+/**
+ * The known subset of what a runner declared, in canonical order: what the gateway records.
+ * A protocol-1 runner's names are read in their v1 meaning.
+ */
+export function grantCapabilities(declared: readonly string[], protocolVersion: number = RUNNER_PROTOCOL_VERSION): RunnerCapability[] {
+  const known = protocolVersion < 2 ? declared.map((c) => V1_NAMES[c]) : declared;
+  return RUNNER_CAPABILITIES.filter((c) => known.includes(c));
 }

@@ -1,9 +1,6 @@
 /** The canonical prefix of the runner routes. */
 export const RUNNER_ROUTE_PREFIX = "/v1/desktop-runner";
 
-/** A second prefix served with the same routes, for runners built against OpenWork's name. */
-export const RUNNER_ROUTE_ALIAS_PREFIX = "/v1/automation-runner";
-
 /** Route paths below a prefix; the gateway mounts them and the client calls them. */
 export const RUNNER_PATHS = {
   token: "/token",

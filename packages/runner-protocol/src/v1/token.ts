@@ -11,23 +11,40 @@ const SIGNING_PREFIX = "openwork-automation-runner-v1.";
 /** Runner tokens live 12 hours; the runner re-mints before then. */
 export const RUNNER_TOKEN_TTL_MS = 12 * 60 * 60 * 1000;
 
-/** The signed claims, with OpenWork's one-letter names. */
-export const RunnerTokenClaimsSchema = z.strictObject({
-  /** Claims version; 2 carries audience and capabilities. */
-  v: z.literal(2),
+/**
+ * OpenWork's runner capability vocabulary: the only strings a token's `c` may hold, each with
+ * OpenWork's meaning wherever it appears (den-api refuses a token with any other string).
+ */
+export const OPENWORK_CAPABILITIES = [
+  "model_attention_v1",
+  "remote_session_v1",
+  "remote_session_control_v1",
+  "remote_session_only_v1",
+  "remote_session_recovery_v1",
+] as const;
+export type OpenworkCapability = (typeof OPENWORK_CAPABILITIES)[number];
+
+const identity = {
   /** Organization id. */
   o: z.string().min(1).max(LIMITS.id),
   /** Member id of the owner. */
   m: z.string().min(1).max(LIMITS.id),
-  /** Runner id. */
-  r: z.string().min(LIMITS.runnerIdMin).max(LIMITS.runnerId),
-  /** Granted capabilities. */
-  c: z.array(z.string().max(LIMITS.capability)).max(LIMITS.capabilities),
-  /** Audience: the gateway base URL the token was minted for. */
-  a: z.string().min(1).max(LIMITS.audience),
+  /** Runner id (the desktop's install id). */
+  r: z.string().min(1).max(LIMITS.runnerId),
+  /** Capabilities accepted at registration: OpenWork's vocabulary only, at most 5. */
+  c: z.array(z.enum(OPENWORK_CAPABILITIES)).max(5),
   /** Expiry, epoch milliseconds. */
   e: z.int().positive(),
-});
+};
+
+/**
+ * The signed claims, with OpenWork's one-letter names: v2 (what is minted: with the audience `a`)
+ * or the legacy v1 (no audience, `c` optional). Unknown members are ignored, as den-api does.
+ */
+export const RunnerTokenClaimsSchema = z.discriminatedUnion("v", [
+  z.object({ v: z.literal(2), ...identity, a: z.string().min(1).max(LIMITS.audience).refine(isAudience, "not a usable base URL") }),
+  z.object({ v: z.literal(1), ...identity, c: identity.c.default([]) }),
+]);
 export type RunnerTokenClaims = z.infer<typeof RunnerTokenClaimsSchema>;
 
 /** Why a token was refused. */
@@ -45,48 +62,67 @@ export interface MintRunnerTokenInput {
   organizationId: string;
   memberId: string;
   runnerId: string;
-  capabilities: readonly string[];
-  /** The gateway base URL; normalized with {@link normalizeAudience}. */
+  /** OpenWork capabilities granted (order and duplicates kept, as den-api signs them). */
+  capabilities: readonly OpenworkCapability[];
+  /** The base URL the runner must use; normalized with {@link normalizeAudience}. */
   audience: string;
   now?: number;
   ttlMs?: number;
 }
 
-/** Mints a runner token. Throws a TypeError for a short secret or an unusable audience. */
-export function mintRunnerToken(input: MintRunnerTokenInput): { token: string; claims: RunnerTokenClaims } {
-  const claims = RunnerTokenClaimsSchema.parse({
-    v: 2,
+/**
+ * Mints a v2 runner token, byte-compatible with den-api's (claims in the order `v,o,m,r,c,a,e`).
+ * Throws a TypeError for a short secret or an unusable audience.
+ */
+export function mintRunnerToken(input: MintRunnerTokenInput): { token: string; claims: Extract<RunnerTokenClaims, { v: 2 }> } {
+  const claims = {
+    v: 2 as const,
     o: input.organizationId,
     m: input.memberId,
     r: input.runnerId,
     c: [...input.capabilities],
     a: normalizeAudience(input.audience),
     e: (input.now ?? Date.now()) + (input.ttlMs ?? RUNNER_TOKEN_TTL_MS),
-  });
+  };
+  RunnerTokenClaimsSchema.parse(claims);
   const payload = Buffer.from(JSON.stringify(claims)).toString("base64url");
   return { token: `${payload}.${sign(input.secret, payload)}`, claims };
 }
 
 /**
- * Verifies a runner token: signature first (constant time), then claims, expiry and audience.
- * Never throws for a bad token; each refusal has its own reason.
+ * Verifies a runner token as den-api does: the signature compared as the canonical base64url
+ * string in constant time (another spelling of the same bytes is refused), then the claims (v1 or
+ * v2) and expiry. With `audiences`, a v2 token must name one of them and a v1 token (which names
+ * none) is refused; without, the audience is not checked (OpenWork's rule). Never throws for a
+ * bad token; each refusal has its own reason.
  */
 export function verifyRunnerToken(
   token: string,
-  options: { secret: RunnerTokenSecret; audience: string; now?: number },
+  options: { secret: RunnerTokenSecret; audiences?: readonly string[]; now?: number },
 ): RunnerTokenVerification {
   const parts = splitToken(token);
   if (!parts) return { ok: false, reason: "malformed" };
-  const expected = Buffer.from(sign(options.secret, parts.payload), "base64url");
-  const given = Buffer.from(parts.signature, "base64url");
+  const expected = Buffer.from(sign(options.secret, parts.payload), "ascii");
+  const given = Buffer.from(parts.signature, "ascii");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     return { ok: false, reason: "bad_signature" };
   }
   const claims = parseClaims(parts.payload);
   if (!claims) return { ok: false, reason: "malformed" };
-  if (claims.e <= (options.now ?? Date.now())) return { ok: false, reason: "expired" };
-  if (claims.a !== normalizeAudience(options.audience)) return { ok: false, reason: "wrong_audience" };
+  if (!Number.isSafeInteger(claims.e) || claims.e <= (options.now ?? Date.now())) return { ok: false, reason: "expired" };
+  if (options.audiences && !(claims.v === 2 && options.audiences.some((a) => sameAudience(a, claims.a)))) {
+    return { ok: false, reason: "wrong_audience" };
+  }
   return { ok: true, claims };
+}
+
+/**
+ * The token of an `Authorization` header: `Bearer` in any case, then any whitespace, trimmed.
+ * An empty string when there is none.
+ */
+export function bearerToken(header: string | null | undefined): string {
+  const match = /^Bearer\s+(.+)$/i.exec((header ?? "").trim());
+  return match ? match[1]!.trim() : "";
 }
 
 /**
@@ -111,7 +147,7 @@ export function mayPresentRunnerToken(token: string, baseUrl: string): boolean {
   } catch {
     return false;
   }
-  if (claims.a !== audience) return false;
+  if (claims.v !== 2 || claims.a !== audience) return false;
   const url = new URL(audience);
   return url.protocol === "https:" || isLoopback(url.hostname);
 }
@@ -158,6 +194,23 @@ function parseClaims(payload: string): RunnerTokenClaims | null {
   }
 }
 
+function isAudience(value: string): boolean {
+  try {
+    normalizeAudience(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sameAudience(configured: string, claimed: string): boolean {
+  try {
+    return normalizeAudience(configured) === normalizeAudience(claimed);
+  } catch {
+    return false;
+  }
+}
+
 function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
+  return hostname === "localhost" || hostname.endsWith(".localhost") || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
 }

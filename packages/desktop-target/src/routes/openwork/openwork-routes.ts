@@ -1,0 +1,184 @@
+import { errorFacts, newReferenceId } from "@openwork/remote-session-core";
+import { mintRunnerToken, type OpenworkCapability } from "@openwork/runner-protocol";
+import { ChannelRefusal } from "../../channel-refusal.js";
+import { listRunners } from "../../store/list-runners.js";
+import { registerRunner } from "../../store/register-runner.js";
+import { type AuthenticatedRunner, authenticateRunner } from "../authenticate-runner.js";
+import { entryPointOf } from "../entry-point.js";
+import { handleEventsStream, type StreamFraming } from "../handle-events-stream.js";
+import { readJsonBody } from "../read-json-body.js";
+import type { RouteContext } from "../route-context.js";
+import {
+  EmptyBodySchema,
+  InventorySchema,
+  OpenworkMintSchema,
+  OpenworkRefusal,
+  openworkJson,
+  parseOpenwork,
+  PathIdSchema,
+  refusalBody,
+  RunCompleteSchema,
+  RunEventSchema,
+  RunHeartbeatSchema,
+} from "./openwork-wire.js";
+import { OPENWORK_SESSION_ROUTES } from "./openwork-session-routes.js";
+
+/** What the OpenWork dialect needs beyond the shared route context. */
+export interface OpenworkContext extends RouteContext {
+  /** Whether the member's organization has OpenWork's `remoteSessionTargets` feature (session-runner mint). */
+  sessionRunnerTargets(scope: { organizationId: string; memberId: string }): Promise<boolean>;
+}
+
+/** A matched OpenWork route: its handler gets the request, the path ids, and the mount's base path. */
+export type OpenworkHandler = (ctx: OpenworkContext, request: Request, ids: string[], basePath: string) => Promise<Response>;
+export type OpenworkRoute = readonly [method: string, path: RegExp, handler: OpenworkHandler];
+
+// OpenWork's keepalive: `data: {}` with no id, the first at once. Automation work hints never
+// come: this gateway runs no Automations.
+const OPENWORK_FRAMING: StreamFraming = { opening: "event: keepalive\ndata: {}\n\n", keepalive: "event: keepalive\ndata: {}\n\n", hints: false };
+const PRESENCE_WINDOW_MS = 10 * 60 * 1000;
+const ID = "([^/]{1,160})";
+
+/** An authenticated OpenWork runner request: body first (den-api validates before it authenticates). */
+export async function runnerCall<S extends Parameters<typeof parseOpenwork>[0]>(
+  ctx: OpenworkContext,
+  request: Request,
+  schema: S | null,
+): Promise<{ runner: AuthenticatedRunner; body: ReturnType<typeof parseOpenwork<S>> }> {
+  const body = schema ? parseOpenwork(schema, await readJsonBody(request)) : (undefined as never);
+  return { runner: await authenticateRunner(ctx, request, "openwork"), body };
+}
+
+const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request, _ids, basePath) => {
+  const member = await ctx.authenticateMember(request);
+  if (!member) throw new OpenworkRefusal(401, "unauthorized");
+  const body = parseOpenwork(OpenworkMintSchema, await readJsonBody(request));
+  if (!(await ctx.isActiveMember(member))) throw new OpenworkRefusal(401, "unauthorized");
+  if (sessionRunner && !(await ctx.sessionRunnerTargets(member))) throw new OpenworkRefusal(404, "feature_disabled");
+  const capabilities: OpenworkCapability[] = sessionRunner ? [...new Set([...body.capabilities, "remote_session_only_v1" as const])] : body.capabilities;
+  const route = sessionRunner ? "/v1/session-runners/token" : "/v1/automation-runners/token";
+  const audience = entryPointOf(request, `${basePath}${route}`, ctx.proxyTrust);
+  if (!audience) throw new OpenworkRefusal(500, "automation_runner_audience_invalid");
+  await registerRunner(ctx.sql, member, { ...body, name: null, capabilities, dialect: "openwork" });
+  const { token, claims } = mintRunnerToken({ secret: ctx.secret, organizationId: member.organizationId, memberId: member.memberId, runnerId: body.runnerId, capabilities, audience });
+  ctx.logger.info("desktop runner: OpenWork token minted", { runnerId: body.runnerId, capabilities: capabilities.length });
+  return openworkJson(200, { token, expiresAt: claims.e, eventsPath: "/v1/automation-runners/events" });
+};
+
+const presence: OpenworkHandler = async (ctx, request) => {
+  const member = await ctx.authenticateMember(request);
+  if (!member) throw new OpenworkRefusal(401, "unauthorized");
+  const [latest] = await listRunners(ctx.sql, member);
+  const lastSeenAt = latest ? latest.last_seen_at.getTime() : null;
+  return openworkJson(200, { connected: lastSeenAt !== null && Date.now() - lastSeenAt <= PRESENCE_WINDOW_MS, lastSeenAt });
+};
+
+const runners: OpenworkHandler = async (ctx, request) => {
+  const member = await ctx.authenticateMember(request);
+  if (!member) throw new OpenworkRefusal(401, "unauthorized");
+  const items = (await listRunners(ctx.sql, member)).map((r) => ({
+    kind: "desktop",
+    id: r.runner_id,
+    platform: r.platform,
+    appVersion: r.app_version,
+    lastSeenAt: r.last_seen_at.getTime(),
+    connected: Date.now() - r.last_seen_at.getTime() <= PRESENCE_WINDOW_MS,
+  }));
+  return openworkJson(200, { items });
+};
+
+const events: OpenworkHandler = async (ctx, request) => {
+  const { runner } = await runnerCall(ctx, request, null);
+  return handleEventsStream(ctx, runner, request, OPENWORK_FRAMING);
+};
+
+// Automation runs: this gateway schedules none, so no run is ever claimable. The answers are
+// OpenWork's for a run that is not (or no longer) this runner's: never a 404 a desktop would log
+// as a broken server, never a 401/403 that would retire its credential.
+const runClaim: OpenworkHandler = async (ctx, request) => {
+  await runnerCall(ctx, request, EmptyBodySchema);
+  return openworkJson(200, { assignment: null });
+};
+const runLeaseLost = (schema: typeof RunHeartbeatSchema | typeof RunEventSchema | typeof RunCompleteSchema): OpenworkHandler => async (ctx, request) => {
+  await runnerCall(ctx, request, schema);
+  throw new OpenworkRefusal(409, "runner_lease_lost");
+};
+
+const inventory: OpenworkHandler = async (ctx, request) => {
+  const { runner, body } = await runnerCall(ctx, request, InventorySchema);
+  if (JSON.stringify(body).length > 256 * 1024) throw new OpenworkRefusal(400, "invalid_request", "the inventory is too large");
+  const [row] = await ctx.sql<{ updated: Date }[]>`
+    update desktop_runner set inventory = ${ctx.sql.json(body as never)}, inventory_updated_at = now()
+    where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and runner_id = ${runner.runnerId}
+    returning inventory_updated_at as updated`;
+  if (!row) throw new OpenworkRefusal(404, "runner_not_registered");
+  return openworkJson(200, { ok: true, updatedAt: row.updated.getTime() });
+};
+
+const work: OpenworkHandler = async (ctx, request) => {
+  const { runner } = await runnerCall(ctx, request, null);
+  return openworkJson(200, { items: await OPENWORK_SESSION_ROUTES.workItems(ctx, runner) });
+};
+
+const ROUTES: readonly OpenworkRoute[] = [
+  ["POST", /^\/v1\/automation-runners\/token$/, mint(false)],
+  ["POST", /^\/v1\/session-runners\/token$/, mint(true)],
+  ["GET", /^\/v1\/automation-runners\/presence$/, presence],
+  ["GET", /^\/v1\/automation-runners$/, runners],
+  ["GET", /^\/v1\/automation-runners\/events$/, events],
+  ["GET", /^\/v1\/(?:automation-runner|session-runners)\/work$/, work],
+  ["PUT", /^\/v1\/(?:automation-runner|session-runners)\/inventory$/, inventory],
+  ["POST", new RegExp(`^/v1/automation-runs/${ID}/claim$`), runClaim],
+  ["POST", new RegExp(`^/v1/automation-runs/${ID}/heartbeat$`), runLeaseLost(RunHeartbeatSchema)],
+  ["POST", new RegExp(`^/v1/automation-runs/${ID}/events$`), runLeaseLost(RunEventSchema)],
+  ["POST", new RegExp(`^/v1/automation-runs/${ID}/complete$`), runLeaseLost(RunCompleteSchema)],
+  ...OPENWORK_SESSION_ROUTES.routes,
+];
+
+const OPENWORK_PATH = /^(.*?)(\/v1\/(?:automation-runners|automation-runner|automation-runs|remote-session-commands|remote-session-requests|session-runners)(?:\/.*)?)$/;
+
+/**
+ * OpenWork's runner channel (the wire spec's §2), for OpenWork desktops already installed: the
+ * same runners, sessions, tasks, presence and streams as our protocol, in OpenWork's shapes. Paths
+ * are found wherever the host mounts them (`/v1/…` or `/api/den/v1/…`). Returns null for others.
+ */
+export function createOpenworkRoutes(ctx: OpenworkContext): { handle(request: Request): Promise<Response | null> } {
+  return {
+    handle: async (request) => {
+      const match = OPENWORK_PATH.exec(new URL(request.url).pathname);
+      if (!match) return null;
+      const [, basePath, path] = match as unknown as [string, string, string];
+      const method = request.method.toUpperCase();
+      try {
+        for (const [routeMethod, pattern, handler] of ROUTES) {
+          const ids = pattern.exec(path);
+          if (!ids || routeMethod !== method) continue;
+          const decoded = ids.slice(1).map((id) => parseOpenwork(PathIdSchema, safeDecode(id)));
+          return await handler(ctx, request, decoded, basePath);
+        }
+        throw new OpenworkRefusal(404, "not_found");
+      } catch (error) {
+        if (error instanceof OpenworkRefusal) return refusalBody(error);
+        if (error instanceof ChannelRefusal) return refusalBody(fromChannelRefusal(error));
+        const referenceId = newReferenceId();
+        ctx.logger.error("desktop runner: OpenWork request failed", { path, referenceId, error: errorFacts(error) });
+        return openworkJson(500, { error: "internal_error", referenceId });
+      }
+    },
+  };
+}
+
+function fromChannelRefusal(refusal: ChannelRefusal): OpenworkRefusal {
+  if (refusal.code === "runner_unauthorized" || refusal.code === "membership_required") return new OpenworkRefusal(401, "runner_unauthorized");
+  if (refusal.code === "payload_too_large") return new OpenworkRefusal(413, "payload_too_large", refusal.message);
+  if (refusal.code === "invalid_request") return new OpenworkRefusal(400, "invalid_request", refusal.message, { details: refusal.extra.issues ?? [] });
+  return new OpenworkRefusal(409, refusal.code, refusal.message);
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return "";
+  }
+}
