@@ -1,6 +1,8 @@
 import { fail } from "@openwork/remote-session-core";
-import { canRunnerTake, type TaskRequirements } from "@openwork/runner-protocol";
+import type { TaskRequirements } from "@openwork/runner-protocol";
+import { runnerCanTake } from "./runner-abilities.js";
 import type { RunnerRow } from "./store/runner-row.js";
+import type { TaskKind } from "./store/task-row.js";
 
 const openAction = (name: string) => `Open OpenWork Desktop on ${name} and sign in, then try again.`;
 const updateAction = (name: string) => `Update OpenWork Desktop on ${name}, then try again.`;
@@ -16,10 +18,10 @@ const updateAction = (name: string) => `Update OpenWork Desktop on ${name}, then
  */
 export function chooseRunner(
   runners: (RunnerRow & { online: boolean })[],
-  requirements: TaskRequirements,
+  task: { kind: TaskKind; requirements: TaskRequirements },
   options: { pin?: string; storeAndForward: boolean },
 ): RunnerRow | null {
-  const able = (r: RunnerRow) => canRunnerTake({ protocolVersion: r.protocol_version, capabilities: r.capabilities }, requirements).ok;
+  const able = (r: RunnerRow) => runnerCanTake(r, task.kind, task.requirements);
   if (options.pin !== undefined) {
     const runner = pinned(runners, options.pin);
     if (!able(runner)) fail("desktop_update_required", `${runner.name} cannot run this session yet`, { action: updateAction(runner.name), context: { target: "desktop" } });

@@ -18,6 +18,7 @@ import { taskRequirements } from "@openwork/runner-protocol";
 import { z } from "zod";
 import type { Sql } from "postgres";
 import { chooseRunner } from "./choose-runner.js";
+import { isRelayed, RELAY_WAIT_MS, relayRead, relayStop } from "./openwork-relay.js";
 import { DEFAULT_PRESENCE_WINDOW_MS, presenceOf } from "./presence.js";
 import { cancelSessionTasks } from "./store/cancel-session-tasks.js";
 import { enqueueTask } from "./store/enqueue-task.js";
@@ -36,6 +37,8 @@ export interface DesktopTargetOptions {
   presenceWindowMs?: number;
   /** How long a task without `deliverBy` waits for its runner before it expires. Default 10 min. */
   claimDeadlineMs?: number;
+  /** How long a read or stop of a session on an OpenWork desktop waits for its answer. Default 20 s. */
+  relayWaitMs?: number;
   /** The OpenWork Web link of a session, when there is one. */
   webUrl?: (session: { sessionId: string; localSessionId: string | null }) => string | undefined;
   logger?: Logger;
@@ -86,6 +89,12 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     const [runner] = next.pinnedRunnerId ? (await findPinnedRunners(sql, call, next.pinnedRunnerId)).filter((r) => r.runner_id === next.pinnedRunnerId) : [];
     return { waitingFor: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: next.claimDeadline.toISOString() } };
   };
+  const relay = { sql, hub, waitMs: options.relayWaitMs ?? RELAY_WAIT_MS };
+  /** The desktop holding a relayed session, refused as den-api does when it is too old or away. */
+  const holderFor = async (call: TargetCall, session: LedgerSession, kind: "remote_session.read" | "remote_session.stop") => {
+    const holder = String(session.targetRef.runnerId);
+    chooseRunner(await runnersOf(call, holder), { kind, requirements: { protocolVersion: 1, capabilities: [] } }, { pin: holder, storeAndForward: false });
+  };
   const webUrlOf = (session: LedgerSession) =>
     options.webUrl?.({ sessionId: session.id, localSessionId: session.targetSessionId });
 
@@ -108,7 +117,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         fail("invalid_capability_arguments", "deliverBy must be in the future");
       }
       const requirements = taskRequirements({ kind: "remote_session.create", model: input.model ?? null });
-      const runner = chooseRunner(await runnersOf(call, extra.runner), requirements, {
+      const runner = chooseRunner(await runnersOf(call, extra.runner), { kind: "remote_session.create", requirements }, {
         ...(extra.runner === undefined ? {} : { pin: extra.runner }),
         storeAndForward: deliverBy !== null,
       });
@@ -153,7 +162,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       }
       const holder = typeof session.targetRef.runnerId === "string" ? session.targetRef.runnerId : undefined;
       const requirements = taskRequirements({ kind: "remote_session.send" });
-      if (holder) chooseRunner(await runnersOf(call, holder), requirements, { pin: holder, storeAndForward: false });
+      if (holder) chooseRunner(await runnersOf(call, holder), { kind: "remote_session.send", requirements }, { pin: holder, storeAndForward: false });
       const messageId = input.messageId ?? newId("msg");
       await sql.begin(async (tx) => {
         // Serialized per session by the row lock, so concurrent sends cannot both squeeze past the cap.
@@ -184,6 +193,10 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     },
 
     read: async (call, session, input) => {
+      if (isRelayed(session)) {
+        await holderFor(call, session, "remote_session.read");
+        return relayRead(relay, call, session, input);
+      }
       const position = decodeCursor(session.id, input.cursor);
       const deadline = Date.now() + input.waitMs;
       for (;;) {
@@ -222,7 +235,11 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     newMessageId: () => newId("msg"),
 
     // The task store records the session's state itself (cancelled tasks, or a cancel request).
-    stop: async (_call, session) => {
+    stop: async (call, session) => {
+      if (isRelayed(session)) {
+        await holderFor(call, session, "remote_session.stop");
+        return relayStop(relay, call, session);
+      }
       const stopped = await sql.begin((tx) => cancelSessionTasks(tx, session.id));
       return { sessionId: session.id, stopped };
     },

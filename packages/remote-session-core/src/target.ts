@@ -106,6 +106,11 @@ export interface ReadResult {
   lastError?: Pick<SessionError, "error" | "message"> | { error: string; message: string };
   /** A `queued` session: what its next turn waits for (the machine it is pinned to, its deadline). */
   waitingFor?: { runner?: { runnerId: string; name: string }; expiresAt: string };
+  /**
+   * The session's desktop answers reads itself (an OpenWork desktop) and had not answered within
+   * the call: read again (same cursor) to get its answer.
+   */
+  pending?: { requestId: string; note: string };
   /** A `running` turn whose model provider failed and is being retried: which attempt, why, when next. */
   retrying?: { attempt: number; message: string; nextAt?: string };
 }

@@ -9,7 +9,8 @@ import { handlePresence } from "./handle-presence.js";
 import { handleListRunners, handleRenameRunner, handleRevokeRunner } from "./handle-runner-admin.js";
 import { handleClaim, handleComplete, handleHeartbeat, handleTaskEvents, handleWork } from "./handle-runner-requests.js";
 import { handleToken } from "./handle-token.js";
-import { createOpenworkRoutes, type OpenworkContext } from "./openwork/openwork-routes.js";
+import type { OpenworkContext } from "./openwork/openwork-call.js";
+import { createOpenworkRoutes } from "./openwork/openwork-routes.js";
 import type { RouteContext, RunnerRoutesOptions } from "./route-context.js";
 import { errorResponse, refusalResponse } from "./to-response.js";
 

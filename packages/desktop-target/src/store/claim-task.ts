@@ -20,14 +20,16 @@ export async function claimTask(tx: Queryable, runner: RunnerIdentity, taskId: s
       where t.id = ${taskId} and ${eligibleFor(tx, runner)}
       for update skip locked)
     update desktop_task d set
-      state = 'claimed', attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId},
+      state = 'claimed', attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId}, claimed_via = ${runner.dialect ?? "desktop-runner"},
       lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), claimed_at = now(), updated_at = now()
     from candidate where d.id = candidate.id
     returning d.*`;
   if (claimed) {
+    // The runner that takes the create holds the session, in its own dialect.
+    const holder = { runnerId: runner.runnerId, ...(runner.dialect === "openwork" ? { dialect: "openwork", commandId: claimed.id } : {}) };
     await syncSessionState(tx, claimed.session_id, {
       activity: true,
-      ...(claimed.kind === "remote_session.create" ? { targetRef: { runnerId: runner.runnerId } } : {}),
+      ...(claimed.kind === "remote_session.create" ? { targetRef: holder } : {}),
     });
     const [bound] = await tx<{ target_session_id: string | null }[]>`select target_session_id from remote_session where id = ${claimed.session_id}`;
     return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? bound?.target_session_id ?? null };

@@ -1,13 +1,16 @@
 import type { Queryable } from "@openwork/remote-session-core";
+import { kindsRunnerTakes } from "../runner-abilities.js";
 import type { RunnerIdentity } from "./task-row.js";
 
 /**
  * The one predicate of "this runner may take task `t` now", shared by the work listing and the
  * claim so the two can never disagree:
  * - the member's queued task, pinned to this runner or to none, still deliverable;
- * - the runner has the protocol version and every capability the task requires;
- * - no earlier task of the same session is still queued or running (a session's turns run in order);
- * - a follow-up goes only to the runner holding the session.
+ * - the runner can take the task's kind: for our protocol, the version and every capability the
+ *   task requires; for an OpenWork desktop, OpenWork's capability for that kind;
+ * - no earlier turn of the same session is still queued or running (a session's turns run in
+ *   order; a relayed read or stop never waits behind one);
+ * - anything but a create goes only to the runner holding the session.
  */
 export function eligibleFor(sql: Queryable, runner: RunnerIdentity) {
   return sql`
@@ -15,11 +18,16 @@ export function eligibleFor(sql: Queryable, runner: RunnerIdentity) {
     and t.state = 'queued'
     and (t.pinned_runner_id is null or t.pinned_runner_id = ${runner.runnerId})
     and t.claim_deadline > now() and (t.deliver_by is null or t.deliver_by > now())
-    and t.required_protocol <= ${runner.protocolVersion}
-    and t.required_capabilities <@ ${runner.capabilities}::text[]
-    and not exists (
+    and ${
+      runner.dialect === "openwork"
+        ? sql`t.kind = any(${kindsRunnerTakes(runner)}::text[])`
+        : sql`t.kind = any(${kindsRunnerTakes(runner)}::text[]) and t.required_protocol <= ${runner.protocolVersion}
+          and t.required_capabilities <@ ${runner.capabilities}::text[]`
+    }
+    and (t.kind not in ('remote_session.create', 'remote_session.send') or not exists (
       select 1 from desktop_task e
-      where e.session_id = t.session_id and e.created_at < t.created_at and e.state in ('queued', 'claimed'))
+      where e.session_id = t.session_id and e.created_at < t.created_at and e.state in ('queued', 'claimed')
+        and e.kind in ('remote_session.create', 'remote_session.send')))
     and (t.kind = 'remote_session.create' or exists (
       select 1 from remote_session s where s.id = t.session_id and s.target_ref->>'runnerId' = ${runner.runnerId}))`;
 }

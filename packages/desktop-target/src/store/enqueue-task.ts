@@ -1,11 +1,11 @@
 import { type MemberScope, type Model, newId, type Queryable } from "@openwork/remote-session-core";
-import type { TaskRequirements, WorkKind } from "@openwork/runner-protocol";
+import type { TaskRequirements } from "@openwork/runner-protocol";
 import { WAKE_CHANNEL, type WakeNotice } from "../wake/channels.js";
-import type { TaskRow } from "./task-row.js";
+import type { TaskKind, TaskRow } from "./task-row.js";
 
 export interface NewTask {
   sessionId: string;
-  kind: WorkKind;
+  kind: TaskKind;
   title: string;
   prompt: string | null;
   model: Model | null;
@@ -13,11 +13,14 @@ export interface NewTask {
   messageId: string | null;
   localSessionId: string | null;
   pinnedRunnerId: string | null;
-  requirements: TaskRequirements;
+  /** What the runner must have: our protocol's requirements, or OpenWork's capability for a relayed request. */
+  requirements: TaskRequirements | { protocolVersion: number; capabilities: string[] };
   /** Store-and-forward: the caller's absolute deadline. */
   deliverBy: Date | null;
   /** How long the task waits for a runner without `deliverBy`, from now on the database clock. */
   claimWithinMs: number;
+  /** A relayed read's or stop's input. */
+  input?: Record<string, unknown>;
 }
 
 /**
@@ -29,13 +32,14 @@ export async function enqueueTask(sql: Queryable, scope: MemberScope, task: NewT
     insert into desktop_task (
       id, organization_id, member_id, session_id, kind, state, title, prompt, prompt_chars, model, workspace_id,
       message_id, local_session_id, pinned_runner_id, required_protocol, required_capabilities,
-      deliver_by, claim_deadline)
+      deliver_by, claim_deadline, input)
     values (
       ${newId("rst")}, ${scope.organizationId}, ${scope.memberId}, ${task.sessionId}, ${task.kind}, 'queued',
       ${task.title}, ${task.prompt}, ${task.prompt?.length ?? 0}, ${task.model ? sql.json(task.model) : null}, ${task.workspaceId},
       ${task.messageId}, ${task.localSessionId}, ${task.pinnedRunnerId}, ${task.requirements.protocolVersion},
       ${task.requirements.capabilities}::text[], ${task.deliverBy},
-      coalesce(${task.deliverBy}::timestamptz, now() + make_interval(secs => ${task.claimWithinMs / 1000})))
+      coalesce(${task.deliverBy}::timestamptz, now() + make_interval(secs => ${task.claimWithinMs / 1000})),
+      ${task.input ? sql.json(task.input as never) : null})
     returning *`;
   await wakeRunners(sql, row!);
   return row!;

@@ -12,13 +12,28 @@ export type LiveState = "running" | "waiting_input";
  * desktop session's state is decided, so a follow-up queued behind a running turn can never read
  * `idle` when that turn ends.
  */
-export function deriveSessionState(tasks: { state: TaskState; kind: string }[], current: SessionState, live?: LiveState): SessionState {
+export function deriveSessionState(tasks: DerivationTask[], current: SessionState, live?: LiveState): SessionState {
   if (tasks.some((t) => t.state === "claimed")) return live ?? (current === "waiting_input" ? current : "running");
   if (tasks.some((t) => t.state === "queued")) return "queued";
   const latest = tasks[0];
   if (!latest) return current;
+  // An OpenWork desktop completes a turn's task once it has it; the turn itself then runs on the
+  // desktop, and the command's progress reports say where it stands.
+  const command = tasks.find((t) => t.kind === "remote_session.create");
+  if (latest.state === "done" && command?.claimed_via === "openwork") return PROGRESS_STATE[command.progress ?? "running"] ?? "running";
   return latest.state === "expired" && latest.kind !== "remote_session.create" ? "idle" : toSessionState(latest.state);
 }
+
+/** A session's turn (create or follow-up) as the derivation reads it. */
+export interface DerivationTask {
+  state: TaskState;
+  kind: string;
+  claimed_via?: string | null;
+  /** A delivered OpenWork command's reported status. */
+  progress?: string | null;
+}
+
+const PROGRESS_STATE: Record<string, SessionState> = { running: "running", waiting: "waiting_input", idle: "idle", error: "failed" };
 
 /**
  * Records the session's derived state with `patch`, and tells every process it changed. Locks
@@ -29,8 +44,11 @@ export function deriveSessionState(tasks: { state: TaskState; kind: string }[], 
 export async function syncSessionState(tx: Queryable, sessionId: string, patch: Omit<SessionPatch, "state" | "expect"> = {}, live?: LiveState): Promise<void> {
   const [session] = await tx<{ state: SessionState }[]>`select state from remote_session where id = ${sessionId} for update`;
   if (!session) return;
-  const tasks = await tx<{ state: TaskState; kind: string }[]>`
-    select state, kind from desktop_task where session_id = ${sessionId} order by created_at desc, id desc`;
+  // Turns only: a relayed read or stop never moves the session.
+  const tasks = await tx<DerivationTask[]>`
+    select state, kind, claimed_via, progress->>'status' as progress from desktop_task
+    where session_id = ${sessionId} and kind in ('remote_session.create', 'remote_session.send')
+    order by created_at desc, id desc`;
   const state = deriveSessionState(tasks, session.state, live);
   const updated = await createSessionLedger(tx).update(sessionId, { ...patch, state });
   if (!updated) throw new Error(`desktop session ${sessionId}: the ledger refused ${session.state} → ${state}`);

@@ -1,6 +1,13 @@
 import type { Model } from "@openwork/remote-session-core";
 import type { CompleteRequest, WorkKind } from "@openwork/runner-protocol";
 import type { TaskState } from "../task-state.js";
+import type { RunnerDialect } from "./runner-row.js";
+
+/**
+ * What a task asks of a desktop: our protocol's work kinds, and the two requests only OpenWork
+ * desktops answer (they keep the transcript; reads and stops are relayed to them).
+ */
+export type TaskKind = WorkKind | "remote_session.read" | "remote_session.stop";
 
 /** A desktop_task row as postgres.js returns it. */
 export interface TaskRow {
@@ -8,7 +15,7 @@ export interface TaskRow {
   organization_id: string;
   member_id: string;
   session_id: string;
-  kind: WorkKind;
+  kind: TaskKind;
   state: TaskState;
   title: string;
   prompt: string | null;
@@ -26,7 +33,14 @@ export interface TaskRow {
   deliver_by: Date | null;
   claim_deadline: Date;
   cancel_requested: boolean;
-  completion: CompleteRequest | null;
+  completion: CompleteRequest | Record<string, unknown> | null;
+  /** Which runner channel claimed it. */
+  claimed_via: RunnerDialect | null;
+  /** A relayed read's or stop's input. */
+  input: Record<string, unknown> | null;
+  /** A delivered OpenWork command's latest progress report, and its watermark (desktop clock, ms). */
+  progress: Record<string, unknown> | null;
+  progress_observed_at: string | null;
   failure_code: string | null;
   failure_message: string | null;
   created_at: Date;
@@ -42,4 +56,6 @@ export interface RunnerIdentity {
   runnerId: string;
   capabilities: string[];
   protocolVersion: number;
+  /** The runner channel it speaks; ours when absent. */
+  dialect?: RunnerDialect;
 }

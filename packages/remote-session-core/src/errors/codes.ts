@@ -25,6 +25,10 @@ export const SESSION_ERROR_RETRYABLE = {
   computer_offline: true,
   model_unavailable: false,
   remote_session_idempotency_conflict: false,
+  /** A request relayed to an OpenWork desktop (read, send, stop) was not picked up in time. */
+  desktop_request_expired: true,
+  /** The OpenWork desktop answered a relayed request with a failure. */
+  desktop_request_failed: true,
   // Ours.
   rate_limited: true,
   /** An identical call with the same idempotency key is still running elsewhere. */

@@ -35,6 +35,26 @@ export function decodeCursor(sessionId: string, cursor: string | undefined): num
   return fail("invalid_capability_arguments", "cursor is not a cursor of this session; pass the cursor a read returned");
 }
 
+/**
+ * A cursor that carries another party's own cursor (an OpenWork desktop's message id), bound to
+ * the session like every cursor. `null` reads from the start.
+ */
+export function encodeRelayCursor(sessionId: string, theirs: string | null): string {
+  return Buffer.from(JSON.stringify({ v: "relay", s: sessionTag(sessionId), c: theirs })).toString("base64url");
+}
+
+/** The other party's cursor in `cursor` (null: from the start). Throws `invalid_capability_arguments` when it is not ours. */
+export function decodeRelayCursor(sessionId: string, cursor: string | undefined): string | null {
+  if (cursor === undefined) return null;
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { v?: unknown; s?: unknown; c?: unknown };
+    if (value.v === "relay" && value.s === sessionTag(sessionId) && (value.c === null || typeof value.c === "string")) return value.c as string | null;
+  } catch {
+    // fall through to the refusal
+  }
+  return fail("invalid_capability_arguments", "cursor is not a cursor of this session; pass the cursor a read returned");
+}
+
 function sessionTag(sessionId: string): string {
   return createHash("sha256").update(sessionId).digest("base64url").slice(0, 10);
 }

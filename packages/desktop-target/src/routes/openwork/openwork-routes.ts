@@ -3,11 +3,10 @@ import { mintRunnerToken, type OpenworkCapability } from "@openwork/runner-proto
 import { ChannelRefusal } from "../../channel-refusal.js";
 import { listRunners } from "../../store/list-runners.js";
 import { registerRunner } from "../../store/register-runner.js";
-import { type AuthenticatedRunner, authenticateRunner } from "../authenticate-runner.js";
 import { entryPointOf } from "../entry-point.js";
 import { handleEventsStream, type StreamFraming } from "../handle-events-stream.js";
 import { readJsonBody } from "../read-json-body.js";
-import type { RouteContext } from "../route-context.js";
+import { type OpenworkContext, type OpenworkHandler, type OpenworkRoute, runnerCall } from "./openwork-call.js";
 import {
   EmptyBodySchema,
   InventorySchema,
@@ -23,31 +22,11 @@ import {
 } from "./openwork-wire.js";
 import { OPENWORK_SESSION_ROUTES } from "./openwork-session-routes.js";
 
-/** What the OpenWork dialect needs beyond the shared route context. */
-export interface OpenworkContext extends RouteContext {
-  /** Whether the member's organization has OpenWork's `remoteSessionTargets` feature (session-runner mint). */
-  sessionRunnerTargets(scope: { organizationId: string; memberId: string }): Promise<boolean>;
-}
-
-/** A matched OpenWork route: its handler gets the request, the path ids, and the mount's base path. */
-export type OpenworkHandler = (ctx: OpenworkContext, request: Request, ids: string[], basePath: string) => Promise<Response>;
-export type OpenworkRoute = readonly [method: string, path: RegExp, handler: OpenworkHandler];
-
 // OpenWork's keepalive: `data: {}` with no id, the first at once. Automation work hints never
 // come: this gateway runs no Automations.
 const OPENWORK_FRAMING: StreamFraming = { opening: "event: keepalive\ndata: {}\n\n", keepalive: "event: keepalive\ndata: {}\n\n", hints: false };
 const PRESENCE_WINDOW_MS = 10 * 60 * 1000;
 const ID = "([^/]{1,160})";
-
-/** An authenticated OpenWork runner request: body first (den-api validates before it authenticates). */
-export async function runnerCall<S extends Parameters<typeof parseOpenwork>[0]>(
-  ctx: OpenworkContext,
-  request: Request,
-  schema: S | null,
-): Promise<{ runner: AuthenticatedRunner; body: ReturnType<typeof parseOpenwork<S>> }> {
-  const body = schema ? parseOpenwork(schema, await readJsonBody(request)) : (undefined as never);
-  return { runner: await authenticateRunner(ctx, request, "openwork"), body };
-}
 
 const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request, _ids, basePath) => {
   const member = await ctx.authenticateMember(request);

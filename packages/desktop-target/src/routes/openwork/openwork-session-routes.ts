@@ -1,46 +1,157 @@
+import { ChannelRefusal } from "../../channel-refusal.js";
+import { OPENWORK_KIND_CAPABILITY } from "../../runner-abilities.js";
+import { claimTask } from "../../store/claim-task.js";
+import { listWork } from "../../store/list-work.js";
+import { receiveCommand, receiveProgress, receiveRequest } from "../../store/openwork-deliveries.js";
+import type { TaskKind, TaskRow } from "../../store/task-row.js";
 import type { AuthenticatedRunner } from "../authenticate-runner.js";
-import { type OpenworkContext, type OpenworkHandler, type OpenworkRoute, runnerCall } from "./openwork-routes.js";
-import { CommandCompleteSchema, EmptyBodySchema, OpenworkRefusal, openworkJson, RequestCompleteSchema, SessionReportSchema } from "./openwork-wire.js";
+import { type OpenworkContext, type OpenworkHandler, type OpenworkRoute, runnerCall } from "./openwork-call.js";
+import {
+  CommandCompleteSchema,
+  EmptyBodySchema,
+  OpenworkRefusal,
+  openworkJson,
+  RequestCompleteSchema,
+  RequestResultSchemas,
+  SessionReportSchema,
+} from "./openwork-wire.js";
 
 const ID = "([^/]{1,160})";
+const CREATE = "remote_session_v1";
+const CONTROL = "remote_session_control_v1";
+// A command waits 10 minutes for its desktop (OpenWork's TTL); a claimed one is completed within seconds.
+const COMMAND_LEASE_MS = 10 * 60_000;
+const REQUEST_LEASE_MS = 2 * 60_000;
+const OUTCOME_LIMIT_BYTES = 262_144;
 
 /** 403 for a runner without the capability a route needs: the only 403 OpenWork's desktops expect. */
 function requireCapability(runner: AuthenticatedRunner, capability: string): void {
   if (!runner.capabilities.includes(capability)) throw new OpenworkRefusal(403, "runner_capability_missing");
 }
 
-// Remote sessions in OpenWork's command protocol. No command or request is ever addressed to an
-// OpenWork desktop yet, so every id is one this runner cannot claim: the answers below are
-// OpenWork's for exactly that.
-const commandClaim: OpenworkHandler = async (ctx, request) => {
+/** Runs a store step, answering any channel refusal with OpenWork's code for this route. */
+async function orConflict<T>(status: number, code: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof ChannelRefusal) throw new OpenworkRefusal(status, code);
+    throw error;
+  }
+}
+
+/** Claims a task of one of `kinds` for an OpenWork runner; 409 `conflict` when it is not claimable by it. */
+async function claimOfKind(ctx: OpenworkContext, runner: AuthenticatedRunner, id: string, kinds: TaskKind[], leaseMs: number, conflict: string): Promise<TaskRow> {
+  const [kind] = await ctx.sql<{ kind: TaskKind }[]>`
+    select kind from desktop_task where id = ${id} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}`;
+  if (!kind || !kinds.includes(kind.kind)) throw new OpenworkRefusal(409, conflict);
+  const outcome = await orConflict(409, conflict, () => ctx.sql.begin((tx) => claimTask(tx, runner, id, leaseMs)));
+  return outcome.task;
+}
+
+const commandClaim: OpenworkHandler = async (ctx, request, [id]) => {
   const { runner } = await runnerCall(ctx, request, EmptyBodySchema);
-  requireCapability(runner, "remote_session_v1");
-  throw new OpenworkRefusal(409, "command_claim_conflict");
+  requireCapability(runner, CREATE);
+  const task = await claimOfKind(ctx, runner, id!, ["remote_session.create"], COMMAND_LEASE_MS, "command_claim_conflict");
+  ctx.logger.info("desktop runner: OpenWork command claimed", { taskId: task.id, runnerId: runner.runnerId });
+  return openworkJson(200, {
+    assignment: {
+      commandId: task.id,
+      kind: "remote_session_create",
+      title: task.title,
+      prompt: task.prompt,
+      model: task.model ? { providerId: task.model.providerId, modelId: task.model.modelId, variant: task.model.variant ?? null } : null,
+      expiresAt: task.claim_deadline.getTime(),
+      ...(task.workspace_id ? { workspaceId: task.workspace_id } : {}),
+    },
+  });
 };
-const commandComplete: OpenworkHandler = async (ctx, request) => {
-  const { runner } = await runnerCall(ctx, request, CommandCompleteSchema);
-  requireCapability(runner, "remote_session_v1");
-  throw new OpenworkRefusal(409, "command_complete_conflict");
+
+const commandComplete: OpenworkHandler = async (ctx, request, [id]) => {
+  const { runner, body } = await runnerCall(ctx, request, CommandCompleteSchema);
+  requireCapability(runner, CREATE);
+  const receipt =
+    body.status === "delivered"
+      ? { status: body.status, sessionId: body.sessionId, workspaceId: body.workspaceId, resultSummary: body.resultSummary ?? null }
+      : { status: body.status, error: body.error, resultSummary: body.resultSummary ?? null };
+  await orConflict(409, "command_complete_conflict", () => ctx.sql.begin((tx) => receiveCommand(tx, runner, id!, receipt)));
+  const delivered = body.status === "delivered";
+  return openworkJson(200, {
+    command: { id, status: body.status, sessionId: delivered ? body.sessionId : null, workspaceId: delivered ? body.workspaceId : null },
+  });
 };
-const commandSession: OpenworkHandler = async (ctx, request) => {
-  const { runner } = await runnerCall(ctx, request, SessionReportSchema);
-  requireCapability(runner, "remote_session_v1");
-  throw new OpenworkRefusal(404, "command_not_found");
+
+const commandSession: OpenworkHandler = async (ctx, request, [id]) => {
+  const { runner, body } = await runnerCall(ctx, request, SessionReportSchema);
+  requireCapability(runner, CREATE);
+  try {
+    await ctx.sql.begin((tx) => receiveProgress(tx, runner, id!, body));
+  } catch (error) {
+    if (error instanceof ChannelRefusal) throw new OpenworkRefusal(error.code === "not_found" ? 404 : 409, error.code === "not_found" ? "command_not_found" : "command_session_conflict");
+    throw error;
+  }
+  return openworkJson(200, { ok: true });
 };
+
 const pending: OpenworkHandler = async (ctx, request) => {
-  await runnerCall(ctx, request, null);
-  return openworkJson(200, { items: [] });
+  const { runner } = await runnerCall(ctx, request, null);
+  return openworkJson(200, { items: (await workItems(ctx, runner)).filter((item) => item.kind === "remote_session_request") });
 };
-const requestClaim: OpenworkHandler = async (ctx, request) => {
+
+const requestClaim: OpenworkHandler = async (ctx, request, [id]) => {
   const { runner } = await runnerCall(ctx, request, EmptyBodySchema);
-  requireCapability(runner, "remote_session_control_v1");
-  throw new OpenworkRefusal(409, "request_claim_conflict");
+  requireCapability(runner, CONTROL);
+  const task = await claimOfKind(ctx, runner, id!, ["remote_session.send", "remote_session.read", "remote_session.stop"], REQUEST_LEASE_MS, "request_claim_conflict");
+  const [session] = await ctx.sql<{ target_session_id: string | null; target_ref: Record<string, unknown>; engine: string | null }[]>`
+    select s.target_session_id, s.target_ref, c.progress->>'engine' as engine
+    from remote_session s left join desktop_task c on c.session_id = s.id and c.kind = 'remote_session.create'
+    where s.id = ${task.session_id}`;
+  const action = task.kind.slice("remote_session.".length);
+  const input =
+    task.kind === "remote_session.send"
+      ? { prompt: task.prompt ?? "", messageId: task.message_id, model: task.model ? { ...task.model, variant: task.model.variant ?? null } : null }
+      : (task.input ?? {});
+  return openworkJson(200, {
+    assignment: {
+      requestId: task.id,
+      kind: "remote_session_request",
+      commandId: session?.target_ref.commandId ?? null,
+      sessionId: task.local_session_id ?? session?.target_session_id ?? null,
+      workspaceId: task.workspace_id ?? session?.target_ref.workspaceId ?? null,
+      engine: session?.engine ?? null,
+      expiresAt: task.claim_deadline.getTime(),
+      action,
+      input,
+    },
+  });
 };
-const requestComplete: OpenworkHandler = async (ctx, request) => {
-  const { runner } = await runnerCall(ctx, request, RequestCompleteSchema);
-  requireCapability(runner, "remote_session_control_v1");
-  throw new OpenworkRefusal(409, "request_complete_conflict");
+
+const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
+  const { runner, body } = await runnerCall(ctx, request, RequestCompleteSchema);
+  requireCapability(runner, CONTROL);
+  if (body.status === "done") {
+    if (Buffer.byteLength(JSON.stringify(body.outcome)) > OUTCOME_LIMIT_BYTES) throw new OpenworkRefusal(400, "invalid_request", "the outcome is larger than 256 KiB");
+    const parsed = RequestResultSchemas[body.outcome.action].safeParse(body.outcome.result);
+    if (!parsed.success) throw new OpenworkRefusal(400, "invalid_request", `the ${body.outcome.action} result does not match the protocol`);
+  }
+  const task = await orConflict(409, "request_complete_conflict", () => ctx.sql.begin((tx) => receiveRequest(tx, runner, id!, body)));
+  return openworkJson(200, { request: { id: task.id, status: body.status } });
 };
+
+/**
+ * An OpenWork runner's work: relayed requests first (at most 5), then commands (at most 5), as
+ * den-api lists them; a runner without the remote-session capabilities sees none (and never an
+ * item without `runId` it would not understand).
+ */
+async function workItems(ctx: OpenworkContext, runner: AuthenticatedRunner): Promise<({ kind: "remote_session_request"; requestId: string } | { kind: "remote_session_create"; commandId: string })[]> {
+  if (!runner.capabilities.some((c) => Object.values(OPENWORK_KIND_CAPABILITY).includes(c))) return [];
+  const items = await listWork(ctx.sql, runner);
+  const requests = items.filter((i) => i.kind !== "remote_session.create").slice(0, 5);
+  const creates = items.filter((i) => i.kind === "remote_session.create").slice(0, 5);
+  return [
+    ...requests.map((i) => ({ kind: "remote_session_request" as const, requestId: i.taskId })),
+    ...creates.map((i) => ({ kind: "remote_session_create" as const, commandId: i.taskId })),
+  ];
+}
 
 export const OPENWORK_SESSION_ROUTES = {
   routes: [
@@ -51,6 +162,5 @@ export const OPENWORK_SESSION_ROUTES = {
     ["POST", new RegExp(`^/v1/remote-session-requests/${ID}/claim$`), requestClaim],
     ["POST", new RegExp(`^/v1/remote-session-requests/${ID}/complete$`), requestComplete],
   ] as readonly OpenworkRoute[],
-  /** The work items of an OpenWork runner: no Automation runs (none are scheduled here), and no remote-session commands yet. */
-  workItems: async (_ctx: OpenworkContext, _runner: AuthenticatedRunner): Promise<unknown[]> => [],
+  workItems,
 };

@@ -63,6 +63,43 @@ export const RequestCompleteSchema = z.discriminatedUnion("status", [
   z.object({ status: z.literal("failed"), error: codeAndMessage }),
 ]);
 
+const toolCall = z.object({
+  id: z.string().max(240),
+  name: z.string().max(240),
+  status: z.string().max(60).nullable(),
+  input: z.string().max(2_000).nullish(),
+  output: z.string().max(2_000).nullish(),
+  error: z.string().max(2_000).nullish(),
+  truncated: z.boolean().optional(),
+});
+export const ReadResultMessageSchema = z.object({
+  id: z.string().min(1).max(240),
+  role: z.enum(["user", "assistant"]),
+  createdAt: epochMs.nullable(),
+  text: z.string().max(20_000),
+  truncated: z.boolean(),
+  toolCalls: z.array(toolCall).max(200),
+  error: codeAndMessage.nullish(),
+});
+
+/** What an OpenWork desktop answers to each relayed request (the wire spec's §2.7). */
+export const RequestResultSchemas = {
+  read: z.object({
+    historyScope: z.enum(["full", "context"]).optional(),
+    title: z.string().max(240).nullable(),
+    status: z.enum(["running", "waiting", "idle", "error"]),
+    waitingFor: z.enum(["permission", "question"]).nullable(),
+    lastError: codeAndMessage.nullable(),
+    messageCount: z.int().nonnegative(),
+    from: z.enum(["start", "end"]),
+    messages: z.array(ReadResultMessageSchema).max(100),
+    nextCursor: z.string().max(160).nullable(),
+  }),
+  send: z.object({ messageId: z.string().max(160).nullable(), alreadyPresent: z.boolean() }),
+  stop: z.object({ stopped: z.boolean(), reason: z.enum(["different_turn"]).nullable() }),
+} as const;
+export type RelayedReadResult = z.infer<typeof RequestResultSchemas.read>;
+
 export const InventorySchema = z.object({
   computer: z.object({ label: z.string().max(120).optional(), platform: z.string().max(20).optional(), appVersion: z.string().max(80).optional() }).optional(),
   workspaces: z.array(z.object({ id: z.string().min(1).max(240) }).loose()).max(100).optional(),

@@ -1,0 +1,15 @@
+-- Remote sessions on OpenWork desktops, in the same task store: a create task is OpenWork's
+-- command, send / read / stop tasks are its requests (relayed to the desktop that holds the
+-- session), and the desktop's progress reports are kept on the command.
+alter table desktop_task drop constraint desktop_task_kind_check;
+alter table desktop_task add constraint desktop_task_kind_check
+  check (kind in ('remote_session.create', 'remote_session.send', 'remote_session.read', 'remote_session.stop'));
+
+alter table desktop_task
+  -- Which runner channel the task was claimed through ('openwork' or ours, null before a claim).
+  add column claimed_via text check (claimed_via in ('desktop-runner', 'openwork')),
+  -- A read's or stop's input (from, cursor, limit; messageId), as the desktop receives it.
+  add column input jsonb,
+  -- The latest accepted progress report of a delivered command, and its desktop-clock watermark.
+  add column progress jsonb,
+  add column progress_observed_at bigint;

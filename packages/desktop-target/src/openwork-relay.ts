@@ -1,0 +1,159 @@
+import {
+  boundText,
+  decodeRelayCursor,
+  encodeRelayCursor,
+  fail,
+  type LedgerSession,
+  type ReadInput,
+  type ReadResult,
+  SESSION_LIMITS,
+  type SessionErrorCode,
+  type SessionState,
+  type StopOutcome,
+  type TargetCall,
+  type ToolCallSummary,
+} from "@openwork/remote-session-core";
+import type { Sql } from "postgres";
+import type { RelayedReadResult } from "./routes/openwork/openwork-wire.js";
+import { enqueueTask } from "./store/enqueue-task.js";
+import type { TaskKind, TaskRow } from "./store/task-row.js";
+import type { WakeHub } from "./wake/wake-hub.js";
+
+/** How long a relayed read or stop waits in the call for the desktop's answer (den-api: 20 s). */
+export const RELAY_WAIT_MS = 20_000;
+/** How long a relayed request waits for its desktop to pick it up (OpenWork's request TTL). */
+const REQUEST_TTL_MS = 2 * 60_000;
+const FINAL_STATES = new Set(["done", "failed", "expired", "cancelled", "interrupted"]);
+const STATUS_STATE: Record<RelayedReadResult["status"], SessionState> = { running: "running", waiting: "waiting_input", idle: "idle", error: "failed" };
+const TOOL_STATUS = new Set<ToolCallSummary["status"]>(["pending", "running", "completed", "error"]);
+// The desktop's own failure codes that name a condition we have a code for.
+const RELAY_FAILURES: Record<string, SessionErrorCode> = { unknown_session: "unknown_session", invalid_cursor: "invalid_capability_arguments" };
+
+export interface RelayDeps {
+  sql: Sql;
+  hub: WakeHub;
+  waitMs?: number;
+}
+
+/** Whether the session lives on an OpenWork desktop that answers reads and stops itself. */
+export function isRelayed(session: LedgerSession): boolean {
+  return session.targetRef.dialect === "openwork" && session.targetSessionId !== null;
+}
+
+/**
+ * A read of a session on an OpenWork desktop: the desktop keeps the transcript, so the read is a
+ * request to it (the same input waiting already is reused), answered within `RELAY_WAIT_MS` or
+ * reported `pending` for the caller to read again. Cursors carry the desktop's own.
+ */
+export async function relayRead(deps: RelayDeps, call: TargetCall, session: LedgerSession, input: ReadInput): Promise<ReadResult> {
+  const theirs = decodeRelayCursor(session.id, input.cursor);
+  const request = { from: input.cursor === undefined ? (input.from ?? "start") : "start", cursor: theirs, limit: input.limit };
+  const asked = await requestOf(deps, call, session, "remote_session.read", request);
+  const task = await settled(deps, session.id, asked, call.signal);
+  if (!task) return pendingRead(session, input, theirs, asked.id);
+  const result = answerOf(task, "read") as RelayedReadResult;
+  const messages = result.messages.map((m) => ({
+    id: m.id,
+    role: m.role,
+    ...boundText(m.text),
+    toolCalls: m.toolCalls.map((t) => ({
+      id: t.id,
+      name: t.name,
+      status: TOOL_STATUS.has(t.status as ToolCallSummary["status"]) ? (t.status as ToolCallSummary["status"]) : "pending",
+      ...(t.error ?? t.output ?? t.input ? { summary: (t.error ?? t.output ?? t.input)! } : {}),
+    })),
+    createdAt: new Date(m.createdAt ?? Date.now()).toISOString(),
+  }));
+  const last = messages.at(-1);
+  // The latest turn is over and this slice holds its last message: that is the final reply.
+  const final = result.status === "idle" && last?.role === "assistant" && last.text ? last.text : undefined;
+  return {
+    sessionId: session.id,
+    target: "desktop",
+    state: session.state === "queued" ? "queued" : STATUS_STATE[result.status],
+    title: session.title,
+    messages,
+    cursor: encodeRelayCursor(session.id, result.nextCursor ?? last?.id ?? theirs),
+    hasMore: result.nextCursor !== null && messages.length >= input.limit,
+    ...(final ? { finalAssistantText: boundText(final, SESSION_LIMITS.finalText).text } : {}),
+    ...(result.lastError ? { lastError: { error: result.lastError.code, message: result.lastError.message } } : {}),
+  };
+}
+
+/** A stop of a session on an OpenWork desktop: a request to it, answered within `RELAY_WAIT_MS`. */
+export async function relayStop(deps: RelayDeps, call: TargetCall, session: LedgerSession): Promise<StopOutcome> {
+  const task = await settled(deps, session.id, await requestOf(deps, call, session, "remote_session.stop", { messageId: null }), call.signal);
+  // Not answered yet: the request stays, and the desktop stops the turn when it picks it up.
+  if (!task) return { sessionId: session.id, stopped: false };
+  const { stopped } = answerOf(task, "stop") as { stopped: boolean };
+  return { sessionId: session.id, stopped, ...(stopped ? { sessionState: "stopped" as const } : {}) };
+}
+
+/** The waiting request of this kind and input, or a new one for the desktop that holds the session. */
+async function requestOf(deps: RelayDeps, call: TargetCall, session: LedgerSession, kind: TaskKind, input: Record<string, unknown>): Promise<TaskRow> {
+  return deps.sql.begin(async (tx) => {
+    const [open] = await tx<TaskRow[]>`
+      select * from desktop_task
+      where session_id = ${session.id} and kind = ${kind} and state in ('queued', 'claimed')
+        and input = ${tx.json(input as never)} and claim_deadline > now()
+      order by created_at desc limit 1`;
+    if (open) return open;
+    return enqueueTask(tx, call, {
+      sessionId: session.id,
+      kind,
+      title: session.title,
+      prompt: null,
+      model: null,
+      workspaceId: typeof session.targetRef.workspaceId === "string" ? session.targetRef.workspaceId : null,
+      messageId: null,
+      localSessionId: session.targetSessionId,
+      pinnedRunnerId: String(session.targetRef.runnerId),
+      requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] },
+      deliverBy: null,
+      claimWithinMs: REQUEST_TTL_MS,
+      input,
+    });
+  });
+}
+
+/** Waits (on the session's wake-ups) until the request is answered or gone; null when the wait ran out. */
+async function settled(deps: RelayDeps, sessionId: string, task: TaskRow, signal: AbortSignal | undefined): Promise<TaskRow | null> {
+  const deadline = Date.now() + (deps.waitMs ?? RELAY_WAIT_MS);
+  for (;;) {
+    const stopWaiting = new AbortController();
+    const changed = deps.hub.waitForSession(sessionId, Math.max(0, deadline - Date.now()), signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal);
+    const [current] = await deps.sql<TaskRow[]>`select * from desktop_task where id = ${task.id}`;
+    if (current && FINAL_STATES.has(current.state)) {
+      stopWaiting.abort();
+      return current;
+    }
+    if (Date.now() >= deadline || signal?.aborted) {
+      stopWaiting.abort();
+      return null;
+    }
+    await changed;
+  }
+}
+
+/** The desktop's answer, or its refusal as a session error. */
+function answerOf(task: TaskRow, action: string): Record<string, unknown> {
+  if (task.state === "done") return (task.completion as { outcome: { result: Record<string, unknown> } }).outcome.result;
+  if (task.state === "failed") {
+    const code = task.failure_code ?? "request_failed";
+    return fail(RELAY_FAILURES[code] ?? "desktop_request_failed", `the desktop could not ${action} the session (${code}): ${task.failure_message ?? "no reason given"}`);
+  }
+  return fail("desktop_request_expired", `the desktop did not answer the ${action} within 2 minutes; it may be asleep — try again`);
+}
+
+function pendingRead(session: LedgerSession, input: ReadInput, theirs: string | null, requestId: string): ReadResult {
+  return {
+    sessionId: session.id,
+    target: "desktop",
+    state: session.state,
+    title: session.title,
+    messages: [],
+    cursor: input.cursor ?? encodeRelayCursor(session.id, theirs),
+    hasMore: false,
+    pending: { requestId, note: "The desktop has not answered yet; read again with the same cursor." },
+  };
+}

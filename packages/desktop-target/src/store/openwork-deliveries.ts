@@ -1,0 +1,138 @@
+import { isDeepStrictEqual } from "node:util";
+import type { Queryable } from "@openwork/remote-session-core";
+import { ChannelRefusal } from "../channel-refusal.js";
+import { syncSessionState } from "./sync-session-state.js";
+import type { RunnerIdentity, TaskKind, TaskRow } from "./task-row.js";
+
+// What OpenWork desktops report back over its command protocol, written to the task store: a
+// command's delivery, its progress reports, and the answers to relayed requests. Each refusal is
+// a ChannelRefusal whose code the OpenWork routes turn into OpenWork's own.
+
+const REQUEST_KINDS: TaskKind[] = ["remote_session.send", "remote_session.read", "remote_session.stop"];
+
+/** A command's receipt: `delivered` with the desktop's session ids, or `failed`. */
+export type CommandReceipt =
+  | { status: "delivered"; sessionId: string; workspaceId: string; resultSummary?: string | null | undefined }
+  | { status: "failed"; error: { code: string; message: string }; resultSummary?: string | null | undefined };
+
+/** A progress report of a delivered command (OpenWork's `/session` body). */
+export interface ProgressReport {
+  status: "running" | "waiting" | "idle" | "error";
+  waitingFor?: "permission" | "question" | null | undefined;
+  engine?: "v1" | "v2" | undefined;
+  model?: { providerId: string; modelId: string; variant?: string | null | undefined } | null | undefined;
+  finalText?: string | undefined;
+  error?: { code: string; message: string } | null | undefined;
+  messageCount?: number | undefined;
+  observedAt: number;
+}
+
+/** A relayed request's receipt. */
+export type RequestReceipt = { status: "done"; outcome: { action: string; result: Record<string, unknown> } } | { status: "failed"; error: { code: string; message: string } };
+
+/** Locks one of the runner's own tasks of these kinds; anything else is `not_found`. */
+async function lockOwn(tx: Queryable, runner: RunnerIdentity, taskId: string, kinds: TaskKind[]): Promise<TaskRow> {
+  const [task] = await tx<TaskRow[]>`
+    select * from desktop_task
+    where id = ${taskId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}
+      and claimed_by_runner_id = ${runner.runnerId} and kind = any(${kinds}::text[])
+    for update`;
+  if (!task) throw new ChannelRefusal("not_found", "no such task");
+  return task;
+}
+
+/**
+ * Settles a claimed task with an OpenWork receipt. Immutable: the same receipt again is accepted
+ * (a lost answer), a different one is a conflict. A receipt after the lease lapsed is accepted
+ * as OpenWork accepts it (the desktop did the work).
+ */
+async function settle(tx: Queryable, task: TaskRow, receipt: object, outcome: { failed: { code: string; message: string } | null; localSessionId?: string }): Promise<boolean> {
+  if (task.completion) {
+    if (isDeepStrictEqual(task.completion, receipt)) return false;
+    throw new ChannelRefusal("completion_conflict", "the task was already completed differently");
+  }
+  if (task.state !== "claimed" && task.state !== "interrupted") throw new ChannelRefusal("completion_conflict", `the task is ${task.state}`);
+  await tx`
+    update desktop_task set
+      state = ${outcome.failed ? "failed" : "done"}, completion = ${tx.json(receipt as never)}, prompt = null,
+      local_session_id = coalesce(${outcome.localSessionId ?? null}, local_session_id),
+      failure_code = ${outcome.failed?.code ?? null}, failure_message = ${outcome.failed?.message ?? null},
+      finished_at = now(), updated_at = now()
+    where id = ${task.id}`;
+  return true;
+}
+
+/** `complete` of a command: the session now lives on the desktop (delivered) or never started (failed). */
+export async function receiveCommand(tx: Queryable, runner: RunnerIdentity, commandId: string, receipt: CommandReceipt): Promise<TaskRow> {
+  const task = await lockOwn(tx, runner, commandId, ["remote_session.create"]);
+  const failed = receipt.status === "failed" ? receipt.error : null;
+  const changed = await settle(tx, task, receipt, { failed, ...(receipt.status === "delivered" ? { localSessionId: receipt.sessionId } : {}) });
+  if (changed) {
+    await syncSessionState(tx, task.session_id, {
+      activity: true,
+      lastError: failed ? { error: failed.code, message: failed.message } : null,
+      ...(receipt.status === "delivered" ? { targetSessionId: receipt.sessionId, targetRef: { workspaceId: receipt.workspaceId } } : {}),
+    });
+  }
+  return task;
+}
+
+/**
+ * A progress report of a delivered command: applied only when strictly newer than the last one
+ * (the desktop's clock), acknowledged unchanged when equal, refused when older. `engine` and
+ * `model` are sticky; `waitingFor` is kept only while waiting.
+ */
+export async function receiveProgress(tx: Queryable, runner: RunnerIdentity, commandId: string, report: ProgressReport): Promise<void> {
+  const [task] = await tx<TaskRow[]>`
+    select * from desktop_task
+    where id = ${commandId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}
+      and kind = 'remote_session.create'
+    for update`;
+  if (!task) throw new ChannelRefusal("not_found", "no such command");
+  if (task.state !== "done" || task.claimed_by_runner_id !== runner.runnerId || task.claimed_via !== "openwork") {
+    throw new ChannelRefusal("claim_conflict", "the command is not a session this desktop delivered");
+  }
+  const watermark = task.progress_observed_at === null ? null : Number(task.progress_observed_at);
+  if (watermark !== null && report.observedAt < watermark) throw new ChannelRefusal("claim_conflict", "an older report");
+  if (watermark !== null && report.observedAt === watermark) return;
+  const previous = task.progress ?? {};
+  const progress = {
+    status: report.status,
+    waitingFor: report.status === "waiting" ? (report.waitingFor ?? null) : null,
+    engine: report.engine ?? previous.engine ?? null,
+    model: report.model === undefined ? (previous.model ?? null) : report.model,
+    finalText: report.finalText ?? null,
+    error: report.error ?? null,
+    messageCount: report.messageCount ?? previous.messageCount ?? null,
+    observedAt: report.observedAt,
+  };
+  await tx`
+    update desktop_task set progress = ${tx.json(progress as never)}, progress_observed_at = ${report.observedAt}, updated_at = now()
+    where id = ${commandId}`;
+  const error = report.status === "error" ? (report.error ?? { code: "desktop_error", message: "the desktop reported an error" }) : null;
+  await syncSessionState(tx, task.session_id, { activity: true, lastError: error ? { error: error.code, message: error.message } : null });
+}
+
+/**
+ * The answer to a relayed request (read, send, stop). An accepted follow-up (`send`, not already
+ * present) starts a new turn: the command's progress goes back to `running` and its watermark is
+ * cleared, so the previous answer is never read as this turn's.
+ */
+export async function receiveRequest(tx: Queryable, runner: RunnerIdentity, requestId: string, receipt: RequestReceipt): Promise<TaskRow> {
+  const task = await lockOwn(tx, runner, requestId, REQUEST_KINDS);
+  if (receipt.status === "done" && `remote_session.${receipt.outcome.action}` !== task.kind) {
+    throw new ChannelRefusal("completion_conflict", "the outcome answers another action");
+  }
+  const failed = receipt.status === "failed" ? receipt.error : null;
+  if (!(await settle(tx, task, receipt, { failed }))) return task;
+  const newTurn = receipt.status === "done" && task.kind === "remote_session.send" && receipt.outcome.result.alreadyPresent === false;
+  if (newTurn) {
+    await tx`
+      update desktop_task set
+        progress = jsonb_build_object('status', 'running', 'engine', progress->'engine', 'model', progress->'model'),
+        progress_observed_at = null, updated_at = now()
+      where session_id = ${task.session_id} and kind = 'remote_session.create'`;
+  }
+  await syncSessionState(tx, task.session_id, { activity: true, ...(newTurn ? { lastError: null } : {}) });
+  return task;
+}
