@@ -18,7 +18,7 @@ beforeAll(async () => {
     proxyTrust: { origins: [PROXY], prefix: "/api/den" },
     keepaliveMs: 15_000,
     sessionRunnerTargets: async () => sessionRunnersOn,
-  } as never);
+  });
 });
 afterAll(async () => {
   await gateway.close();

@@ -46,11 +46,13 @@ export function isRelayed(session: LedgerSession): boolean {
  * reported `pending` for the caller to read again. Cursors carry the desktop's own.
  */
 export async function relayRead(deps: RelayDeps, call: TargetCall, session: LedgerSession, input: ReadInput): Promise<ReadResult> {
-  const theirs = decodeRelayCursor(session.id, input.cursor);
-  const request = { from: input.cursor === undefined ? (input.from ?? "start") : "start", cursor: theirs, limit: input.limit };
-  const asked = await requestOf(deps, call, session, "remote_session.read", request);
+  const { theirs, pending } = decodeRelayCursor(session.id, input.cursor);
+  const request = { from: theirs === null && input.cursor === undefined ? (input.from ?? "start") : "start", cursor: theirs, limit: input.limit };
+  // A cursor handed out with a pending answer takes that answer; else the same question waiting is reused.
+  const earlier = pending ? await pendingRequest(deps, session.id, pending) : undefined;
+  const asked = earlier ?? (await requestOf(deps, call, session, "remote_session.read", request));
   const task = await settled(deps, session.id, asked, call.signal);
-  if (!task) return pendingRead(session, input, theirs, asked.id);
+  if (!task) return pendingRead(session, theirs, asked.id);
   const result = answerOf(task, "read") as RelayedReadResult;
   const messages = result.messages.map((m) => ({
     id: m.id,
@@ -73,7 +75,7 @@ export async function relayRead(deps: RelayDeps, call: TargetCall, session: Ledg
     state: session.state === "queued" ? "queued" : STATUS_STATE[result.status],
     title: session.title,
     messages,
-    cursor: encodeRelayCursor(session.id, result.nextCursor ?? last?.id ?? theirs),
+    cursor: encodeRelayCursor(session.id, { theirs: result.nextCursor ?? last?.id ?? theirs }),
     hasMore: result.nextCursor !== null && messages.length >= input.limit,
     ...(final ? { finalAssistantText: boundText(final, SESSION_LIMITS.finalText).text } : {}),
     ...(result.lastError ? { lastError: { error: result.lastError.code, message: result.lastError.message } } : {}),
@@ -145,15 +147,22 @@ function answerOf(task: TaskRow, action: string): Record<string, unknown> {
   return fail("desktop_request_expired", `the desktop did not answer the ${action} within 2 minutes; it may be asleep — try again`);
 }
 
-function pendingRead(session: LedgerSession, input: ReadInput, theirs: string | null, requestId: string): ReadResult {
+/** A read request of this session, still answerable (not expired long ago). */
+async function pendingRequest(deps: RelayDeps, sessionId: string, requestId: string): Promise<TaskRow | undefined> {
+  const [task] = await deps.sql<TaskRow[]>`
+    select * from desktop_task where id = ${requestId} and session_id = ${sessionId} and kind = 'remote_session.read'`;
+  return task;
+}
+
+function pendingRead(session: LedgerSession, theirs: string | null, requestId: string): ReadResult {
   return {
     sessionId: session.id,
     target: "desktop",
     state: session.state,
     title: session.title,
     messages: [],
-    cursor: input.cursor ?? encodeRelayCursor(session.id, theirs),
+    cursor: encodeRelayCursor(session.id, { theirs, pending: requestId }),
     hasMore: false,
-    pending: { requestId, note: "The desktop has not answered yet; read again with the same cursor." },
+    pending: { requestId, note: "The desktop has not answered yet; read again with this cursor to get its answer." },
   };
 }

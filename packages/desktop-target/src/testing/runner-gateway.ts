@@ -49,7 +49,7 @@ export interface RunnerGateway {
 
 export async function startRunnerGateway(
   databaseUrl: string,
-  overrides: Partial<RunnerRoutesOptions> & { claimDeadlineMs?: number; baseUrl?: string } = {},
+  overrides: Partial<RunnerRoutesOptions> & { claimDeadlineMs?: number; baseUrl?: string; relayWaitMs?: number; sessionRunnerTargets?: () => Promise<boolean> } = {},
 ): Promise<RunnerGateway> {
   const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
   await migrateDesktopTarget(sql);
@@ -82,7 +82,13 @@ export async function startRunnerGateway(
     logger,
     ...overrides,
   });
-  const target = createDesktopTarget({ sql, hub, logger, ...(overrides.claimDeadlineMs ? { claimDeadlineMs: overrides.claimDeadlineMs } : {}) });
+  const target = createDesktopTarget({
+    sql,
+    hub,
+    logger,
+    ...(overrides.claimDeadlineMs ? { claimDeadlineMs: overrides.claimDeadlineMs } : {}),
+    ...(overrides.relayWaitMs ? { relayWaitMs: overrides.relayWaitMs } : {}),
+  });
 
   const sessions = targetSessions(target, createSessionLedger(sql), logger);
 

@@ -35,20 +35,27 @@ export function decodeCursor(sessionId: string, cursor: string | undefined): num
   return fail("invalid_capability_arguments", "cursor is not a cursor of this session; pass the cursor a read returned");
 }
 
-/**
- * A cursor that carries another party's own cursor (an OpenWork desktop's message id), bound to
- * the session like every cursor. `null` reads from the start.
- */
-export function encodeRelayCursor(sessionId: string, theirs: string | null): string {
-  return Buffer.from(JSON.stringify({ v: "relay", s: sessionTag(sessionId), c: theirs })).toString("base64url");
+/** What a relay cursor holds: the other party's own cursor, and a request still being answered. */
+export interface RelayPosition {
+  /** The other party's cursor (an OpenWork desktop's message id); null reads from the start. */
+  theirs: string | null;
+  /** A relayed read not answered when the cursor was handed out: the next read takes its answer. */
+  pending?: string;
 }
 
-/** The other party's cursor in `cursor` (null: from the start). Throws `invalid_capability_arguments` when it is not ours. */
-export function decodeRelayCursor(sessionId: string, cursor: string | undefined): string | null {
-  if (cursor === undefined) return null;
+/** A cursor that carries another party's position (see `RelayPosition`), bound to the session like every cursor. */
+export function encodeRelayCursor(sessionId: string, position: RelayPosition): string {
+  return Buffer.from(JSON.stringify({ v: "relay", s: sessionTag(sessionId), c: position.theirs, ...(position.pending ? { r: position.pending } : {}) })).toString("base64url");
+}
+
+/** The position in a relay cursor (from the start without one). Throws `invalid_capability_arguments` when it is not ours. */
+export function decodeRelayCursor(sessionId: string, cursor: string | undefined): RelayPosition {
+  if (cursor === undefined) return { theirs: null };
   try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { v?: unknown; s?: unknown; c?: unknown };
-    if (value.v === "relay" && value.s === sessionTag(sessionId) && (value.c === null || typeof value.c === "string")) return value.c as string | null;
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { v?: unknown; s?: unknown; c?: unknown; r?: unknown };
+    if (value.v === "relay" && value.s === sessionTag(sessionId) && (value.c === null || typeof value.c === "string")) {
+      return { theirs: value.c as string | null, ...(typeof value.r === "string" ? { pending: value.r } : {}) };
+    }
   } catch {
     // fall through to the refusal
   }

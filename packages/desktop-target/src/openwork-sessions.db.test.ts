@@ -1,0 +1,200 @@
+import { createSessionLedger, type LedgerSession, SessionFailure } from "@openwork/remote-session-core";
+import { useTestDatabase } from "@openwork/test-postgres";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type OpenworkDesktopDouble, startOpenworkDesktopDouble } from "./testing/openwork-desktop-double.js";
+import { type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
+
+// Remote sessions on OpenWork desktops (the wire spec's §2.6–2.7, checklist 29–34, 45–57), driven
+// by a double of OpenWork's remote-session desktop through the desktop Target.
+const db = useTestDatabase();
+let gateway: RunnerGateway;
+const doubles: OpenworkDesktopDouble[] = [];
+let members = 0;
+
+beforeAll(async () => {
+  gateway = await startRunnerGateway(db.current.url, { dialects: ["desktop-runner", "openwork"], relayWaitMs: 3_000 });
+});
+afterEach(async () => {
+  await Promise.all(doubles.splice(0).map((d) => d.stop()));
+});
+afterAll(async () => {
+  await gateway.close();
+});
+
+const newMember = () => ({ organizationId: "org_ows", memberId: `mem_ows_${++members}` });
+async function desktopOf(member: ReturnType<typeof newMember>, options: { runnerId?: string; capabilitySets?: string[][]; pollMs?: number; drainMs?: number } = {}) {
+  const double = await startOpenworkDesktopDouble({
+    baseUrl: gateway.baseUrl,
+    memberToken: gateway.memberToken(member),
+    runnerId: options.runnerId ?? `install-${member.memberId}`,
+    pollMs: options.pollMs ?? 100,
+    drainMs: options.drainMs ?? 50,
+    replyDelayMs: 100,
+    reportEveryMs: 60_000,
+    ...(options.capabilitySets ? { capabilitySets: options.capabilitySets } : {}),
+  });
+  doubles.push(double);
+  return double;
+}
+const find = async (member: ReturnType<typeof newMember>, id: string) => (await createSessionLedger(gateway.sql).find(gateway.call(member), id)) as LedgerSession;
+const codeOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error.error : error);
+async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, ms = 8_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("remote sessions on an OpenWork desktop", () => {
+  it("(29, 45, 48, 51, 54, 55) runs create → read → send → read → stop through commands, progress and requests", async () => {
+    const member = newMember();
+    const desktop = await desktopOf(member);
+    const call = () => gateway.call(member);
+    const created = await gateway.sessions.create(call(), { title: "On the Mac", prompt: "hello desktop" });
+    expect(created.state).toBe("queued");
+    // The desktop claims the command, creates its visible session and reports progress.
+    const idle = await until(() => find(member, created.sessionId), (s) => s.state === "idle");
+    expect(idle).toMatchObject({ state: "idle", targetRef: { dialect: "openwork", runnerId: `install-${member.memberId}` } });
+    expect(desktop.sessions.has(idle.targetSessionId!)).toBe(true);
+
+    const first = await gateway.sessions.read(call(), idle, { limit: 20, waitMs: 0 });
+    expect(first.messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "hello desktop"],
+      ["assistant", "echo: hello desktop"],
+    ]);
+    expect(first).toMatchObject({ state: "idle", finalAssistantText: "echo: hello desktop" });
+
+    const sent = await gateway.sessions.send(call(), await find(member, created.sessionId), { prompt: "and again" });
+    expect(sent.state).toBe("accepted");
+    await until(() => find(member, created.sessionId), (s) => s.state === "idle" && desktop.sessions.get(idle.targetSessionId!)!.messages.length === 4);
+    const second = await gateway.sessions.read(call(), await find(member, created.sessionId), { limit: 20, waitMs: 0, cursor: first.cursor });
+    expect(second.messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "and again"],
+      ["assistant", "echo: and again"],
+    ]);
+    expect(second.finalAssistantText).toBe("echo: and again");
+    // Nothing new after the end.
+    expect((await gateway.sessions.read(call(), await find(member, created.sessionId), { limit: 20, waitMs: 0, cursor: second.cursor })).messages).toEqual([]);
+
+    await gateway.sessions.send(call(), await find(member, created.sessionId), { prompt: "SLOW work" });
+    await until(() => find(member, created.sessionId), (s) => s.state === "running" && desktop.sessions.get(idle.targetSessionId!)!.status === "running");
+    expect(await gateway.sessions.stop(call(), await find(member, created.sessionId))).toEqual({ sessionId: created.sessionId, stopped: true });
+    expect(desktop.sessions.get(idle.targetSessionId!)!.status).toBe("idle");
+    expect(desktop.retired).toBe(false);
+  });
+
+  it("(30, 31) offers nothing to a desktop without the capabilities, and answers desktop_update_required for a session whose desktop lacks control", async () => {
+    const member = newMember();
+    // Steps down to remote sessions without control: commands yes, requests no.
+    const desktop = await desktopOf(member, { capabilitySets: [["model_attention_v1", "remote_session_v1"]] });
+    const created = await gateway.sessions.create(gateway.call(member), { title: "old desktop", prompt: "hi" });
+    const delivered = await until(() => find(member, created.sessionId), (s) => s.targetSessionId !== null);
+    expect(delivered.targetSessionId).not.toBeNull();
+    expect(await gateway.sessions.read(gateway.call(member), delivered, { limit: 5, waitMs: 0 }).catch(codeOf)).toBe("desktop_update_required");
+    expect(await gateway.sessions.send(gateway.call(member), delivered, { prompt: "more" }).catch(codeOf)).toBe("desktop_update_required");
+    expect(desktop.requests.some((r) => r.includes("remote-session-requests"))).toBe(false);
+  });
+
+  it("answers desktop_offline when only an automation-only OpenWork desktop is online, and never lists it a command", async () => {
+    const member = newMember();
+    const desktop = await desktopOf(member, { capabilitySets: [["model_attention_v1"]] });
+    expect(await gateway.sessions.create(gateway.call(member), { title: "t", prompt: "p" }).catch(codeOf)).toBe("desktop_offline");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(desktop.requests.filter((r) => r.includes("remote-session-commands"))).toEqual([]);
+  });
+
+  it("(72) reads pending when the desktop does not answer in time, and its answer with the cursor handed out", async () => {
+    const member = newMember();
+    // A desktop that polls once a minute and drains no requests on its own: only wake() makes it look.
+    const desktop = await desktopOf(member, { drainMs: 600_000, pollMs: 600_000 });
+    const created = await gateway.sessions.create(gateway.call(member), { title: "slow to answer", prompt: "hello" });
+    desktop.wake();
+    const session = await until(() => find(member, created.sessionId), (s) => s.state === "idle");
+    const started = Date.now();
+    const pending = await gateway.sessions.read(gateway.call(member), session, { limit: 20, waitMs: 0 });
+    expect(pending).toMatchObject({ messages: [], pending: { requestId: expect.stringMatching(/^rst_/) } });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_900);
+    desktop.wake();
+    const answered = await gateway.sessions.read(gateway.call(member), session, { limit: 20, waitMs: 0, cursor: pending.cursor });
+    expect(answered.pending).toBeUndefined();
+    expect(answered.messages.map((m) => m.text)).toEqual(["hello", "echo: hello"]);
+  });
+});
+
+describe("OpenWork commands and requests on the wire", () => {
+  const post = (path: string, token: string, body: unknown) =>
+    fetch(`${gateway.baseUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const mint = async (member: ReturnType<typeof newMember>, runnerId: string, capabilities = ["remote_session_v1", "remote_session_control_v1"]) => {
+    const response = await post("/v1/automation-runners/token", gateway.memberToken(member), { runnerId, protocolVersion: 1, supportedExecutionTargets: ["desktop"], capabilities, appVersion: "1", platform: "linux", concurrency: 1 });
+    return ((await response.json()) as { token: string }).token;
+  };
+  const work = async (token: string) => ((await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { kind: string; commandId?: string; requestId?: string }[] }).items;
+
+  it("(33, 34, 46, 48, 49) lists a pinned command to its desktop only; claims it once; takes identical receipts again, refuses others", async () => {
+    const member = newMember();
+    const mine = await mint(member, "pinned-install-01");
+    const other = await mint(member, "other-install-001");
+    const created = await gateway.sessions.create(gateway.call(member), { title: "pinned", prompt: "p", runner: "pinned-install-01" });
+    const [item] = await work(mine);
+    expect(item).toMatchObject({ kind: "remote_session_create", commandId: expect.stringMatching(/^rst_/) });
+    expect(await work(other)).toEqual([]);
+    expect((await post(`/v1/remote-session-commands/${item!.commandId}/claim`, other, {})).status).toBe(409);
+    const claim = await post(`/v1/remote-session-commands/${item!.commandId}/claim`, mine, {});
+    expect(await claim.json()).toEqual({ assignment: { commandId: item!.commandId, kind: "remote_session_create", title: "pinned", prompt: "p", model: null, expiresAt: expect.any(Number) } });
+    const receipt = { status: "delivered", sessionId: "ses_local_1", workspaceId: "ws_1", resultSummary: "Remote session created" };
+    const bad = await post(`/v1/remote-session-commands/${item!.commandId}/complete`, mine, { status: "failed", error: { code: "x", message: "y" }, sessionId: "ses_1" });
+    expect(bad.status).toBe(400);
+    const done = await post(`/v1/remote-session-commands/${item!.commandId}/complete`, mine, receipt);
+    expect(await done.json()).toEqual({ command: { id: item!.commandId, status: "delivered", sessionId: "ses_local_1", workspaceId: "ws_1" } });
+    expect((await post(`/v1/remote-session-commands/${item!.commandId}/complete`, mine, receipt)).status).toBe(200);
+    expect((await post(`/v1/remote-session-commands/${item!.commandId}/complete`, mine, { ...receipt, sessionId: "ses_other" })).status).toBe(409);
+    expect((await find(member, created.sessionId)).targetSessionId).toBe("ses_local_1");
+  });
+
+  it("(51, 52) applies only strictly newer progress reports, keeps engine and model sticky, and 404s another member's command", async () => {
+    const member = newMember();
+    const token = await mint(member, "progress-install1");
+    const created = await gateway.sessions.create(gateway.call(member), { title: "progress", prompt: "p" });
+    const [item] = await work(token);
+    await post(`/v1/remote-session-commands/${item!.commandId}/claim`, token, {});
+    await post(`/v1/remote-session-commands/${item!.commandId}/complete`, token, { status: "delivered", sessionId: "ses_p", workspaceId: "ws_p" });
+    const report = (body: object) => post(`/v1/remote-session-commands/${item!.commandId}/session`, token, body);
+    expect((await report({ status: "running", engine: "v2", model: { providerId: "a", modelId: "b" }, observedAt: 1_000 })).status).toBe(200);
+    expect((await report({ status: "waiting", waitingFor: "permission", observedAt: 2_000 })).status).toBe(200);
+    expect((await find(member, created.sessionId)).state).toBe("waiting_input");
+    expect((await report({ status: "idle", observedAt: 2_000 })).status).toBe(200);
+    expect((await find(member, created.sessionId)).state).toBe("waiting_input");
+    const older = await report({ status: "idle", observedAt: 1_500 });
+    expect([older.status, await older.json()]).toEqual([409, { error: "command_session_conflict" }]);
+    expect((await report({ status: "error", error: { code: "provider_auth_failed", message: "the key was refused" }, observedAt: 3_000 })).status).toBe(200);
+    expect(await find(member, created.sessionId)).toMatchObject({ state: "failed", lastError: { error: "provider_auth_failed" } });
+    const [row] = await gateway.sql<{ progress: { engine: string; model: unknown } }[]>`select progress from desktop_task where id = ${item!.commandId!}`;
+    expect(row?.progress).toMatchObject({ engine: "v2", model: { providerId: "a", modelId: "b" } });
+    const stranger = await mint(newMember(), "stranger-install1");
+    const foreign = await post(`/v1/remote-session-commands/${item!.commandId}/session`, stranger, { status: "idle", observedAt: 9_000 });
+    expect([foreign.status, await foreign.json()]).toEqual([404, { error: "command_not_found" }]);
+  });
+
+  it("(55) caps a request's outcome at 256 KiB and refuses an outcome for another action", async () => {
+    const member = newMember();
+    const token = await mint(member, "outcome-install-1");
+    const created = await gateway.sessions.create(gateway.call(member), { title: "outcomes", prompt: "p" });
+    const [item] = await work(token);
+    await post(`/v1/remote-session-commands/${item!.commandId}/claim`, token, {});
+    await post(`/v1/remote-session-commands/${item!.commandId}/complete`, token, { status: "delivered", sessionId: "ses_o", workspaceId: "ws_o" });
+    const reading = gateway.sessions.read(gateway.call(member), await find(member, created.sessionId), { limit: 5, waitMs: 0 });
+    const requestId = await until(async () => (await work(token)).find((i) => i.kind === "remote_session_request")?.requestId, Boolean);
+    const claim = await post(`/v1/remote-session-requests/${requestId}/claim`, token, {});
+    expect(await claim.json()).toMatchObject({ assignment: { requestId, action: "read", sessionId: "ses_o", commandId: item!.commandId, input: { from: "start", cursor: null, limit: 5 } } });
+    const huge = { status: "done", outcome: { action: "read", result: { title: null, status: "idle", waitingFor: null, lastError: null, messageCount: 1, from: "start", nextCursor: null, messages: [{ id: "m", role: "assistant", createdAt: 1, text: "x".repeat(20_000), truncated: false, toolCalls: Array(200).fill({ id: "t", name: "n", status: "completed", output: "y".repeat(2_000) }), error: null }] } } };
+    expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, huge)).status).toBe(400);
+    const wrong = await post(`/v1/remote-session-requests/${requestId}/complete`, token, { status: "done", outcome: { action: "stop", result: { stopped: true, reason: null } } });
+    expect([wrong.status, await wrong.json()]).toEqual([409, { error: "request_complete_conflict" }]);
+    const answer = { status: "done", outcome: { action: "read", result: { title: null, status: "idle", waitingFor: null, lastError: null, messageCount: 1, from: "start", nextCursor: "m1", messages: [{ id: "m1", role: "assistant", createdAt: 1, text: "hi", truncated: false, toolCalls: [], error: null }] } } };
+    expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, answer)).status).toBe(200);
+    expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, answer)).status).toBe(200);
+    expect((await reading).messages.map((m) => m.text)).toEqual(["hi"]);
+  });
+});
