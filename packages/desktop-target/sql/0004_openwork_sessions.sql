@@ -13,3 +13,9 @@ alter table desktop_task
   -- The latest accepted progress report of a delivered command, and its desktop-clock watermark.
   add column progress jsonb,
   add column progress_observed_at bigint;
+
+-- The sweeper's look for OpenWork desktops gone quiet mid-turn (they hold no lease): delivered
+-- commands whose turn still runs, by the desktop that holds them.
+create index desktop_task_openwork_live on desktop_task (organization_id, member_id, claimed_by_runner_id)
+  where kind = 'remote_session.create' and state = 'done' and claimed_via = 'openwork'
+    and coalesce(progress->>'status', 'running') in ('running', 'waiting');

@@ -1,6 +1,7 @@
 import { createSessionLedger, type LedgerSession, SessionFailure } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { sweepTasks } from "./store/sweep-tasks.js";
 import { type OpenworkDesktopDouble, startOpenworkDesktopDouble } from "./testing/openwork-desktop-double.js";
 import { type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
 
@@ -175,6 +176,23 @@ describe("OpenWork commands and requests on the wire", () => {
     const stranger = await mint(newMember(), "stranger-install1");
     const foreign = await post(`/v1/remote-session-commands/${item!.commandId}/session`, stranger, { status: "idle", observedAt: 9_000 });
     expect([foreign.status, await foreign.json()]).toEqual([404, { error: "command_not_found" }]);
+  });
+
+  it("interrupts a turn whose desktop went quiet for 10 minutes (no lease: presence decides), and takes its report when it is back", async () => {
+    const member = newMember();
+    const token = await mint(member, "quiet-install-001");
+    const created = await gateway.sessions.create(gateway.call(member), { title: "quiet", prompt: "p" });
+    const [item] = await work(token);
+    await post(`/v1/remote-session-commands/${item!.commandId}/claim`, token, {});
+    await post(`/v1/remote-session-commands/${item!.commandId}/complete`, token, { status: "delivered", sessionId: "ses_q", workspaceId: "ws_q" });
+    await post(`/v1/remote-session-commands/${item!.commandId}/session`, token, { status: "running", observedAt: 1_000 });
+    await sweepTasks(gateway.sql);
+    expect((await find(member, created.sessionId)).state).toBe("running");
+    await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = 'quiet-install-001'`;
+    await sweepTasks(gateway.sql);
+    expect(await find(member, created.sessionId)).toMatchObject({ state: "interrupted", lastError: { error: "desktop_lost" } });
+    expect((await post(`/v1/remote-session-commands/${item!.commandId}/session`, token, { status: "idle", finalText: "done", observedAt: 2_000 })).status).toBe(200);
+    expect(await find(member, created.sessionId)).toMatchObject({ state: "idle", lastError: null });
   });
 
   it("(55) caps a request's outcome at 256 KiB and refuses an outcome for another action", async () => {

@@ -28,6 +28,8 @@ describe("session states", () => {
     expect(acceptsPrompt("expired")).toBe(false);
     expect(acceptsPrompt("stopped")).toBe(true);
     expect(statesLeadingTo("interrupted").sort()).toEqual(["interrupted", "queued", "running", "waiting_input"].sort());
+    // A lost desktop that comes back reports where its turn ended.
+    expect(statesLeadingTo("idle")).toContain("interrupted");
   });
 });
 

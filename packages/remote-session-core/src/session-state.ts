@@ -33,7 +33,9 @@ export const SESSION_TRANSITIONS = {
   running: ["running", "queued", "waiting_input", "idle", "interrupted", "failed", "stopped"],
   idle: ["idle", "queued", "waking", "running", "waiting_input", "failed", "stopped"],
   waiting_input: ["waiting_input", "queued", "running", "idle", "interrupted", "failed", "stopped"],
-  interrupted: ["interrupted", "queued", "waking", "running", "stopped"],
+  // interrupted → idle / waiting_input / failed: a desktop that was lost (no lease: an OpenWork
+  // desktop unseen for 10 minutes) comes back and reports where its turn ended.
+  interrupted: ["interrupted", "queued", "waking", "running", "idle", "waiting_input", "failed", "stopped"],
   expired: ["expired"],
   failed: ["failed", "queued", "waking", "running", "stopped"],
   stopped: ["stopped", "queued", "waking", "running"],

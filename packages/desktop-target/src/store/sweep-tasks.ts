@@ -1,11 +1,17 @@
 import type { Sql } from "postgres";
+import { notifySession } from "./notify-session.js";
 import { syncSessionState } from "./sync-session-state.js";
 
 interface Moved {
   session_id: string;
+  kind: string;
   failure_code: string;
   failure_message: string;
 }
+
+/** How long an OpenWork desktop may go unseen mid-turn before its session is `interrupted` (its presence window). */
+export const OPENWORK_LOST_AFTER_SECONDS = 600;
+const LOST = { failure_code: "desktop_lost", failure_message: "the desktop has not been seen for 10 minutes; the turn may still finish when it is back" };
 
 /**
  * One sweep: attempts whose lease lapsed become `interrupted` (their events stay), and queued
@@ -21,7 +27,7 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
         failure_message = 'the desktop stopped sending heartbeats; events it posted are kept',
         finished_at = now(), updated_at = now()
       where state = 'claimed' and lease_expires_at < now()
-      returning session_id, failure_code, failure_message`;
+      returning session_id, kind, failure_code, failure_message`;
     const expired = await tx<Moved[]>`
       update desktop_task set state = 'expired', prompt = null, finished_at = now(), updated_at = now(),
         failure_code = case when deliver_by is not null and deliver_by <= now() then 'delivery_deadline_passed' else 'runner_unavailable' end,
@@ -29,13 +35,24 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
           then 'no desktop claimed the task before its deliverBy time'
           else 'the desktop did not pick the task up in time' end
       where state = 'queued' and (claim_deadline <= now() or deliver_by <= now())
-      returning session_id, failure_code, failure_message`;
+      returning session_id, kind, failure_code, failure_message`;
+    // OpenWork desktops hold no lease: a delivered turn whose desktop stopped polling is lost.
+    const lost = await tx<Moved[]>`
+      update desktop_task c set progress = coalesce(c.progress, '{}'::jsonb) || '{"status":"lost"}'::jsonb, updated_at = now()
+      from desktop_runner r
+      where c.kind = 'remote_session.create' and c.state = 'done' and c.claimed_via = 'openwork'
+        and coalesce(c.progress->>'status', 'running') in ('running', 'waiting')
+        and r.organization_id = c.organization_id and r.member_id = c.member_id and r.runner_id = c.claimed_by_runner_id
+        and r.last_seen_at < now() - make_interval(secs => ${OPENWORK_LOST_AFTER_SECONDS})
+      returning c.session_id, c.kind, ${LOST.failure_code} as failure_code, ${LOST.failure_message} as failure_message`;
     // Sessions in one order, so concurrent sweeps lock them alike.
-    const bySession = new Map([...interrupted, ...expired].map((m) => [m.session_id, m]));
+    const bySession = new Map([...interrupted, ...expired, ...lost].map((m) => [m.session_id, m]));
     for (const id of [...bySession.keys()].sort()) {
       const moved = bySession.get(id)!;
-      await syncSessionState(tx, id, { lastError: { error: moved.failure_code, message: moved.failure_message } });
+      // A relayed read or stop that lapsed wakes its waiter and leaves the session as it is.
+      if (moved.kind === "remote_session.read" || moved.kind === "remote_session.stop") await notifySession(tx, id);
+      else await syncSessionState(tx, id, { lastError: { error: moved.failure_code, message: moved.failure_message } });
     }
-    return { interrupted: interrupted.length, expired: expired.length };
+    return { interrupted: interrupted.length + lost.length, expired: expired.length };
   });
 }

@@ -33,7 +33,8 @@ export interface DerivationTask {
   progress?: string | null;
 }
 
-const PROGRESS_STATE: Record<string, SessionState> = { running: "running", waiting: "waiting_input", idle: "idle", error: "failed" };
+// `lost` is the sweeper's: the desktop has not been seen for the presence window mid-turn.
+const PROGRESS_STATE: Record<string, SessionState> = { running: "running", waiting: "waiting_input", idle: "idle", error: "failed", lost: "interrupted" };
 
 /**
  * Records the session's derived state with `patch`, and tells every process it changed. Locks
