@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createHttpWorkerResolver } from "@openwork/cloud-target";
+import { startOpenworkDesktopDouble } from "@openwork/desktop-target/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { type RunningWitness, startWitnessWorker } from "@openwork/witness-worker";
 import postgres from "postgres";
@@ -49,9 +50,11 @@ const member = (name: string, scopes: string[]): DevMember => ({
 const alice = member("alice", ["mcp:read", "mcp:write"]);
 const bob = member("bob", ["mcp:read", "mcp:write"]);
 const reader = member("reader", ["mcp:read"]);
+// Carol's only desktop is an OpenWork desktop of the field, speaking OpenWork's runner channel.
+const carol = member("carol", ["mcp:read", "mcp:write"]);
 // Removed from the organization: the token still verifies, but den-api's context has `member: null`.
 const outsider = { ...member("outsider", ["mcp:read", "mcp:write"]), active: false };
-const members = [alice, bob, reader, outsider];
+const members = [alice, bob, reader, outsider, carol];
 const cloudOrganizations = new Set([ORG]);
 const SECRET_WORDS = "zebra-quartz-prompt";
 
@@ -264,6 +267,34 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     const remoteId = /\/s\/(ses_[^/?]+)/.exec(String(created.webUrl))![1]!;
     await fetch(`${witness.url}/workspace/ws_witness/opencode/session/${remoteId}`, { method: "DELETE", headers: { authorization: "Bearer client-token-e2e" } });
     expect((await execute(client, "remote-session:stop", { sessionId: created.sessionId })).structuredContent).toMatchObject({ error: "unknown_session" });
+  });
+
+  it("drives a session on an OpenWork desktop of the field (its own dialect and token) next to our runner: create → read → send → read → stop", async () => {
+    const desktop = await startOpenworkDesktopDouble({ baseUrl: gateway.baseUrl, memberToken: carol.sessionToken, runnerId: "carol-macbook-install", pollMs: 200, drainMs: 100, replyDelayMs: 100 });
+    try {
+      const client = await connect(carol);
+      const targets = await ok(client, "remote-session:targets", {});
+      expect(JSON.stringify(targets)).toContain("carol-macbook-install");
+      const created = await ok(client, "remote-session:create", { target: "desktop", title: "On Carol's Mac", prompt: "hello from the field" });
+      const first = await readUntil(client, String(created.sessionId), (r) => r.finalAssistantText === "echo: hello from the field");
+      expect((first.messages as { role: string; text: string }[]).map((m) => [m.role, m.text])).toEqual([
+        ["user", "hello from the field"],
+        ["assistant", "echo: hello from the field"],
+      ]);
+      await ok(client, "remote-session:send", { sessionId: created.sessionId, prompt: "and more" });
+      const second = await readUntil(client, String(created.sessionId), (r) => r.finalAssistantText === "echo: and more", 15_000, first.cursor);
+      expect((second.messages as { text: string }[]).map((m) => m.text)).toEqual(["and more", "echo: and more"]);
+      await ok(client, "remote-session:send", { sessionId: created.sessionId, prompt: "SLOW and long" });
+      await readUntil(client, String(created.sessionId), (r) => r.state === "running", 15_000, second.cursor);
+      expect(await ok(client, "remote-session:stop", { sessionId: created.sessionId })).toMatchObject({ sessionId: created.sessionId, stopped: true });
+      expect(desktop.retired).toBe(false);
+      // Our own runner (Alice's) kept working beside it on the same gateway.
+      const aliceClient = await connect(alice);
+      const ours = await ok(aliceClient, "remote-session:create", { target: "desktop", prompt: "ours too" });
+      expect((await readUntil(aliceClient, String(ours.sessionId), (r) => r.state === "idle")).state).toBe("idle");
+    } finally {
+      await desktop.stop();
+    }
   });
 
   it("drives a cloud session, and retries through a sleeping worker", async () => {
