@@ -2,13 +2,15 @@
 // the claimed assignment, over real HTTP. Beside it, in the same run and Postgres: the same with
 // the SSE stream off (the 60 s backstop poll), and graphile-worker's add → start.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { startOpenworkDesktopDouble } from "@openwork/desktop-target/testing";
 import { type Runner, runRunner } from "@openwork/runner-protocol";
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
-import { benchGateway } from "./gateway-fixture.js";
+import { benchGateway, member } from "./gateway-fixture.js";
 
 const SAMPLES = Number(process.env.SAMPLES ?? 200);
 const POLL_SAMPLES = Number(process.env.POLL_SAMPLES ?? 3);
+const OPENWORK_RUNNER = "openwork-bench-install";
 
 async function measure(client: Client, runnerHeld: () => Promise<number>, samples: number, pinned: boolean, pauseMs = 0): Promise<number[]> {
   const latencies: number[] = [];
@@ -62,6 +64,44 @@ try {
   await sleep(500); // let its first (empty) poll pass
   rows["runner polling, no SSE (60 s backstop)"] = { ...summarize(await measure(mcp, polling.next, POLL_SAMPLES, false, 1_000)), unit: "ms" };
   await polling.runner.stop();
+
+  // An OpenWork desktop of the field: no stream for commands, a work poll every 60 s, and
+  // wake() (its resume-from-sleep hook) for an immediate look. Commands pinned to it.
+  let claimed: ((at: number) => void) | undefined;
+  const openwork = await startOpenworkDesktopDouble({
+    baseUrl: fixture.gateway.baseUrl,
+    memberToken: member.sessionToken,
+    runnerId: OPENWORK_RUNNER,
+    pollMs: 60_000,
+    drainMs: 600_000,
+    onCommand: () => claimed?.(performance.now()),
+  });
+  const openworkClaim = () => new Promise<number>((resolve) => (claimed = resolve));
+  const createForOpenwork = async (i: number) => {
+    const result = (await mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", title: `openwork ${i}`, runner: OPENWORK_RUNNER } } })) as { isError?: boolean; content: { text: string }[] };
+    if (result.isError) throw new Error(result.content[0]?.text);
+    return performance.now();
+  };
+  const woken: number[] = [];
+  for (let i = 0; i < 40; i++) {
+    const held = openworkClaim();
+    const returnedAt = await createForOpenwork(i);
+    openwork.wake();
+    if (i >= 10) woken.push((await held) - returnedAt);
+    else await held;
+    // Let its delivery finish: a wake() during a reconcile joins it and may miss the new command.
+    await sleep(300);
+  }
+  rows["OpenWork desktop, woken (wake() → GET work → claim)"] = { ...summarize(woken), unit: "ms" };
+  const polled: number[] = [];
+  for (let i = 0; i < POLL_SAMPLES; i++) {
+    await sleep(300);
+    const held = openworkClaim();
+    const returnedAt = await createForOpenwork(100 + i);
+    polled.push((await held) - returnedAt);
+  }
+  rows["OpenWork desktop, its 60 s work poll only"] = { ...summarize(polled), unit: "ms" };
+  await openwork.stop();
   await mcp.close();
   await fixture.close();
 
@@ -85,6 +125,8 @@ try {
 }
 await report("dispatch", db.server, rows, [
   "ours: from the MCP tool result arriving at the client to the runner's handler starting (SSE hint → GET work → claim).",
+  "OpenWork desktop (its own dialect, a double written from the wire spec): to its command claim. It has no stream for commands:",
+  "  a create waits for its next 60 s poll (uniform 0–60 s, ~30 s on average) unless something calls wake() (resume from sleep).",
   "graphile-worker 0.16.6: from addJob() called to the task function starting (LISTEN/NOTIFY).",
   "Budget (DESIGN §9): p50 ≤ 25 ms, p99 ≤ 100 ms.",
 ]);

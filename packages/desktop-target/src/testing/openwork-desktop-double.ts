@@ -36,6 +36,8 @@ export interface OpenworkDesktopDoubleOptions {
   replyDelayMs?: number;
   /** Progress reports go out on change, and at least this often. Default 60 s. */
   reportEveryMs?: number;
+  /** Told of each command it claimed (a benchmark's clock). */
+  onCommand?(commandId: string): void;
 }
 
 export interface OpenworkDesktopDouble {
@@ -130,6 +132,7 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
     const claim = await json("POST", `/v1/remote-session-commands/${commandId}/claim`, {});
     if (claim.status !== 200) return claim.status === 409 ? "repoll" : "stop";
     const assignment = claim.body.assignment;
+    options.onCommand?.(commandId);
     const session: LocalSession = { id: newId("ses"), workspaceId: assignment.workspaceId ?? "ws_double", messages: [], status: "idle", timer: null, commandId };
     sessions.set(session.id, session);
     if (assignment.prompt) prompt(session, assignment.prompt, null);
@@ -229,7 +232,12 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
   });
 }

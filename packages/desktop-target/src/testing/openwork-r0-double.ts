@@ -33,8 +33,13 @@ export function startR0Double(options: { baseUrl: string; token: string }): R0Do
   };
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      stopped.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      const done = () => {
+        clearTimeout(timer);
+        stopped.signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      stopped.signal.addEventListener("abort", done, { once: true });
     });
   // Reconcile: GET work, items[0] with a runId is claimed; anything else ends it. Errors are dropped.
   const reconcile = async () => {
