@@ -1,6 +1,7 @@
 import {
   answeredAfter,
   decodeCursor,
+  encodeCursor,
   type LedgerSession,
   type Logger,
   silentLogger,
@@ -157,8 +158,14 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       const { client, worker } = await clientFor(call);
       const { ref, remoteId } = locate(session);
       const messageId = input.messageId ?? newOpencodeMessageId();
-      // A retried send with the same message id finds its prompt already there.
-      const alreadyPresent = input.messageId !== undefined && (await client.hasMessage(ref.workspaceId, remoteId, messageId));
+      // A retried send with the same message id finds its prompt already there; the transcript
+      // before the prompt says where a reader finds the reply.
+      const [alreadyPresent, before] = await Promise.all([
+        input.messageId !== undefined ? client.hasMessage(ref.workspaceId, remoteId, messageId) : Promise.resolve(false),
+        client.messages(ref.workspaceId, remoteId).then((messages) => buildCloudTranscript(messages).messages),
+      ]);
+      const listed = before.findIndex((m) => m.id === messageId);
+      const position = alreadyPresent && listed >= 0 ? listed : before.length;
       const promptAt = Date.now();
       if (!alreadyPresent) {
         await follow(sourceOf(worker, ref.workspaceId), remoteId);
@@ -166,7 +173,15 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       }
       logger.info("cloud target: prompt sent", { sessionId: session.id, referenceId: call.referenceId, alreadyPresent, promptChars: input.prompt.length });
       const targetRef = alreadyPresent ? { lastPromptId: messageId } : { lastPromptId: messageId, lastPromptAt: promptAt };
-      return { sessionId: session.id, messageId, state: "accepted", alreadyPresent, sessionState: "running", targetRef };
+      return {
+        sessionId: session.id,
+        messageId,
+        state: "accepted",
+        alreadyPresent,
+        cursor: encodeCursor(session.id, position, position - 1),
+        sessionState: "running",
+        targetRef,
+      };
     },
 
     read: async (call, session, input) => {

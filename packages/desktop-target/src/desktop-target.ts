@@ -3,6 +3,7 @@ import {
   answeredAfter,
   createSessionLedger,
   decodeCursor,
+  encodeCursor,
   fail,
   type LedgerSession,
   type Logger,
@@ -164,6 +165,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       const requirements = taskRequirements({ kind: "remote_session.send" });
       if (holder) chooseRunner(await runnersOf(call, holder), { kind: "remote_session.send", requirements }, { pin: holder, storeAndForward: false });
       const messageId = input.messageId ?? newId("msg");
+      // Where the reply will appear for a reader: after everything the transcript holds now.
+      const before = isRelayed(session) ? null : buildTranscript(await loadSessionTasks(sql, session.id)).messages.length;
       await sql.begin(async (tx) => {
         // Serialized per session by the row lock, so concurrent sends cannot both squeeze past the cap.
         await tx`select id from remote_session where id = ${session.id} for update`;
@@ -189,7 +192,13 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         await syncSessionState(tx, session.id, { activity: true, lastError: null });
       });
       logger.info("desktop target: follow-up queued", { sessionId: session.id, referenceId: call.referenceId, promptChars: input.prompt.length });
-      return { sessionId: session.id, messageId, state: "accepted", alreadyPresent: false };
+      return {
+        sessionId: session.id,
+        messageId,
+        state: "accepted",
+        alreadyPresent: false,
+        ...(before === null ? {} : { cursor: encodeCursor(session.id, before, before - 1) }),
+      };
     },
 
     read: async (call, session, input) => {

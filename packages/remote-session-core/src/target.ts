@@ -77,6 +77,11 @@ export interface SendResult {
   state: "accepted";
   /** The prompt was already there (a retried send): it was not sent twice. */
   alreadyPresent: boolean;
+  /**
+   * A read cursor just before this prompt, where the target can tell: a read from it (with
+   * `waitMs`) waits for the reply and reports it as the final reply, never an older one.
+   */
+  cursor?: string;
 }
 
 /** What a target's `send` reports: the result, and the session's state and references to record. */

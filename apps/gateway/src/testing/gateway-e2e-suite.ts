@@ -297,6 +297,31 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     }
   });
 
+  it("lets an agent that only follows `next` do create → reply → send → reply on both targets, seeing each reply exactly once", async () => {
+    const client = await connect(alice);
+    for (const target of ["desktop", "cloud"]) {
+      const replies: string[] = [];
+      let result = await ok(client, "remote-session:create", { target, prompt: `first ${target} task` });
+      // The agent: take the result's `next` and call it, as a model that reads only the payload would.
+      const follow = async () => {
+        const before = replies.length;
+        for (let step = 0; step < 40; step++) {
+          const next = result.next as { name: string; body: Record<string, unknown> };
+          expect(next.name).toBe("remote-session:read");
+          result = await ok(client, next.name, next.body);
+          if (typeof result.finalAssistantText === "string") replies.push(result.finalAssistantText);
+          if (result.state === "idle" && replies.length > before && (result.next as { name: string }).name === "remote-session:send") return;
+        }
+        throw new Error(`no reply on ${target}`);
+      };
+      await follow();
+      const send = result.next as { name: string; body: Record<string, unknown> };
+      result = await ok(client, send.name, { ...send.body, prompt: `second ${target} task` });
+      await follow();
+      expect(replies).toEqual([`echo: first ${target} task`, `echo: second ${target} task`]);
+    }
+  });
+
   it("drives a cloud session, and retries through a sleeping worker", async () => {
     const client = await connect(alice);
     const created = await ok(client, "remote-session:create", { target: "cloud", title: "E2E cloud", prompt: "hello cloud" });

@@ -34,6 +34,8 @@ export const send = defineCapability({
       );
       return { ...result, alreadyPresent: result.alreadyPresent || replayed };
     };
-    return { ...(await sent()), next: nextRead(sessionId, { from: "end" }) };
+    const result = await sent();
+    // Read on from just before this prompt, so the reply — and no older one — is what comes back.
+    return { ...result, next: nextRead(sessionId, result.cursor ? { cursor: result.cursor } : { from: "end" }) };
   },
 });
