@@ -111,8 +111,9 @@ describe("remote sessions on an OpenWork desktop", () => {
     // A desktop that polls once a minute and drains no requests on its own: only wake() makes it look.
     const desktop = await desktopOf(member, { drainMs: 600_000, pollMs: 600_000 });
     const created = await gateway.sessions.create(gateway.call(member), { title: "slow to answer", prompt: "hello" });
-    desktop.wake();
-    const session = await until(() => find(member, created.sessionId), (s) => s.state === "idle");
+    // wake() joins a look already under way (as the real one does): wake it until it has the command.
+    const session = await until(() => (desktop.wake(), find(member, created.sessionId)), (s) => s.state === "idle");
+    expect(session.state).toBe("idle");
     const started = Date.now();
     const pending = await gateway.sessions.read(gateway.call(member), session, { limit: 20, waitMs: 0 });
     expect(pending).toMatchObject({ messages: [], pending: { requestId: expect.stringMatching(/^rst_/) } });

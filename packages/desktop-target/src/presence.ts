@@ -10,7 +10,8 @@ export function presenceOf(runners: RunnerRow[], windowMs: number, now: number =
     runnerId: runner.runner_id,
     name: runner.name,
     platform: runner.platform,
-    online: now - runner.last_seen_at.getTime() <= windowMs,
+    // Seen lately, and its wake stream (if it had one) not closed since.
+    online: now - runner.last_seen_at.getTime() <= windowMs && !(runner.disconnected_at && runner.disconnected_at >= runner.last_seen_at),
     lastSeenAt: runner.last_seen_at.toISOString(),
   }));
 }

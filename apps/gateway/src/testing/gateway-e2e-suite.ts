@@ -297,6 +297,32 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     }
   });
 
+  it("shows every client's model the next step and the arguments, whether it reads only JSON (Claude Code, Codex) or only text (opencode)", async () => {
+    const client = await connect(alice);
+    // The two model-input rules, as recorded from the real clients.
+    const views = (result: Result) => ({ json: JSON.stringify(result.structuredContent), text: result.content.map((c) => c.text).join("\n") });
+    const visible = (result: Result, ...needles: string[]) => {
+      const { json, text } = views(result);
+      for (const needle of needles) {
+        expect(json, `JSON-only model: ${needle}`).toContain(needle);
+        expect(text, `text-only model: ${needle}`).toContain(needle);
+      }
+    };
+    const search = await call(client, "search_capabilities", { query: "remote session" });
+    visible(search, ...["create", "send", "read", "stop", "list", "targets"].map((a) => `"remote-session:${a}"`));
+    visible(search, '"argumentsSchema"', '"target"', '"waitMs"', '"cursor"', '"argumentsField":"body"');
+    const created = await execute(client, "remote-session:create", { target: "cloud", prompt: "what do you see" });
+    visible(created, '"next":{"name":"remote-session:read"', '"waitMs":20000');
+    const sessionId = String(created.structuredContent!.sessionId);
+    await readUntil(client, sessionId, (r) => r.state === "idle");
+    const sent = await execute(client, "remote-session:send", { sessionId, prompt: "and now" });
+    visible(sent, '"next":{"name":"remote-session:read"', '"cursor":"');
+    const read = await execute(client, "remote-session:read", { sessionId, waitMs: 10_000, cursor: (sent.structuredContent!.next as { body: { cursor: string } }).body.cursor });
+    visible(read, '"finalAssistantText":"echo: and now"', '"next":{"name":"remote-session:send"');
+    const failed = await execute(client, "remote-session:read", { sessionId: "rs_00000000000000000000000000" });
+    visible(failed, '"error":"unknown_session"', '"message"', '"referenceId"');
+  });
+
   it("lets an agent that only follows `next` do create → reply → send → reply on both targets, seeing each reply exactly once", async () => {
     const client = await connect(alice);
     for (const target of ["desktop", "cloud"]) {
@@ -411,8 +437,13 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     const texts = (interrupted.messages as { role: string; text: string | null }[]).filter((m) => m.role === "assistant").map((m) => m.text);
     expect(texts.join("")).toContain("echo:");
 
-    // A new runner process (same install, restarted) picks up new work.
+    // Its stream closed with it: it is offline at once, not for the rest of the presence window.
+    const targets = await ok(client, "remote-session:targets", {});
+    expect(JSON.stringify(targets)).not.toMatch(/"name":"E2E Desktop"[^}]*"online":true/);
+    // A new runner process (same install, restarted) is online again once connected, and picks up new work.
     runner = startRunnerProcess();
+    const deadline = Date.now() + 15_000;
+    while (gateway.hub.stats().runnerStreams < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     const next = await ok(client, "remote-session:create", { target: "desktop", prompt: "after the crash" });
     const done = await readUntil(client, String(next.sessionId), (r) => r.state === "idle", 20_000);
     expect(done.state).toBe("idle");

@@ -2,7 +2,7 @@ import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol";
 import type { RunnerIdentity } from "../store/task-row.js";
 import type { WakeNotice } from "../wake/channels.js";
 import type { WakeSignal } from "../wake/wake-hub.js";
-import { touchRunner } from "../store/touch-runner.js";
+import { markDisconnected, touchRunner } from "../store/touch-runner.js";
 import type { RouteContext } from "./route-context.js";
 
 // Timers in Node cannot wait longer than a 32-bit millisecond count.
@@ -16,10 +16,12 @@ export interface StreamFraming {
   keepalive: string;
   /** Whether the stream carries work hints (OpenWork's carries only Automation runs: none here). */
   hints: boolean;
+  /** Whether the runner is offline once its last stream closes (ours); OpenWork's presence is durable, by polls. */
+  presence: boolean;
 }
 
-/** Our protocol's stream: work hints with ids, JSON keepalives. */
-export const OUR_FRAMING: StreamFraming = { opening: ": open\n\n", keepalive: `event: keepalive\ndata: {"type":"keepalive"}\n\n`, hints: true };
+/** Our protocol's stream: work hints with ids, JSON keepalives, presence. */
+export const OUR_FRAMING: StreamFraming = { opening: ": open\n\n", keepalive: `event: keepalive\ndata: {"type":"keepalive"}\n\n`, hints: true, presence: true };
 
 /**
  * `GET events`: the runner's SSE wake stream. Sends `remote_session_work_available` hints (SSE
@@ -92,6 +94,9 @@ export function handleEventsStream(
       cleanup = () => {
         open = false;
         unsubscribe();
+        if (framing.presence && ctx.hub.runnerStreamCount(runner) === 0) {
+          void markDisconnected(ctx.sql, runner).catch(() => {});
+        }
         clearInterval(keepalive);
         clearInterval(membership);
         clearTimeout(expiry);

@@ -11,6 +11,8 @@ export interface RunnerRow {
   /** Which wire the runner speaks: our protocol or OpenWork's runner channel. */
   dialect: RunnerDialect;
   revoked_at: Date | null;
+  /** When its last wake stream closed; it is offline until its next request. */
+  disconnected_at: Date | null;
   last_seen_at: Date;
   created_at: Date;
 }

@@ -30,13 +30,13 @@ export async function touchRunner(sql: Queryable, holder: TokenHolder): Promise<
   const [row] = await sql<(RegisteredRunner & { stale: boolean; revoked: boolean })[]>`
     select protocol_version as "protocolVersion", capabilities, dialect,
       coalesce(revoked_at >= to_timestamp(${holder.mintedAt}::double precision / 1000), false) as revoked,
-      last_seen_at < now() - make_interval(secs => ${PRESENCE_WRITE_INTERVAL_SECONDS}) as stale
+      (last_seen_at < now() - make_interval(secs => ${PRESENCE_WRITE_INTERVAL_SECONDS}) or disconnected_at is not null) as stale
     from desktop_runner
     where runner_id = ${holder.runnerId} and organization_id = ${holder.organizationId} and member_id = ${holder.memberId}`;
   if (!row || row.revoked) return null;
   if (row.stale) {
     await sql`
-      update desktop_runner set last_seen_at = now()
+      update desktop_runner set last_seen_at = now(), disconnected_at = null
       where organization_id = ${holder.organizationId} and member_id = ${holder.memberId} and runner_id = ${holder.runnerId}`;
   }
   return { protocolVersion: row.protocolVersion, capabilities: row.capabilities, dialect: row.dialect };
@@ -52,4 +52,11 @@ export async function recordTokenRunner(sql: Queryable, holder: TokenHolder): Pr
     insert into desktop_runner (runner_id, organization_id, member_id, name, platform, app_version, protocol_version, capabilities, dialect)
     values (${holder.runnerId}, ${holder.organizationId}, ${holder.memberId}, ${defaultName(null)}, null, null, 1, '{}', 'openwork')
     on conflict (organization_id, member_id, runner_id) do nothing`;
+}
+
+/** Marks a runner offline now: its last wake stream in this process closed. */
+export async function markDisconnected(sql: Queryable, runner: Pick<TokenHolder, "organizationId" | "memberId" | "runnerId">): Promise<void> {
+  await sql`
+    update desktop_runner set disconnected_at = now()
+    where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and runner_id = ${runner.runnerId}`;
 }

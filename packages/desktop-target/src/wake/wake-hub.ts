@@ -18,6 +18,8 @@ export interface WakeHub {
    * oldest stream of that runner, else of that member, is evicted: the newest wins.
    */
   subscribeRunner(runner: RunnerSubscriber, deliver: (signal: WakeSignal) => void, evict?: () => void): () => void;
+  /** How many wake streams this process holds for the runner. */
+  runnerStreamCount(runner: RunnerSubscriber): number;
   /** Resolves when the session changes (or the listener resynced), after `timeoutMs`, or on abort. */
   waitForSession(sessionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
   /** Resolves once LISTEN is in place. */
@@ -108,6 +110,7 @@ export function createWakeHub(options: {
         if (set.size === 0) runners.delete(key);
       };
     },
+    runnerStreamCount: (runner) => [...(runners.get(memberKey(runner.organizationId, runner.memberId)) ?? [])].filter((e) => e.runnerId === runner.runnerId).length,
     waitForSession: (sessionId, timeoutMs, signal) =>
       new Promise<void>((resolve) => {
         const done = () => {

@@ -3,7 +3,7 @@ import { defineCapability } from "./capability.js";
 
 export const list = defineCapability({
   action: "list",
-  summary: "List your remote sessions, newest first, and which of your machines (desktops) are online. Never wakes a worker.",
+  summary: "List your remote sessions, newest first, and which of your machines (desktops) are online. Never wakes a worker: each state is as of `stateAsOf`; read a session for its live state.",
   keywords: ["sessions", "history", "recent", "desktops", "presence", "machines", "find"],
   write: false,
   args: ListInputSchema,
@@ -16,6 +16,8 @@ export const list = defineCapability({
         target: s.target,
         title: s.title,
         state: s.state,
+        // List wakes nothing: the state is the ledger's, as of its last record (a read refreshes it).
+        stateAsOf: s.updatedAt.toISOString(),
         createdAt: s.createdAt.toISOString(),
         lastActivityAt: s.lastActivityAt.toISOString(),
       })),

@@ -24,7 +24,7 @@ import { OPENWORK_SESSION_ROUTES } from "./openwork-session-routes.js";
 
 // OpenWork's keepalive: `data: {}` with no id, the first at once. Automation work hints never
 // come: this gateway runs no Automations.
-const OPENWORK_FRAMING: StreamFraming = { opening: "event: keepalive\ndata: {}\n\n", keepalive: "event: keepalive\ndata: {}\n\n", hints: false };
+const OPENWORK_FRAMING: StreamFraming = { opening: "event: keepalive\ndata: {}\n\n", keepalive: "event: keepalive\ndata: {}\n\n", hints: false, presence: false };
 const PRESENCE_WINDOW_MS = 10 * 60 * 1000;
 const ID = "([^/]{1,160})";
 
