@@ -3,46 +3,60 @@ import { mkdir } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { build } from "esbuild";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CARD_HTML } from "./card-html.js";
 
+// The card in headless Chromium, hosted by the real MCP Apps host bridge (ext-apps' AppBridge
+// over its PostMessageTransport), bundled for the page by esbuild. Screenshots go to
+// test-output/ (not committed) for a reviewer to look at.
 const CHROMIUM = "/usr/bin/chromium";
+const OUTPUT = fileURLToPath(new URL("../test-output/", import.meta.url));
 let server: Server;
 let browser: Browser;
 let hostUrl: string;
 
-// A page playing the MCP Apps host: it puts the card in a sandboxed iframe, answers
-// ui/initialize, waits for ui/notifications/initialized, then sends the tool result.
-const HOST_PAGE = `<!doctype html><html><body style="margin:0;background:#fff">
-<iframe id="card" sandbox="allow-scripts" style="width:420px;height:160px;border:1px solid #ccc"></iframe>
+const HOST_PAGE = `<!doctype html><html><body style="margin:0">
+<iframe id="card" sandbox="allow-scripts" style="border:0;display:block"></iframe>
+<script src="/bridge.js"></script>
 <script>
-  const result = JSON.parse(decodeURIComponent(location.hash.slice(1)));
-  window.hostLog = [];
-  const frame = document.getElementById("card");
-  window.addEventListener("message", (event) => {
-    const m = event.data;
-    window.hostLog.push(m.method || "response");
-    if (m.method === "ui/initialize") {
-      frame.contentWindow.postMessage({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: "2026-01-26", hostInfo: { name: "test-host", version: "1" }, hostCapabilities: {}, hostContext: { theme: "light" } } }, "*");
-    } else if (m.method === "ui/notifications/initialized") {
-      frame.contentWindow.postMessage({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: {} } }, "*");
-      frame.contentWindow.postMessage({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: result }, "*");
-    } else if (m.method === "ui/open-link") {
-      window.openedLink = m.params.url;
-      frame.contentWindow.postMessage({ jsonrpc: "2.0", id: m.id, result: {} }, "*");
-    }
-  });
-  frame.srcdoc = ${JSON.stringify(CARD_HTML).replace(/<\//g, "<\\/")};
+  window.hostLog = { sizes: [], links: [], calls: [] };
+  window.startHost = async ({ result, theme, variables, tools, width }) => {
+    const frame = document.getElementById("card");
+    frame.style.width = width + "px";
+    frame.style.height = "120px";
+    document.body.style.background = theme === "dark" ? "#111" : "#fff";
+    const bridge = new Bridge.AppBridge(null, { name: "test-host", version: "1" }, { openLinks: {}, ...(tools ? { serverTools: {} } : {}) }, { hostContext: { theme, styles: { variables } } });
+    bridge.onsizechange = ({ height }) => { window.hostLog.sizes.push(height); if (height) frame.style.height = height + "px"; };
+    bridge.onopenlink = async ({ url }) => { window.hostLog.links.push(url); return {}; };
+    bridge.oncalltool = async (params) => { window.hostLog.calls.push(params.arguments.name); return window.hostCallTool(params); };
+    bridge.oninitialized = () => { bridge.sendToolInput({ arguments: {} }); bridge.sendToolResult(result); };
+    window.bridge = bridge;
+    // Listening first: the card says ui/initialize as soon as it loads.
+    await bridge.connect(new Bridge.PostMessageTransport(frame.contentWindow, frame.contentWindow));
+    frame.srcdoc = ${JSON.stringify(CARD_HTML).replace(/<\//g, "<\\/")};
+  };
 </script></body></html>`;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`no Chromium at ${CHROMIUM}: install Debian's package (apt-get install chromium); npm test does so as root`);
   }
-  server = createServer((_request, response) => {
-    response.writeHead(200, { "content-type": "text/html" });
-    response.end(HOST_PAGE);
+  const bundle = await build({
+    stdin: { contents: 'export { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";', resolveDir: fileURLToPath(new URL(".", import.meta.url)), loader: "js" },
+    bundle: true,
+    format: "iife",
+    globalName: "Bridge",
+    platform: "browser",
+    write: false,
+    logLevel: "silent",
+  });
+  const bridgeJs = bundle.outputFiles[0]!.text;
+  server = createServer((request, response) => {
+    const js = request.url === "/bridge.js";
+    response.writeHead(200, { "content-type": js ? "text/javascript; charset=utf-8" : "text/html; charset=utf-8" });
+    response.end(js ? bridgeJs : HOST_PAGE);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   hostUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/host.html`;
@@ -50,55 +64,187 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
-});
+  await mkdir(OUTPUT, { recursive: true });
+}, 60_000);
 afterAll(async () => {
   await browser?.close();
   server?.close();
 });
 
-async function renderCard(result: unknown) {
-  const page = await browser.newPage();
-  await page.goto(`${hostUrl}#${encodeURIComponent(JSON.stringify(result))}`);
-  const card = page.frameLocator("#card");
-  return { page, card };
+type ToolResult = { content: { type: "text"; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
+const asResult = (payload: Record<string, unknown>, isError = false): ToolResult => ({ content: [{ type: "text", text: JSON.stringify(payload) }], structuredContent: payload, ...(isError ? { isError } : {}) });
+
+async function host(options: { payload: Record<string, unknown>; isError?: boolean; theme?: "light" | "dark"; variables?: Record<string, string>; tools?: (name: string, body: Record<string, unknown>) => Record<string, unknown>; width?: number }) {
+  const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+  if (options.tools) {
+    const tools = options.tools;
+    // A read with waitMs waits on the gateway; the stand-in waits a little too, so a running turn is no busy loop.
+    await page.exposeFunction("hostCallTool", async (params: { arguments: { name: string; body: Record<string, unknown> } }) => {
+      if (params.arguments.name === "remote-session:read") await new Promise((resolve) => setTimeout(resolve, 100));
+      return asResult(tools(params.arguments.name, params.arguments.body));
+    });
+  }
+  await page.goto(hostUrl);
+  await page.evaluate((o) => (window as unknown as { startHost(o: unknown): Promise<void> }).startHost(o), {
+    result: asResult(options.payload, options.isError),
+    theme: options.theme ?? "light",
+    variables: options.variables ?? {},
+    tools: Boolean(options.tools),
+    width: options.width ?? 420,
+  });
+  return { page, card: page.frameLocator("#card"), log: () => page.evaluate(() => (window as unknown as { hostLog: { sizes: number[]; links: string[]; calls: string[] } }).hostLog) };
 }
+const shot = (page: Page, name: string) => page.screenshot({ path: `${OUTPUT}${name}.png` });
 
-it("renders title, target, state and the Open in OpenWork Web link from a tool result", async () => {
-  const { page, card } = await renderCard({
-    content: [{ type: "text", text: "Remote session created" }],
-    structuredContent: {
-      sessionId: "rs_01j0000000000000000000000",
-      title: "Fix the <b>build</b>",
-      target: "echo",
-      targetLabel: "Echo",
-      state: "running",
-      lastActivityAt: "2026-11-29T12:00:00.000Z",
-      webUrl: "https://web.openwork.test/w/ws_1/s/ses_1",
-    },
-  });
-  await expect.poll(() => card.locator("#title").textContent()).toBe("Fix the <b>build</b>");
-  // The target's own label, whatever the target: the card knows none by name.
-  expect(await card.locator("#target").textContent()).toBe("Echo");
-  expect(await card.locator("#state").textContent()).toBe("running");
-  const link = card.locator("#open");
-  expect(await link.textContent()).toBe("Open in OpenWork Web");
-  expect(await link.getAttribute("href")).toBe("https://web.openwork.test/w/ws_1/s/ses_1");
-  // The handshake came first, in order.
-  expect(await page.evaluate(() => (window as unknown as { hostLog: string[] }).hostLog.slice(0, 2))).toEqual(["ui/initialize", "ui/notifications/initialized"]);
-  await link.click();
-  await expect.poll(() => page.evaluate(() => (window as unknown as { openedLink?: string }).openedLink)).toBe("https://web.openwork.test/w/ws_1/s/ses_1");
-  const output = fileURLToPath(new URL("../test-output/", import.meta.url));
-  await mkdir(output, { recursive: true });
-  await page.screenshot({ path: `${output}card.png` });
-  await page.close();
-});
+const session = {
+  sessionId: "rs_01j0000000000000000000000",
+  title: "Fix the <b>build</b>",
+  target: "cloud",
+  targetLabel: "Cloud",
+  state: "idle",
+  lastActivityAt: "2026-11-29T12:00:00.000Z",
+  finalAssistantText: "All green.",
+  webUrl: "https://web.openwork.test/w/ws_1/s/ses_1",
+};
 
-it("falls back to the JSON text of content, and hides a link that is not http(s)", async () => {
-  const { page, card } = await renderCard({
-    content: [{ type: "text", text: JSON.stringify({ sessionId: "rs_2", title: "From text", target: "cloud", state: "idle", webUrl: "javascript:alert(1)" }) }],
+describe("the card in a real MCP Apps host bridge", () => {
+  it("renders a session as text only, and opens exactly its webUrl through the host", async () => {
+    const { page, card, log } = await host({ payload: session });
+    await expect.poll(() => card.locator(".title").textContent()).toBe("Fix the <b>build</b>");
+    expect(await card.locator(".state").textContent()).toBe("idle");
+    expect(await card.locator(".reply").textContent()).toBe("All green.");
+    await card.locator("#open").click();
+    await expect.poll(async () => (await log()).links).toEqual(["https://web.openwork.test/w/ws_1/s/ses_1"]);
+    await shot(page, "card-light");
+    await page.close();
   });
-  await expect.poll(() => card.locator("#title").textContent()).toBe("From text");
-  expect(await card.locator("#target").textContent()).toBe("cloud");
-  expect(await card.locator("#open").isHidden()).toBe(true);
-  await page.close();
+
+  it("follows the host's theme and style variables, not only the OS", async () => {
+    const dark = await host({ payload: session, theme: "dark" });
+    await expect.poll(() => dark.card.locator("html").getAttribute("data-theme")).toBe("dark");
+    const background = await dark.card.locator("body").evaluate((b) => getComputedStyle(b).backgroundColor);
+    const [r, g, b] = background.match(/\d+/g)!.map(Number);
+    expect(r! + g! + b!).toBeLessThan(200);
+    await shot(dark.page, "card-dark");
+    await dark.page.close();
+    const styled = await host({ payload: session, variables: { "--color-background-primary": "rgb(1, 2, 3)" } });
+    await expect.poll(() => styled.card.locator("body").evaluate((b) => getComputedStyle(b).backgroundColor)).toBe("rgb(1, 2, 3)");
+    await styled.page.close();
+  });
+
+  it("reports its size, so a long title in a 360 px host keeps the link in view", async () => {
+    const { page, card, log } = await host({ payload: { ...session, title: "A very long title ".repeat(12) }, width: 360 });
+    await expect.poll(() => card.locator("#open").count()).toBe(1);
+    // The host sizes the frame from what the card reports: the link ends up inside it.
+    await expect
+      .poll(async () => {
+        const frame = (await page.locator("#card").boundingBox())!;
+        const link = (await card.locator("#open").boundingBox())!;
+        return frame.y + frame.height - (link.y + link.height);
+      })
+      .toBeGreaterThanOrEqual(0);
+    expect((await log()).sizes.at(-1)).toBeGreaterThan(120);
+    await shot(page, "card-360");
+    await page.close();
+  });
+
+  it("answers ping and teardown, and ignores messages from any window but its host", async () => {
+    const { page, card } = await host({ payload: session });
+    await expect.poll(() => card.locator(".title").textContent()).toBe("Fix the <b>build</b>");
+    const pong = await page.evaluate(
+      () =>
+        new Promise((resolve) => {
+          const frame = document.getElementById("card") as HTMLIFrameElement;
+          window.addEventListener("message", (event) => {
+            if (event.data?.id === "ping-1") resolve(event.data.result);
+          });
+          frame.contentWindow!.postMessage({ jsonrpc: "2.0", id: "ping-1", method: "ping" }, "*");
+        }),
+    );
+    expect(pong).toEqual({});
+    // Another frame on the page tries to inject a fake session with its own link.
+    await page.evaluate(() => {
+      const intruder = document.createElement("iframe");
+      intruder.setAttribute("sandbox", "allow-scripts");
+      intruder.srcdoc = `<script>parent.frames[0].postMessage({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: { structuredContent: { sessionId: "rs_evil", title: "Evil", state: "idle", webUrl: "https://evil.test" } } }, "*");<\/script>`;
+      document.body.append(intruder);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await card.locator(".title").textContent()).toBe("Fix the <b>build</b>");
+    expect(await card.locator("#open").getAttribute("href")).toBe("https://web.openwork.test/w/ws_1/s/ses_1");
+    await page.evaluate(() => (window as unknown as { bridge: { teardownResource(p: object): Promise<unknown> } }).bridge.teardownResource({}));
+    await page.close();
+  });
+
+  it("renders errors (message, human step, codes), lists, targets and desktop sessions", async () => {
+    const error = await host({ payload: { error: "desktop_offline", message: "no OpenWork Desktop of yours is online", action: "Open OpenWork Desktop on Mac", retryable: true, referenceId: "ref_1" }, isError: true });
+    await expect.poll(() => error.card.locator(".error .title").textContent()).toBe("no OpenWork Desktop of yours is online");
+    expect(await error.card.locator(".error").textContent()).toContain("Open OpenWork Desktop on Mac");
+    expect(await error.card.locator(".error").textContent()).toContain("ref_1");
+    await shot(error.page, "card-error");
+    await error.page.close();
+    const list = await host({ payload: { sessions: [{ sessionId: "rs_a", title: "First", target: "cloud", state: "idle" }, { sessionId: "rs_b", title: "Second", target: "desktop", state: "running" }], machines: [] } });
+    await expect.poll(() => list.card.locator("td").allTextContents()).toEqual(["First", "cloud", "idle", "Second", "desktop", "running"]);
+    await list.page.close();
+    const targets = await host({ payload: { targets: [{ name: "desktop", label: "Desktop", available: true, machines: [{ name: "Studio Mac", online: true }] }] } });
+    await expect.poll(() => targets.card.locator("td").allTextContents()).toEqual(["Desktop", "available", "", "", "Studio Mac", "online"]);
+    await targets.page.close();
+    const desktop = await host({ payload: { sessionId: "rs_d", title: "On the desk", target: "desktop", targetLabel: "Desktop", state: "queued", runner: { runnerId: "r1", name: "Studio Mac" } } });
+    await expect.poll(() => desktop.card.locator(".meta").textContent()).toContain("on Studio Mac");
+    expect(await desktop.card.locator("#open").count()).toBe(0);
+    await desktop.page.close();
+  });
+
+  it("stays live while the session runs when the host lets it call tools: refreshes the reply, then offers a follow-up; Stop stops", async () => {
+    let reads = 0;
+    const { page, card, log } = await host({
+      payload: { ...session, state: "running", finalAssistantText: undefined, next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "start", waitMs: 20_000 } } },
+      tools: (name) => {
+        if (name === "remote-session:read") {
+          reads++;
+          return reads === 1 ? { sessionId: session.sessionId, state: "running", partialText: "Half way", messages: [], cursor: "c1" } : { sessionId: session.sessionId, state: "idle", finalAssistantText: "All done.", messages: [], cursor: "c2" };
+        }
+        if (name === "remote-session:send") return { sessionId: session.sessionId, messageId: "m2", state: "accepted", next: { name: "remote-session:read", body: { sessionId: session.sessionId, cursor: "c2", waitMs: 20_000 } } };
+        return { sessionId: session.sessionId, stopped: true };
+      },
+    });
+    await expect.poll(() => card.locator(".reply").textContent()).toBe("All done.");
+    expect(await card.locator(".state").textContent()).toBe("idle");
+    expect(await card.locator("#follow-up").count()).toBe(1);
+    await shot(page, "card-live-idle");
+    // A follow-up from the card goes through the host; the card follows the new turn.
+    reads = 0;
+    await card.locator("#follow-up").fill("one more thing");
+    await card.locator("#send").click();
+    await expect.poll(async () => (await log()).calls).toContain("remote-session:send");
+    await expect.poll(() => card.locator(".reply").textContent()).toBe("All done.");
+    await page.close();
+
+    // Stop, on a turn that keeps running until the stop arrives.
+    let stopped = false;
+    const running = await host({
+      payload: { ...session, state: "running", finalAssistantText: undefined, next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "start", waitMs: 20_000 } } },
+      tools: (name) => {
+        if (name === "remote-session:stop") {
+          stopped = true;
+          return { sessionId: session.sessionId, stopped: true };
+        }
+        return stopped ? { sessionId: session.sessionId, state: "stopped", messages: [], cursor: "c9" } : { sessionId: session.sessionId, state: "running", partialText: "working", messages: [], cursor: "c3" };
+      },
+    });
+    await expect.poll(() => running.card.locator("#stop").count()).toBe(1);
+    await running.card.locator("#stop").click();
+    await expect.poll(async () => (await running.log()).calls).toContain("remote-session:stop");
+    await expect.poll(() => running.card.locator(".state").textContent()).toBe("stopped");
+    expect(await running.card.locator("#stop").count()).toBe(0);
+    await running.page.close();
+  });
+
+  it("degrades to a static card when the host does not let views call tools", async () => {
+    const { page, card, log } = await host({ payload: { ...session, state: "running", next: { name: "remote-session:read", body: { sessionId: session.sessionId } } } });
+    await expect.poll(() => card.locator(".state").textContent()).toBe("running");
+    expect(await card.locator("#stop").count()).toBe(0);
+    expect((await log()).calls).toEqual([]);
+    await page.close();
+  });
 });

@@ -1,0 +1,173 @@
+/**
+ * The card's script: the MCP Apps view protocol over postMessage, written out instead of
+ * bundling the 300 KB App class. It answers only its parent window; handles `ping` and
+ * `ui/resource-teardown`; follows the host's theme and style variables; reports its size; renders
+ * sessions, errors, lists and targets with textContent only; and, when the host lets views call
+ * tools, keeps a running session live (reads that wait), with Stop and a follow-up box.
+ */
+export const CARD_SCRIPT = `
+(function () {
+  var IN_PROGRESS = { queued: 1, waking: 1, running: 1, waiting_input: 1 };
+  var nextId = 1, pending = {}, canCallTools = false, tornDown = false, session = null, live = 0;
+  function send(message) { window.parent.postMessage(Object.assign({ jsonrpc: "2.0" }, message), "*"); }
+  function request(method, params) {
+    var id = nextId++;
+    send({ id: id, method: method, params: params });
+    return new Promise(function (resolve, reject) { pending[id] = { resolve: resolve, reject: reject }; });
+  }
+  function el(tag, text, cls) { var e = document.createElement(tag); if (text) e.textContent = text; if (cls) e.className = cls; return e; }
+  function payloadOf(result) {
+    if (result && result.structuredContent && typeof result.structuredContent === "object") return result.structuredContent;
+    var blocks = (result && result.content) || [];
+    for (var i = 0; i < blocks.length; i++) {
+      if (blocks[i].type !== "text") continue;
+      try { var parsed = JSON.parse(blocks[i].text); if (parsed && typeof parsed === "object") return parsed; } catch (e) {}
+    }
+    return null;
+  }
+  function applyContext(context) {
+    if (!context) return;
+    if (context.theme === "light" || context.theme === "dark") document.documentElement.setAttribute("data-theme", context.theme);
+    var variables = context.styles && context.styles.variables;
+    if (variables) for (var name in variables) {
+      if (/^--[a-z0-9-]+$/.test(name) && typeof variables[name] === "string") document.documentElement.style.setProperty(name, variables[name]);
+    }
+  }
+  function callTool(name, body) {
+    return request("tools/call", { name: "execute_capability", arguments: { name: name, body: body } }).then(payloadOf);
+  }
+  var card = document.getElementById("card");
+  function show(nodes) { card.replaceChildren.apply(card, nodes); }
+
+  function renderError(p) {
+    shown = "";
+    var box = el("div", "", "error");
+    box.append(el("p", p.message || "The request failed.", "title"));
+    if (p.action) box.append(el("p", p.action, "small"));
+    var codes = [p.error, p.referenceId].filter(Boolean).join(" \\u00b7 ");
+    if (codes) box.append(el("p", codes, "small"));
+    show([box]);
+  }
+  function renderTable(title, header, rows) {
+    var table = el("table"), head = el("tr");
+    header.forEach(function (h) { head.append(el("th", h)); });
+    table.append(head);
+    rows.forEach(function (cells) { var tr = el("tr"); cells.forEach(function (c) { tr.append(el("td", c)); }); table.append(tr); });
+    show([el("p", title, "title"), rows.length ? table : el("p", "Nothing yet.", "small")]);
+  }
+  var shown = "";
+  function renderSession(p) {
+    session = p;
+    // A live read that brought nothing new leaves the card (and a button under the cursor) alone.
+    var key = JSON.stringify([p.sessionId, p.title, p.state, p.finalAssistantText, p.partialText, p.lastError, p.webUrl, p.runner]);
+    if (key === shown) return;
+    shown = key;
+    var nodes = [el("h1", p.title || p.sessionId, "title")];
+    var meta = el("div", "", "meta");
+    meta.append(el("span", typeof p.targetLabel === "string" ? p.targetLabel : p.target || ""));
+    if (p.runner && p.runner.name) meta.append(el("span", "on " + p.runner.name));
+    meta.append(el("span", p.state || "", "state"));
+    if (p.lastActivityAt) meta.append(el("span", "Last activity " + new Date(p.lastActivityAt).toLocaleString()));
+    nodes.push(meta);
+    var reply = p.finalAssistantText || p.partialText;
+    if (reply) nodes.push(el("pre", reply, "reply"));
+    if (p.lastError && p.lastError.message) nodes.push(el("p", p.lastError.message + " (" + p.lastError.error + ")", "small error"));
+    var actions = el("div", "", "actions");
+    if (typeof p.webUrl === "string" && /^https?:\\/\\//.test(p.webUrl)) {
+      var link = el("a", "Open in OpenWork Web", "open");
+      link.id = "open";
+      link.href = p.webUrl;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      link.addEventListener("click", function (event) { event.preventDefault(); request("ui/open-link", { url: p.webUrl }); });
+      actions.append(link);
+    }
+    if (canCallTools && IN_PROGRESS[p.state]) {
+      var stop = el("button", "Stop", "secondary");
+      stop.id = "stop";
+      stop.addEventListener("click", function () { stop.disabled = true; callTool("remote-session:stop", { sessionId: p.sessionId }).then(refresh); });
+      actions.append(stop);
+    }
+    nodes.push(actions);
+    if (canCallTools && p.state === "idle") {
+      var box = el("textarea"); box.id = "follow-up"; box.placeholder = "Send a follow-up\\u2026";
+      var go = el("button", "Send"); go.id = "send";
+      go.addEventListener("click", function () {
+        if (!box.value.trim()) return;
+        go.disabled = true;
+        callTool("remote-session:send", { sessionId: p.sessionId, prompt: box.value }).then(function (sent) {
+          if (sent && sent.error) return renderError(sent);
+          watch(Object.assign({}, session, { state: "running", finalAssistantText: undefined, partialText: undefined }), sent && sent.next);
+        });
+      });
+      var row = el("div", "", "actions");
+      row.append(go);
+      nodes.push(box, row);
+    }
+    show(nodes);
+  }
+  function render(p) {
+    if (!p) return show([el("p", "No session in this result.", "small")]);
+    if (typeof p.error === "string") return renderError(p);
+    if (Array.isArray(p.sessions)) return renderTable("Your remote sessions", ["Title", "Where", "State"], p.sessions.map(function (s) { return [s.title || s.sessionId, s.target || "", s.state || ""]; }));
+    if (Array.isArray(p.targets)) {
+      var rows = [];
+      p.targets.forEach(function (t) {
+        rows.push([t.label || t.name, t.available ? "available" : "not available", ""]);
+        (t.machines || []).forEach(function (m) { rows.push(["", m.name || m.computerId || "", m.online ? "online" : "offline"]); });
+      });
+      return renderTable("Where sessions can run", ["Target", "Machine", "Presence"], rows);
+    }
+    if (p.sessionId) return watch(p, p.next);
+    show([el("p", "No session in this result.", "small")]);
+  }
+  // Live: while the session is in progress, follow its next read (each waits for news).
+  function watch(p, next) {
+    renderSession(p);
+    if (!canCallTools || tornDown || !IN_PROGRESS[p.state] || !next || next.name !== "remote-session:read") return;
+    var mine = ++live;
+    callTool(next.name, next.body).then(function (read) {
+      if (mine !== live || tornDown || !read) return;
+      if (read.error) return renderError(read);
+      var merged = Object.assign({}, session, read, { finalAssistantText: read.finalAssistantText || (IN_PROGRESS[read.state] ? undefined : session.finalAssistantText) });
+      watch(merged, read.next && read.next.name === "remote-session:read" ? read.next : IN_PROGRESS[read.state] ? { name: "remote-session:read", body: { sessionId: p.sessionId, cursor: read.cursor, waitMs: 20000 } } : null);
+    }, function () {});
+  }
+  function refresh() {
+    if (!session) return;
+    callTool("remote-session:read", { sessionId: session.sessionId, from: "end", limit: 1 }).then(function (read) {
+      if (read && !read.error) watch(Object.assign({}, session, read), IN_PROGRESS[read.state] ? { name: "remote-session:read", body: { sessionId: session.sessionId, cursor: read.cursor, waitMs: 20000 } } : null);
+    });
+  }
+
+  window.addEventListener("message", function (event) {
+    // Only the host that embeds the card may talk to it.
+    if (event.source !== window.parent) return;
+    var m = event.data;
+    if (!m || m.jsonrpc !== "2.0") return;
+    if (m.id !== undefined && !m.method && pending[m.id]) {
+      var waiting = pending[m.id]; delete pending[m.id];
+      return m.error ? waiting.reject(m.error) : waiting.resolve(m.result);
+    }
+    if (m.method === "ping") return send({ id: m.id, result: {} });
+    if (m.method === "ui/resource-teardown") { tornDown = true; live++; return send({ id: m.id, result: {} }); }
+    if (m.method === "ui/notifications/host-context-changed") return applyContext(m.params);
+    if (m.method === "ui/notifications/tool-result") return render(payloadOf(m.params));
+  });
+  var lastSize = "";
+  new ResizeObserver(function () {
+    var size = { width: Math.ceil(document.documentElement.scrollWidth), height: Math.ceil(document.documentElement.scrollHeight) };
+    var key = size.width + "x" + size.height;
+    if (key !== lastSize) { lastSize = key; send({ method: "ui/notifications/size-changed", params: size }); }
+  }).observe(document.body);
+  request("ui/initialize", {
+    appInfo: { name: "openwork-remote-session-card", version: "1.1.0" },
+    appCapabilities: {},
+    protocolVersion: "2026-01-26"
+  }).then(function (result) {
+    applyContext(result && result.hostContext);
+    canCallTools = !!(result && result.hostCapabilities && result.hostCapabilities.serverTools);
+    send({ method: "ui/notifications/initialized", params: {} });
+  });
+})();
+`;
