@@ -232,7 +232,7 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     const client = await connect(alice);
     const created = await ok(client, "remote-session:create", { target: "desktop", prompt: "SLOW one two three four five six" });
     await readUntil(client, String(created.sessionId), (r) => r.state === "running");
-    expect(await ok(client, "remote-session:stop", { sessionId: created.sessionId })).toEqual({ sessionId: created.sessionId, stopped: true });
+    expect(await ok(client, "remote-session:stop", { sessionId: created.sessionId })).toMatchObject({ sessionId: created.sessionId, target: "desktop", stopped: true });
     const stopped = await readUntil(client, String(created.sessionId), (r) => r.state === "stopped");
     expect(stopped.state).toBe("stopped");
   });
@@ -251,7 +251,13 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     const client = await connect(alice);
     const created = await ok(client, "remote-session:create", { target: "cloud", title: "stop me" });
     // Idle: nothing to stop, and list and read keep agreeing.
-    expect(await ok(client, "remote-session:stop", { sessionId: created.sessionId })).toEqual({ sessionId: created.sessionId, stopped: false });
+    expect(await ok(client, "remote-session:stop", { sessionId: created.sessionId })).toEqual({
+      sessionId: created.sessionId,
+      target: "cloud",
+      stopped: false,
+      state: "idle",
+      next: { name: "remote-session:send", body: { sessionId: created.sessionId, prompt: "<your next message>" } },
+    });
     const listed = (await ok(client, "remote-session:list", { target: "cloud" })).sessions as { sessionId: string; state: string }[];
     expect(listed.find((s) => s.sessionId === created.sessionId)?.state).toBe("idle");
     // Two sends of one messageId at once: one prompt reaches the worker.
@@ -345,6 +351,14 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
       result = await ok(client, send.name, { ...send.body, prompt: `second ${target} task` });
       await follow();
       expect(replies).toEqual([`echo: first ${target} task`, `echo: second ${target} task`]);
+      // Stop answers in one shape whatever the target: nothing ran, the session is idle, prompt it next.
+      expect(await ok(client, "remote-session:stop", { sessionId: result.sessionId })).toEqual({
+        sessionId: result.sessionId,
+        target,
+        stopped: false,
+        state: "idle",
+        next: { name: "remote-session:send", body: { sessionId: result.sessionId, prompt: "<your next message>" } },
+      });
     }
   });
 

@@ -17,3 +17,13 @@ export const nextRead = (sessionId: string, after: { cursor: string } | { from: 
 
 /** A follow-up prompt to a session that waits for one. */
 export const nextSend = (sessionId: string): NextStep => ({ name: capabilityName("send"), body: { sessionId, prompt: "<your next message>" } });
+
+// States in which the session will still change by itself: the next step is to wait for it.
+const IN_PROGRESS = new Set(["queued", "waking", "running"]);
+
+/** Whether a session in `state` is still moving on its own (so the next step is a read that waits). */
+export const inProgress = (state: string): boolean => IN_PROGRESS.has(state);
+
+/** The next step after a call that left the session in `state`: wait for it while it moves, else prompt it. */
+export const nextAfter = (sessionId: string, state: string): NextStep | undefined =>
+  inProgress(state) ? nextRead(sessionId, { from: "end" }) : state === "idle" || state === "stopped" || state === "failed" || state === "interrupted" ? nextSend(sessionId) : undefined;

@@ -1,7 +1,7 @@
 import { ReadInputSchema } from "@openwork/remote-session-core";
 import { z } from "zod";
 import { defineCapability } from "./capability.js";
-import { nextRead, nextSend } from "./next-step.js";
+import { inProgress, nextRead, nextSend } from "./next-step.js";
 
 export const readArgs = ReadInputSchema.extend({
   sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
@@ -10,9 +10,6 @@ export const readArgs = ReadInputSchema.extend({
   limit: ReadInputSchema.shape.limit.describe("At most this many messages (1–100)."),
   waitMs: ReadInputSchema.shape.waitMs.describe("Wait up to this long (≤ 25 000 ms) for something newer than the cursor."),
 }).refine((a) => a.cursor === undefined || a.from === undefined, { message: "give cursor or from, not both", path: ["from"] });
-
-// States in which the session will still change by itself: the next step is to wait for it.
-const IN_PROGRESS = new Set(["queued", "waking", "running"]);
 
 export const read = defineCapability({
   action: "read",
@@ -23,7 +20,7 @@ export const read = defineCapability({
   run: async (env, { sessionId, ...input }) => {
     const { session, target } = await env.session(sessionId, "read");
     const result = await env.sessions.read(env.call, target, session, input);
-    const next = result.hasMore || IN_PROGRESS.has(result.state) ? nextRead(sessionId, { cursor: result.cursor }) : result.state === "idle" ? nextSend(sessionId) : undefined;
+    const next = result.hasMore || inProgress(result.state) ? nextRead(sessionId, { cursor: result.cursor }) : result.state === "idle" ? nextSend(sessionId) : undefined;
     return { ...result, targetLabel: target.label, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
   },
 });
