@@ -158,12 +158,11 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       const { client, worker } = await clientFor(call);
       const { ref, remoteId } = locate(session);
       const messageId = input.messageId ?? newOpencodeMessageId();
-      // A retried send with the same message id finds its prompt already there; the transcript
-      // before the prompt says where a reader finds the reply.
-      const [alreadyPresent, before] = await Promise.all([
-        input.messageId !== undefined ? client.hasMessage(ref.workspaceId, remoteId, messageId) : Promise.resolve(false),
-        client.messages(ref.workspaceId, remoteId).then((messages) => buildCloudTranscript(messages).messages),
-      ]);
+      // One look at the messages: a retried send finds its prompt already there, and the
+      // transcript before the prompt says where a reader finds the reply.
+      const messages = await client.messages(ref.workspaceId, remoteId);
+      const alreadyPresent = input.messageId !== undefined && messages.some((m) => m.info.id === messageId);
+      const before = buildCloudTranscript(messages).messages;
       const listed = before.findIndex((m) => m.id === messageId);
       const position = alreadyPresent && listed >= 0 ? listed : before.length;
       const promptAt = Date.now();

@@ -1,4 +1,4 @@
-import { fail, SessionFailure } from "@openwork/remote-session-core";
+import { fail } from "@openwork/remote-session-core";
 import ky from "ky";
 import type { z } from "zod";
 import {
@@ -24,7 +24,6 @@ export interface WorkerClient {
   createSession(workspaceId: string, title: string): Promise<{ id: string }>;
   deleteSession(workspaceId: string, sessionId: string): Promise<void>;
   promptAsync(workspaceId: string, sessionId: string, prompt: PromptBody): Promise<void>;
-  hasMessage(workspaceId: string, sessionId: string, messageId: string): Promise<boolean>;
   messages(workspaceId: string, sessionId: string): Promise<z.infer<typeof MessagesSchema>>;
   status(workspaceId: string): Promise<z.infer<typeof StatusMapSchema>>;
   abort(workspaceId: string, sessionId: string): Promise<void>;
@@ -81,15 +80,6 @@ export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeo
         ...(prompt.model?.variant ? { variant: prompt.model.variant } : {}),
       });
     },
-    hasMessage: async (workspaceId, sessionId, messageId) => {
-      try {
-        await call("GET", `${session(workspaceId, sessionId)}/message/${encodeURIComponent(messageId)}`);
-        return true;
-      } catch (error) {
-        if (isUnknown(error)) return false;
-        throw error;
-      }
-    },
     messages: (workspaceId, sessionId) => json(MessagesSchema, "GET", `${session(workspaceId, sessionId)}/message`),
     status: (workspaceId) => json(StatusMapSchema, "GET", `${mount(workspaceId)}/session/status`),
     abort: async (workspaceId, sessionId) => void (await call("POST", `${session(workspaceId, sessionId)}/abort`)),
@@ -122,8 +112,4 @@ function failFrom(response: Response, text: string): never {
     return fail("cloud_runtime_unreachable", said, { retryAfterMs: 5_000 });
   }
   return fail("cloud_runtime_failed", said);
-}
-
-function isUnknown(error: unknown): boolean {
-  return SessionFailure.isInstance(error) && error.error.error === "unknown_session";
 }

@@ -1,3 +1,5 @@
+import { abortableSleep } from "./abortable-sleep.js";
+
 // A double of OpenWork's remote-session desktop runner (D3/D4 and its bridge), written from §3.2
 // of the wire spec: it registers stepping its capabilities down on 400, polls work every
 // `pollMs` (60 s in the field) plus `wake()`, claims commands and creates a visible local session
@@ -124,7 +126,7 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
         last = observation;
         sentAt = Date.now();
       }
-      await sleep(50, stopped.signal);
+      await abortableSleep(50, stopped.signal);
     }
   };
 
@@ -197,7 +199,7 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
     (async () => {
       while (!stopped.signal.aborted && !state.retired) {
         await reconcileOnce();
-        await sleep(options.pollMs ?? 60_000, stopped.signal);
+        await abortableSleep(options.pollMs ?? 60_000, stopped.signal);
       }
     })(),
     // Requests are drained every drainMs while a session is active.
@@ -207,7 +209,7 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
           const pending = await json("GET", "/v1/remote-session-requests/pending").catch(() => null);
           if (pending?.status === 200) await drain(pending.body.items.map((i: { requestId: string }) => i.requestId)).catch(() => {});
         }
-        await sleep(options.drainMs ?? 2_000, stopped.signal);
+        await abortableSleep(options.drainMs ?? 2_000, stopped.signal);
       }
     })(),
   ]);
@@ -228,16 +230,4 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
       await loops.catch(() => {});
     },
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

@@ -1,3 +1,5 @@
+import { abortableSleep } from "./abortable-sleep.js";
+
 // A double of OpenWork's released, automation-only desktop runner (R0), written from §3.1 of the
 // wire spec: its connect loop, its backoff that resets on any HTTP answer, its reconcile. It runs
 // no Automations (none are ever assigned here); it counts what it sends.
@@ -31,16 +33,7 @@ export function startR0Double(options: { baseUrl: string; token: string }): R0Do
       return null;
     }
   };
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        stopped.signal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      stopped.signal.addEventListener("abort", done, { once: true });
-    });
+  const sleep = (ms: number) => abortableSleep(ms, stopped.signal);
   // Reconcile: GET work, items[0] with a runId is claimed; anything else ends it. Errors are dropped.
   const reconcile = async () => {
     const response = await send("GET", "/v1/automation-runner/work");

@@ -1,6 +1,7 @@
 import { errorFacts, newReferenceId } from "@openwork/remote-session-core";
 import { mintRunnerToken, type OpenworkCapability } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../../channel-refusal.js";
+import { DEFAULT_PRESENCE_WINDOW_MS } from "../../presence.js";
 import { listRunners } from "../../store/list-runners.js";
 import { registerRunner } from "../../store/register-runner.js";
 import { entryPointOf } from "../entry-point.js";
@@ -25,7 +26,6 @@ import { OPENWORK_SESSION_ROUTES } from "./openwork-session-routes.js";
 // OpenWork's keepalive: `data: {}` with no id, the first at once. Automation work hints never
 // come: this gateway runs no Automations.
 const OPENWORK_FRAMING: StreamFraming = { opening: "event: keepalive\ndata: {}\n\n", keepalive: "event: keepalive\ndata: {}\n\n", hints: false, presence: false };
-const PRESENCE_WINDOW_MS = 10 * 60 * 1000;
 const ID = "([^/]{1,160})";
 
 const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request, _ids, basePath) => {
@@ -49,7 +49,7 @@ const presence: OpenworkHandler = async (ctx, request) => {
   if (!member) throw new OpenworkRefusal(401, "unauthorized");
   const [latest] = await listRunners(ctx.sql, member);
   const lastSeenAt = latest ? latest.last_seen_at.getTime() : null;
-  return openworkJson(200, { connected: lastSeenAt !== null && Date.now() - lastSeenAt <= PRESENCE_WINDOW_MS, lastSeenAt });
+  return openworkJson(200, { connected: lastSeenAt !== null && Date.now() - lastSeenAt <= DEFAULT_PRESENCE_WINDOW_MS, lastSeenAt });
 };
 
 const runners: OpenworkHandler = async (ctx, request) => {
@@ -61,7 +61,7 @@ const runners: OpenworkHandler = async (ctx, request) => {
     platform: r.platform,
     appVersion: r.app_version,
     lastSeenAt: r.last_seen_at.getTime(),
-    connected: Date.now() - r.last_seen_at.getTime() <= PRESENCE_WINDOW_MS,
+    connected: Date.now() - r.last_seen_at.getTime() <= DEFAULT_PRESENCE_WINDOW_MS,
   }));
   return openworkJson(200, { items });
 };
