@@ -8,7 +8,8 @@ import type { LocalEngine } from "./local-engine.js";
 export function createEchoEngine(): LocalEngine {
   return {
     createSession: async () => `ses_local_${randomBytes(8).toString("hex")}`,
-    prompt: async ({ text, signal, onText }) => {
+    prompt: async ({ text, signal, onProgress }) => {
+      const messageId = `msg_reply_${randomBytes(6).toString("hex")}`;
       const words = `echo: ${text}`.split(/(?<= )/);
       const pause = text.includes("SLOW") ? 1_000 : 40;
       let reply = "";
@@ -20,9 +21,11 @@ export function createEchoEngine(): LocalEngine {
         });
         if (signal.aborted) break;
         reply += word;
-        onText(word);
+        onProgress({ type: "text", messageId, delta: word });
       }
-      return { messageId: `msg_reply_${randomBytes(6).toString("hex")}`, text: reply };
+      return { messageId, text: reply };
     },
+    // It never asks the human anything.
+    respond: async () => false,
   };
 }

@@ -1,10 +1,36 @@
+import type { Answer, TaskEventInput } from "@openwork/runner-protocol";
+
+/** What a request waiting on the human looks like, as the protocol carries it. */
+export type EngineRequest = Extract<TaskEventInput, { type: "input.requested" }>["payload"];
+
+/** What an engine reports while a turn runs. */
+export type EngineProgress =
+  /** A piece of one reply message's text. */
+  | { type: "text"; messageId: string; delta: string }
+  /** A tool call's state, repeated as it changes (todo lists are the `todowrite` tool's calls). */
+  | { type: "tool"; callId: string; name: string; status: "pending" | "running" | "completed" | "error"; summary?: string }
+  /** Tokens a step of the turn used. */
+  | { type: "usage"; inputTokens: number; outputTokens: number; costMicros?: number }
+  /** The turn waits on the human. */
+  | { type: "asked"; request: EngineRequest }
+  /** A request was answered (here or in the app) or withdrawn. */
+  | { type: "resolved"; requestId: string };
+
 /** The desktop's local chat engine, as the runner drives it. The Electron app's is OpenWork's own. */
 export interface LocalEngine {
   /** Makes a visible local session and returns its id. */
   createSession(input: { title: string; workspaceId: string | null }): Promise<string>;
   /**
-   * Runs one prompt in a session, reporting text as it streams, and resolves with the whole
-   * reply. Honours `signal` (stop, lease loss) by ending early.
+   * Runs one prompt in a session, reporting progress as it happens, and resolves with the last
+   * reply message. Honours `signal` (stop, lease loss) by ending early.
    */
-  prompt(input: { sessionId: string; messageId: string; text: string; signal: AbortSignal; onText(delta: string): void }): Promise<{ messageId: string; text: string }>;
+  prompt(input: {
+    sessionId: string;
+    messageId: string;
+    text: string;
+    signal: AbortSignal;
+    onProgress(progress: EngineProgress): void;
+  }): Promise<{ messageId: string; text: string }>;
+  /** Answers a request a running turn of the session waits on; false when it waits on no such request. */
+  respond(input: { sessionId: string; requestId: string; answer: Answer }): Promise<boolean>;
 }

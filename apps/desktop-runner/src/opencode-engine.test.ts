@@ -1,6 +1,12 @@
 import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { EngineProgress } from "./local-engine.js";
 import { createOpencodeEngine } from "./opencode-engine.js";
+
+/** Collects the text a turn streams. */
+const textInto = (into: string[]) => (progress: EngineProgress) => {
+  if (progress.type === "text") into.push(progress.delta);
+};
 
 let opencode: RealOpencode;
 beforeAll(async () => {
@@ -15,7 +21,7 @@ it("runs a prompt in a real opencode session", async () => {
   const sessionId = await engine.createSession({ title: "From the runner", workspaceId: null });
   expect(sessionId).toMatch(/^ses_/);
   const streamed: string[] = [];
-  const reply = await engine.prompt({ sessionId, messageId: "rst_1", text: "hello desktop", signal: new AbortController().signal, onText: (t) => streamed.push(t) });
+  const reply = await engine.prompt({ sessionId, messageId: "rst_1", text: "hello desktop", signal: new AbortController().signal, onProgress: textInto(streamed) });
   expect(reply.text).toContain("FAKE_REPLY: hello desktop");
   expect(streamed.join("")).toBe(reply.text);
 }, 60_000);
@@ -23,13 +29,13 @@ it("runs a prompt in a real opencode session", async () => {
 it("streams a slow reply as it is written, and stops the engine's turn on abort", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
   const sessionId = await engine.createSession({ title: "Slow", workspaceId: null });
-  const streamed: { at: number; text: string }[] = [];
+  const streamed: string[] = [];
   const stop = new AbortController();
   const started = Date.now();
-  const replying = engine.prompt({ sessionId, messageId: "msg_slow0000000001", text: "SLOW words", signal: stop.signal, onText: (text) => streamed.push({ at: Date.now(), text }) });
+  const replying = engine.prompt({ sessionId, messageId: "msg_slow0000000001", text: "SLOW words", signal: stop.signal, onProgress: textInto(streamed) });
   // Text arrives piece by piece, long before the turn could have ended (300 ms a word).
   await expect.poll(() => streamed.length, { timeout: 20_000 }).toBeGreaterThan(2);
-  expect(streamed.map((s) => s.text).join("")).toMatch(/^FAKE_REPLY: SLOW/);
+  expect(streamed.join("")).toMatch(/^FAKE_REPLY: SLOW/);
   stop.abort();
   const reply = await replying;
   expect(Date.now() - started).toBeLessThan(15_000);
@@ -39,7 +45,57 @@ it("streams a slow reply as it is written, and stops the engine's turn on abort"
 it("ends a turn whose model provider keeps failing when the runner gives up on it", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
   const sessionId = await engine.createSession({ title: "Bad", workspaceId: null });
-  const failing = engine.prompt({ sessionId, messageId: "msg_fail0000000001", text: "FAIL500 please", signal: AbortSignal.timeout(4_000), onText: () => {} });
+  const failing = engine.prompt({ sessionId, messageId: "msg_fail0000000001", text: "FAIL500 please", signal: AbortSignal.timeout(4_000), onProgress: () => {} });
   // A provider that answers 500 is retried: nothing ends the turn until the signal stops it.
   await expect(failing).resolves.toMatchObject({ text: "" });
+}, 60_000);
+
+it("reports tool calls, todos and usage as the turn runs", async () => {
+  const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
+  const sessionId = await engine.createSession({ title: "Todos", workspaceId: null });
+  const progress: EngineProgress[] = [];
+  const reply = await engine.prompt({ sessionId, messageId: "msg_todo0000000001", text: "make a TODO list", signal: new AbortController().signal, onProgress: (p) => progress.push(p) });
+  expect(reply.text).toContain("FAKE_REPLY: the tool said");
+  const todo = progress.filter((p) => p.type === "tool" && p.name === "todowrite");
+  expect(todo.at(-1)).toMatchObject({ status: "completed", summary: "✓ Write the plan; ☐ Ship it" });
+  expect(progress.some((p) => p.type === "usage" && p.inputTokens === 10 && p.outputTokens === 5)).toBe(true);
+}, 60_000);
+
+it("waits on a permission until answered: once lets the command run, reject ends the turn with the engine's sentence", async () => {
+  const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
+  for (const decision of ["once", "reject"] as const) {
+    const sessionId = await engine.createSession({ title: `Bash ${decision}`, workspaceId: null });
+    const progress: EngineProgress[] = [];
+    const turn = engine.prompt({ sessionId, messageId: `msg_bash${decision}00000001`, text: "RUNBASH please", signal: new AbortController().signal, onProgress: (p) => progress.push(p) });
+    await expect.poll(() => progress.find((p) => p.type === "asked"), { timeout: 20_000 }).toBeDefined();
+    const asked = progress.find((p) => p.type === "asked")!;
+    expect(asked).toMatchObject({ request: { kind: "permission", title: "bash", detail: "echo bash-ran" } });
+    const requestId = asked.type === "asked" ? asked.request.requestId : "";
+    expect(await engine.respond({ sessionId, requestId, answer: { text: "not a decision" } })).toBe(false);
+    expect(await engine.respond({ sessionId, requestId, answer: { permission: decision } })).toBe(true);
+    const reply = await turn;
+    expect(progress).toContainEqual({ type: "resolved", requestId });
+    const bash = progress.filter((p) => p.type === "tool" && p.name === "bash").at(-1);
+    if (decision === "once") {
+      expect(bash).toMatchObject({ status: "completed" });
+      expect(reply.text).toContain("bash-ran");
+    } else {
+      expect(bash).toMatchObject({ status: "error", summary: "The user rejected permission to use this specific tool call." });
+    }
+    // Answered: it waits on nothing any more.
+    expect(await engine.respond({ sessionId, requestId, answer: { permission: "once" } })).toBe(false);
+  }
+}, 90_000);
+
+it("asks a question and goes on with the answer", async () => {
+  const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
+  const sessionId = await engine.createSession({ title: "Question", workspaceId: null });
+  const progress: EngineProgress[] = [];
+  const turn = engine.prompt({ sessionId, messageId: "msg_askq0000000001", text: "ASKQ please", signal: new AbortController().signal, onProgress: (p) => progress.push(p) });
+  await expect.poll(() => progress.find((p) => p.type === "asked"), { timeout: 20_000 }).toBeDefined();
+  const asked = progress.find((p) => p.type === "asked")!;
+  expect(asked).toMatchObject({ request: { kind: "question", title: "Colour", detail: "Which colour should the button be?", options: [{ label: "Red" }, { label: "Blue" }] } });
+  const requestId = asked.type === "asked" ? asked.request.requestId : "";
+  expect(await engine.respond({ sessionId, requestId, answer: { text: "Blue" } })).toBe(true);
+  expect((await turn).text).toContain('"Which colour should the button be?"="Blue"');
 }, 60_000);

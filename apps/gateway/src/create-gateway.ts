@@ -42,6 +42,8 @@ export interface GatewayOptions {
   createRateLimit?: RateLimit;
   /** Sends per member per window (default 120 a minute). */
   sendRateLimit?: RateLimit;
+  /** How long a session may wait on the human before its reads call the request overdue. Default 15 min. */
+  inputTimeoutMs?: number;
   /** The MCP endpoint: default `@modelcontextprotocol/server` 2.x (`mcpEndpointV2()`, which can add a host's own tools). */
   mcpEndpoint?: McpEndpointFactory;
   logger?: Logger;
@@ -124,6 +126,7 @@ export async function createGateway(options: GatewayOptions) {
     logger,
     ...(options.createRateLimit ? { createRateLimit: options.createRateLimit } : {}),
     ...(options.sendRateLimit ? { sendRateLimit: options.sendRateLimit } : {}),
+    ...(options.inputTimeoutMs ? { inputTimeoutMs: options.inputTimeoutMs } : {}),
   });
 
   const mcpEndpoint = (options.mcpEndpoint ?? mcpEndpointV2())(source);

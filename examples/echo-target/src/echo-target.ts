@@ -3,6 +3,7 @@ import {
   boundText,
   decodeCursor,
   fail,
+  inputNotPending,
   newId,
   type Target,
   type Transcript,
@@ -70,6 +71,9 @@ export function createEchoTarget(): Target {
 
     // Nothing ever runs long enough to stop.
     stop: async (_call, session) => ({ sessionId: session.id, stopped: false }),
+
+    // An echo answers at once: it never asks the human anything.
+    respond: async (_call, _session, input) => inputNotPending(input.requestId),
 
     newMessageId: () => `msg_${randomBytes(8).toString("hex")}`,
   };

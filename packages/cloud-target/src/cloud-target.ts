@@ -1,5 +1,7 @@
 import {
   answeredAfter,
+  checkAnswerFits,
+  inputNotPending,
   decodeCursor,
   encodeCursor,
   type LedgerSession,
@@ -12,6 +14,7 @@ import {
   WorkspaceIdSchema,
 } from "@openwork/remote-session-core";
 import { buildCloudTranscript } from "./cloud-transcript.js";
+import { sessionRequests } from "./pending-requests.js";
 import { newOpencodeMessageId } from "./opencode-message-id.js";
 import { cloudSessionState } from "./turn-state.js";
 import { createWakeAndWait } from "./wake-and-wait.js";
@@ -198,8 +201,10 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
           const seen = watch?.version() ?? 0;
           const signals = watch?.signals() ?? events.peek(source, remoteId);
           const [messages, status] = await Promise.all([client.messages(ref.workspaceId, remoteId), client.status(ref.workspaceId)]);
+          // Only a busy turn can be waiting on the human: idle sessions cost no extra request.
+          const requests = status[remoteId]?.type === "busy" ? sessionRequests(remoteId, await client.requests(ref.workspaceId), messages) : [];
           const transcript = buildCloudTranscript(messages, signals?.liveText);
-          const view = cloudSessionState({ transcript, status: status[remoteId], signals, session, now: Date.now(), graceMs });
+          const view = cloudSessionState({ transcript, status: status[remoteId], signals, session, now: Date.now(), graceMs, pending: requests[0]?.pending });
           const settled = answeredAfter(transcript, position) || view.state !== "running" || Date.now() >= deadline || call.signal?.aborted;
           if (settled) {
             const slice = sliceTranscript({
@@ -213,7 +218,7 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
               from: input.from,
               webUrl: webUrlOf(ref, remoteId),
             });
-            return { ...slice, ...(view.retrying ? { retrying: view.retrying } : {}) };
+            return { ...slice, ...(view.retrying ? { retrying: view.retrying } : {}), ...(view.pending ? { pending: view.pending } : {}) };
           }
           const remaining = Math.max(0, deadline - Date.now());
           // Without a live stream, poll; with one, a turn that fails silently is still noticed once the grace passes.
@@ -237,6 +242,24 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       if (view.state !== "running") return { sessionId: session.id, stopped: false };
       await client.abort(ref.workspaceId, remoteId);
       return { sessionId: session.id, stopped: true, sessionState: "stopped" };
+    },
+
+    // Answered through the engine's own reply routes; the turn resumes (or, refused, ends) there.
+    respond: async (call, session, input) => {
+      const { client, worker } = await clientFor(call);
+      const { ref, remoteId } = locate(session);
+      const request = sessionRequests(remoteId, await client.requests(ref.workspaceId), []).find((r) => r.pending.id === input.requestId);
+      if (!request) return inputNotPending(input.requestId);
+      checkAnswerFits(request.kind, input.answer);
+      await follow(sourceOf(worker, ref.workspaceId), remoteId);
+      const { answer } = input;
+      const delivered =
+        "permission" in answer
+          ? await client.replyPermission(ref.workspaceId, input.requestId, answer.permission)
+          : await client.replyQuestion(ref.workspaceId, input.requestId, Array.from({ length: request.kind === "question" ? request.questions : 1 }, () => [answer.text]));
+      if (!delivered) return inputNotPending(input.requestId);
+      logger.info("cloud target: request answered", { sessionId: session.id, referenceId: call.referenceId, kind: request.kind });
+      return { sessionId: session.id, requestId: input.requestId, state: "running", alreadyAnswered: false, delivered: true, sessionState: "running" };
     },
   };
 }

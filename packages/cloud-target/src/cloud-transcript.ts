@@ -11,6 +11,11 @@ export interface CloudTranscript extends Transcript {
   aborted: boolean;
   /** The latest prompt's message id and when the worker stored it (epoch ms). */
   lastUser: { id: string; createdAt: number } | null;
+  /**
+   * The latest reply stopped at a failed tool call and nothing followed: what a refused
+   * permission does (the engine ends the turn there). Over once the worker is idle.
+   */
+  haltedOnTool: boolean;
 }
 
 const TOOL_STATUS: Record<string, ToolCallSummary["status"]> = {
@@ -44,6 +49,9 @@ export function buildCloudTranscript(raw: MessageWithParts[], liveText: Readonly
   const turnOver = lastUser === -1 || turnIsOver(replies);
   const failed = replies.findLast((m) => m.info.error);
   const aborted = turnOver && replies.some(wasAborted);
+  const latest = replies.at(-1);
+  const haltedOnTool =
+    latest?.info.time.completed !== undefined && latest.info.finish === "tool-calls" && latest.parts.some((p) => p.type === "tool" && p.state?.status === "error");
   let finalAssistant: CloudTranscript["finalAssistant"] = null;
   if (turnOver && lastUser !== -1) {
     for (let i = messages.length - 1; i > lastUser; i--) {
@@ -62,6 +70,7 @@ export function buildCloudTranscript(raw: MessageWithParts[], liveText: Readonly
     lastError: failed?.info.error ? { error: failed.info.error.name, message: describeEngineError(failed.info.error) } : null,
     aborted,
     lastUser: lastUser === -1 ? null : { id: raw[lastUser]!.info.id, createdAt: raw[lastUser]!.info.time.created },
+    haltedOnTool,
   };
 }
 
@@ -114,7 +123,7 @@ function toMessage(message: MessageWithParts): TranscriptMessage {
       id: p.callID ?? p.id ?? "tool",
       name: p.tool ?? "tool",
       status: TOOL_STATUS[p.state?.status ?? ""] ?? "pending",
-      ...(p.state?.title ? { summary: p.state.title.slice(0, 2_000) } : {}),
+      ...(summaryOf(p) ? { summary: summaryOf(p)!.slice(0, 2_000) } : {}),
     }));
   return {
     id: message.info.id,
@@ -124,4 +133,9 @@ function toMessage(message: MessageWithParts): TranscriptMessage {
     toolCalls,
     createdAt: new Date(message.info.time.created).toISOString(),
   };
+}
+
+/** A tool call in one line: its title, or why it failed (a refused permission's sentence). */
+function summaryOf(part: MessageWithParts["parts"][number]): string | undefined {
+  return part.state?.status === "error" ? (part.state.error ?? part.state.title) : part.state?.title;
 }

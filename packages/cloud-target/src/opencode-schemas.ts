@@ -30,7 +30,15 @@ export const PartSchema = z.looseObject({
   synthetic: z.boolean().optional(),
   tool: z.string().optional(),
   callID: z.string().optional(),
-  state: z.looseObject({ status: z.string(), title: z.string().optional() }).optional(),
+  state: z
+    .looseObject({
+      status: z.string(),
+      title: z.string().optional(),
+      /** Why a tool call failed; a refused permission's is the engine's own sentence. */
+      error: z.string().optional(),
+      time: z.looseObject({ start: z.number().optional() }).optional(),
+    })
+    .optional(),
 });
 
 export const MessageWithPartsSchema = z.looseObject({ info: MessageInfoSchema, parts: z.array(PartSchema) });
@@ -40,6 +48,39 @@ export const MessagesSchema = z.array(MessageWithPartsSchema);
 
 /** `GET session/status`: only sessions that are not idle are listed. */
 export const StatusMapSchema = z.record(z.string(), z.looseObject({ type: z.string() }));
+
+const RequestToolSchema = z.looseObject({ messageID: z.string(), callID: z.string() });
+
+/** `GET permission`: tool calls waiting for the human's approval, every session of the instance. */
+export const PermissionRequestsSchema = z.array(
+  z.looseObject({
+    id: z.string(),
+    sessionID: z.string(),
+    /** The permission asked for: the tool (`bash`, `edit`, …). */
+    permission: z.string(),
+    patterns: z.array(z.string()),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    tool: RequestToolSchema.optional(),
+  }),
+);
+export type PermissionRequest = z.infer<typeof PermissionRequestsSchema>[number];
+
+/** `GET question`: the `question` tool's calls waiting for the human's answer. */
+export const QuestionRequestsSchema = z.array(
+  z.looseObject({
+    id: z.string(),
+    sessionID: z.string(),
+    questions: z.array(
+      z.looseObject({
+        question: z.string(),
+        header: z.string(),
+        options: z.array(z.looseObject({ label: z.string(), description: z.string().optional() })),
+      }),
+    ),
+    tool: RequestToolSchema.optional(),
+  }),
+);
+export type QuestionRequest = z.infer<typeof QuestionRequestsSchema>[number];
 
 /** opencode's error body. */
 export const OpencodeErrorSchema = z.looseObject({ name: z.string(), data: z.looseObject({ message: z.string().optional() }).optional() });

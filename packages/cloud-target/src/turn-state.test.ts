@@ -24,6 +24,22 @@ describe("cloudSessionState", () => {
     });
   });
 
+  it("waits for input while a busy turn has a permission or question pending", () => {
+    const pending = { kind: "permission" as const, id: "per_1", title: "bash", detail: "echo hi" };
+    expect(state({ status: { type: "busy" }, pending })).toEqual({ state: "waiting_input", pending });
+  });
+
+  it("ends a turn that halted on a refused tool call once the worker is idle", () => {
+    const reply: MessageWithParts = {
+      info: { id: "msg_2", role: "assistant", parentID: "msg_1", time: { created: 1_100, completed: 1_500 }, finish: "tool-calls" },
+      parts: [{ type: "tool", tool: "bash", callID: "c1", state: { status: "error", error: "The user rejected permission to use this specific tool call." } }],
+    };
+    expect(state({ messages: [prompt, reply], now: 60_000 })).toEqual({ state: "idle" });
+    expect(state({ messages: [prompt, reply], status: { type: "busy" } })).toEqual({ state: "running" });
+    const transcript = buildCloudTranscript([prompt, reply]);
+    expect(transcript.messages[1]!.toolCalls).toEqual([{ id: "c1", name: "bash", status: "error", summary: "The user rejected permission to use this specific tool call." }]);
+  });
+
   it("fails a prompt left unanswered by an idle worker: with the heard error, the recorded one, or after the grace", () => {
     expect(state({})).toEqual({ state: "running" });
     const signals = { liveText: new Map(), status: null, error: { name: "UnknownError", message: "boom", userMessageId: "msg_1" } };

@@ -1,4 +1,4 @@
-import type { LedgerSession, SessionState } from "@openwork/remote-session-core";
+import type { LedgerSession, PendingInput, SessionState } from "@openwork/remote-session-core";
 import type { CloudTranscript } from "./cloud-transcript.js";
 import type { SessionSignals } from "./worker-events.js";
 
@@ -16,6 +16,8 @@ export interface CloudSessionView {
   lastError?: { error: string; message: string };
   /** The model provider failed and the worker is retrying. */
   retrying?: { attempt: number; message: string; nextAt?: string };
+  /** What a `waiting_input` session asks. */
+  pending?: PendingInput;
 }
 
 export interface CloudStateInput {
@@ -28,6 +30,8 @@ export interface CloudStateInput {
   now: number;
   /** How long a turn may show neither a reply nor a busy status before it counts as failed. */
   graceMs: number;
+  /** The oldest permission or question the session's running turn waits on. */
+  pending?: PendingInput | undefined;
 }
 
 const SILENT_FAILURE = { error: "turn_failed", message: "the cloud worker ended the turn without a reply and reported no error" };
@@ -38,14 +42,17 @@ const SILENT_FAILURE = { error: "turn_failed", message: "the cloud worker ended 
  * trace in the messages — only a `session.error` event — so an idle worker with an unanswered
  * prompt is failed: with the event's error when the gateway heard it, with a failure it already
  * recorded, or, once `graceMs` has passed, without one (a fresh worker may show neither the
- * prompt nor a busy status for a moment after accepting it).
+ * prompt nor a busy status for a moment after accepting it). A busy turn with a permission or
+ * question waiting is `waiting_input`.
  */
 export function cloudSessionState(input: CloudStateInput): CloudSessionView {
   const { transcript, status, signals, session } = input;
   if (status?.type === "retry") return { state: "running", retrying: retryingOf(status) };
-  if (status?.type === "busy") return { state: "running" };
+  if (status?.type === "busy") return input.pending ? { state: "waiting_input", pending: input.pending } : { state: "running" };
   const lastPromptId = typeof session.targetRef.lastPromptId === "string" ? session.targetRef.lastPromptId : undefined;
   const promptStored = lastPromptId === undefined || transcript.lastUser?.id === lastPromptId || transcript.messages.some((m) => m.id === lastPromptId);
+  // A refused permission ends the turn at the tool call: the session waits for a new prompt.
+  if (promptStored && transcript.haltedOnTool) return { state: "idle" };
   if (promptStored && transcript.turnOver) {
     if (transcript.aborted) return { state: "stopped", ...(transcript.lastError ? { lastError: transcript.lastError } : {}) };
     if (transcript.lastError) return { state: "failed", lastError: transcript.lastError };

@@ -1,4 +1,4 @@
-import { fail } from "@openwork/remote-session-core";
+import { fail, SessionFailure } from "@openwork/remote-session-core";
 import ky from "ky";
 import type { z } from "zod";
 import {
@@ -6,6 +6,8 @@ import {
   OpencodeErrorSchema,
   OpencodeSessionSchema,
   OpenworkErrorSchema,
+  PermissionRequestsSchema,
+  QuestionRequestsSchema,
   StatusMapSchema,
   WorkspacesSchema,
 } from "./opencode-schemas.js";
@@ -27,6 +29,12 @@ export interface WorkerClient {
   messages(workspaceId: string, sessionId: string): Promise<z.infer<typeof MessagesSchema>>;
   status(workspaceId: string): Promise<z.infer<typeof StatusMapSchema>>;
   abort(workspaceId: string, sessionId: string): Promise<void>;
+  /** Tool calls waiting for approval and questions waiting for an answer, every session of the workspace. */
+  requests(workspaceId: string): Promise<{ permissions: z.infer<typeof PermissionRequestsSchema>; questions: z.infer<typeof QuestionRequestsSchema> }>;
+  /** Answers a permission request; false when the engine no longer has it. */
+  replyPermission(workspaceId: string, requestId: string, reply: "once" | "always" | "reject"): Promise<boolean>;
+  /** Answers a question request, one list of chosen labels (or free text) per question; false when it is gone. */
+  replyQuestion(workspaceId: string, requestId: string, answers: string[][]): Promise<boolean>;
 }
 
 /**
@@ -83,7 +91,29 @@ export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeo
     messages: (workspaceId, sessionId) => json(MessagesSchema, "GET", `${session(workspaceId, sessionId)}/message`),
     status: (workspaceId) => json(StatusMapSchema, "GET", `${mount(workspaceId)}/session/status`),
     abort: async (workspaceId, sessionId) => void (await call("POST", `${session(workspaceId, sessionId)}/abort`)),
+    requests: async (workspaceId) => {
+      const [permissions, questions] = await Promise.all([
+        json(PermissionRequestsSchema, "GET", `${mount(workspaceId)}/permission`),
+        json(QuestionRequestsSchema, "GET", `${mount(workspaceId)}/question`),
+      ]);
+      return { permissions, questions };
+    },
+    replyPermission: (workspaceId, requestId, reply) =>
+      answered(call("POST", `${mount(workspaceId)}/permission/${encodeURIComponent(requestId)}/reply`, { reply })),
+    replyQuestion: (workspaceId, requestId, answers) =>
+      answered(call("POST", `${mount(workspaceId)}/question/${encodeURIComponent(requestId)}/reply`, { answers })),
   };
+}
+
+/** A reply route's answer: true, or false when the engine no longer has the request (its 404). */
+async function answered(reply: Promise<Response>): Promise<boolean> {
+  try {
+    await reply;
+    return true;
+  } catch (error) {
+    if (SessionFailure.isInstance(error) && error.error.error === "unknown_session") return false;
+    throw error;
+  }
 }
 
 function failFrom(response: Response, text: string): never {

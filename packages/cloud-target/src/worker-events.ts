@@ -212,6 +212,13 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
       case "session.idle":
         signals.status = null;
         return bump(tracked);
+      // The turn starts or stops waiting on the human: a waiting read looks again.
+      case "permission.asked":
+      case "permission.replied":
+      case "question.asked":
+      case "question.replied":
+      case "question.rejected":
+        return bump(tracked);
       default:
         return;
     }

@@ -1,6 +1,8 @@
 import {
   acceptsPrompt,
   answeredAfter,
+  checkAnswerFits,
+  inputNotPending,
   createSessionLedger,
   decodeCursor,
   encodeCursor,
@@ -19,15 +21,16 @@ import { taskRequirements } from "@openwork/runner-protocol";
 import { z } from "zod";
 import type { Sql } from "postgres";
 import { chooseRunner } from "./choose-runner.js";
-import { isRelayed, RELAY_WAIT_MS, relayRead, relayStop } from "./openwork-relay.js";
+import { isRelayed, RELAY_WAIT_MS, relayRead, relayStop, settled } from "./openwork-relay.js";
 import { DEFAULT_PRESENCE_WINDOW_MS, presenceOf } from "./presence.js";
 import { cancelSessionTasks } from "./store/cancel-session-tasks.js";
-import { enqueueTask } from "./store/enqueue-task.js";
+import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import { findPinnedRunners } from "./store/find-pinned-runners.js";
 import { listRunners } from "./store/list-runners.js";
 import { loadSessionTasks } from "./store/load-session-tasks.js";
 import { syncSessionState } from "./store/sync-session-state.js";
 import { buildTranscript } from "./transcript/build-transcript.js";
+import { pendingInputOf } from "./transcript/pending-input-of.js";
 import type { WakeHub } from "./wake/wake-hub.js";
 
 export interface DesktopTargetOptions {
@@ -216,9 +219,12 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           Math.max(0, deadline - Date.now()),
           call.signal ? AbortSignal.any([call.signal, stopWaiting.signal]) : stopWaiting.signal,
         );
-        const current = (await ledger.find(call, session.id)) ?? session;
+        const recorded = (await ledger.find(call, session.id)) ?? session;
         const tasks = await loadSessionTasks(sql, session.id);
         const transcript = buildTranscript(tasks);
+        // The running turn's own events say whether it waits on the human.
+        const pending = pendingInputOf(tasks);
+        const current = pending ? { ...recorded, state: "waiting_input" as const } : recorded;
         const settled =
           answeredAfter(transcript, position) || !WAITABLE.has(current.state) || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
@@ -235,6 +241,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
             from: input.from,
             webUrl: webUrlOf(current),
           });
+          if (pending) return { ...slice, pending };
           return current.state === "queued" ? { ...slice, ...(await waitingFor(call, tasks)) } : slice;
         }
         await changed;
@@ -251,6 +258,29 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       }
       const stopped = await sql.begin((tx) => cancelSessionTasks(tx, session.id));
       return { sessionId: session.id, stopped };
+    },
+
+    // The answer is a task for the desktop holding the session, which the turn waiting on it
+    // never blocks; the call waits (like a relayed read) for the desktop to hand it to its engine.
+    respond: async (call, session, input) => {
+      if (isRelayed(session)) {
+        fail("desktop_update_required", "this OpenWork desktop takes answers to its permissions and questions only in the app: answer there");
+      }
+      const pending = pendingInputOf(await loadSessionTasks(sql, session.id));
+      if (pending?.id !== input.requestId) return inputNotPending(input.requestId);
+      checkAnswerFits(pending.kind, input.answer);
+      const holder = String(session.targetRef.runnerId);
+      const requirements = taskRequirements({ kind: "remote_session.respond" });
+      chooseRunner(await runnersOf(call, holder), { kind: "remote_session.respond", requirements }, { pin: holder, storeAndForward: false });
+      const answer = { requestId: input.requestId, answer: input.answer };
+      const task = await sql.begin((tx) =>
+        enqueueTask(tx, call, holderTask(session, { kind: "remote_session.respond", requirements, claimWithinMs: claimDeadlineMs, input: answer })),
+      );
+      logger.info("desktop target: answer queued", { sessionId: session.id, referenceId: call.referenceId, kind: pending.kind });
+      const ended = await settled(relay, session.id, task, call.signal);
+      if (ended?.state === "failed" && ended.failure_code === "input_not_pending") return inputNotPending(input.requestId);
+      if (ended && ended.state !== "done") fail("desktop_request_failed", `the desktop could not deliver the answer (${ended.failure_code ?? ended.state})`);
+      return { sessionId: session.id, requestId: input.requestId, state: ended ? "running" : "waiting_input", alreadyAnswered: false, delivered: ended !== null };
     },
   };
 }

@@ -15,7 +15,7 @@ import {
 } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import type { RelayedReadResult } from "./routes/openwork/openwork-wire.js";
-import { enqueueTask } from "./store/enqueue-task.js";
+import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import type { TaskKind, TaskRow } from "./store/task-row.js";
 import type { WakeHub } from "./wake/wake-hub.js";
 
@@ -100,26 +100,12 @@ async function requestOf(deps: RelayDeps, call: TargetCall, session: LedgerSessi
         and input = ${tx.json(input as never)} and claim_deadline > now()
       order by created_at desc limit 1`;
     if (open) return open;
-    return enqueueTask(tx, call, {
-      sessionId: session.id,
-      kind,
-      title: session.title,
-      prompt: null,
-      model: null,
-      workspaceId: typeof session.targetRef.workspaceId === "string" ? session.targetRef.workspaceId : null,
-      messageId: null,
-      localSessionId: session.targetSessionId,
-      pinnedRunnerId: String(session.targetRef.runnerId),
-      requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] },
-      deliverBy: null,
-      claimWithinMs: REQUEST_TTL_MS,
-      input,
-    });
+    return enqueueTask(tx, call, holderTask(session, { kind, requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] }, claimWithinMs: REQUEST_TTL_MS, input }));
   });
 }
 
-/** Waits (on the session's wake-ups) until the request is answered or gone; null when the wait ran out. */
-async function settled(deps: RelayDeps, sessionId: string, task: TaskRow, signal: AbortSignal | undefined): Promise<TaskRow | null> {
+/** Waits (on the session's wake-ups) until the task is answered or gone; null when the wait ran out. */
+export async function settled(deps: RelayDeps, sessionId: string, task: TaskRow, signal: AbortSignal | undefined): Promise<TaskRow | null> {
   const deadline = Date.now() + (deps.waitMs ?? RELAY_WAIT_MS);
   for (;;) {
     const stopWaiting = new AbortController();
@@ -163,6 +149,6 @@ function pendingRead(session: LedgerSession, theirs: string | null, requestId: s
     messages: [],
     cursor: encodeRelayCursor(session.id, { theirs, pending: requestId }),
     hasMore: false,
-    pending: { requestId, note: "The desktop has not answered yet; read again with this cursor to get its answer." },
+    deferred: { requestId, note: "The desktop has not answered yet; read again with this cursor to get its answer." },
   };
 }

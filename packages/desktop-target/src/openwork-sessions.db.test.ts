@@ -116,11 +116,11 @@ describe("remote sessions on an OpenWork desktop", () => {
     expect(session.state).toBe("idle");
     const started = Date.now();
     const pending = await gateway.sessions.read(gateway.call(member), session, { limit: 20, waitMs: 0 });
-    expect(pending).toMatchObject({ messages: [], pending: { requestId: expect.stringMatching(/^rst_/) } });
+    expect(pending).toMatchObject({ messages: [], deferred: { requestId: expect.stringMatching(/^rst_/) } });
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_900);
     desktop.wake();
     const answered = await gateway.sessions.read(gateway.call(member), session, { limit: 20, waitMs: 0, cursor: pending.cursor });
-    expect(answered.pending).toBeUndefined();
+    expect(answered.deferred).toBeUndefined();
     expect(answered.messages.map((m) => m.text)).toEqual(["hello", "echo: hello"]);
   });
 });

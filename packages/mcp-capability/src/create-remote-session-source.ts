@@ -78,6 +78,11 @@ export interface RemoteSessionSourceOptions {
   createRateLimit?: RateLimit;
   /** Sends per owner per window. Default 120 a minute. */
   sendRateLimit?: RateLimit;
+  /**
+   * How long a session may wait on the human (a permission, a question) before its reads mark the
+   * request `overdue` and point the caller at answering or stopping it. Default 15 minutes.
+   */
+  inputTimeoutMs?: number;
   logger?: Logger;
 }
 
@@ -86,6 +91,9 @@ export interface RemoteSessionSourceOptions {
  * list, stop and targets, in den-api's registry contract. Errors come back as `isError` values
  * with a `referenceId`, never thrown.
  */
+/** How long a request may wait on the human before reads call it overdue. */
+export const DEFAULT_INPUT_TIMEOUT_MS = 15 * 60_000;
+
 export function createRemoteSessionSource(options: RemoteSessionSourceOptions): RemoteSessionSource {
   const policy: RemoteSessionPolicy = { ...DEFAULT_POLICY, ...options.policy };
   const logger = options.logger ?? silentLogger;
@@ -158,7 +166,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
         const capability = CAPABILITIES[parsed.action];
         const call = authorize(ctx, capability, policy, referenceId);
         const args = parseArguments(capability, input.body, fields);
-        const env = createRunEnv(call, { ledger: options.ledger, sessions, catalog, createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT, sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT });
+        const env = createRunEnv(call, { ledger: options.ledger, sessions, catalog, createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT, sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT, inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS });
         const payload = await capability.run(env, args);
         fields.sessionId = payload.sessionId;
         fields.outcome = "ok";

@@ -1,4 +1,4 @@
-export const ACTIONS = ["create", "send", "read", "list", "stop", "targets"] as const;
+export const ACTIONS = ["create", "send", "read", "respond", "list", "stop", "targets"] as const;
 export type Action = (typeof ACTIONS)[number];
 
 /** A name this source claims, in den-api's parsed-capability shape. */

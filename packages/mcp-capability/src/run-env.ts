@@ -12,8 +12,10 @@ export interface RunEnv {
   createRateLimit: RateLimit;
   /** The per-owner send limit. */
   sendRateLimit: RateLimit;
+  /** A request waiting on the human longer than this reads as `overdue`. */
+  inputTimeoutMs: number;
   /** The caller's session and the target serving it, checked live per the target's rules; unknown and foreign ids alike are `unknown_session`. */
-  session(sessionId: string, use: "read" | "send" | "stop"): Promise<{ session: LedgerSession; target: Target }>;
+  session(sessionId: string, use: "read" | "send" | "stop" | "respond"): Promise<{ session: LedgerSession; target: Target }>;
 }
 
 export function createRunEnv(call: TargetCall, parts: Omit<RunEnv, "call" | "session">): RunEnv {

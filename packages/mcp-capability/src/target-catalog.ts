@@ -18,7 +18,7 @@ export interface TargetCatalog {
   /** The configured default when offered, else the first offered target. */
   defaultOf(offered: readonly OfferedTarget[]): string | undefined;
   /** The target for a call: `name`, or the default; refused per its rules when unavailable. */
-  resolve(call: TargetCall, name: string | undefined, use: "create" | "read" | "send" | "stop"): Promise<Target>;
+  resolve(call: TargetCall, name: string | undefined, use: "create" | "read" | "send" | "stop" | "respond"): Promise<Target>;
 }
 
 export function createTargetCatalog(targets: readonly Target[], defaultTarget?: string): TargetCatalog {
@@ -31,10 +31,10 @@ export function createTargetCatalog(targets: readonly Target[], defaultTarget?: 
     list.find((o) => o.target.name === defaultTarget)?.target.name ?? list[0]?.target.name;
 
   /** Refuses a target that is unavailable when its rules say to check. */
-  const check = async (call: TargetCall, target: Target, use: "create" | "read" | "send" | "stop") => {
+  const check = async (call: TargetCall, target: Target, use: "create" | "read" | "send" | "stop" | "respond") => {
     const rules = target.availabilityRules;
     const checks = use === "create" ? rules?.hideWhenUnavailable || rules?.recheckOnEveryCall : rules?.recheckOnEveryCall;
-    if (!checks || (use !== "create" && use !== "send" && rules?.allowWhileUnavailable?.includes(use))) return target;
+    if (!checks || ((use === "read" || use === "stop") && rules?.allowWhileUnavailable?.includes(use))) return target;
     if ((await target.availability(call)).available) return target;
     const refusal = rules?.unavailableError ?? { code: "invalid_capability_arguments" as const, message: `${target.label} sessions are not available to you now` };
     return fail(refusal.code, refusal.message, { context: { target: target.name } });

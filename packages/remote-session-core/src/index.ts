@@ -23,6 +23,17 @@ export {
   ListInputSchema,
   type ListInput,
 } from "./session-inputs.js";
+export {
+  type PendingInput,
+  type PendingOption,
+  pendingInput,
+  RespondAnswerSchema,
+  type RespondAnswer,
+  RespondInputSchema,
+  type RespondInput,
+  checkAnswerFits,
+  inputNotPending,
+} from "./pending-input.js";
 
 // Errors as values.
 export { SESSION_ERROR_RETRYABLE, SESSION_ERROR_CODES, type SessionErrorCode } from "./errors/codes.js";
@@ -53,6 +64,8 @@ export type {
   ReadResult,
   StopResult,
   StopOutcome,
+  RespondResult,
+  RespondOutcome,
   AvailabilityRules,
 } from "./target.js";
 export { type RemoteSessions, createRemoteSessions } from "./sessions.js";

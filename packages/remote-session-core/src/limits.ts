@@ -20,6 +20,15 @@ export const SESSION_LIMITS = {
   /** `finalAssistantText` of a read. */
   finalText: 20_000,
   toolCallsPerMessage: 50,
+  /** A permission or question request's id (the target's own, e.g. opencode's `per_…`/`que_…`). */
+  requestId: 160,
+  /** The text that answers a question. */
+  answerText: 10_000,
+  /** `pending.title` and each option's label of a request waiting for the human. */
+  pendingTitle: 200,
+  /** `pending.detail`: what the request is about (the command, the full question). */
+  pendingDetail: 2_000,
+  pendingOptions: 20,
 } as const;
 
 export const DEFAULT_TITLE = "Remote session";

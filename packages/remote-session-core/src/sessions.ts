@@ -2,7 +2,9 @@ import type { LedgerSession } from "./ledger/ledger-session.js";
 import type { SessionLedger } from "./ledger/session-ledger.js";
 import type { SessionPatch } from "./ledger/update-session.js";
 import { type Logger, silentLogger } from "./logger.js";
-import type { CreateResult, ReadResult, SendResult, StopResult, Target, TargetCall, TargetCreateInput } from "./target.js";
+import type { SessionState } from "./session-state.js";
+import type { RespondInput } from "./pending-input.js";
+import type { CreateResult, ReadResult, RespondResult, SendResult, StopResult, Target, TargetCall, TargetCreateInput } from "./target.js";
 
 /**
  * The session model over the ledger: every session-row write of create, send, read and stop. A
@@ -15,6 +17,7 @@ export interface RemoteSessions {
   send(call: TargetCall, target: Target, session: LedgerSession, input: Parameters<Target["send"]>[2]): Promise<SendResult>;
   read(call: TargetCall, target: Target, session: LedgerSession, input: Parameters<Target["read"]>[2]): Promise<ReadResult>;
   stop(call: TargetCall, target: Target, session: LedgerSession): Promise<StopResult>;
+  respond(call: TargetCall, target: Target, session: LedgerSession, input: RespondInput): Promise<RespondResult>;
 }
 
 export function createRemoteSessions(ledger: SessionLedger, logger: Logger = silentLogger): RemoteSessions {
@@ -26,6 +29,12 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
     // Someone newer moved it first: theirs stands. Anything else is a transition the table refuses.
     if (now && now.state !== from) return;
     logger.error("session ledger refused a transition", { sessionId, referenceId: call.referenceId, from, to: patch.state ?? from });
+  };
+
+  /** Records the state a target reported after acting on the session, and returns the rest. */
+  const settle = async <R>(call: TargetCall, session: LedgerSession, { sessionState, ...result }: R & { sessionState?: SessionState }) => {
+    if (sessionState && sessionState !== session.state) await record(call, session.id, session.state, { state: sessionState, activity: true });
+    return result;
   };
 
   return {
@@ -68,10 +77,7 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
       return result;
     },
 
-    stop: async (call, target, session) => {
-      const { sessionState, ...result } = await target.stop(call, session);
-      if (sessionState && sessionState !== session.state) await record(call, session.id, session.state, { state: sessionState, activity: true });
-      return result;
-    },
+    stop: async (call, target, session) => settle(call, session, await target.stop(call, session)),
+    respond: async (call, target, session, input) => settle(call, session, await target.respond(call, session, input)),
   };
 }

@@ -4,6 +4,7 @@ import type { SessionState } from "./session-state.js";
 import type { ZodType } from "zod";
 import type { SessionErrorCode } from "./errors/codes.js";
 import type { Model, ReadInput, SendInput } from "./session-inputs.js";
+import type { PendingInput, RespondInput } from "./pending-input.js";
 import type { TranscriptMessage } from "./transcript/transcript-message.js";
 
 /** Who owns a session: the organization and the creating principal's user id (as OpenWork keys them). */
@@ -111,11 +112,13 @@ export interface ReadResult {
   lastError?: Pick<SessionError, "error" | "message"> | { error: string; message: string };
   /** A `queued` session: what its next turn waits for (the machine it is pinned to, its deadline). */
   waitingFor?: { runner?: { runnerId: string; name: string }; expiresAt: string };
+  /** A `waiting_input` session: what it asks the human; answer with `respond`. */
+  pending?: PendingInput;
   /**
    * The session's desktop answers reads itself (an OpenWork desktop) and had not answered within
    * the call: read again (same cursor) to get its answer.
    */
-  pending?: { requestId: string; note: string };
+  deferred?: { requestId: string; note: string };
   /** A `running` turn whose model provider failed and is being retried: which attempt, why, when next. */
   retrying?: { attempt: number; message: string; nextAt?: string };
 }
@@ -127,6 +130,25 @@ export interface StopResult {
 
 /** What a target's `stop` reports: the result, and the state to record when it knows it. */
 export interface StopOutcome extends StopResult {
+  sessionState?: SessionState;
+}
+
+/** What `respond` answers: the request answered and the session's state after it. */
+export interface RespondResult {
+  sessionId: string;
+  requestId: string;
+  state: SessionState;
+  /** The same answer had already been given: nothing was sent again. */
+  alreadyAnswered: boolean;
+  /**
+   * Whether the answer reached the engine within the call. False: it waits for the desktop to
+   * take it (the session reads `waiting_input` until then).
+   */
+  delivered: boolean;
+}
+
+/** What a target's `respond` reports: the result, and the state to record. */
+export interface RespondOutcome extends RespondResult {
   sessionState?: SessionState;
 }
 
@@ -184,6 +206,12 @@ export interface Target {
   read(call: TargetCall, session: LedgerSession, input: ReadInput): Promise<ReadResult>;
   /** Stops the current turn (or a not yet delivered task). Codes: `unknown_session`. */
   stop(call: TargetCall, session: LedgerSession): Promise<StopOutcome>;
+  /**
+   * Answers what a `waiting_input` session asks (a permission, a question). The core makes it
+   * exactly-once per request; a target only delivers it. Codes: `input_not_pending` (no such
+   * request waits, or the answer does not fit it), `desktop_update_required`, plus read's.
+   */
+  respond(call: TargetCall, session: LedgerSession, input: RespondInput): Promise<RespondOutcome>;
   /**
    * A new prompt id in this target's own format. An idempotent send reserves one before its
    * first attempt and passes it to every retry as `messageId`.

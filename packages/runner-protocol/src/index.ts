@@ -29,6 +29,10 @@ export {
   type CreateAssignment,
   SendAssignmentSchema,
   type SendAssignment,
+  RespondAssignmentSchema,
+  type RespondAssignment,
+  AnswerSchema,
+  type Answer,
   ClaimResponseSchema,
   type ClaimResponse,
 } from "./v1/assignment.js";

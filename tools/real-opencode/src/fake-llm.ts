@@ -6,25 +6,71 @@ export interface FakeLlmRequest {
   path: string;
   lastUserText: string;
   stream: boolean;
+  /** Names of the tools opencode offered. */
+  tools: string[];
+  /** The content of the latest tool result, when the model is called back after a tool ran. */
+  toolResult?: string;
 }
+
+/**
+ * Markers that make the fake model call one of opencode's tools first, then answer with the
+ * tool's result once opencode calls it back: `RUNBASH` runs `echo bash-ran` (a permission under
+ * an `ask` policy), `ASKQ` asks one question with two options, `TODO` writes two todos.
+ */
+const TOOL_MARKERS: Record<string, { name: string; args: Record<string, unknown> }> = {
+  RUNBASH: { name: "bash", args: { command: "echo bash-ran", description: "Print a marker" } },
+  ASKQ: {
+    name: "question",
+    args: {
+      questions: [
+        {
+          question: "Which colour should the button be?",
+          header: "Colour",
+          options: [
+            { label: "Red", description: "Warm" },
+            { label: "Blue", description: "Cool" },
+          ],
+        },
+      ],
+    },
+  },
+  TODO: {
+    name: "todowrite",
+    args: {
+      todos: [
+        { content: "Write the plan", status: "completed", priority: "high" },
+        { content: "Ship it", status: "pending", priority: "medium" },
+      ],
+    },
+  },
+};
 
 /**
  * A tiny OpenAI-compatible chat-completions server: it answers `FAKE_REPLY: <last user text>`,
  * streamed. A prompt containing `SLOW` streams one word every 300 ms (for stop tests and live
- * text); one containing `FAIL500` is answered 500, as a provider that is down (opencode retries).
+ * text); one containing `FAIL500` is answered 500, as a provider that is down (opencode retries);
+ * the {@link TOOL_MARKERS} make it call a tool first.
  */
 export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRequest[]; close(): Promise<void> }> {
   const requests: FakeLlmRequest[] = [];
   const server = createServer(async (request, response) => {
-    const body = JSON.parse((await readBody(request)) || "{}") as { messages?: { role: string; content: unknown }[]; stream?: boolean };
-    const lastUserText = lastUser(body.messages ?? []);
-    requests.push({ path: request.url ?? "", lastUserText, stream: body.stream === true });
+    const body = JSON.parse((await readBody(request)) || "{}") as ChatRequest;
+    const messages = body.messages ?? [];
+    const lastUserText = lastUser(messages);
+    const last = messages.at(-1);
+    const toolResult = last?.role === "tool" ? textOf(last.content) : undefined;
+    const tools = (body.tools ?? []).map((t) => t.function?.name ?? "");
+    requests.push({ path: request.url ?? "", lastUserText, stream: body.stream === true, tools, ...(toolResult !== undefined ? { toolResult } : {}) });
     if (lastUserText.includes("FAIL500")) {
       response.writeHead(500, { "content-type": "application/json" });
       response.end(JSON.stringify({ error: { message: "fake provider is down", type: "server_error" } }));
       return;
     }
-    const reply = `FAKE_REPLY: ${lastUserText}`;
+    // Only when the tool is offered: opencode also asks the model for a title, with no tools.
+    const toolCall = toolResult === undefined
+      ? Object.entries(TOOL_MARKERS).find(([marker, call]) => lastUserText.includes(marker) && tools.includes(call.name))?.[1]
+      : undefined;
+    const reply = toolResult === undefined ? `FAKE_REPLY: ${lastUserText}` : `FAKE_REPLY: the tool said ${toolResult.slice(0, 200)}`;
     const pieces = lastUserText.includes("SLOW") ? [...reply.split(" ").map((w) => `${w} `), ...Array(40).fill("more ")] : [reply];
     const delay = lastUserText.includes("SLOW") ? 300 : 0;
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
@@ -36,6 +82,13 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
     }
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     response.write(chunk({ role: "assistant", content: "" }));
+    if (toolCall) {
+      const call = { index: 0, id: `call_${requests.length}`, type: "function", function: { name: toolCall.name, arguments: JSON.stringify(toolCall.args) } };
+      response.write(chunk({ tool_calls: [call] }));
+      response.write(chunk({}, "tool_calls"));
+      response.end("data: [DONE]\n\n");
+      return;
+    }
     for (const piece of pieces) {
       if (response.destroyed) return;
       response.write(chunk({ content: piece }));
@@ -64,12 +117,21 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+interface ChatRequest {
+  messages?: { role: string; content: unknown }[];
+  stream?: boolean;
+  tools?: { function?: { name?: string } }[];
+}
+
 function lastUser(messages: { role: string; content: unknown }[]): string {
   const user = [...messages].reverse().find((m) => m.role === "user");
-  if (!user) return "";
-  if (typeof user.content === "string") return user.content;
-  if (Array.isArray(user.content)) {
-    return user.content.map((part: { type?: string; text?: string }) => (part.type === "text" ? (part.text ?? "") : "")).join("");
+  return user ? textOf(user.content) : "";
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.map((part: { type?: string; text?: string }) => (part.type === "text" ? (part.text ?? "") : "")).join("");
   }
   return "";
 }

@@ -33,7 +33,7 @@ const OFFLINE_ENV = {
 /**
  * Starts opencode 1.18.33 (npm `opencode-linux-x64`) offline: an isolated HOME, a seeded plugin
  * lock (so it does not try to npm-install its plugin), a workspace whose only provider is our
- * fake OpenAI-compatible model. Resolves once opencode printed "listening" and answers health:
+ * fake OpenAI-compatible model, and `bash` under an `ask` policy. Resolves once opencode printed "listening" and answers health:
  * requests sent earlier would hang forever.
  */
 export async function startRealOpencode(): Promise<RealOpencode> {
@@ -57,6 +57,8 @@ export async function startRealOpencode(): Promise<RealOpencode> {
       enabled_providers: ["fake"],
       model: "fake/fake-model",
       small_model: "fake/fake-model",
+      // Shell commands wait for the human's approval: the permission flow tests need one.
+      permission: { bash: "ask" },
       provider: {
         fake: {
           npm: "@ai-sdk/openai-compatible",

@@ -178,7 +178,7 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     // The default limit shows every action.
     const found = await call(await connect(alice), "search_capabilities", { query: "remote session" });
     const names = (found.structuredContent!.matches as { name: string }[]).map((m) => m.name).sort();
-    expect(names).toEqual(["remote-session:create", "remote-session:list", "remote-session:read", "remote-session:send", "remote-session:stop", "remote-session:targets"]);
+    expect(names).toEqual(["remote-session:create", "remote-session:list", "remote-session:read", "remote-session:respond", "remote-session:send", "remote-session:stop", "remote-session:targets"]);
     const match = (found.structuredContent!.matches as Record<string, unknown>[]).find((m) => m.name === "remote-session:create")!;
     expect(match).toMatchObject({ kind: "remote_session", invocation: { argumentsField: "body" }, argumentsSchema: { type: "object" } });
     const hidden = await call(await connect(outsider), "search_capabilities", { query: "remote session" });

@@ -1,3 +1,4 @@
+import { createEchoRequests } from "./echo-requests.js";
 import { createEventBus } from "./event-bus.js";
 import { createEchoSessions, type EchoTiming } from "./echo-sessions.js";
 
@@ -14,13 +15,15 @@ interface PromptBody {
 
 /**
  * A tiny in-memory engine with the subset of opencode's routes the cloud target uses (sessions,
- * messages, `prompt_async`, status, abort, the event stream), for `npm start` and tests without an
+ * messages, `prompt_async`, status, abort, the event stream, pending permissions and questions and
+ * their replies), for `npm start` and tests without an
  * opencode binary. Each prompt is answered `echo: <prompt>`; see `createEchoSessions` for what it
  * reproduces of opencode and the prompt markers. Not a model, not opencode.
  */
 export function createEchoEngine(options: Partial<EchoTiming> = {}) {
   const bus = createEventBus();
-  const echo = createEchoSessions(bus, { replyDelayMs: 150, slowWordMs: 300, retryMs: 1_000, ...options });
+  const requests = createEchoRequests(bus);
+  const echo = createEchoSessions(bus, requests, { replyDelayMs: 150, slowWordMs: 300, retryMs: 1_000, ...options });
 
   const handle = async (request: Request, path: string): Promise<Response> => {
     const method = request.method.toUpperCase();
@@ -33,6 +36,8 @@ export function createEchoEngine(options: Partial<EchoTiming> = {}) {
       const session = echo.create(body.title);
       return json({ id: session.id, title: session.title, time: session.time });
     }
+    const asked = /^\/(permission|question)(?:\/([^/]+)\/reply)?$/.exec(path);
+    if (asked) return answerRoute(request, asked[1] as "permission" | "question", asked[2]);
     const match = /^\/session\/([^/]+)(?:\/(message|prompt_async|abort)(?:\/([^/]+))?)?$/.exec(path);
     if (!match) return opencodeError(404, "NotFoundError", "Route not found");
     const [, rawId, action, messageId] = match;
@@ -66,6 +71,21 @@ export function createEchoEngine(options: Partial<EchoTiming> = {}) {
       return json(true);
     }
     return opencodeError(404, "NotFoundError", "Route not found");
+  };
+
+  /** `GET /permission`, `GET /question` and their reply routes, with opencode's 404 for a request it no longer has. */
+  const answerRoute = async (request: Request, kind: "permission" | "question", rawId: string | undefined): Promise<Response> => {
+    const method = request.method.toUpperCase();
+    if (!rawId) return method === "GET" ? json(requests.list(kind)) : opencodeError(404, "NotFoundError", "Route not found");
+    if (method !== "POST") return opencodeError(404, "NotFoundError", "Route not found");
+    const id = decodeURIComponent(rawId);
+    const body = (await request.json().catch(() => ({}))) as { reply?: unknown; answers?: unknown };
+    const answer = kind === "permission" ? { reply: body.reply } : { answers: body.answers };
+    const valid = kind === "permission" ? ["once", "always", "reject"].includes(String(body.reply)) : Array.isArray(body.answers);
+    if (!valid) return badRequest(`Missing key\n  at ["${kind === "permission" ? "reply" : "answers"}"]`);
+    if (requests.reply(kind, id, answer as never)) return json(true);
+    const tag = kind === "permission" ? "PermissionNotFoundError" : "QuestionNotFoundError";
+    return json({ _tag: tag, requestID: id, message: `${kind === "permission" ? "Permission" : "Question"} request not found: ${id}` }, 404);
   };
 
   return { handle, eventStreams: bus.subscribers, close: echo.close };

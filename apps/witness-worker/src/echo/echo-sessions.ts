@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { newOpencodeMessageId } from "@openwork/cloud-target";
+import type { EchoAnswer, EchoRequests } from "./echo-requests.js";
 import type { EventBus } from "./event-bus.js";
 
 interface TextPart {
@@ -9,6 +10,51 @@ interface TextPart {
   type: "text";
   text: string;
 }
+
+interface ToolPart {
+  id: string;
+  sessionID: string;
+  messageID: string;
+  type: "tool";
+  tool: string;
+  callID: string;
+  state: { status: "running" | "completed" | "error"; input: unknown; output?: string; title?: string; error?: string; time: { start: number; end?: number } };
+}
+
+const QUESTION = {
+  question: "Which colour should the button be?",
+  header: "Colour",
+  options: [
+    { label: "Red", description: "Warm" },
+    { label: "Blue", description: "Cool" },
+  ],
+};
+
+/**
+ * Turns that call a tool the human must answer first, as the fake model's markers do on the real
+ * opencode (with `bash` under an `ask` policy): `RUNBASH` asks a bash permission, `ASKQ` asks a
+ * question. The engine's own words for what follows are reproduced.
+ */
+const TOOL_TURNS = {
+  RUNBASH: {
+    tool: "bash",
+    input: { command: "echo bash-ran", description: "Print a marker" },
+    kind: "permission",
+    asked: { permission: "bash", patterns: ["echo bash-ran"], metadata: { command: "echo bash-ran" }, always: ["echo *"] },
+    title: "Print a marker",
+    output: () => "bash-ran\n",
+  },
+  ASKQ: {
+    tool: "question",
+    input: { questions: [QUESTION] },
+    kind: "question",
+    asked: { questions: [QUESTION] },
+    title: "Asked 1 question",
+    output: (answer: EchoAnswer) =>
+      `User has answered your questions: "${QUESTION.question}"="${"answers" in answer ? (answer.answers[0] ?? []).join(", ") : ""}". You can now continue with the user's answers in mind.`,
+  },
+} as const;
+const REFUSED = "The user rejected permission to use this specific tool call.";
 
 export interface EchoMessage {
   info: {
@@ -20,7 +66,7 @@ export interface EchoMessage {
     finish?: string;
     error?: { name: string; data: { message: string } };
   };
-  parts: TextPart[];
+  parts: (TextPart | ToolPart)[];
 }
 
 type Status = { type: "busy" } | { type: "retry"; attempt: number; message: string; next: number };
@@ -62,9 +108,10 @@ const newPartId = () => `prt_${randomBytes(12).toString("hex")}`;
  * that answers 500 shows `retry` statuses until aborted; a prompt with an existing message id
  * appends its text to that message; an abort keeps the partial text and marks the reply
  * `MessageAbortedError`. Prompt markers: `SLOW` streams a word every `slowWordMs`, `FAIL500`
- * retries forever, `FAILTURN` fails before replying.
+ * retries forever, `FAILTURN` fails before replying; `RUNBASH` and `ASKQ` wait for the human
+ * ({@link TOOL_TURNS}).
  */
-export function createEchoSessions(bus: EventBus, timing: EchoTiming) {
+export function createEchoSessions(bus: EventBus, requests: EchoRequests, timing: EchoTiming) {
   const sessions = new Map<string, EchoSession>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const later = (ms: number, run: () => void) => {
@@ -85,7 +132,7 @@ export function createEchoSessions(bus: EventBus, timing: EchoTiming) {
     if (!status) bus.publish("session.idle", { sessionID: session.id });
   };
   const publishMessage = (message: EchoMessage) => bus.publish("message.updated", { sessionID: message.info.sessionID, info: message.info });
-  const publishPart = (part: TextPart) => bus.publish("message.part.updated", { sessionID: part.sessionID, part, time: Date.now() });
+  const publishPart = (part: TextPart | ToolPart) => bus.publish("message.part.updated", { sessionID: part.sessionID, part, time: Date.now() });
 
   const endTurn = (session: EchoSession) => {
     session.cancel = null;
@@ -102,37 +149,51 @@ export function createEchoSessions(bus: EventBus, timing: EchoTiming) {
     });
   };
 
-  function runTurn(session: EchoSession, user: EchoMessage) {
-    setStatus(session, { type: "busy" });
-    const text = user.parts.map((p) => p.text).join("");
-    if (session.model && session.model.providerID !== KNOWN_PROVIDER) {
-      return failBeforeReply(session, `Model not found: ${session.model.providerID}/${session.model.modelID}.`);
-    }
-    if (text.includes("FAILTURN")) return failBeforeReply(session, "The echo engine failed the turn before replying.");
+  const newReply = (session: EchoSession, user: EchoMessage): EchoMessage => {
     const reply: EchoMessage = {
       info: { id: newOpencodeMessageId(), sessionID: session.id, role: "assistant", parentID: user.info.id, time: { created: Date.now() } },
       parts: [],
     };
     session.messages.push(reply);
     publishMessage(reply);
+    return reply;
+  };
+  const complete = (reply: EchoMessage, end: Pick<EchoMessage["info"], "finish" | "error">) => {
+    reply.info.time.completed = Date.now();
+    Object.assign(reply.info, end);
+    publishMessage(reply);
+  };
+
+  function runTurn(session: EchoSession, user: EchoMessage) {
+    setStatus(session, { type: "busy" });
+    const text = user.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+    if (session.model && session.model.providerID !== KNOWN_PROVIDER) {
+      return failBeforeReply(session, `Model not found: ${session.model.providerID}/${session.model.modelID}.`);
+    }
+    if (text.includes("FAILTURN")) return failBeforeReply(session, "The echo engine failed the turn before replying.");
+    const reply = newReply(session, user);
     if (text.includes("FAIL500")) return retryForever(session, reply, 1);
+    const marker = (Object.keys(TOOL_TURNS) as (keyof typeof TOOL_TURNS)[]).find((m) => text.includes(m));
+    if (marker) return askFirst(session, user, reply, TOOL_TURNS[marker]);
+    streamText(session, reply, text.includes("SLOW") ? `echo: ${text}${" more".repeat(30)}` : `echo: ${text}`, text.includes("SLOW"));
+  }
+
+  /** Streams `text` into `reply` word by word, then ends the turn; an abort keeps what was streamed. */
+  function streamText(session: EchoSession, reply: EchoMessage, text: string, slow: boolean) {
     const part: TextPart = { id: newPartId(), sessionID: session.id, messageID: reply.info.id, type: "text", text: "" };
-    const words = (text.includes("SLOW") ? `echo: ${text}${" more".repeat(30)}` : `echo: ${text}`).split(/(?<= )/);
+    const words = text.split(/(?<= )/);
     let streamed = "";
     const finish = (error?: EchoMessage["info"]["error"]) => {
       part.text = streamed;
-      reply.info.time.completed = Date.now();
-      if (error) reply.info.error = error;
-      else reply.info.finish = "stop";
       publishPart(part);
-      publishMessage(reply);
+      complete(reply, error ? { error } : { finish: "stop" });
       endTurn(session);
     };
     const step = (index: number) => {
       if (index === words.length) return finish();
       streamed += words[index]!;
       bus.publish("message.part.delta", { sessionID: session.id, messageID: reply.info.id, partID: part.id, field: "text", delta: words[index]! });
-      session.cancel = later(text.includes("SLOW") ? timing.slowWordMs : 0, () => step(index + 1));
+      session.cancel = later(slow ? timing.slowWordMs : 0, () => step(index + 1));
     };
     session.cancel = later(timing.replyDelayMs, () => {
       reply.parts.push(part);
@@ -143,13 +204,49 @@ export function createEchoSessions(bus: EventBus, timing: EchoTiming) {
     session.onAbort = () => finish({ name: "MessageAbortedError", data: { message: "Aborted" } });
   }
 
+  /**
+   * A tool call that waits for the human: answered, its result feeds a second reply; refused, the
+   * turn ends at the call (the engine's sentence as the tool's error); aborted, the request goes.
+   */
+  function askFirst(session: EchoSession, user: EchoMessage, reply: EchoMessage, turn: (typeof TOOL_TURNS)[keyof typeof TOOL_TURNS]) {
+    const part: ToolPart = {
+      id: newPartId(),
+      sessionID: session.id,
+      messageID: reply.info.id,
+      type: "tool",
+      tool: turn.tool,
+      callID: `call_${randomBytes(6).toString("hex")}`,
+      state: { status: "running", input: turn.input, time: { start: Date.now() } },
+    };
+    reply.parts.push(part);
+    publishPart(part);
+    const settle = (state: Partial<ToolPart["state"]>, end: Pick<EchoMessage["info"], "finish" | "error">) => {
+      part.state = { ...part.state, ...state, time: { start: part.state.time.start, end: Date.now() } };
+      publishPart(part);
+      complete(reply, end);
+    };
+    const withdraw = requests.ask(turn.kind, { sessionID: session.id, ...turn.asked, tool: { messageID: reply.info.id, callID: part.callID } }, (answer) => {
+      if ("reply" in answer && answer.reply === "reject") {
+        settle({ status: "error", error: REFUSED }, { finish: "tool-calls" });
+        return endTurn(session);
+      }
+      const output = turn.output(answer);
+      settle({ status: "completed", output, title: turn.title }, { finish: "tool-calls" });
+      streamText(session, newReply(session, user), `echo: the tool said ${output}`, false);
+    });
+    session.onAbort = () => {
+      withdraw();
+      settle({ status: "error", error: "Tool execution aborted" }, { error: { name: "MessageAbortedError", data: { message: "Aborted" } } });
+      endTurn(session);
+    };
+  }
+
   function retryForever(session: EchoSession, reply: EchoMessage, attempt: number) {
     setStatus(session, { type: "retry", attempt, message: "echo provider is down", next: Date.now() + timing.retryMs });
     session.cancel = later(timing.retryMs, () => retryForever(session, reply, attempt + 1));
     // Aborting a retrying turn completes its reply with no finish, no error and no parts (as opencode).
     session.onAbort = () => {
-      reply.info.time.completed = Date.now();
-      publishMessage(reply);
+      complete(reply, {});
       endTurn(session);
     };
   }

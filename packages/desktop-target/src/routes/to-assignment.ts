@@ -1,3 +1,4 @@
+import { RespondInputSchema } from "@openwork/remote-session-core";
 import type { Assignment } from "@openwork/runner-protocol";
 import type { TaskRow } from "../store/task-row.js";
 
@@ -14,6 +15,10 @@ export function toAssignment(task: TaskRow, localSessionId: string | null, heart
   };
   if (task.kind === "remote_session.create") {
     return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt };
+  }
+  if (task.kind === "remote_session.respond") {
+    const { requestId, answer } = RespondInputSchema.parse(task.input);
+    return { ...lease, kind: "remote_session.respond", localSessionId: localSessionId ?? "", requestId, answer };
   }
   return {
     ...lease,

@@ -56,6 +56,9 @@ async function applyToSession(tx: Queryable, sessionId: string, taskId: string, 
       await tx`update desktop_task set local_session_id = ${event.payload.localSessionId} where id = ${taskId}`;
     }
     if (event.type === "status" && event.payload.status !== "idle") live = event.payload.status;
+    // A request waits on the human until resolved; the turn then runs on.
+    if (event.type === "input.requested") live = "waiting_input";
+    if (event.type === "input.resolved") live = "running";
   }
   await syncSessionState(tx, sessionId, patch, live);
 }

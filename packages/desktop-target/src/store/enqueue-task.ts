@@ -1,4 +1,4 @@
-import { type MemberScope, type Model, newId, type Queryable } from "@openwork/remote-session-core";
+import { type LedgerSession, type MemberScope, type Model, newId, type Queryable } from "@openwork/remote-session-core";
 import type { TaskRequirements } from "@openwork/runner-protocol";
 import { WAKE_CHANNEL, type WakeNotice } from "../wake/channels.js";
 import type { TaskKind, TaskRow } from "./task-row.js";
@@ -19,8 +19,27 @@ export interface NewTask {
   deliverBy: Date | null;
   /** How long the task waits for a runner without `deliverBy`, from now on the database clock. */
   claimWithinMs: number;
-  /** A relayed read's or stop's input. */
+  /** A relayed read's or stop's input; a respond's request id and answer. */
   input?: Record<string, unknown>;
+}
+
+/** A task for the desktop holding `session` that is not a turn: a relayed read or stop, an answer. */
+export function holderTask(
+  session: LedgerSession,
+  task: Pick<NewTask, "kind" | "requirements" | "claimWithinMs"> & { input: Record<string, unknown> },
+): NewTask {
+  return {
+    sessionId: session.id,
+    title: session.title,
+    prompt: null,
+    model: null,
+    workspaceId: typeof session.targetRef.workspaceId === "string" ? session.targetRef.workspaceId : null,
+    messageId: null,
+    localSessionId: session.targetSessionId,
+    pinnedRunnerId: String(session.targetRef.runnerId),
+    deliverBy: null,
+    ...task,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import type { TaskEvent } from "@openwork/runner-protocol";
 import type { TranscriptTask } from "../transcript/build-transcript.js";
 import type { TaskState } from "../task-state.js";
 
-/** A session's tasks with their events, oldest first: the input of the transcript. */
+/** A session's turns (creates and follow-ups) with their events, oldest first: the input of the transcript. */
 export async function loadSessionTasks(sql: Queryable, sessionId: string): Promise<TranscriptTask[]> {
   const rows = await sql<
     {
@@ -22,7 +22,7 @@ export async function loadSessionTasks(sql: Queryable, sessionId: string): Promi
       (select jsonb_agg(jsonb_build_object('event', e.event, 'receivedAt', e.received_at) order by e.attempt, e.sequence)
        from desktop_task_event e where e.task_id = t.id) as events
     from desktop_task t
-    where t.session_id = ${sessionId}
+    where t.session_id = ${sessionId} and t.kind in ('remote_session.create', 'remote_session.send')
     order by t.created_at, t.id`;
   return rows.map((row) => ({
     id: row.id,

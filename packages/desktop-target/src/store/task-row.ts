@@ -36,7 +36,7 @@ export interface TaskRow {
   completion: CompleteRequest | Record<string, unknown> | null;
   /** Which runner channel claimed it. */
   claimed_via: RunnerDialect | null;
-  /** A relayed read's or stop's input. */
+  /** A relayed read's or stop's input; a respond's request id and answer. */
   input: Record<string, unknown> | null;
   /** A delivered OpenWork command's latest progress report, and its watermark (desktop clock, ms). */
   progress: Record<string, unknown> | null;

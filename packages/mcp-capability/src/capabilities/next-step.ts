@@ -1,3 +1,4 @@
+import type { PendingInput } from "@openwork/remote-session-core";
 import { capabilityName } from "../parse-name.js";
 
 /** The exact follow-up call a result suggests, carried as data so models that read only JSON see it too. */
@@ -13,6 +14,12 @@ export const NEXT_READ_WAIT_MS = 20_000;
 export const nextRead = (sessionId: string, after: { cursor: string } | { from: "start" | "end" }): NextStep => ({
   name: capabilityName("read"),
   body: { sessionId, ...after, waitMs: NEXT_READ_WAIT_MS },
+});
+
+/** The answer to what a `waiting_input` session asks, with the choices spelled out. */
+export const nextRespond = (sessionId: string, pending: PendingInput): NextStep => ({
+  name: capabilityName("respond"),
+  body: { sessionId, requestId: pending.id, answer: pending.kind === "permission" ? { permission: "<once | always | reject>" } : { text: "<your answer>" } },
 });
 
 /** A follow-up prompt to a session that waits for one. */

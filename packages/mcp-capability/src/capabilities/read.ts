@@ -1,7 +1,7 @@
 import { ReadInputSchema } from "@openwork/remote-session-core";
 import { z } from "zod";
 import { defineCapability } from "./capability.js";
-import { inProgress, nextRead, nextSend } from "./next-step.js";
+import { inProgress, nextRead, nextRespond, nextSend } from "./next-step.js";
 
 export const readArgs = ReadInputSchema.extend({
   sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
@@ -20,7 +20,16 @@ export const read = defineCapability({
   run: async (env, { sessionId, ...input }) => {
     const { session, target } = await env.session(sessionId, "read");
     const result = await env.sessions.read(env.call, target, session, input);
-    const next = result.hasMore || inProgress(result.state) ? nextRead(sessionId, { cursor: result.cursor }) : result.state === "idle" ? nextSend(sessionId) : undefined;
+    const next = result.pending
+      ? nextRespond(sessionId, result.pending)
+      : result.hasMore || inProgress(result.state)
+        ? nextRead(sessionId, { cursor: result.cursor })
+        : result.state === "idle"
+          ? nextSend(sessionId)
+          : undefined;
+    // Nobody answered for too long: say so, rather than let it read as an ordinary wait.
+    const waited = result.pending?.askedAt ? Date.now() - Date.parse(result.pending.askedAt) : 0;
+    if (result.pending && waited > env.inputTimeoutMs) result.pending = { ...result.pending, overdue: true };
     return { ...result, targetLabel: target.label, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
   },
 });

@@ -34,6 +34,8 @@ export const SESSION_ERROR_RETRYABLE = {
   /** An identical call with the same idempotency key is still running elsewhere. */
   idempotency_in_progress: true,
   session_not_active: false,
+  /** The session asks nothing under that request id (any more), or the answer does not fit it. */
+  input_not_pending: false,
   queue_full: true,
   /** Something failed that the caller cannot fix; the referenceId finds the log line. */
   internal_error: true,

@@ -34,7 +34,7 @@ interface IdempotencyRow {
 export async function runIdempotent<T>(
   sql: Queryable,
   scope: OwnerScope,
-  request: { operation: "create" | "send"; key: string; args: unknown },
+  request: { operation: "create" | "send" | "respond"; key: string; args: unknown },
   run: (reserved: Record<string, unknown> | null) => Promise<T>,
   options: IdempotencyOptions = {},
 ): Promise<{ result: T; replayed: boolean }> {

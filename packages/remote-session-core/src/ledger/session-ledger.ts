@@ -24,7 +24,7 @@ export interface SessionLedger {
   list(scope: OwnerScope, options: { target?: string; limit: number; cursor?: string }): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }>;
   idempotent<T>(
     scope: OwnerScope,
-    request: { operation: "create" | "send"; key: string; args: unknown },
+    request: { operation: "create" | "send" | "respond"; key: string; args: unknown },
     run: (reserved: Record<string, unknown> | null) => Promise<T>,
     options?: IdempotencyOptions,
   ): Promise<{ result: T; replayed: boolean }>;

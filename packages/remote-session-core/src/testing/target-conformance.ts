@@ -125,6 +125,12 @@ export function runTargetConformance(name: string, makeTarget: () => Promise<Tar
       await expect(sessions.read(under.call(), await find(under.call(), created.sessionId), { limit: 20, waitMs: 0 })).resolves.toMatchObject({ sessionId: created.sessionId });
     });
 
+    it("refuses an answer to a request the session is not waiting on, as input_not_pending", async () => {
+      const created = await sessions.create(under.call(), { title: "conformance respond", ...under.createExtra });
+      const answer = { requestId: "per_nobodyasked", answer: { permission: "once" as const } };
+      expect(await sessions.respond(under.call(), await find(under.call(), created.sessionId), answer).catch(codeOf)).toMatchObject({ error: "input_not_pending" });
+    });
+
     it("keeps sessions to their owner: another owner's id is as unknown as one never made", async () => {
       const created = await sessions.create(under.call(), { title: "conformance owner", ...under.createExtra });
       expect(await under.ledger.find(under.otherCall(), created.sessionId)).toBeNull();

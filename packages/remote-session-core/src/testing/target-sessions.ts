@@ -3,7 +3,8 @@ import type { SessionLedger } from "../ledger/session-ledger.js";
 import type { Logger } from "../logger.js";
 import type { Model, ReadInput, SendInput } from "../session-inputs.js";
 import { createRemoteSessions } from "../sessions.js";
-import type { CreateResult, ReadResult, SendResult, StopResult, Target, TargetCall } from "../target.js";
+import type { RespondInput } from "../pending-input.js";
+import type { CreateResult, ReadResult, RespondResult, SendResult, StopResult, Target, TargetCall } from "../target.js";
 
 /** One target driven as the capability drives it: through the core, which records the session rows. */
 export interface TargetSessions {
@@ -12,6 +13,7 @@ export interface TargetSessions {
   send(call: TargetCall, session: LedgerSession, input: Omit<SendInput, "idempotencyKey">): Promise<SendResult>;
   read(call: TargetCall, session: LedgerSession, input: Omit<ReadInput, "from"> & { from?: ReadInput["from"] }): Promise<ReadResult>;
   stop(call: TargetCall, session: LedgerSession): Promise<StopResult>;
+  respond(call: TargetCall, session: LedgerSession, input: RespondInput): Promise<RespondResult>;
 }
 
 export function targetSessions(target: Target, ledger: SessionLedger, logger?: Logger): TargetSessions {
@@ -22,5 +24,6 @@ export function targetSessions(target: Target, ledger: SessionLedger, logger?: L
     send: (call, session, input) => core.send(call, target, session, input),
     read: (call, session, input) => core.read(call, target, session, input),
     stop: (call, session) => core.stop(call, target, session),
+    respond: (call, session, input) => core.respond(call, target, session, input),
   };
 }

@@ -77,6 +77,32 @@ describe("runRunner", () => {
     for (const { taskId } of ids) expect((await double.inspect(taskId)).state).toBe("done");
   });
 
+  it("takes an answer while its only slot runs the turn waiting for it", async () => {
+    const { double, start, endOf } = await setup();
+    await double.registerRunner({ runnerId: "runner-under-test", capabilities: ["session_create_v1", "session_respond_v1"] });
+    let answered: (answer: unknown) => void = () => {};
+    const answer = new Promise((resolve) => (answered = resolve));
+    start({
+      concurrency: 1,
+      handlers: {
+        "remote_session.create": async () => {
+          await answer;
+          return done();
+        },
+        "remote_session.respond": async (assignment) => {
+          answered(assignment.answer);
+          return done();
+        },
+      },
+    });
+    const turn = await double.enqueueCreate({ title: "asks", prompt: "p" });
+    await eventually(async () => ((await double.inspect(turn.taskId)).state === "claimed" ? true : undefined));
+    const reply = await double.enqueueRespond({ runnerId: "runner-under-test", requestId: "per_1", answer: { permission: "once" } });
+    expect((await endOf(reply.taskId)).status).toBe("done");
+    expect(await answer).toEqual({ permission: "once" });
+    expect((await endOf(turn.taskId)).status).toBe("done");
+  });
+
   it("heartbeats while the handler runs", async () => {
     const { double, start, endOf } = await setup({ heartbeatIntervalMs: 100 });
     const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });

@@ -3,14 +3,22 @@ import type { RunnerClient } from "../client/runner-client.js";
 import { RunnerProtocolError } from "../client/runner-protocol-error.js";
 import { openWakeStream } from "../client/wake-stream.js";
 import { type Timers, sleep, systemTimers } from "../timers.js";
-import type { Assignment, CreateAssignment, SendAssignment } from "../v1/assignment.js";
+import type { Assignment, CreateAssignment, RespondAssignment, SendAssignment } from "../v1/assignment.js";
+import type { WorkKind } from "../v1/work-kinds.js";
 import { type TaskHandler, type TaskOutcome, isGone, runTask } from "./run-task.js";
 
 /** One handler per kind of work the runner takes; a kind without a handler is never claimed. */
 export interface RunnerHandlers {
   "remote_session.create"?: TaskHandler<CreateAssignment>;
   "remote_session.send"?: TaskHandler<SendAssignment>;
+  "remote_session.respond"?: TaskHandler<RespondAssignment>;
 }
+
+/**
+ * Work that unblocks a running turn rather than starting one: it never waits for a free slot
+ * (the turn it answers holds one), so a runner with every slot busy still takes it.
+ */
+const CONTROL_KINDS: ReadonlySet<WorkKind> = new Set(["remote_session.respond"]);
 
 /** What the loop reports; ids, codes and counts only, never prompt text. */
 export interface RunnerLogger {
@@ -115,10 +123,15 @@ export function runRunner(options: RunRunnerOptions): Runner {
     running.set(assignment.taskId, task);
   };
 
-  /** Claims work until none is left or every slot is busy; false when the gateway failed us. */
+  const slotFree = () => running.size < concurrency;
+  // Control work is listened for only by a runner that can take it; else a busy runner rests.
+  const takesControl = [...CONTROL_KINDS].some((kind) => options.handlers[kind]);
+  const fits = (kind: WorkKind) => slotFree() || CONTROL_KINDS.has(kind);
+
+  /** Claims work until none is left (or only turns are left and every slot is busy); false when the gateway failed us. */
   const drain = async (): Promise<boolean> => {
     for (;;) {
-      if (running.size >= concurrency || stopping.signal.aborted) return true;
+      if ((!slotFree() && !takesControl) || stopping.signal.aborted) return true;
       let items;
       try {
         items = (await options.client.work(stopping.signal)).items;
@@ -130,8 +143,8 @@ export function runRunner(options: RunRunnerOptions): Runner {
       // Several runners of one member see the same list: trying it in a random order keeps them
       // from all racing for the first task.
       for (const item of shuffled(items)) {
-        if (running.size >= concurrency || stopping.signal.aborted) break;
-        if (running.has(item.taskId) || !options.handlers[item.kind]) continue;
+        if (stopping.signal.aborted) break;
+        if (running.has(item.taskId) || !options.handlers[item.kind] || !fits(item.kind)) continue;
         try {
           start(await options.client.claim(item.taskId, stopping.signal));
           claimed++;

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { isDeepStrictEqual } from "node:util";
 import type { z } from "zod";
-import { type Assignment, ClaimRequestSchema } from "../v1/assignment.js";
+import { type Answer, type Assignment, ClaimRequestSchema } from "../v1/assignment.js";
 import { canRunnerTake, grantCapabilities, RUNNER_PROTOCOL_VERSION, taskRequirements } from "../v1/capabilities.js";
 import { type CompleteRequest, CompleteRequestSchema } from "../v1/complete.js";
 import { RUNNER_ERROR_STATUS, type RunnerErrorCode } from "../v1/error-body.js";
@@ -32,6 +32,8 @@ interface DoubleTask {
   cancelRequested: boolean;
   events: TaskEvent[];
   completion: CompleteRequest | null;
+  /** A respond task's request and answer. */
+  respond?: { requestId: string; answer: Answer };
 }
 
 const SECRET = "protocol-double-secret-0123456789abcdef";
@@ -126,6 +128,7 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
       if (!eligible(task, runner)) throw new Refusal("claim_conflict", "the task is not claimable");
       Object.assign(task, { state: "claimed", attempt: task.attempt + 1, runnerId: runner.r, leaseExpiresAt: Date.now() + LEASE_MS, events: [] });
       const lease = { taskId, sessionId: `rs_${taskId}`, attempt: task.attempt, leaseExpiresAt: new Date(task.leaseExpiresAt).toISOString(), heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1_000, model: null };
+      if (task.respond) return { assignment: { ...lease, kind: "remote_session.respond", localSessionId: "ses_1", workspaceId: null, ...task.respond } };
       return { assignment: { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, workspaceId: null } };
     },
     "POST /heartbeat": ({ body, headers }, _response, taskId) => {
@@ -183,7 +186,22 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
   });
   baseUrl = server.url;
 
-  const harness: RunnerChannelHarness & { memberToken: string; closeStreams(): void; requests: typeof server.requests } = {
+  const enqueue = (task: Pick<DoubleTask, "kind" | "title" | "prompt" | "pinnedRunnerId" | "respond">) => {
+    const taskId = `rst_${nextId++}`;
+    tasks.set(taskId, { taskId, ...task, state: "queued", attempt: 0, runnerId: null, leaseExpiresAt: 0, cancelRequested: false, events: [], completion: null });
+    const notification = { id: notifications.length + 1, taskId };
+    notifications.push(notification);
+    for (const stream of streams) writeNotification(stream, notification);
+    return { taskId };
+  };
+
+  const harness: RunnerChannelHarness & {
+    memberToken: string;
+    closeStreams(): void;
+    requests: typeof server.requests;
+    /** Queues an answer for the runner (pinned to it), as the gateway does for a waiting turn. */
+    enqueueRespond(input: { runnerId: string; requestId: string; answer: Answer }): Promise<{ taskId: string }>;
+  } = {
     baseUrl,
     memberToken: MEMBER_TOKEN,
     requests: server.requests,
@@ -191,14 +209,9 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
       registered.set(runnerId, capabilities);
       return { token: mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId, capabilities: [], audience: baseUrl }).token };
     },
-    enqueueCreate: async ({ title, prompt, runnerId }) => {
-      const taskId = `rst_${nextId++}`;
-      tasks.set(taskId, { taskId, kind: "remote_session.create", title, prompt, pinnedRunnerId: runnerId ?? null, state: "queued", attempt: 0, runnerId: null, leaseExpiresAt: 0, cancelRequested: false, events: [], completion: null });
-      const notification = { id: notifications.length + 1, taskId };
-      notifications.push(notification);
-      for (const stream of streams) writeNotification(stream, notification);
-      return { taskId };
-    },
+    enqueueCreate: async ({ title, prompt, runnerId }) => enqueue({ kind: "remote_session.create", title, prompt, pinnedRunnerId: runnerId ?? null }),
+    enqueueRespond: async ({ runnerId, requestId, answer }) =>
+      enqueue({ kind: "remote_session.respond", title: "", prompt: null, pinnedRunnerId: runnerId, respond: { requestId, answer } }),
     requestCancel: async (taskId) => {
       const task = tasks.get(taskId);
       if (task) task.cancelRequested = true;

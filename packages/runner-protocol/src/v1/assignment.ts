@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AttemptSchema, GatewayIdSchema, LocalIdSchema, ModelSchema, TimestampSchema } from "./common.js";
+import { AttemptSchema, GatewayIdSchema, LocalIdSchema, ModelSchema, RequestIdSchema, TimestampSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
 
 /** `POST tasks/:id/claim` takes no fields; an empty or absent body is fine. */
@@ -37,11 +37,33 @@ export const SendAssignmentSchema = z.looseObject({
   prompt: z.string().min(1).max(LIMITS.prompt),
 });
 
+/** An answer for the engine: a permission decision, or the text that answers a question. */
+export const AnswerSchema = z.union([
+  z.strictObject({ permission: z.enum(["once", "always", "reject"]) }),
+  z.strictObject({ text: z.string().min(1).max(LIMITS.answerText) }),
+]);
+export type Answer = z.infer<typeof AnswerSchema>;
+
+/**
+ * The human's answer to a request the runner reported (`input.requested`), for the local session
+ * whose turn is waiting on it. Short: deliver it to the engine and complete. Claimed even while
+ * every slot is busy — the turn it unblocks holds one.
+ */
+export const RespondAssignmentSchema = z.looseObject({
+  ...lease,
+  kind: z.literal("remote_session.respond"),
+  localSessionId: LocalIdSchema,
+  workspaceId: LocalIdSchema.nullable(),
+  requestId: RequestIdSchema,
+  answer: AnswerSchema,
+});
+
 /** What a successful claim hands the runner. */
-export const AssignmentSchema = z.discriminatedUnion("kind", [CreateAssignmentSchema, SendAssignmentSchema]);
+export const AssignmentSchema = z.discriminatedUnion("kind", [CreateAssignmentSchema, SendAssignmentSchema, RespondAssignmentSchema]);
 export type Assignment = z.infer<typeof AssignmentSchema>;
 export type CreateAssignment = z.infer<typeof CreateAssignmentSchema>;
 export type SendAssignment = z.infer<typeof SendAssignmentSchema>;
+export type RespondAssignment = z.infer<typeof RespondAssignmentSchema>;
 
 export const ClaimResponseSchema = z.looseObject({ assignment: AssignmentSchema });
 export type ClaimResponse = z.infer<typeof ClaimResponseSchema>;

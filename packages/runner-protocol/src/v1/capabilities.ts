@@ -21,6 +21,11 @@ export const RUNNER_CAPABILITIES = [
   "session_followup_v1",
   /** Honours `model.variant` (reasoning effort and the like) when it creates a session. */
   "model_variant_v1",
+  /**
+   * Reports what its engine asks the human (`input.requested` / `input.resolved` events) and may
+   * claim `remote_session.respond`: the answer, while the turn it belongs to still runs.
+   */
+  "session_respond_v1",
 ] as const;
 
 // What protocol-1 runners declared for the same promises.
@@ -61,6 +66,7 @@ export type NegotiationRefusal =
 const KIND_CAPABILITY = {
   "remote_session.create": "session_create_v1",
   "remote_session.send": "session_followup_v1",
+  "remote_session.respond": "session_respond_v1",
 } as const satisfies Record<WorkKind, RunnerCapability>;
 
 /** The requirements of a task, derived from what it asks for. */

@@ -11,6 +11,13 @@ export const GatewayIdSchema = z
 /** An id minted by the runner's local engine: bounded, otherwise opaque. */
 export const LocalIdSchema = z.string().min(1).max(LIMITS.localId);
 
+/** A permission or question request's id, as the engine minted it; the caller's answer names it. */
+export const RequestIdSchema = z
+  .string()
+  .min(1)
+  .max(LIMITS.requestId)
+  .regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '_' and '-'");
+
 /** A point in time on the wire: ISO 8601 with an offset. */
 export const TimestampSchema = z.iso.datetime({ offset: true });
 

@@ -24,6 +24,15 @@ export const LIMITS = {
   /** The whole text of one assistant message. */
   finalText: 100_000,
   toolName: 160,
+  /** A permission or question request's id, as the runner's engine mints it. */
+  requestId: 160,
+  /** A request's one-line title and each option's label. */
+  requestTitle: 200,
+  /** What a request is about (the command, the question). */
+  requestDetail: 2_000,
+  requestOptions: 20,
+  /** The text that answers a question. */
+  answerText: 10_000,
   toolSummary: 2_000,
   errorCode: 60,
   errorMessage: 2_000,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AttemptSchema, ErrorDetailSchema, GatewayIdSchema, LocalIdSchema, TimestampSchema } from "./common.js";
+import { AttemptSchema, ErrorDetailSchema, GatewayIdSchema, LocalIdSchema, RequestIdSchema, TimestampSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
 
 const MessageIdSchema = z.string().min(1).max(LIMITS.localId);
@@ -24,6 +24,22 @@ const PAYLOADS = {
     status: z.enum(["pending", "running", "completed", "error"]),
     summary: z.string().max(LIMITS.toolSummary).optional(),
   }),
+  /**
+   * The engine asks the human (a tool call's permission, a question) and the turn waits; the
+   * session reads `waiting_input` until the request is resolved.
+   */
+  "input.requested": z.strictObject({
+    requestId: RequestIdSchema,
+    kind: z.enum(["permission", "question"]),
+    title: z.string().max(LIMITS.requestTitle),
+    detail: z.string().max(LIMITS.requestDetail),
+    options: z
+      .array(z.strictObject({ label: z.string().min(1).max(LIMITS.requestTitle), description: z.string().max(LIMITS.requestTitle).optional() }))
+      .max(LIMITS.requestOptions)
+      .optional(),
+  }),
+  /** The request was answered (here or on the desktop itself) or withdrawn; the turn goes on. */
+  "input.resolved": z.strictObject({ requestId: RequestIdSchema }),
   usage: z.strictObject({
     inputTokens: z.int().min(0),
     outputTokens: z.int().min(0),
@@ -56,6 +72,8 @@ export const TaskEventSchema = z.discriminatedUnion("type", [
   eventOf("assistant.final"),
   eventOf("status"),
   eventOf("tool.call"),
+  eventOf("input.requested"),
+  eventOf("input.resolved"),
   eventOf("usage"),
   eventOf("warning"),
   eventOf("terminal"),
