@@ -115,6 +115,37 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
     expect(after.retrying).toBeUndefined();
   });
 
+  it("waits on a permission and a question, and goes on once answered (the same on both engines)", async () => {
+    const gateway = gatewayProcess();
+    const who = member();
+    const call = () => ({ ...who, referenceId: newReferenceId() });
+    const session = async (id: string) => (await gateway.ledger.find(who, id)) as LedgerSession;
+    /** Reads on from `cursor` (each read returns with what is new) until the session is in `state`. */
+    const readUntil = async (id: string, state: string, cursor?: string) => {
+      let text: string | undefined;
+      for (let i = 0; i < 20; i++) {
+        const read = await readOf(gateway, who, id, { waitMs: 2_000, ...(cursor ? { cursor } : {}) });
+        cursor = read.cursor;
+        text = read.finalAssistantText ?? text;
+        if (read.state === state) return { ...read, finalAssistantText: text };
+      }
+      throw new Error(`never reached ${state}`);
+    };
+    const bash = await gateway.sessions.create(call(), { title: "bash", prompt: "RUNBASH please" });
+    const asked = await readUntil(bash.sessionId, "waiting_input");
+    expect(asked.pending).toMatchObject({ kind: "permission", id: expect.stringMatching(/^per_/), title: "bash", detail: "echo bash-ran", askedAt: expect.any(String) });
+    expect(await gateway.sessions.respond(call(), await session(bash.sessionId), { requestId: asked.pending!.id, answer: { permission: "once" } })).toMatchObject({ state: "running", delivered: true });
+    expect((await readUntil(bash.sessionId, "idle", asked.cursor)).finalAssistantText).toContain("bash-ran");
+    const refused = await gateway.sessions.respond(call(), await session(bash.sessionId), { requestId: asked.pending!.id, answer: { permission: "once" } }).catch((e: { error?: unknown }) => e.error);
+    expect(refused).toMatchObject({ error: "input_not_pending" });
+
+    const question = await gateway.sessions.create(call(), { title: "question", prompt: "ASKQ please" });
+    const q = await readUntil(question.sessionId, "waiting_input");
+    expect(q.pending).toMatchObject({ kind: "question", id: expect.stringMatching(/^que_/), title: "Colour", options: [{ label: "Red", description: "Warm" }, { label: "Blue", description: "Cool" }] });
+    await gateway.sessions.respond(call(), await session(question.sessionId), { requestId: q.pending!.id, answer: { text: "Red" } });
+    expect((await readUntil(question.sessionId, "idle", q.cursor)).finalAssistantText).toContain('"Which colour should the button be?"="Red"');
+  });
+
   it("wakes a waiting read when the reply lands instead of polling, sharing one upstream stream", async () => {
     const gateway = gatewayProcess();
     const who = member();

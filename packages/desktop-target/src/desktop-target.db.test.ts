@@ -44,10 +44,10 @@ async function startDesktop(member: MemberScope, runnerId: string, handlers: Run
 }
 
 /** A new member's session whose first turn a runner has claimed and bound, without answering yet. */
-async function startedTurn(runnerId: string, localSessionId: string) {
+async function startedTurn(runnerId: string, localSessionId: string, capabilities?: string[]) {
   const member = newMember();
   const call = gateway.call(member);
-  const client = createRunnerClient({ baseUrl: gateway.baseUrl, token: await gateway.registerRunner(member, runnerId) });
+  const client = createRunnerClient({ baseUrl: gateway.baseUrl, token: await gateway.registerRunner(member, runnerId, capabilities ? { capabilities } : {}) });
   const created = await gateway.sessions.create(call, { title: "a turn", prompt: "question" });
   const [task] = (await client.work()).items;
   const { attempt } = await client.claim(task!.taskId);
@@ -163,6 +163,37 @@ describe("the desktop target end to end", () => {
     expect(await gateway.sessions.create(call, { title: "t", runner: "twin" }).catch(codeOf)).toMatchObject({ error: "ambiguous_computer" });
     const byId = await gateway.sessions.create(call, { title: "t", runner: "runner-twin-0002" });
     expect(byId.runner).toEqual({ runnerId: "runner-twin-0002", name: "Twin" });
+  });
+
+  it("reads a turn that asks as waiting_input, and hands the answer to the desktop holding it while the turn runs", async () => {
+    const { member, call, client, created, task, attempt } = await startedTurn("runner-asks-0001", "ses_local_asks", ["session_create_v1", "session_respond_v1"]);
+    const asked = { requestId: "per_asked1", kind: "permission" as const, title: "bash", detail: "rm -rf build" };
+    await client.postEvents(task!.taskId, attempt, [{ sequence: 2, type: "input.requested", payload: asked }]);
+    const read = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
+    expect(read).toMatchObject({ state: "waiting_input", pending: { kind: "permission", id: "per_asked1", title: "bash", detail: "rm -rf build", askedAt: expect.any(String) } });
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("waiting_input");
+    const session = await ledgerFind(member, created.sessionId);
+    expect(await gateway.sessions.respond(call, session, { requestId: "per_other", answer: { permission: "once" } }).catch(codeOf)).toMatchObject({ error: "input_not_pending" });
+    expect(await gateway.sessions.respond(call, session, { requestId: "per_asked1", answer: { text: "yes" } }).catch(codeOf)).toMatchObject({ error: "invalid_capability_arguments" });
+    // The answer is work for the same desktop, offered while its turn is still claimed.
+    const responding = gateway.sessions.respond(call, session, { requestId: "per_asked1", answer: { permission: "always" } });
+    const item = await eventually(async () => (await client.work()).items.find((i) => i.kind === "remote_session.respond"));
+    const answer = await client.claim(item.taskId);
+    expect(answer).toMatchObject({ kind: "remote_session.respond", localSessionId: "ses_local_asks", requestId: "per_asked1", answer: { permission: "always" } });
+    await client.complete(item.taskId, { attempt: answer.attempt, status: "done", localSessionId: "ses_local_asks" });
+    expect(await responding).toEqual({ sessionId: created.sessionId, requestId: "per_asked1", state: "running", alreadyAnswered: false, delivered: true });
+    await client.postEvents(task!.taskId, attempt, [{ sequence: 3, type: "input.resolved", payload: { requestId: "per_asked1" } }]);
+    const after = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
+    expect(after.state).toBe("running");
+    expect(after.pending).toBeUndefined();
+  });
+
+  it("answers desktop_update_required when the desktop holding a waiting session cannot take answers", async () => {
+    const { member, call, client, created, task, attempt } = await startedTurn("runner-mute-0001", "ses_local_mute", ["session_create_v1"]);
+    await client.postEvents(task!.taskId, attempt, [{ sequence: 2, type: "input.requested", payload: { requestId: "que_mute1", kind: "question", title: "Colour", detail: "Which?" } }]);
+    const session = await ledgerFind(member, created.sessionId);
+    expect(await gateway.sessions.respond(call, session, { requestId: "que_mute1", answer: { text: "Red" } }).catch(codeOf)).toMatchObject({ error: "desktop_update_required" });
+    expect((await client.work()).items).toEqual([]);
   });
 
   it("never offers a task to a runner lacking a capability it needs", async () => {
