@@ -4,6 +4,8 @@ import {
   encodeRelayCursor,
   fail,
   type LedgerSession,
+  type PendingInput,
+  pendingInput,
   type ReadInput,
   type ReadResult,
   SESSION_LIMITS,
@@ -79,7 +81,22 @@ export async function relayRead(deps: RelayDeps, call: TargetCall, session: Ledg
     hasMore: result.nextCursor !== null && messages.length >= input.limit,
     ...(final ? { finalAssistantText: boundText(final, SESSION_LIMITS.finalText).text } : {}),
     ...(result.lastError ? { lastError: { error: result.lastError.code, message: result.lastError.message } } : {}),
+    ...(result.status === "waiting" ? { pending: inAppRequest(result.waitingFor ?? "permission") } : {}),
   };
+}
+
+/**
+ * What an OpenWork desktop's turn waits on. It says only the kind (its engine's pending lists are
+ * not relayed, and it takes no answers from the gateway), so the person at the desktop answers.
+ */
+function inAppRequest(kind: "permission" | "question"): PendingInput {
+  return pendingInput({
+    kind,
+    id: `openwork_${kind}`,
+    title: kind === "permission" ? "Permission requested" : "Question asked",
+    detail: `The session waits for ${kind === "permission" ? "a permission" : "an answer"} on the desktop; only the person there can give it, in the OpenWork app.`,
+    inAppOnly: true,
+  });
 }
 
 /** A stop of a session on an OpenWork desktop: a request to it, answered within `RELAY_WAIT_MS`. */

@@ -86,6 +86,20 @@ describe("remote sessions on an OpenWork desktop", () => {
     expect(desktop.retired).toBe(false);
   });
 
+  it("(52) shows a turn waiting on the person at an OpenWork desktop as waiting_input, answered only in its app", async () => {
+    const member = newMember();
+    const desktop = await desktopOf(member);
+    const call = () => gateway.call(member);
+    const created = await gateway.sessions.create(call(), { title: "asks", prompt: "ASKQ which colour?" });
+    const waiting = await until(() => find(member, created.sessionId), (s) => s.state === "waiting_input");
+    const read = await gateway.sessions.read(call(), waiting, { limit: 20, waitMs: 0 });
+    expect(read).toMatchObject({ state: "waiting_input", pending: { kind: "question", id: "openwork_question", inAppOnly: true } });
+    expect(await gateway.sessions.respond(call(), waiting, { requestId: "openwork_question", answer: { text: "Red" } }).catch(codeOf)).toBe("desktop_update_required");
+    desktop.answerInApp(waiting.targetSessionId!, "Red");
+    const idle = await until(() => find(member, created.sessionId), (s) => s.state === "idle");
+    expect(await gateway.sessions.read(call(), idle, { limit: 20, waitMs: 0 })).toMatchObject({ state: "idle", finalAssistantText: "echo: answered Red" });
+  });
+
   it("(30, 31) offers nothing to a desktop without the capabilities, and answers desktop_update_required for a session whose desktop lacks control", async () => {
     const member = newMember();
     // Steps down to remote sessions without control: commands yes, requests no.

@@ -30,6 +30,8 @@ export interface PendingInput {
   askedAt?: string;
   /** It has waited longer than the gateway's input timeout: nobody answered. */
   overdue?: boolean;
+  /** Only the person at the desktop can answer it, in the app (an OpenWork desktop asks): `respond` cannot. */
+  inAppOnly?: boolean;
 }
 
 /** Builds a `pending` block with every text bounded, so a target's report can never grow a read. */
@@ -46,6 +48,7 @@ export function pendingInput(input: PendingInput): PendingInput {
     ...(options?.length ? { options } : {}),
     ...(input.askedAt ? { askedAt: input.askedAt } : {}),
     ...(input.overdue ? { overdue: true } : {}),
+    ...(input.inAppOnly ? { inAppOnly: true } : {}),
   };
 }
 

@@ -18,7 +18,9 @@ interface LocalSession {
   id: string;
   workspaceId: string;
   messages: LocalMessage[];
-  status: "running" | "idle" | "error";
+  status: "running" | "waiting" | "idle" | "error";
+  /** What a `waiting` turn asks (as OpenWork reads it from its engine's pending lists). */
+  waitingFor: "permission" | "question" | null;
   timer: ReturnType<typeof setTimeout> | null;
   commandId: string;
 }
@@ -50,6 +52,8 @@ export interface OpenworkDesktopDouble {
   readonly retired: boolean;
   /** Its local sessions (what a person sees in the desktop app). */
   readonly sessions: ReadonlyMap<string, LocalSession>;
+  /** The person at the desktop answers what a waiting turn asks, in the app: the turn ends. */
+  answerInApp(sessionId: string, text: string): void;
   /** A reconcile now (resume from sleep). */
   wake(): void;
   stop(): Promise<void>;
@@ -100,6 +104,11 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
   const prompt = (session: LocalSession, text: string, messageId: string | null) => {
     if (messageId && session.messages.some((m) => m.id === messageId)) return true;
     session.messages.push({ id: messageId ?? newId("msg"), role: "user", text, createdAt: Date.now() });
+    // ASKQ: the turn waits on a question only the person at the desktop answers (`answerInApp`).
+    if (text.includes("ASKQ")) {
+      Object.assign(session, { status: "waiting", waitingFor: "question" });
+      return false;
+    }
     session.status = "running";
     session.timer = setTimeout(() => {
       session.messages.push({ id: newId("msg"), role: "assistant", text: `echo: ${text}`, createdAt: Date.now() });
@@ -118,7 +127,7 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
       const observation = JSON.stringify([session.status, session.messages.length]);
       if (observation !== last || Date.now() - sentAt >= (options.reportEveryMs ?? 60_000)) {
         const report = await json("POST", `/v1/remote-session-commands/${session.commandId}/session`, {
-          status: session.status, waitingFor: null, engine: "v2", model: null,
+          status: session.status, waitingFor: session.waitingFor, engine: "v2", model: null,
           ...(session.status === "idle" && final ? { finalText: final.text } : {}),
           messageCount: session.messages.length, observedAt: observedAt(),
         }).catch(() => null);
@@ -135,7 +144,7 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
     if (claim.status !== 200) return claim.status === 409 ? "repoll" : "stop";
     const assignment = claim.body.assignment;
     options.onCommand?.(commandId);
-    const session: LocalSession = { id: newId("ses"), workspaceId: assignment.workspaceId ?? "ws_double", messages: [], status: "idle", timer: null, commandId };
+    const session: LocalSession = { id: newId("ses"), workspaceId: assignment.workspaceId ?? "ws_double", messages: [], status: "idle", waitingFor: null, timer: null, commandId };
     sessions.set(session.id, session);
     if (assignment.prompt) prompt(session, assignment.prompt, null);
     await json("POST", `/v1/remote-session-commands/${commandId}/complete`, { status: "delivered", sessionId: session.id, workspaceId: session.workspaceId, resultSummary: "Remote session created" });
@@ -155,7 +164,7 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
         outcome: {
           action: "read",
           result: {
-            historyScope: "full", title: null, status: session.status, waitingFor: null, lastError: null, messageCount: session.messages.length, from,
+            historyScope: "full", title: null, status: session.status, waitingFor: session.waitingFor, lastError: null, messageCount: session.messages.length, from,
             messages: page.map((m) => ({ id: m.id, role: m.role, createdAt: m.createdAt, text: m.text, truncated: false, toolCalls: [], error: null })),
             nextCursor: page.at(-1)?.id ?? null,
           },
@@ -223,6 +232,12 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
       return state.retired;
     },
     sessions,
+    answerInApp: (sessionId, text) => {
+      const session = sessions.get(sessionId);
+      if (session?.status !== "waiting") return;
+      session.messages.push({ id: newId("msg"), role: "assistant", text: `echo: answered ${text}`, createdAt: Date.now() });
+      Object.assign(session, { status: "idle", waitingFor: null });
+    },
     wake: () => void reconcileOnce(),
     stop: async () => {
       stopped.abort();

@@ -25,7 +25,8 @@ export const nextRespond = (sessionId: string, pending: PendingInput): NextStep 
 /** A follow-up prompt to a session that waits for one. */
 export const nextSend = (sessionId: string): NextStep => ({ name: capabilityName("send"), body: { sessionId, prompt: "<your next message>" } });
 
-// States in which the session will still change by itself: the next step is to wait for it.
+// States in which the session will still change by itself: the next step is to wait for it. A
+// question only the person at the desktop can answer is waited for too.
 const IN_PROGRESS = new Set(["queued", "waking", "running"]);
 
 /** Whether a session in `state` is still moving on its own (so the next step is a read that waits). */

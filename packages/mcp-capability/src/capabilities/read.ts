@@ -20,7 +20,7 @@ export const read = defineCapability({
   run: async (env, { sessionId, ...input }) => {
     const { session, target } = await env.session(sessionId, "read");
     const result = await env.sessions.read(env.call, target, session, input);
-    const next = result.pending
+    const next = result.pending && !result.pending.inAppOnly
       ? nextRespond(sessionId, result.pending)
       : result.hasMore || inProgress(result.state)
         ? nextRead(sessionId, { cursor: result.cursor })
