@@ -240,6 +240,48 @@ describe("the card in a real MCP Apps host bridge", () => {
     await running.page.close();
   });
 
+  it("shows what a waiting session asks, with the answers as buttons, and follows the turn once answered", async () => {
+    const answers: Record<string, unknown>[] = [];
+    let answered = false;
+    const permission = { kind: "permission", id: "per_1", title: "bash", detail: "rm -rf build", askedAt: "2026-11-29T12:00:00.000Z" };
+    const { page, card } = await host({
+      payload: { ...session, state: "waiting_input", finalAssistantText: undefined, pending: permission, next: { name: "remote-session:respond", body: {} } },
+      tools: (name, body) => {
+        if (name === "remote-session:respond") {
+          answers.push(body);
+          answered = true;
+          return { sessionId: session.sessionId, requestId: "per_1", state: "running", alreadyAnswered: false, delivered: true, next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "end", waitMs: 20_000 } } };
+        }
+        return answered ? { sessionId: session.sessionId, state: "idle", finalAssistantText: "Removed.", messages: [], cursor: "c1" } : {};
+      },
+    });
+    await expect.poll(() => card.locator("#pending .title").textContent()).toBe("Permission requested: bash");
+    expect(await card.locator("#pending .detail").textContent()).toBe("rm -rf build");
+    expect(await card.locator("#pending button").allTextContents()).toEqual(["Allow once", "Always allow", "Reject"]);
+    await shot(page, "card-waiting-permission");
+    await card.locator("#pending button", { hasText: "Allow once" }).click();
+    await expect.poll(() => card.locator(".reply").textContent()).toBe("Removed.");
+    expect(answers).toEqual([{ sessionId: session.sessionId, requestId: "per_1", answer: { permission: "once" } }]);
+    expect(await card.locator("#pending").count()).toBe(0);
+    await page.close();
+
+    // A question: its options are buttons, and a typed answer works too.
+    const question = { kind: "question", id: "que_1", title: "Colour", detail: "Which colour?", options: [{ label: "Red" }, { label: "Blue" }], overdue: true };
+    const asked = await host({ payload: { ...session, state: "waiting_input", pending: question }, tools: (name, body) => (answers.push(body), name === "remote-session:respond" ? { sessionId: session.sessionId, state: "running" } : {}) });
+    await expect.poll(() => asked.card.locator("#pending button").allTextContents()).toEqual(["Red", "Blue", "Answer"]);
+    expect(await asked.card.locator("#pending .error").textContent()).toMatch(/long time/);
+    await asked.card.locator("#answer").fill("Teal");
+    await asked.card.locator("#answer-send").click();
+    await expect.poll(() => answers.at(-1)).toEqual({ sessionId: session.sessionId, requestId: "que_1", answer: { text: "Teal" } });
+    await asked.page.close();
+
+    // Asked on an OpenWork desktop: answered in its app only, so no buttons.
+    const inApp = await host({ payload: { ...session, state: "waiting_input", pending: { ...question, id: "openwork_question", inAppOnly: true } }, tools: () => ({}) });
+    await expect.poll(() => inApp.card.locator("#pending .small").last().textContent()).toMatch(/OpenWork app/);
+    expect(await inApp.card.locator("#pending button").count()).toBe(0);
+    await inApp.page.close();
+  });
+
   it("degrades to a static card when the host does not let views call tools", async () => {
     const { page, card, log } = await host({ payload: { ...session, state: "running", next: { name: "remote-session:read", body: { sessionId: session.sessionId } } } });
     await expect.poll(() => card.locator(".state").textContent()).toBe("running");

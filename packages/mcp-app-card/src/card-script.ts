@@ -59,7 +59,7 @@ export const CARD_SCRIPT = `
   function renderSession(p) {
     session = p;
     // A live read that brought nothing new leaves the card (and a button under the cursor) alone.
-    var key = JSON.stringify([p.sessionId, p.title, p.state, p.finalAssistantText, p.partialText, p.lastError, p.webUrl, p.runner]);
+    var key = JSON.stringify([p.sessionId, p.title, p.state, p.finalAssistantText, p.partialText, p.lastError, p.webUrl, p.runner, p.pending]);
     if (key === shown) return;
     shown = key;
     var nodes = [el("h1", p.title || p.sessionId, "title")];
@@ -72,6 +72,7 @@ export const CARD_SCRIPT = `
     var reply = p.finalAssistantText || p.partialText;
     if (reply) nodes.push(el("pre", reply, "reply"));
     if (p.lastError && p.lastError.message) nodes.push(el("p", p.lastError.message + " (" + p.lastError.error + ")", "small error"));
+    if (p.pending) nodes.push(renderPending(p));
     var actions = el("div", "", "actions");
     if (typeof p.webUrl === "string" && /^https?:\\/\\//.test(p.webUrl)) {
       var link = el("a", "Open in OpenWork Web", "open");
@@ -105,6 +106,41 @@ export const CARD_SCRIPT = `
       nodes.push(box, row);
     }
     show(nodes);
+  }
+  var DECISIONS = [["once", "Allow once"], ["always", "Always allow"], ["reject", "Reject"]];
+  // What the session asks the human; answered from the card when the host lets it call tools.
+  function renderPending(p) {
+    var q = p.pending, box = el("div", "", "pending");
+    box.id = "pending";
+    box.append(el("p", (q.kind === "permission" ? "Permission requested: " : "Question: ") + (q.title || ""), "title"));
+    if (q.detail) box.append(el("pre", q.detail, "detail"));
+    if (q.overdue) box.append(el("p", "Nobody has answered this for a long time.", "small error"));
+    if (q.inAppOnly) { box.append(el("p", "Answer it in the OpenWork app on the desktop.", "small")); return box; }
+    if (!canCallTools) return box;
+    var row = el("div", "", "actions");
+    var answer = function (value) {
+      row.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+      callTool("remote-session:respond", { sessionId: p.sessionId, requestId: q.id, answer: value }).then(function (sent) {
+        if (sent && sent.error) return renderError(sent);
+        watch(Object.assign({}, session, { state: "running", pending: undefined }), sent && sent.next);
+      });
+    };
+    var button = function (label, value, style) {
+      var b = el("button", label, style || "");
+      b.addEventListener("click", function () { answer(value); });
+      row.append(b);
+    };
+    if (q.kind === "permission") DECISIONS.forEach(function (d) { button(d[1], { permission: d[0] }, d[0] === "reject" ? "secondary" : ""); });
+    else {
+      (q.options || []).forEach(function (o) { button(o.label, { text: o.label }); });
+      var text = el("input"); text.id = "answer"; text.placeholder = "Or type an answer\u2026";
+      var go = el("button", "Answer"); go.id = "answer-send";
+      go.addEventListener("click", function () { if (text.value.trim()) answer({ text: text.value }); });
+      box.append(text);
+      row.append(go);
+    }
+    box.append(row);
+    return box;
   }
   function render(p) {
     if (!p) return show([el("p", "No session in this result.", "small")]);

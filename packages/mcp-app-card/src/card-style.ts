@@ -22,5 +22,8 @@ export const CARD_STYLE = `
                    background: var(--color-background-inverse, #1f6feb); color: var(--color-text-inverse, #fff); }
   button.secondary { background: transparent; color: inherit; border: 1px solid var(--color-border-primary, currentColor); }
   textarea { font: inherit; font-size: 13px; width: 100%; box-sizing: border-box; min-height: 3em; }
+  .pending { display: grid; gap: 6px; border-left: 3px solid var(--color-border-warning, #bf8700); padding-left: 8px; }
+  .pending .detail { font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; max-height: 8em; overflow: auto; }
+  input { font: inherit; font-size: 13px; width: 100%; box-sizing: border-box; padding: 4px 6px; }
   [hidden] { display: none !important; }
 `;

@@ -22,7 +22,7 @@ export const read = defineCapability({
     const result = await env.sessions.read(env.call, target, session, input);
     const next = result.pending && !result.pending.inAppOnly
       ? nextRespond(sessionId, result.pending)
-      : result.hasMore || inProgress(result.state)
+      : result.hasMore || inProgress(result.state) || result.pending?.inAppOnly
         ? nextRead(sessionId, { cursor: result.cursor })
         : result.state === "idle"
           ? nextSend(sessionId)
