@@ -85,6 +85,7 @@ describe("the remote-session source in den-api's registry", () => {
     expect(await run("remote-session:list", {}, { ...ctx, remoteSessionsEnabled: false })).toMatchObject({ error: "unknown_capability" });
     expect(await run("remote-session:stop", { sessionId: "x" }, readOnly)).toMatchObject({ error: "insufficient_mcp_scope", retryable: false });
     expect(await run("remote-session:create", {}, readOnly)).toMatchObject({ error: "insufficient_mcp_scope" });
+    expect(await run("remote-session:respond", { sessionId: "x", requestId: "per_1", answer: { permission: "once" } }, readOnly)).toMatchObject({ error: "insufficient_mcp_scope" });
     // Reads need no extra scope: den-api has none.
     expect(await run("remote-session:list", {}, readOnly)).toEqual({ sessions: [], machines: [] });
     const gated = createRemoteSessionSource({ targets: [], ledger: createSessionLedger(db.current.sql), policy: { gateScope: "remote-session" } });
