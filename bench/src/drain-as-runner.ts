@@ -27,3 +27,27 @@ export async function drainAsRunner(client: RunnerClient): Promise<{ done: numbe
     }
   }
 }
+
+/**
+ * The protocol-3 loop for a short task, as `runRunner` runs it against a gateway that answered 3:
+ * `claim-next` (no listing, no conflicts), then `complete` carrying the attempt's events (a task
+ * shorter than the heartbeat interval sends no heartbeat). Two requests per task.
+ */
+export async function drainWithClaimNext(client: RunnerClient): Promise<{ done: number; conflicts: number }> {
+  let done = 0;
+  for (;;) {
+    const assignment = await client.claimNext();
+    if (!assignment) return { done, conflicts: 0 };
+    const { taskId, attempt } = assignment;
+    await client.complete(taskId, {
+      attempt,
+      status: "done",
+      localSessionId: `ses_${taskId}`,
+      events: [
+        { sequence: 1, type: "assistant.final", payload: { messageId: "m1", text: "done" } },
+        { sequence: 2, type: "terminal", payload: { status: "done" } },
+      ],
+    });
+    done++;
+  }
+}

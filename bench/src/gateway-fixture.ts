@@ -27,13 +27,18 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     createRateLimit: { bucket: "create", limit: 1_000_000, windowMs: 60_000 },
     ...extra,
   });
+  let runnerRequests = 0;
+  const counted: typeof fetch = (input, init) => {
+    runnerRequests++;
+    return fetch(input, init);
+  };
   const runnerClient = async (runnerId: string): Promise<RunnerClient> => {
     const minted = await requestRunnerToken({
       baseUrl: gateway.baseUrl,
       memberToken: member.sessionToken,
       request: { runnerId, name: runnerId, platform: "linux", appVersion: "bench", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
     });
-    return createRunnerClient({ baseUrl: gateway.baseUrl, token: minted.token });
+    return createRunnerClient({ baseUrl: gateway.baseUrl, token: minted.token, fetch: counted });
   };
   const mcpClient = async (as: DevMember = member) => {
     const client = new Client({ name: "bench", version: "1" });
@@ -44,6 +49,8 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     gateway,
     sql,
     runnerClient,
+    /** How many requests the runner clients have sent so far. */
+    runnerRequests: () => runnerRequests,
     mcpClient,
     /** Runs a capability as the bench member, straight on the source (no MCP transport). */
     execute: (name: string, body: unknown) => gateway.source.execute(memberContext(member), parseName(name)!, { body }),

@@ -1,7 +1,7 @@
 // Claim throughput: 16 runners doing claim → heartbeat → events → complete through the HTTP
 // routes, tasks per second; beside graphile-worker with 16 concurrent workers on the same Postgres.
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
-import { drainAsRunner } from "./drain-as-runner.js";
+import { drainAsRunner, drainWithClaimNext } from "./drain-as-runner.js";
 import { benchDatabase, report } from "./harness.js";
 import { benchGateway } from "./gateway-fixture.js";
 
@@ -16,16 +16,25 @@ try {
   const clients = await Promise.all(Array.from({ length: RUNNERS }, (_, i) => fixture.runnerClient(`bench-throughput-${String(i).padStart(2, "0")}`)));
   // Enqueue through the desktop target (store-and-forward: any of the member's runners may claim).
   const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
-  for (let i = 0; i < TASKS; i++) {
-    const result = await fixture.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
-    if (result.isError) throw new Error(result.content[0]?.text);
-  }
-  const started = performance.now();
-  const outcomes = await Promise.all(clients.map((client) => drainAsRunner(client)));
-  const done = outcomes.reduce((n, o) => n + o.done, 0);
-  const conflicts = outcomes.reduce((n, o) => n + o.conflicts, 0);
-  const seconds = (performance.now() - started) / 1000;
-  rows["ours: claim → heartbeat → events → complete over HTTP"] = { tasks: done, seconds: +seconds.toFixed(2), perSecond: Math.round(done / seconds), claimConflicts: conflicts };
+  const enqueue = async () => {
+    for (let i = 0; i < TASKS; i++) {
+      const result = await fixture.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
+      if (result.isError) throw new Error(result.content[0]?.text);
+    }
+  };
+  const drain = async (label: string, loop: typeof drainAsRunner, requestsPerTask: number) => {
+    await enqueue();
+    const requestsBefore = fixture.runnerRequests();
+    const started = performance.now();
+    const outcomes = await Promise.all(clients.map((client) => loop(client)));
+    const done = outcomes.reduce((n, o) => n + o.done, 0);
+    const conflicts = outcomes.reduce((n, o) => n + o.conflicts, 0);
+    const seconds = (performance.now() - started) / 1000;
+    const requests = fixture.runnerRequests() - requestsBefore;
+    rows[label] = { tasks: done, seconds: +seconds.toFixed(2), perSecond: Math.round(done / seconds), requestsPerTask: +(requests / done).toFixed(2), nominal: requestsPerTask, claimConflicts: conflicts };
+  };
+  await drain("ours, protocol 2: work → claim → heartbeat → events → complete", drainAsRunner, 5);
+  await drain("ours, protocol 3: claim-next → complete with events", drainWithClaimNext, 2);
   await fixture.close();
 
   const utils = await makeWorkerUtils({ connectionString: db.url, logger: quiet });
@@ -57,7 +66,7 @@ try {
   await db.stop();
 }
 await report("throughput", db.server, rows, [
-  "ours: 16 runner clients in one process; each task is 4 HTTP requests (claim, heartbeat, events, complete), each a Postgres transaction, plus work polls.",
+  "ours: 16 runner clients in one process. Protocol 2: a work listing, then claim, heartbeat, events, complete (5 requests, 4 write transactions). Protocol 3: claim-next, then complete carrying the events (2 requests, 2 write transactions). requestsPerTask counts every runner request the gateway answered, the final empty look included.",
   "graphile-worker 0.16.6: jobs queued beforehand with addJob, then one worker with concurrency 16 runs no-op tasks (no network hop).",
 ]);
 process.exit(0);

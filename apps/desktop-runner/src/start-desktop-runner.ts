@@ -60,6 +60,7 @@ export async function startDesktopRunner(options: DesktopRunnerOptions): Promise
   const runner = runRunner({
     client,
     handlers: createRunnerHandlers(options.engine),
+    gatewayProtocolVersion: current.protocolVersion,
     onCredentialRetired: renew,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.pollIntervalMs ? { pollIntervalMs: options.pollIntervalMs } : {}),

@@ -196,6 +196,20 @@ describe("the desktop target end to end", () => {
     expect((await client.work()).items).toEqual([]);
   });
 
+  it("writes nothing for a heartbeat that finds more than half the lease left, and extends a shorter one", async () => {
+    const { client, task, attempt } = await startedTurn("runner-beat-0001", "ses_local_beat");
+    const row = async () => (await gateway.sql<{ version: string; lease: Date }[]>`select xmin::text as version, lease_expires_at as lease from desktop_task where id = ${task!.taskId}`)[0]!;
+    const before = await row();
+    const quiet = await client.heartbeat(task!.taskId, attempt);
+    expect(quiet).toMatchObject({ leaseValid: true, leaseExpiresAt: before.lease.toISOString(), cancelRequested: false });
+    expect((await row()).version).toBe(before.version);
+    await gateway.sql`update desktop_task set lease_expires_at = now() + interval '1 second' where id = ${task!.taskId}`;
+    const short = await row();
+    const extended = await client.heartbeat(task!.taskId, attempt);
+    expect(Date.parse(extended.leaseExpiresAt!)).toBeGreaterThan(short.lease.getTime() + 1_000);
+    expect(await client.heartbeat(task!.taskId, attempt + 1)).toMatchObject({ leaseValid: false, leaseExpiresAt: null });
+  });
+
   it("never offers a task to a runner lacking a capability it needs", async () => {
     const member = newMember();
     const oldToken = await gateway.registerRunner(member, "runner-old-0001", { name: "Old", capabilities: ["session_create_v1"] });

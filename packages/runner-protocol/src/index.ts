@@ -2,6 +2,7 @@
 export { LIMITS } from "./v1/limits.js";
 export {
   RUNNER_PROTOCOL_VERSION,
+  CLAIM_NEXT_PROTOCOL,
   RUNNER_CAPABILITIES,
   type RunnerCapability,
   type RunnerProfile,
@@ -35,6 +36,9 @@ export {
   type Answer,
   ClaimResponseSchema,
   type ClaimResponse,
+  ClaimNextRequestSchema,
+  type ClaimNextRequest,
+  ClaimNextResponseSchema,
 } from "./v1/assignment.js";
 export {
   HeartbeatRequestSchema,

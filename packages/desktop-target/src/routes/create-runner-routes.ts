@@ -1,5 +1,5 @@
 import { errorFacts, newReferenceId, silentLogger } from "@openwork/remote-session-core";
-import { normalizeAudience, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
+import { normalizeAudience, RUNNER_PATHS, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { DEFAULT_PRESENCE_WINDOW_MS } from "../presence.js";
 import type { RunnerIdentity } from "../store/task-row.js";
@@ -7,7 +7,7 @@ import { authenticateRunner } from "./authenticate-runner.js";
 import { handleEventsStream } from "./handle-events-stream.js";
 import { handlePresence } from "./handle-presence.js";
 import { handleListRunners, handleRenameRunner, handleRevokeRunner } from "./handle-runner-admin.js";
-import { handleClaim, handleComplete, handleHeartbeat, handleTaskEvents, handleWork } from "./handle-runner-requests.js";
+import { handleClaim, handleClaimNext, handleComplete, handleHeartbeat, handleTaskEvents, handleWork } from "./handle-runner-requests.js";
 import { handleToken } from "./handle-token.js";
 import type { OpenworkContext } from "./openwork/openwork-call.js";
 import { createOpenworkRoutes } from "./openwork/openwork-routes.js";
@@ -83,10 +83,11 @@ export function createRunnerRoutes(
     if (owned && method === "PATCH") return handleRenameRunner(ctx, request, decodePathSegment(owned[1]!));
     if (owned && method === "DELETE") return handleRevokeRunner(ctx, request, decodePathSegment(owned[1]!));
     const task = TASK_PATH.exec(path);
-    const known = path === "/work" || path === "/events" || task !== null;
+    const known = path === "/work" || path === "/events" || path === RUNNER_PATHS.claimNext || task !== null;
     if (!known) throw new ChannelRefusal("not_found", "no such route");
     const runner = await authenticateRunner(ctx, request, "desktop-runner");
     if (path === "/work" && method === "GET") return handleWork(ctx, runner);
+    if (path === RUNNER_PATHS.claimNext && method === "POST") return handleClaimNext(ctx, runner, request);
     if (path === "/events" && method === "GET") return handleEventsStream(ctx, runner, request);
     if (task && method === "POST") return TASK_ACTIONS[task[2]!]!(ctx, runner, task[1]!, request);
     throw new ChannelRefusal("not_found", "no such route");

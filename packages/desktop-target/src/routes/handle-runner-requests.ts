@@ -1,4 +1,5 @@
 import {
+  ClaimNextRequestSchema,
   ClaimRequestSchema,
   CompleteRequestSchema,
   HeartbeatRequestSchema,
@@ -6,7 +7,8 @@ import {
 } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { appendEvents } from "../store/append-events.js";
-import { claimTask } from "../store/claim-task.js";
+import { type ClaimOutcome, claimNextTask, claimTask } from "../store/claim-task.js";
+import { kindsRunnerTakes } from "../runner-abilities.js";
 import { completeTask } from "../store/complete-task.js";
 import { failClaimedTask } from "../store/fail-claimed-task.js";
 import { heartbeatLease } from "../store/heartbeat-lease.js";
@@ -26,18 +28,41 @@ export async function handleWork(ctx: RouteContext, runner: RunnerIdentity): Pro
 export async function handleClaim(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
   parseOrRefuse(ClaimRequestSchema, await readJsonBody(request));
   const outcome = await ctx.sql.begin((tx) => claimTask(tx, runner, taskId, ctx.leaseMs));
-  const { task, localSessionId } = outcome;
-  if (outcome.kind === "claimed") {
-    const cause = await claimTimeRefusal(ctx, task, localSessionId);
-    if (cause) {
-      await ctx.sql.begin((tx) => failClaimedTask(tx, task.id, cause));
-      ctx.logger.warn("desktop runner: task failed at claim", { taskId, runnerId: runner.runnerId, code: cause.code });
-      throw new ChannelRefusal("claim_conflict", `the task failed at claim: ${cause.message}`, { cause: cause.code });
+  const cause = await acceptClaim(ctx, runner, outcome);
+  if (cause) throw new ChannelRefusal("claim_conflict", `the task failed at claim: ${cause.message}`, { cause: cause.code });
+  return json(200, { assignment: toAssignment(outcome.task, outcome.localSessionId, ctx.heartbeatIntervalMs) });
+}
+
+// A claim-next passes over this many tasks that fail their claim-time checks before it answers none.
+const CLAIM_NEXT_TRIES = 5;
+
+/** `POST tasks/claim-next` (protocol 3): the oldest task this runner may take now, or `{ assignment: null }`. */
+export async function handleClaimNext(ctx: RouteContext, runner: RunnerIdentity, request: Request): Promise<Response> {
+  const { kinds } = parseOrRefuse(ClaimNextRequestSchema, await readJsonBody(request));
+  const takes = kindsRunnerTakes(runner).filter((kind) => !kinds || (kinds as string[]).includes(kind));
+  for (let i = 0; i < CLAIM_NEXT_TRIES && takes.length > 0; i++) {
+    const outcome = await ctx.sql.begin((tx) => claimNextTask(tx, runner, takes, ctx.leaseMs));
+    if (!outcome) break;
+    if (!(await acceptClaim(ctx, runner, outcome))) {
+      return json(200, { assignment: toAssignment(outcome.task, outcome.localSessionId, ctx.heartbeatIntervalMs) });
     }
-    ctx.logger.info("desktop runner: task claimed", { taskId, runnerId: runner.runnerId, attempt: task.attempt, kind: task.kind });
-    if (task.attempt === 1 && task.claimed_at) ctx.onClaimed?.(task.claimed_at.getTime() - task.created_at.getTime());
   }
-  return json(200, { assignment: toAssignment(task, localSessionId, ctx.heartbeatIntervalMs) });
+  return json(200, { assignment: null });
+}
+
+/** Runs the claim-time checks on a fresh claim: a refusal fails the task and is returned. */
+async function acceptClaim(ctx: RouteContext, runner: RunnerIdentity, outcome: ClaimOutcome): Promise<{ code: string; message: string } | null> {
+  const { task, localSessionId } = outcome;
+  if (outcome.kind !== "claimed") return null;
+  const cause = await claimTimeRefusal(ctx, task, localSessionId);
+  if (cause) {
+    await ctx.sql.begin((tx) => failClaimedTask(tx, task.id, cause));
+    ctx.logger.warn("desktop runner: task failed at claim", { taskId: task.id, runnerId: runner.runnerId, code: cause.code });
+    return cause;
+  }
+  ctx.logger.info("desktop runner: task claimed", { taskId: task.id, runnerId: runner.runnerId, attempt: task.attempt, kind: task.kind });
+  if (task.attempt === 1 && task.claimed_at) ctx.onClaimed?.(task.claimed_at.getTime() - task.created_at.getTime());
+  return null;
 }
 
 /** Re-checks at claim what may have changed since the task was queued (the proposal's rule). */

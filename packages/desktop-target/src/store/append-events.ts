@@ -4,7 +4,7 @@ import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork
 import { ChannelRefusal } from "../channel-refusal.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
 import { type LiveState, syncSessionState } from "./sync-session-state.js";
-import type { RunnerIdentity } from "./task-row.js";
+import type { RunnerIdentity, TaskRow } from "./task-row.js";
 
 /**
  * Appends a batch of events to the runner's attempt. Events already held must be replayed
@@ -19,14 +19,32 @@ export async function appendEvents(
 ): Promise<PostEventsResponse> {
   const task = await lockOwnTask(tx, runner, taskId);
   assertAttemptHeld(task, body.attempt);
-  const first = body.events[0]!.sequence;
+  const { fresh, nextSequence } = await storeEvents(tx, task, body.attempt, body.events);
+  if (fresh.length > 0) {
+    const { patch, live } = await sessionEffects(tx, taskId, fresh);
+    await syncSessionState(tx, task.session_id, patch, live);
+  }
+  return { taskId, attempt: body.attempt, nextSequence };
+}
+
+/**
+ * Stores the events of a locked, held attempt that it does not hold yet, after checking the
+ * whole batch: replays must be unchanged, and the first new one must follow the last held.
+ */
+export async function storeEvents(
+  tx: Queryable,
+  task: Pick<TaskRow, "id">,
+  attempt: number,
+  events: TaskEvent[],
+): Promise<{ fresh: TaskEvent[]; nextSequence: number }> {
+  const first = events[0]!.sequence;
   const held = await tx<{ sequence: number; event: TaskEvent }[]>`
     select sequence, event from desktop_task_event
-    where task_id = ${taskId} and attempt = ${body.attempt} and sequence >= ${first} order by sequence`;
+    where task_id = ${task.id} and attempt = ${attempt} and sequence >= ${first} order by sequence`;
   const [{ next } = { next: 1 }] = await tx<{ next: number }[]>`
-    select coalesce(max(sequence), 0) + 1 as next from desktop_task_event where task_id = ${taskId} and attempt = ${body.attempt}`;
+    select coalesce(max(sequence), 0) + 1 as next from desktop_task_event where task_id = ${task.id} and attempt = ${attempt}`;
   const heldBySequence = new Map(held.map((row) => [row.sequence, row.event]));
-  const fresh = body.events.filter((event) => {
+  const fresh = events.filter((event) => {
     if (event.sequence >= next) return true;
     if (!isDeepStrictEqual(heldBySequence.get(event.sequence), event)) {
       throw new ChannelRefusal("event_conflict", `event ${event.sequence} differs from the one already received`);
@@ -36,18 +54,17 @@ export async function appendEvents(
   if (fresh.length > 0 && fresh[0]!.sequence !== next) {
     throw new ChannelRefusal("sequence_gap", `expected sequence ${next}, got ${fresh[0]!.sequence}`, { nextSequence: next });
   }
-  if (fresh.length === 0) return { taskId, attempt: body.attempt, nextSequence: next };
-
-  await tx`
-    insert into desktop_task_event ${tx(
-      fresh.map((event) => ({ task_id: taskId, attempt: body.attempt, sequence: event.sequence, type: event.type, event: tx.json(event as never) })),
-    )}`;
-  await applyToSession(tx, task.session_id, taskId, fresh);
-  return { taskId, attempt: body.attempt, nextSequence: next + fresh.length };
+  if (fresh.length > 0) {
+    await tx`
+      insert into desktop_task_event ${tx(
+        fresh.map((event) => ({ task_id: task.id, attempt, sequence: event.sequence, type: event.type, event: tx.json(event as never) })),
+      )}`;
+  }
+  return { fresh, nextSequence: next + fresh.length };
 }
 
-/** What new events change on the session: its local id, its state, its last activity. */
-async function applyToSession(tx: Queryable, sessionId: string, taskId: string, events: TaskEvent[]): Promise<void> {
+/** What new events change on the session: its local id, its live state, its last activity. */
+export async function sessionEffects(tx: Queryable, taskId: string, events: TaskEvent[]): Promise<{ patch: Omit<SessionPatch, "state">; live?: LiveState }> {
   const patch: Omit<SessionPatch, "state"> = { activity: true };
   let live: LiveState | undefined;
   for (const event of events) {
@@ -60,5 +77,5 @@ async function applyToSession(tx: Queryable, sessionId: string, taskId: string, 
     if (event.type === "input.requested") live = "waiting_input";
     if (event.type === "input.resolved") live = "running";
   }
-  await syncSessionState(tx, sessionId, patch, live);
+  return live ? { patch, live } : { patch };
 }

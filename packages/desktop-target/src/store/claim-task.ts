@@ -1,8 +1,9 @@
 import type { Queryable } from "@openwork/remote-session-core";
+import type { PendingQuery, Row } from "postgres";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { eligibleFor } from "./eligibility.js";
 import { syncSessionState } from "./sync-session-state.js";
-import type { RunnerIdentity, TaskRow } from "./task-row.js";
+import type { RunnerIdentity, TaskKind, TaskRow } from "./task-row.js";
 
 export type ClaimOutcome =
   | { kind: "claimed"; task: TaskRow; localSessionId: string | null }
@@ -14,27 +15,40 @@ export type ClaimOutcome =
  * claimers never wait on each other and never both win. Runs in a transaction; refusals throw.
  */
 export async function claimTask(tx: Queryable, runner: RunnerIdentity, taskId: string, leaseMs: number): Promise<ClaimOutcome> {
+  const claimed = await takeCandidate(tx, runner, leaseMs, tx`t.id = ${taskId}`);
+  return claimed ?? explainRefusal(tx, runner, taskId);
+}
+
+/**
+ * Claims the oldest task the runner may take now, of `kinds` (protocol 3's `claim-next`): the
+ * same predicate as the work listing, locked `for update skip locked` so candidates other runners
+ * are taking are passed over instead of fought for. Null when there is none. Runs in a transaction.
+ */
+export async function claimNextTask(tx: Queryable, runner: RunnerIdentity, kinds: readonly TaskKind[], leaseMs: number): Promise<ClaimOutcome | null> {
+  return takeCandidate(tx, runner, leaseMs, tx`t.kind = any(${kinds as string[]}::text[]) order by t.created_at limit 1`);
+}
+
+/** Claims the first eligible task `where` picks, and moves its session. */
+async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: number, where: PendingQuery<Row[]>): Promise<ClaimOutcome | null> {
   const [claimed] = await tx<TaskRow[]>`
     with candidate as (
       select t.id from desktop_task t
-      where t.id = ${taskId} and ${eligibleFor(tx, runner)}
+      where ${eligibleFor(tx, runner)} and ${where}
       for update skip locked)
     update desktop_task d set
       state = 'claimed', attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId}, claimed_via = ${runner.dialect ?? "desktop-runner"},
       lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), claimed_at = now(), updated_at = now()
     from candidate where d.id = candidate.id
     returning d.*`;
-  if (claimed) {
-    // The runner that takes the create holds the session, in its own dialect.
-    const holder = { runnerId: runner.runnerId, ...(runner.dialect === "openwork" ? { dialect: "openwork", commandId: claimed.id } : {}) };
-    await syncSessionState(tx, claimed.session_id, {
-      activity: true,
-      ...(claimed.kind === "remote_session.create" ? { targetRef: holder } : {}),
-    });
-    const [bound] = await tx<{ target_session_id: string | null }[]>`select target_session_id from remote_session where id = ${claimed.session_id}`;
-    return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? bound?.target_session_id ?? null };
-  }
-  return explainRefusal(tx, runner, taskId);
+  if (!claimed) return null;
+  // The runner that takes the create holds the session, in its own dialect.
+  const holder = { runnerId: runner.runnerId, ...(runner.dialect === "openwork" ? { dialect: "openwork", commandId: claimed.id } : {}) };
+  await syncSessionState(tx, claimed.session_id, {
+    activity: true,
+    ...(claimed.kind === "remote_session.create" ? { targetRef: holder } : {}),
+  });
+  const [bound] = await tx<{ target_session_id: string | null }[]>`select target_session_id from remote_session where id = ${claimed.session_id}`;
+  return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? bound?.target_session_id ?? null };
 }
 
 async function explainRefusal(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<ClaimOutcome> {

@@ -6,6 +6,8 @@ import type { RunnerIdentity } from "./task-row.js";
 /**
  * Extends the lease of the runner's current attempt. The lease stays valid while the task is
  * still `claimed` by this attempt: only the sweeper ends a lease, so there is one judge of it.
+ * A heartbeat that finds more than half the lease left writes nothing (it only reads): with the
+ * heartbeat at a third of the lease, every other one extends it, and the lease never runs short.
  */
 export async function heartbeatLease(
   sql: Queryable,
@@ -14,15 +16,17 @@ export async function heartbeatLease(
   attempt: number,
   leaseMs: number,
 ): Promise<HeartbeatResponse> {
+  const held = sql`state = 'claimed' and attempt = ${attempt}`;
   const [row] = await sql<{ lease_expires_at: Date | null; cancel_requested: boolean; held: boolean }[]>`
     with extended as (
       update desktop_task set lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), updated_at = now()
       where id = ${taskId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}
-        and claimed_by_runner_id = ${runner.runnerId} and state = 'claimed' and attempt = ${attempt}
+        and claimed_by_runner_id = ${runner.runnerId} and ${held}
+        and lease_expires_at < now() + make_interval(secs => ${leaseMs / 2000})
       returning lease_expires_at, cancel_requested)
     select lease_expires_at, cancel_requested, true as held from extended
     union all
-    select null, cancel_requested, false from desktop_task
+    select case when ${held} then lease_expires_at end, cancel_requested, ${held} from desktop_task
     where id = ${taskId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}
       and claimed_by_runner_id = ${runner.runnerId} and not exists (select 1 from extended)`;
   if (!row) throw new ChannelRefusal("not_found", "no such task");

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { type Assignment, ClaimResponseSchema } from "../v1/assignment.js";
+import { type Assignment, ClaimNextRequestSchema, ClaimNextResponseSchema, ClaimResponseSchema } from "../v1/assignment.js";
 import { type CompleteRequest, CompleteRequestSchema, CompleteResponseSchema } from "../v1/complete.js";
 import { HeartbeatResponseSchema } from "../v1/heartbeat.js";
 import { describeIssues } from "../v1/issues.js";
@@ -8,6 +8,7 @@ import { TokenMintResponseSchema, type TokenMintRequest, TokenMintRequestSchema 
 import { PostEventsRequestSchema, PostEventsResponseSchema, type TaskEvent } from "../v1/task-events.js";
 import { mayPresentRunnerToken } from "../v1/token.js";
 import { WorkResponseSchema } from "../v1/work.js";
+import type { WorkKind } from "../v1/work-kinds.js";
 import { type TransportOptions, createHttpTransport } from "./http-transport.js";
 import { RunnerProtocolError } from "./runner-protocol-error.js";
 
@@ -26,6 +27,8 @@ export interface RunnerClient {
   work(signal?: AbortSignal): Promise<z.infer<typeof WorkResponseSchema>>;
   /** Claims a task; 404/409 mean someone else has it or it is gone. */
   claim(taskId: string, signal?: AbortSignal): Promise<Assignment>;
+  /** Protocol 3: claims the oldest task this runner may take now (of `kinds`), or null when there is none. */
+  claimNext(kinds?: readonly WorkKind[], signal?: AbortSignal): Promise<Assignment | null>;
   heartbeat(taskId: string, attempt: number, signal?: AbortSignal): Promise<z.infer<typeof HeartbeatResponseSchema>>;
   postEvents(
     taskId: string,
@@ -60,6 +63,8 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
     work: (signal) => call("GET", RUNNER_PATHS.work, undefined, WorkResponseSchema, signal),
     claim: async (taskId, signal) =>
       (await call("POST", RUNNER_PATHS.claim(taskId), {}, ClaimResponseSchema, signal)).assignment,
+    claimNext: async (kinds, signal) =>
+      (await call("POST", RUNNER_PATHS.claimNext, outgoing(ClaimNextRequestSchema, kinds ? { kinds: [...kinds] } : {}), ClaimNextResponseSchema, signal)).assignment,
     heartbeat: (taskId, attempt, signal) =>
       call("POST", RUNNER_PATHS.heartbeat(taskId), { attempt }, HeartbeatResponseSchema, signal),
     postEvents: async (taskId, attempt, events, signal) =>

@@ -103,6 +103,28 @@ describe("runRunner", () => {
     expect((await endOf(turn.taskId)).status).toBe("done");
   });
 
+  it("claims with claim-next from a protocol-3 gateway: no work listing, and the last events ride on the completion", async () => {
+    const { double, start, endOf } = await setup();
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: "p" });
+    start({
+      gatewayProtocolVersion: 3,
+      handlers: {
+        "remote_session.create": async (_assignment, { emit }) => {
+          emit({ type: "assistant.final", payload: { messageId: "m1", text: "done" } });
+          return done();
+        },
+      },
+    });
+    expect((await endOf(taskId)).status).toBe("done");
+    const task = await double.inspect(taskId);
+    expect(task.events.map((e) => e.type)).toEqual(["assistant.final", "terminal"]);
+    expect(task.completion).toMatchObject({ status: "done" });
+    const paths = double.requests.map((r) => `${r.method} ${r.path}`);
+    expect(paths.some((p) => p.endsWith("/work"))).toBe(false);
+    expect(paths.filter((p) => p.endsWith(`/tasks/${taskId}/events`))).toEqual([]);
+    expect(double.claimNexts()).toBeGreaterThan(0);
+  });
+
   it("heartbeats while the handler runs", async () => {
     const { double, start, endOf } = await setup({ heartbeatIntervalMs: 100 });
     const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });

@@ -4,7 +4,11 @@ import { RunnerProtocolError } from "../client/runner-protocol-error.js";
 import { openWakeStream } from "../client/wake-stream.js";
 import { type Timers, sleep, systemTimers } from "../timers.js";
 import type { Assignment, CreateAssignment, RespondAssignment, SendAssignment } from "../v1/assignment.js";
+import { CLAIM_NEXT_PROTOCOL } from "../v1/capabilities.js";
 import type { WorkKind } from "../v1/work-kinds.js";
+
+/** How long a runner speaking protocol 3 lets events gather before posting them (the tail rides on complete). */
+const EVENT_HOLD_MS = 20;
 import { type TaskHandler, type TaskOutcome, isGone, runTask } from "./run-task.js";
 
 /** One handler per kind of work the runner takes; a kind without a handler is never claimed. */
@@ -31,6 +35,12 @@ export interface RunRunnerOptions {
   handlers: RunnerHandlers;
   /** Tasks run at once. Default 1. */
   concurrency?: number;
+  /**
+   * The protocol the gateway answered at the token mint. From 3 on, the runner claims with one
+   * `claim-next` request instead of a work listing and claims, and its completions carry the last
+   * events. Default 1 (the listing, understood by every gateway).
+   */
+  gatewayProtocolVersion?: number;
   /** Listen on the SSE wake stream. Default true; without it the runner only polls. */
   wakeStream?: boolean;
   /** The backstop poll when no wake-up comes. Default 60 s. */
@@ -65,6 +75,7 @@ export function runRunner(options: RunRunnerOptions): Runner {
   const timers = options.timers ?? systemTimers;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const concurrency = options.concurrency ?? 1;
+  const claimsNext = (options.gatewayProtocolVersion ?? 1) >= CLAIM_NEXT_PROTOCOL;
   const pollIntervalMs = options.pollIntervalMs ?? 60_000;
   const log = options.logger;
   const stopping = new AbortController();
@@ -109,6 +120,8 @@ export function runRunner(options: RunRunnerOptions): Runner {
       timers,
       backoff,
       stopSignal: stopping.signal,
+      eventsOnComplete: claimsNext,
+      ...(claimsNext ? { eventHoldMs: EVENT_HOLD_MS } : {}),
       ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     })
       .then((outcome) => {
@@ -128,8 +141,25 @@ export function runRunner(options: RunRunnerOptions): Runner {
   const takesControl = [...CONTROL_KINDS].some((kind) => options.handlers[kind]);
   const fits = (kind: WorkKind) => slotFree() || CONTROL_KINDS.has(kind);
 
+  /** Protocol 3: one request per claim, for the kinds that fit now, until the gateway has none. */
+  const drainNext = async (): Promise<boolean> => {
+    const handled = (Object.keys(options.handlers) as WorkKind[]).filter((kind) => options.handlers[kind]);
+    for (;;) {
+      const kinds = handled.filter(fits);
+      if (kinds.length === 0 || stopping.signal.aborted) return true;
+      try {
+        const assignment = await options.client.claimNext(kinds, stopping.signal);
+        if (!assignment) return true;
+        start(assignment);
+      } catch (error) {
+        report(error, "claim");
+        return false;
+      }
+    }
+  };
+
   /** Claims work until none is left (or only turns are left and every slot is busy); false when the gateway failed us. */
-  const drain = async (): Promise<boolean> => {
+  const drainListed = async (): Promise<boolean> => {
     for (;;) {
       if ((!slotFree() && !takesControl) || stopping.signal.aborted) return true;
       let items;
@@ -158,6 +188,8 @@ export function runRunner(options: RunRunnerOptions): Runner {
       if (claimed === 0) return true;
     }
   };
+
+  const drain = claimsNext ? drainNext : drainListed;
 
   const loop = (async () => {
     let failures = 0;

@@ -47,6 +47,10 @@ export async function runTask(
     heartbeatIntervalMs?: number;
     /** The runner is stopping. */
     stopSignal: AbortSignal;
+    /** The gateway speaks protocol 3: the last events ride on the completion. */
+    eventsOnComplete?: boolean;
+    /** How long an events post waits to batch more (see EventOutbox). */
+    eventHoldMs?: number;
   },
 ): Promise<TaskOutcome> {
   const { client } = deps;
@@ -64,7 +68,7 @@ export async function runTask(
     leaseOver.abort();
   };
   const channel = AbortSignal.any([leaseOver.signal, deps.stopSignal]);
-  const outbox = new EventOutbox({ ...deps, taskId, attempt, signal: channel });
+  const outbox = new EventOutbox({ ...deps, taskId, attempt, signal: channel, ...(deps.eventHoldMs ? { holdMs: deps.eventHoldMs } : {}) });
 
   const heartbeats = heartbeatLoop(assignment, deps, leaseOver.signal, {
     onLost: lost,
@@ -93,9 +97,9 @@ export async function runTask(
     type: "terminal",
     payload: { status: result.status, ...(result.status === "failed" ? { error: result.error } : {}) },
   });
-  await outbox.flush();
+  const events = deps.eventsOnComplete ? await outbox.detachTail() : (await outbox.flush(), []);
   try {
-    await retryUntilSettled(() => client.complete(taskId, { ...result, attempt }, channel), {
+    await retryUntilSettled(() => client.complete(taskId, { ...result, attempt, ...(events.length > 0 ? { events } : {}) }, channel), {
       ...deps,
       signal: channel,
     });

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { isDeepStrictEqual } from "node:util";
 import type { z } from "zod";
-import { type Answer, type Assignment, ClaimRequestSchema } from "../v1/assignment.js";
+import { type Answer, type Assignment, ClaimNextRequestSchema, ClaimRequestSchema } from "../v1/assignment.js";
 import { canRunnerTake, grantCapabilities, RUNNER_PROTOCOL_VERSION, taskRequirements } from "../v1/capabilities.js";
 import { type CompleteRequest, CompleteRequestSchema } from "../v1/complete.js";
 import { RUNNER_ERROR_STATUS, type RunnerErrorCode } from "../v1/error-body.js";
@@ -87,6 +87,26 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     task.state === "queued" &&
     (task.pinnedRunnerId === null || task.pinnedRunnerId === runner.r) &&
     canRunnerTake({ protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: registered.get(runner.r) ?? [] }, taskRequirements(task)).ok;
+  const claim = (task: DoubleTask, runner: RunnerTokenClaims): Assignment => {
+    Object.assign(task, { state: "claimed", attempt: task.attempt + 1, runnerId: runner.r, leaseExpiresAt: Date.now() + LEASE_MS, events: [] });
+    const lease = { taskId: task.taskId, sessionId: `rs_${task.taskId}`, attempt: task.attempt, leaseExpiresAt: new Date(task.leaseExpiresAt).toISOString(), heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1_000, model: null };
+    if (task.respond) return { ...lease, kind: "remote_session.respond", localSessionId: "ses_1", workspaceId: null, ...task.respond };
+    return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, workspaceId: null };
+  };
+  /** Appends events held-replays-gaps as the gateway does. */
+  const append = (task: DoubleTask, events: TaskEvent[]) => {
+    const fresh: TaskEvent[] = [];
+    for (const event of events) {
+      const held = task.events[event.sequence - 1];
+      if (held) {
+        if (!isDeepStrictEqual(held, event)) throw new Refusal("event_conflict", `event ${event.sequence} differs from the one held`);
+      } else if (event.sequence !== task.events.length + fresh.length + 1) {
+        throw new Refusal("sequence_gap", `expected sequence ${task.events.length + fresh.length + 1}`);
+      } else fresh.push(event);
+    }
+    task.events.push(...fresh);
+  };
+  let claimNexts = 0;
   const writeNotification = (stream: ServerResponse, n: { id: number; taskId: string }) =>
     stream.write(
       `id: ${n.id}\nevent: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(n.id), taskId: n.taskId })}\n\n`,
@@ -126,10 +146,14 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
       const task = tasks.get(taskId);
       if (!task || (task.pinnedRunnerId !== null && task.pinnedRunnerId !== runner.r)) throw new Refusal("not_found", "no such task");
       if (!eligible(task, runner)) throw new Refusal("claim_conflict", "the task is not claimable");
-      Object.assign(task, { state: "claimed", attempt: task.attempt + 1, runnerId: runner.r, leaseExpiresAt: Date.now() + LEASE_MS, events: [] });
-      const lease = { taskId, sessionId: `rs_${taskId}`, attempt: task.attempt, leaseExpiresAt: new Date(task.leaseExpiresAt).toISOString(), heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1_000, model: null };
-      if (task.respond) return { assignment: { ...lease, kind: "remote_session.respond", localSessionId: "ses_1", workspaceId: null, ...task.respond } };
-      return { assignment: { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, workspaceId: null } };
+      return { assignment: claim(task, runner) };
+    },
+    "POST /tasks/claim-next": ({ body, headers }) => {
+      const runner = authenticate(headers.authorization as string | undefined);
+      const { kinds } = parse(ClaimNextRequestSchema, body);
+      const task = [...tasks.values()].find((t) => eligible(t, runner) && (!kinds || kinds.includes(t.kind)));
+      claimNexts++;
+      return { assignment: task ? claim(task, runner) : null };
     },
     "POST /heartbeat": ({ body, headers }, _response, taskId) => {
       const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));
@@ -142,26 +166,18 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
       const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));
       const request = parse(PostEventsRequestSchema, body);
       if (!leaseHeld(task, request.attempt)) throw new Refusal("lease_lost", "the lease of this attempt is gone");
-      const fresh: TaskEvent[] = [];
-      for (const event of request.events) {
-        const held = task.events[event.sequence - 1];
-        if (held) {
-          if (!isDeepStrictEqual(held, event)) throw new Refusal("event_conflict", `event ${event.sequence} differs from the one held`);
-        } else if (event.sequence !== task.events.length + fresh.length + 1) {
-          throw new Refusal("sequence_gap", `expected sequence ${task.events.length + fresh.length + 1}`);
-        } else fresh.push(event);
-      }
-      task.events.push(...fresh);
+      append(task, request.events);
       return { taskId, attempt: request.attempt, nextSequence: task.events.length + 1 };
     },
     "POST /complete": ({ body, headers }, _response, taskId) => {
       const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));
-      const request = parse(CompleteRequestSchema, body);
+      const { events, ...request } = parse(CompleteRequestSchema, body);
       if (task.completion) {
         if (isDeepStrictEqual(task.completion, request)) return { taskId, state: task.state };
         throw new Refusal("completion_conflict", "the task was completed differently");
       }
       if (!leaseHeld(task, request.attempt)) throw new Refusal("lease_lost", "the lease of this attempt is gone");
+      if (events) append(task, events);
       task.completion = request;
       task.state = request.status;
       return { taskId, state: task.state };
@@ -199,6 +215,8 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     memberToken: string;
     closeStreams(): void;
     requests: typeof server.requests;
+    /** How many `claim-next` requests it answered. */
+    claimNexts(): number;
     /** Queues an answer for the runner (pinned to it), as the gateway does for a waiting turn. */
     enqueueRespond(input: { runnerId: string; requestId: string; answer: Answer }): Promise<{ taskId: string }>;
   } = {
@@ -209,6 +227,7 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
       registered.set(runnerId, capabilities);
       return { token: mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId, capabilities: [], audience: baseUrl }).token };
     },
+    claimNexts: () => claimNexts,
     enqueueCreate: async ({ title, prompt, runnerId }) => enqueue({ kind: "remote_session.create", title, prompt, pinnedRunnerId: runnerId ?? null }),
     enqueueRespond: async ({ runnerId, requestId, answer }) =>
       enqueue({ kind: "remote_session.respond", title: "", prompt: null, pinnedRunnerId: runnerId, respond: { requestId, answer } }),

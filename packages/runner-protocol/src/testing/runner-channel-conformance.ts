@@ -63,6 +63,31 @@ export function describeRunnerChannel(name: string, makeHarness: () => Promise<R
       return runner;
     };
 
+    // First: claim-next takes the oldest task the runner may take, and no other test has left one yet.
+    it("(protocol 3) claims with claim-next, and takes the attempt's last events on the completion", async () => {
+      const { client, runnerId } = await newClient();
+      expect(await client.claimNext()).toBeNull();
+      const { taskId } = await harness.enqueueCreate({ title: "next", prompt: "p", runnerId });
+      expect(await client.claimNext(["remote_session.send"])).toBeNull();
+      expect(await client.claimNext()).toMatchObject({ taskId, kind: "remote_session.create", attempt: 1, title: "next" });
+      expect(await client.claimNext()).toBeNull();
+      const bound = { sequence: 1, type: "session.bound" as const, payload: { localSessionId: "ses_next" } };
+      await client.postEvents(taskId, 1, [bound]);
+      // A gap is refused whole: nothing is completed.
+      const gap = [{ sequence: 3, type: "terminal" as const, payload: { status: "done" as const } }];
+      const refused = await client.complete(taskId, { attempt: 1, status: "done", localSessionId: "ses_next", events: gap }).catch((e: unknown) => e);
+      expect(RunnerProtocolError.isInstance(refused) && refused.status).toBe(409);
+      expect((await harness.inspect(taskId)).state).toBe("claimed");
+      // The events already held may be replayed alongside the new ones; the completion replays too.
+      const events = [bound, { sequence: 2, type: "assistant.final" as const, payload: { messageId: "m1", text: "hi" } }];
+      const body = { attempt: 1, status: "done" as const, localSessionId: "ses_next", events };
+      expect(await client.complete(taskId, body)).toMatchObject({ taskId, state: "done" });
+      expect(await client.complete(taskId, body)).toMatchObject({ taskId, state: "done" });
+      const seen = await harness.inspect(taskId);
+      expect(seen.events.map((e) => [e.sequence, e.type])).toEqual([[1, "session.bound"], [2, "assistant.final"]]);
+      expect(seen.completion).toEqual({ attempt: 1, status: "done", localSessionId: "ses_next" });
+    });
+
     it("offers a pinned task to its runner only, and a claim race has one winner", async () => {
       const a = await newClient();
       const b = await newClient();

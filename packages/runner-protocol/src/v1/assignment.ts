@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AttemptSchema, GatewayIdSchema, LocalIdSchema, ModelSchema, RequestIdSchema, TimestampSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
+import { WORK_KINDS } from "./work-kinds.js";
 
 /** `POST tasks/:id/claim` takes no fields; an empty or absent body is fine. */
 export const ClaimRequestSchema = z.strictObject({});
@@ -67,3 +68,16 @@ export type RespondAssignment = z.infer<typeof RespondAssignmentSchema>;
 
 export const ClaimResponseSchema = z.looseObject({ assignment: AssignmentSchema });
 export type ClaimResponse = z.infer<typeof ClaimResponseSchema>;
+
+/**
+ * `POST tasks/claim-next` (protocol 3): claim the oldest task this runner may take now, of the
+ * kinds it names (default: every kind it has the capabilities for). One request instead of a work
+ * listing and a claim per try, and no claim conflicts: candidates others hold are skipped.
+ */
+export const ClaimNextRequestSchema = z.strictObject({
+  kinds: z.array(z.enum(WORK_KINDS)).min(1).max(WORK_KINDS.length).optional(),
+});
+export type ClaimNextRequest = z.infer<typeof ClaimNextRequestSchema>;
+
+/** The claimed assignment, or null: nothing this runner may take now. */
+export const ClaimNextResponseSchema = z.looseObject({ assignment: AssignmentSchema.nullable() });

@@ -6,8 +6,13 @@ import type { WorkKind } from "./work-kinds.js";
  * The protocol version this package speaks. Bumped only for changes old runners cannot ignore.
  * 2: capability names of our own that cannot be mistaken for OpenWork's (v1 runners declared
  * `remote_session_v1`, which means OpenWork's command protocol to OpenWork desktops).
+ * 3: `POST tasks/claim-next` (claim any eligible task in one request) and completions that carry
+ * the attempt's last events. A runner uses them only with a gateway that answered 3 or more.
  */
-export const RUNNER_PROTOCOL_VERSION = 2;
+export const RUNNER_PROTOCOL_VERSION = 3;
+
+/** The gateway protocol from which a runner may use `claim-next` and events on `complete`. */
+export const CLAIM_NEXT_PROTOCOL = 3;
 
 /**
  * Capabilities a runner of this protocol may declare. New work is gated by a capability, never by

@@ -1,6 +1,21 @@
 import { z } from "zod";
 import { AttemptSchema, ErrorDetailSchema, GatewayIdSchema, LocalIdSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
+import { TaskEventSchema } from "./task-events.js";
+
+/**
+ * Protocol 3: the attempt's last events, appended in the completion's transaction (one request
+ * and one write instead of two). Consecutive, after those already posted; the same rules as
+ * `POST tasks/:id/events`.
+ */
+const trailingEvents = {
+  events: z
+    .array(TaskEventSchema)
+    .min(1)
+    .max(LIMITS.eventsPerPost)
+    .refine((events) => events.every((e, i) => i === 0 || e.sequence === events[i - 1]!.sequence + 1), "events must have consecutive sequence numbers")
+    .optional(),
+};
 
 /** The attempt finished its work. */
 export const DoneResultSchema = z.strictObject({
@@ -9,6 +24,7 @@ export const DoneResultSchema = z.strictObject({
   localSessionId: LocalIdSchema,
   workspaceId: LocalIdSchema.optional(),
   summary: z.string().max(LIMITS.summary).optional(),
+  ...trailingEvents,
 });
 
 /** The attempt could not do its work; `error.code` says why (`model_access_lost`, …). */
@@ -17,6 +33,7 @@ export const FailedResultSchema = z.strictObject({
   status: z.literal("failed"),
   error: ErrorDetailSchema,
   localSessionId: LocalIdSchema.optional(),
+  ...trailingEvents,
 });
 
 /** The attempt stopped because the gateway asked it to (`cancelRequested`). */
@@ -25,6 +42,7 @@ export const CancelledResultSchema = z.strictObject({
   status: z.literal("cancelled"),
   localSessionId: LocalIdSchema.optional(),
   reason: z.string().max(LIMITS.reason).optional(),
+  ...trailingEvents,
 });
 
 /**
@@ -38,10 +56,10 @@ export const CompleteRequestSchema = z.discriminatedUnion("status", [
 ]);
 export type CompleteRequest = z.infer<typeof CompleteRequestSchema>;
 
-/** A completion without its attempt: what a handler returns. */
+/** A completion without its attempt or events: what a handler returns. */
 export type TaskResult = CompleteRequest extends infer R
   ? R extends CompleteRequest
-    ? Omit<R, "attempt">
+    ? Omit<R, "attempt" | "events">
     : never
   : never;
 

@@ -8,6 +8,8 @@ export const RUNNER_PATHS = {
   work: "/work",
   events: "/events",
   claim: (taskId: string) => `/tasks/${encodeURIComponent(taskId)}/claim`,
+  /** Protocol 3: claims any task this runner may take now, oldest first. */
+  claimNext: "/tasks/claim-next",
   heartbeat: (taskId: string) => `/tasks/${encodeURIComponent(taskId)}/heartbeat`,
   taskEvents: (taskId: string) => `/tasks/${encodeURIComponent(taskId)}/events`,
   complete: (taskId: string) => `/tasks/${encodeURIComponent(taskId)}/complete`,

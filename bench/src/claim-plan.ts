@@ -1,0 +1,86 @@
+// The claim under a full table: claim-next → complete for one runner, with the task table empty,
+// holding FINISHED (100 000) finished tasks of the same member, and after retention pruned them;
+// each beside the plan PostgreSQL chose for the candidate query and the buffers it touched.
+import { pruneLedger } from "@openwork/remote-session-core";
+import { benchDatabase, report, summarize } from "./harness.js";
+import { benchGateway, member } from "./gateway-fixture.js";
+
+const FINISHED = Number(process.env.FINISHED ?? 100_000);
+const SAMPLES = Number(process.env.SAMPLES ?? 300);
+
+const db = await benchDatabase("claim-plan");
+const rows: Record<string, Record<string, unknown>> = {};
+try {
+  const fixture = await benchGateway(db.url);
+  const { sql } = fixture;
+  const client = await fixture.runnerClient("bench-claim-plan-01");
+  const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
+
+  /** Queues SAMPLES tasks, then times claim-next and complete for each; with the candidate query's plan. */
+  const measure = async (label: string) => {
+    for (let i = 0; i < SAMPLES; i++) {
+      const created = await fixture.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
+      if (created.isError) throw new Error(created.content[0]?.text);
+    }
+    const plan = await sql.unsafe(
+      `explain (analyze, buffers, format json)
+       select t.id from desktop_task t
+       where t.organization_id = $1 and t.member_id = $2 and t.state = 'queued' and t.claim_deadline > now()
+       order by t.created_at limit 1 for update skip locked`,
+      [member.organizationId, member.memberId],
+    );
+    const top = (plan[0] as unknown as { "QUERY PLAN": { Plan: PlanNode; "Execution Time": number }[] })["QUERY PLAN"][0]!;
+    const claims: number[] = [];
+    const completes: number[] = [];
+    for (;;) {
+      const t0 = performance.now();
+      const assignment = await client.claimNext();
+      if (!assignment) break;
+      claims.push(performance.now() - t0);
+      const t1 = performance.now();
+      await client.complete(assignment.taskId, { attempt: assignment.attempt, status: "done", localSessionId: `ses_${assignment.taskId}` });
+      completes.push(performance.now() - t1);
+    }
+    const [{ count }] = (await sql`select count(*)::int as count from desktop_task`) as unknown as [{ count: number }];
+    rows[`${label}: claim-next`] = { ...summarize(claims), unit: "ms", tasksInTable: count, plan: indexesOf(top.Plan).join(" > "), buffers: top.Plan["Shared Hit Blocks"] ?? 0, candidateQueryMs: +top["Execution Time"].toFixed(3) };
+    rows[`${label}: complete`] = { ...summarize(completes), unit: "ms" };
+  };
+
+  await measure("empty table (baseline)");
+  // Finished work of the same member, as months of use leave it (one session per task).
+  await sql`
+    insert into remote_session (id, organization_id, user_id, target, title, state, last_activity_at)
+    select 'rs_' || lpad(to_hex(i), 26, '0'), ${member.organizationId}, ${member.userId!}, 'desktop', 'old', 'idle', now() - interval '40 days'
+    from generate_series(1, ${FINISHED}) as i`;
+  await sql`
+    insert into desktop_task (id, organization_id, member_id, session_id, kind, state, title, required_protocol, required_capabilities, claim_deadline, created_at, finished_at)
+    select 'rst_' || lpad(to_hex(i), 26, '0'), ${member.organizationId}, ${member.memberId}, 'rs_' || lpad(to_hex(i), 26, '0'), 'remote_session.create', 'done', 'old', 1, '{}',
+           now() - interval '40 days', now() - interval '40 days', now() - interval '40 days'
+    from generate_series(1, ${FINISHED}) as i`;
+  await sql`analyze desktop_task`;
+  await measure(`${FINISHED.toLocaleString("en")} finished tasks of the same member`);
+  while ((await pruneLedger(sql)).sessions > 0) {}
+  await sql`analyze desktop_task`;
+  await measure("after retention pruned them");
+  await fixture.close();
+} finally {
+  await db.stop();
+}
+await report("claim-plan", db.server, rows, [
+  `One runner (protocol 3) claims ${SAMPLES} store-and-forward tasks one by one (claim-next, then complete) over HTTP. The plan is the candidate query's (EXPLAIN ANALYZE, the member's queued tasks oldest first, FOR UPDATE SKIP LOCKED); buffers = shared blocks hit.`,
+  "The finished tasks are 40 days quiet, so pruneLedger (the retention pass) deletes them with their sessions.",
+]);
+process.exit(0);
+
+interface PlanNode {
+  "Node Type": string;
+  "Index Name"?: string;
+  "Shared Hit Blocks"?: number;
+  Plans?: PlanNode[];
+}
+
+/** The plan's nodes, outermost first, each with the index it used. */
+function indexesOf(node: PlanNode): string[] {
+  const here = node["Index Name"] ? `${node["Node Type"]} (${node["Index Name"]})` : node["Node Type"];
+  return [here, ...(node.Plans ?? []).flatMap(indexesOf)];
+}
