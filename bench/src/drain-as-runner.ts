@@ -30,16 +30,15 @@ export async function drainAsRunner(client: RunnerClient): Promise<{ done: numbe
 
 /**
  * The protocol-3 loop for a short task, as `runRunner` runs it against a gateway that answered 3:
- * `claim-next` (no listing, no conflicts), then `complete` carrying the attempt's events (a task
- * shorter than the heartbeat interval sends no heartbeat). Two requests per task.
+ * one `claim-next` to start, then each `complete` carries the attempt's events and claims the next
+ * task (a task shorter than the heartbeat interval sends no heartbeat). One request per task.
  */
 export async function drainWithClaimNext(client: RunnerClient): Promise<{ done: number; conflicts: number }> {
   let done = 0;
-  for (;;) {
-    const assignment = await client.claimNext();
-    if (!assignment) return { done, conflicts: 0 };
+  let assignment = await client.claimNext();
+  while (assignment) {
     const { taskId, attempt } = assignment;
-    await client.complete(taskId, {
+    const answer = await client.complete(taskId, {
       attempt,
       status: "done",
       localSessionId: `ses_${taskId}`,
@@ -47,7 +46,10 @@ export async function drainWithClaimNext(client: RunnerClient): Promise<{ done: 
         { sequence: 1, type: "assistant.final", payload: { messageId: "m1", text: "done" } },
         { sequence: 2, type: "terminal", payload: { status: "done" } },
       ],
+      next: {},
     });
     done++;
+    assignment = answer.next ?? (await client.claimNext());
   }
+  return { done, conflicts: 0 };
 }

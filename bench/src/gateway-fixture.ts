@@ -32,14 +32,17 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     runnerRequests++;
     return fetch(input, init);
   };
-  const runnerClient = async (runnerId: string): Promise<RunnerClient> => {
+  /** Registers a runner of the bench member and returns its token. */
+  const runnerToken = async (runnerId: string): Promise<string> => {
     const minted = await requestRunnerToken({
       baseUrl: gateway.baseUrl,
       memberToken: member.sessionToken,
       request: { runnerId, name: runnerId, platform: "linux", appVersion: "bench", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
     });
-    return createRunnerClient({ baseUrl: gateway.baseUrl, token: minted.token, fetch: counted });
+    return minted.token;
   };
+  const runnerClient = async (runnerId: string): Promise<RunnerClient> =>
+    createRunnerClient({ baseUrl: gateway.baseUrl, token: await runnerToken(runnerId), fetch: counted });
   const mcpClient = async (as: DevMember = member) => {
     const client = new Client({ name: "bench", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${as.mcpToken}` } } }));
@@ -49,6 +52,7 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     gateway,
     sql,
     runnerClient,
+    runnerToken,
     /** How many requests the runner clients have sent so far. */
     runnerRequests: () => runnerRequests,
     mcpClient,

@@ -1,7 +1,10 @@
 // Claim throughput: 16 runners doing claim → heartbeat → events → complete through the HTTP
 // routes, tasks per second; beside graphile-worker with 16 concurrent workers on the same Postgres.
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
-import { drainAsRunner, drainWithClaimNext } from "./drain-as-runner.js";
+import { writeFile } from "node:fs/promises";
+import { Session } from "node:inspector/promises";
+import { fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { benchDatabase, report } from "./harness.js";
 import { benchGateway } from "./gateway-fixture.js";
 
@@ -13,7 +16,7 @@ const db = await benchDatabase("throughput");
 const rows: Record<string, Record<string, unknown>> = {};
 try {
   const fixture = await benchGateway(db.url);
-  const clients = await Promise.all(Array.from({ length: RUNNERS }, (_, i) => fixture.runnerClient(`bench-throughput-${String(i).padStart(2, "0")}`)));
+  const tokens = await Promise.all(Array.from({ length: RUNNERS }, (_, i) => fixture.runnerToken(`bench-throughput-${String(i).padStart(2, "0")}`)));
   // Enqueue through the desktop target (store-and-forward: any of the member's runners may claim).
   const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
   const enqueue = async () => {
@@ -22,19 +25,24 @@ try {
       if (result.isError) throw new Error(result.content[0]?.text);
     }
   };
-  const drain = async (label: string, loop: typeof drainAsRunner, requestsPerTask: number) => {
+  const drain = async (label: string, loop: "listed" | "next", requestsPerTask: number) => {
     await enqueue();
-    const requestsBefore = fixture.runnerRequests();
-    const started = performance.now();
-    const outcomes = await Promise.all(clients.map((client) => loop(client)));
-    const done = outcomes.reduce((n, o) => n + o.done, 0);
-    const conflicts = outcomes.reduce((n, o) => n + o.conflicts, 0);
-    const seconds = (performance.now() - started) / 1000;
-    const requests = fixture.runnerRequests() - requestsBefore;
+    const profiling = process.env.PROFILE ? await startProfile() : null;
+    // The runners drain from a process of their own; tsx compiles it as it does this file.
+    const runners = fork(fileURLToPath(new URL("./runner-process.ts", import.meta.url)), { execArgv: ["--import", "tsx", ...(process.env.PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.PROFILE}-runners`] : [])] });
+    runners.send({ baseUrl: fixture.gateway.baseUrl, tokens, loop });
+    const outcome = await new Promise<{ done: number; conflicts: number; requests: number; seconds: number }>((resolve, reject) => {
+      runners.once("message", (message) => resolve(message as never));
+      runners.once("exit", (code) => reject(new Error(`the runner process exited (${code})`)));
+    });
+    await new Promise((resolve) => runners.once("exit", resolve));
+    await profiling?.(`${process.env.PROFILE}-${loop}.cpuprofile`);
+    const { done, conflicts, requests, seconds } = outcome;
     rows[label] = { tasks: done, seconds: +seconds.toFixed(2), perSecond: Math.round(done / seconds), requestsPerTask: +(requests / done).toFixed(2), nominal: requestsPerTask, claimConflicts: conflicts };
   };
-  await drain("ours, protocol 2: work → claim → heartbeat → events → complete", drainAsRunner, 5);
-  await drain("ours, protocol 3: claim-next → complete with events", drainWithClaimNext, 2);
+  // ONLY=next measures protocol 3 alone (for a CPU profile of it).
+  if (process.env.ONLY !== "next") await drain("ours, protocol 2: work → claim → heartbeat → events → complete", "listed", 5);
+  await drain("ours, protocol 3: complete with events + claim of the next task", "next", 1);
   await fixture.close();
 
   const utils = await makeWorkerUtils({ connectionString: db.url, logger: quiet });
@@ -66,7 +74,21 @@ try {
   await db.stop();
 }
 await report("throughput", db.server, rows, [
-  "ours: 16 runner clients in one process. Protocol 2: a work listing, then claim, heartbeat, events, complete (5 requests, 4 write transactions). Protocol 3: claim-next, then complete carrying the events (2 requests, 2 write transactions). requestsPerTask counts every runner request the gateway answered, the final empty look included.",
+  "ours: 16 runner clients in a process of their own (runners are other machines; the gateway's process runs the gateway only), over HTTP on 127.0.0.1. Protocol 2: a work listing, then claim, heartbeat, events, complete (5 requests, 4 write transactions). Protocol 3: each complete carries the attempt's events and claims the runner's next task (1 request, 2 write transactions; claim-next only to start and after an empty answer). requestsPerTask counts every runner request the gateway answered, the final empty look included.",
   "graphile-worker 0.16.6: jobs queued beforehand with addJob, then one worker with concurrency 16 runs no-op tasks (no network hop).",
 ]);
 process.exit(0);
+
+/** PROFILE=<path>: a CPU profile of the drain (gateway and runner clients share this process). */
+async function startProfile(): Promise<(file: string) => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 200 });
+  await session.post("Profiler.start");
+  return async (file) => {
+    const { profile } = await session.post("Profiler.stop");
+    await writeFile(file, JSON.stringify(profile));
+    session.disconnect();
+  };
+}

@@ -1,4 +1,5 @@
 import {
+  type Assignment,
   ClaimNextRequestSchema,
   ClaimRequestSchema,
   CompleteRequestSchema,
@@ -39,16 +40,32 @@ const CLAIM_NEXT_TRIES = 5;
 /** `POST tasks/claim-next` (protocol 3): the oldest task this runner may take now, or `{ assignment: null }`. */
 export async function handleClaimNext(ctx: RouteContext, runner: RunnerIdentity, request: Request): Promise<Response> {
   const { kinds } = parseOrRefuse(ClaimNextRequestSchema, await readJsonBody(request));
-  const takes = kindsRunnerTakes(runner).filter((kind) => !kinds || (kinds as string[]).includes(kind));
-  for (let i = 0; i < CLAIM_NEXT_TRIES && takes.length > 0; i++) {
-    const outcome = await ctx.sql.begin((tx) => claimNextTask(tx, runner, takes, ctx.leaseMs));
-    if (!outcome) break;
-    if (!(await acceptClaim(ctx, runner, outcome))) {
-      return json(200, { assignment: toAssignment(outcome.task, outcome.localSessionId, ctx.heartbeatIntervalMs) });
-    }
-  }
-  return json(200, { assignment: null });
+  return json(200, { assignment: await claimNext(ctx, runner, kinds) });
 }
+
+/**
+ * The oldest task of `kinds` this runner may take now, claimed and checked; null when none. A
+ * first claim already made (in a completion's transaction) is checked first.
+ */
+async function claimNext(
+  ctx: RouteContext,
+  runner: RunnerIdentity,
+  kinds: readonly string[] | undefined,
+  options: { after?: string; first?: ClaimOutcome | null } = {},
+): Promise<Assignment | null> {
+  const takes = takenKinds(runner, kinds);
+  let outcome = options.first;
+  for (let i = 0; i < CLAIM_NEXT_TRIES && takes.length > 0; i++) {
+    outcome ??= await ctx.sql.begin((tx) => claimNextTask(tx, runner, takes, ctx.leaseMs, options.after));
+    if (!outcome) break;
+    if (!(await acceptClaim(ctx, runner, outcome))) return toAssignment(outcome.task, outcome.localSessionId, ctx.heartbeatIntervalMs);
+    outcome = undefined;
+  }
+  return null;
+}
+
+/** The kinds a claim-next may hand this runner: what it takes, narrowed to what it asked for. */
+const takenKinds = (runner: RunnerIdentity, kinds: readonly string[] | undefined) => kindsRunnerTakes(runner).filter((kind) => !kinds || kinds.includes(kind));
 
 /** Runs the claim-time checks on a fresh claim: a refusal fails the task and is returned. */
 async function acceptClaim(ctx: RouteContext, runner: RunnerIdentity, outcome: ClaimOutcome): Promise<{ code: string; message: string } | null> {
@@ -96,7 +113,26 @@ export async function handleTaskEvents(ctx: RouteContext, runner: RunnerIdentity
 /** `POST tasks/:id/complete`. */
 export async function handleComplete(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
   const body = parseOrRefuse(CompleteRequestSchema, await readJsonBody(request));
-  const answer = await ctx.sql.begin((tx) => completeTask(tx, runner, taskId, body));
+  const takes = body.next ? takenKinds(runner, body.next.kinds) : [];
+  // Protocol 3: the runner's next task is claimed in the completion's transaction.
+  const { done, first } = await ctx.sql.begin(async (tx) => {
+    const done = await completeTask(tx, runner, taskId, body);
+    const first = !done.replayed && takes.length > 0 ? await claimNextTask(tx, runner, takes, ctx.leaseMs, taskId) : null;
+    return { done, first };
+  });
+  const { replayed, nextTaskId, ...answer } = done;
   ctx.logger.info("desktop runner: task completed", { taskId, runnerId: runner.runnerId, status: body.status });
-  return json(200, answer);
+  if (!body.next) return json(200, answer);
+  // A replay hands back the task the first answer carried, while this runner still holds it.
+  if (replayed) return json(200, { ...answer, next: nextTaskId ? await heldAssignment(ctx, runner, nextTaskId) : null });
+  return json(200, { ...answer, next: first ? await claimNext(ctx, runner, body.next.kinds, { after: taskId, first }) : null });
+}
+
+/** The assignment of a task this runner claimed and still holds, else null. */
+async function heldAssignment(ctx: RouteContext, runner: RunnerIdentity, taskId: string): Promise<Assignment | null> {
+  const outcome = await ctx.sql.begin((tx) => claimTask(tx, runner, taskId, ctx.leaseMs)).catch((error: unknown) => {
+    if (error instanceof ChannelRefusal) return null;
+    throw error;
+  });
+  return outcome?.kind === "replayed" ? toAssignment(outcome.task, outcome.localSessionId, ctx.heartbeatIntervalMs) : null;
 }

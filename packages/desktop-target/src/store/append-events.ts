@@ -4,7 +4,7 @@ import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork
 import { ChannelRefusal } from "../channel-refusal.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
 import { type LiveState, syncSessionState } from "./sync-session-state.js";
-import type { RunnerIdentity, TaskRow } from "./task-row.js";
+import type { RunnerIdentity } from "./task-row.js";
 
 /**
  * Appends a batch of events to the runner's attempt. Events already held must be replayed
@@ -17,33 +17,40 @@ export async function appendEvents(
   taskId: string,
   body: PostEventsRequest,
 ): Promise<PostEventsResponse> {
-  const task = await lockOwnTask(tx, runner, taskId);
+  // The task's lock and the events it holds, in one round trip.
+  const [task, held] = await Promise.all([lockOwnTask(tx, runner, taskId), heldEvents(tx, taskId, body.attempt, body.events)]);
   assertAttemptHeld(task, body.attempt);
-  const { fresh, nextSequence } = await storeEvents(tx, task, body.attempt, body.events);
+  const { fresh, nextSequence } = freshEvents(body.events, held);
   if (fresh.length > 0) {
+    await insertEvents(tx, taskId, body.attempt, fresh);
     const { patch, live } = await sessionEffects(tx, taskId, fresh);
     await syncSessionState(tx, task.session_id, patch, live);
   }
   return { taskId, attempt: body.attempt, nextSequence };
 }
 
+/** What an attempt holds of a batch: the sequence it expects next and the held events the batch replays. */
+export interface HeldEvents {
+  next: number;
+  held: [number, TaskEvent][];
+}
+
+/** Reads what the attempt holds from the batch's first sequence on (each part walks the key from its own end). */
+export async function heldEvents(tx: Queryable, taskId: string, attempt: number, events: TaskEvent[]): Promise<HeldEvents> {
+  const [row] = (await tx`
+    select
+      (select coalesce(max(sequence), 0) + 1 from desktop_task_event where task_id = ${taskId} and attempt = ${attempt}) as next,
+      (select coalesce(jsonb_agg(jsonb_build_array(sequence, event) order by sequence), '[]') from desktop_task_event
+       where task_id = ${taskId} and attempt = ${attempt} and sequence >= ${events[0]!.sequence}) as held`) as unknown as [HeldEvents];
+  return row;
+}
+
 /**
- * Stores the events of a locked, held attempt that it does not hold yet, after checking the
- * whole batch: replays must be unchanged, and the first new one must follow the last held.
+ * The events of a batch the attempt does not hold yet, after checking the whole batch: replays
+ * must be unchanged, and the first new one must follow the last held.
  */
-export async function storeEvents(
-  tx: Queryable,
-  task: Pick<TaskRow, "id">,
-  attempt: number,
-  events: TaskEvent[],
-): Promise<{ fresh: TaskEvent[]; nextSequence: number }> {
-  const first = events[0]!.sequence;
-  const held = await tx<{ sequence: number; event: TaskEvent }[]>`
-    select sequence, event from desktop_task_event
-    where task_id = ${task.id} and attempt = ${attempt} and sequence >= ${first} order by sequence`;
-  const [{ next } = { next: 1 }] = await tx<{ next: number }[]>`
-    select coalesce(max(sequence), 0) + 1 as next from desktop_task_event where task_id = ${task.id} and attempt = ${attempt}`;
-  const heldBySequence = new Map(held.map((row) => [row.sequence, row.event]));
+export function freshEvents(events: TaskEvent[], { next, held }: HeldEvents): { fresh: TaskEvent[]; nextSequence: number } {
+  const heldBySequence = new Map(held);
   const fresh = events.filter((event) => {
     if (event.sequence >= next) return true;
     if (!isDeepStrictEqual(heldBySequence.get(event.sequence), event)) {
@@ -54,13 +61,15 @@ export async function storeEvents(
   if (fresh.length > 0 && fresh[0]!.sequence !== next) {
     throw new ChannelRefusal("sequence_gap", `expected sequence ${next}, got ${fresh[0]!.sequence}`, { nextSequence: next });
   }
-  if (fresh.length > 0) {
-    await tx`
-      insert into desktop_task_event ${tx(
-        fresh.map((event) => ({ task_id: task.id, attempt, sequence: event.sequence, type: event.type, event: tx.json(event as never) })),
-      )}`;
-  }
   return { fresh, nextSequence: next + fresh.length };
+}
+
+/** Stores checked events (`freshEvents`). */
+export function insertEvents(tx: Queryable, taskId: string, attempt: number, fresh: TaskEvent[]) {
+  return tx`
+    insert into desktop_task_event ${tx(
+      fresh.map((event) => ({ task_id: taskId, attempt, sequence: event.sequence, type: event.type, event: tx.json(event as never) })),
+    )}`;
 }
 
 /** What new events change on the session: its local id, its live state, its last activity. */

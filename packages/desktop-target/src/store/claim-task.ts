@@ -24,31 +24,42 @@ export async function claimTask(tx: Queryable, runner: RunnerIdentity, taskId: s
  * same predicate as the work listing, locked `for update skip locked` so candidates other runners
  * are taking are passed over instead of fought for. Null when there is none. Runs in a transaction.
  */
-export async function claimNextTask(tx: Queryable, runner: RunnerIdentity, kinds: readonly TaskKind[], leaseMs: number): Promise<ClaimOutcome | null> {
-  return takeCandidate(tx, runner, leaseMs, tx`t.kind = any(${kinds as string[]}::text[]) order by t.created_at limit 1`);
+export async function claimNextTask(
+  tx: Queryable,
+  runner: RunnerIdentity,
+  kinds: readonly TaskKind[],
+  leaseMs: number,
+  /** A task this runner just completed: it remembers the claim (`next_task_id`), so its replay hands over the same task. */
+  after?: string,
+): Promise<ClaimOutcome | null> {
+  return takeCandidate(tx, runner, leaseMs, tx`t.kind = any(${kinds as string[]}::text[]) order by t.created_at limit 1`, after);
 }
 
 /** Claims the first eligible task `where` picks, and moves its session. */
-async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: number, where: PendingQuery<Row[]>): Promise<ClaimOutcome | null> {
+async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: number, where: PendingQuery<Row[]>, after?: string): Promise<ClaimOutcome | null> {
   const [claimed] = await tx<TaskRow[]>`
     with candidate as (
       select t.id from desktop_task t
       where ${eligibleFor(tx, runner)} and ${where}
-      for update skip locked)
-    update desktop_task d set
-      state = 'claimed', attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId}, claimed_via = ${runner.dialect ?? "desktop-runner"},
-      lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), claimed_at = now(), updated_at = now()
-    from candidate where d.id = candidate.id
-    returning d.*`;
+      for update skip locked),
+    claimed as (
+      update desktop_task d set
+        state = 'claimed', attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId}, claimed_via = ${runner.dialect ?? "desktop-runner"},
+        lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), claimed_at = now(), updated_at = now()
+      from candidate where d.id = candidate.id
+      returning d.*),
+    remembered as (
+      update desktop_task set next_task_id = (select id from claimed)
+      where id = ${after ?? null} and exists (select 1 from claimed))
+    select * from claimed`;
   if (!claimed) return null;
   // The runner that takes the create holds the session, in its own dialect.
   const holder = { runnerId: runner.runnerId, ...(runner.dialect === "openwork" ? { dialect: "openwork", commandId: claimed.id } : {}) };
-  await syncSessionState(tx, claimed.session_id, {
+  const session = await syncSessionState(tx, claimed.session_id, {
     activity: true,
     ...(claimed.kind === "remote_session.create" ? { targetRef: holder } : {}),
   });
-  const [bound] = await tx<{ target_session_id: string | null }[]>`select target_session_id from remote_session where id = ${claimed.session_id}`;
-  return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? bound?.target_session_id ?? null };
+  return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? session?.targetSessionId ?? null };
 }
 
 async function explainRefusal(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<ClaimOutcome> {

@@ -38,6 +38,8 @@ export interface TaskRow {
   claimed_via: RunnerDialect | null;
   /** A relayed read's or stop's input; a respond's request id and answer. */
   input: Record<string, unknown> | null;
+  /** The task its completion claimed for the same runner (protocol 3). */
+  next_task_id: string | null;
   /** A delivered OpenWork command's latest progress report, and its watermark (desktop clock, ms). */
   progress: Record<string, unknown> | null;
   progress_observed_at: string | null;

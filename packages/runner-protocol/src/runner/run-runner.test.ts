@@ -192,19 +192,24 @@ describe("runRunner", () => {
     const { double, start } = await setup();
     const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
     let reason: string | undefined;
+    let running = false;
     const runner = start({
       wakeStream: false,
       handlers: {
-        "remote_session.create": (_a, { signal }) =>
-          new Promise((resolve) =>
+        "remote_session.create": (_a, { signal }) => {
+          running = true;
+          return new Promise((resolve) =>
             signal.addEventListener("abort", () => {
               reason = taskAbortReason(signal);
               resolve({ status: "done", localSessionId: "ses_1" });
             }),
-          ),
+          );
+        },
       },
     });
-    await eventually(async () => ((await double.inspect(taskId)).state === "claimed" ? true : undefined));
+    // The handler runs (the claim's answer arrived), not merely the gateway recorded the claim.
+    await eventually(() => (running ? true : undefined));
+    expect((await double.inspect(taskId)).state).toBe("claimed");
     await runner.stop();
     expect(reason).toBe("runner_stopped");
     expect((await double.inspect(taskId)).completion).toBeNull();

@@ -121,29 +121,33 @@ export function runRunner(options: RunRunnerOptions): Runner {
       backoff,
       stopSignal: stopping.signal,
       eventsOnComplete: claimsNext,
-      ...(claimsNext ? { eventHoldMs: EVENT_HOLD_MS } : {}),
+      // The slot this task frees is taken again in the same request: no look in between.
+      ...(claimsNext ? { eventHoldMs: EVENT_HOLD_MS, nextKinds: () => handled.filter((kind) => CONTROL_KINDS.has(kind) || running.size - 1 < concurrency) } : {}),
       ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     })
       .then((outcome) => {
-        log?.info("runner: task ended", { ...outcome });
+        const { next: _, ...ended } = outcome;
+        log?.info("runner: task ended", { ...ended, next: outcome.next?.taskId ?? null });
         options.onTaskEnd?.(outcome);
+        return outcome.next;
       })
-      .catch((error: unknown) => report(error, "task"))
-      .finally(() => {
+      .catch((error: unknown) => void report(error, "task"))
+      .then((next) => {
         running.delete(assignment.taskId);
-        wake();
+        if (next && !stopping.signal.aborted) start(next);
+        else wake();
       });
     running.set(assignment.taskId, task);
   };
 
   const slotFree = () => running.size < concurrency;
+  const handled = (Object.keys(options.handlers) as WorkKind[]).filter((kind) => options.handlers[kind]);
   // Control work is listened for only by a runner that can take it; else a busy runner rests.
   const takesControl = [...CONTROL_KINDS].some((kind) => options.handlers[kind]);
   const fits = (kind: WorkKind) => slotFree() || CONTROL_KINDS.has(kind);
 
   /** Protocol 3: one request per claim, for the kinds that fit now, until the gateway has none. */
   const drainNext = async (): Promise<boolean> => {
-    const handled = (Object.keys(options.handlers) as WorkKind[]).filter((kind) => options.handlers[kind]);
     for (;;) {
       const kinds = handled.filter(fits);
       if (kinds.length === 0 || stopping.signal.aborted) return true;

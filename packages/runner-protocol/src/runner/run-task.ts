@@ -3,6 +3,7 @@ import type { RunnerClient } from "../client/runner-client.js";
 import { RunnerProtocolError } from "../client/runner-protocol-error.js";
 import { type Timers, sleep } from "../timers.js";
 import type { Assignment } from "../v1/assignment.js";
+import type { WorkKind } from "../v1/work-kinds.js";
 import type { TaskResult } from "../v1/complete.js";
 import { LIMITS } from "../v1/limits.js";
 import type { TaskEventInput } from "../v1/task-events.js";
@@ -31,6 +32,8 @@ export interface TaskOutcome {
   attempt: number;
   /** The completion posted, or why none was. */
   status: TaskResult["status"] | "lease_lost" | "runner_stopped";
+  /** The task the gateway claimed for the runner with this completion (protocol 3). */
+  next?: Assignment;
 }
 
 // Heartbeats that may fail in a row (each already retried) before the runner assumes its lease
@@ -51,6 +54,8 @@ export async function runTask(
     eventsOnComplete?: boolean;
     /** How long an events post waits to batch more (see EventOutbox). */
     eventHoldMs?: number;
+    /** Protocol 3: the kinds the runner can take once this task ends, claimed with the completion. */
+    nextKinds?: () => WorkKind[];
   },
 ): Promise<TaskOutcome> {
   const { client } = deps;
@@ -82,11 +87,11 @@ export async function runTask(
     result = failureOf(error, work.signal);
   }
   const reason = taskAbortReason(work.signal);
-  const end = async (status: TaskOutcome["status"]): Promise<TaskOutcome> => {
+  const end = async (status: TaskOutcome["status"], next?: Assignment | null): Promise<TaskOutcome> => {
     leaseOver.abort();
     await heartbeats;
     deps.stopSignal.removeEventListener("abort", onStop);
-    return { taskId, kind: assignment.kind, attempt, status };
+    return { taskId, kind: assignment.kind, attempt, status, ...(next ? { next } : {}) };
   };
   if (reason === "lease_lost" || reason === "runner_stopped") {
     await outbox.flush();
@@ -98,17 +103,17 @@ export async function runTask(
     payload: { status: result.status, ...(result.status === "failed" ? { error: result.error } : {}) },
   });
   const events = deps.eventsOnComplete ? await outbox.detachTail() : (await outbox.flush(), []);
+  const kinds = deps.stopSignal.aborted ? [] : (deps.nextKinds?.() ?? []);
+  const body = { ...result, attempt, ...(events.length > 0 ? { events } : {}), ...(kinds.length > 0 ? { next: { kinds } } : {}) };
+  let answer;
   try {
-    await retryUntilSettled(() => client.complete(taskId, { ...result, attempt, ...(events.length > 0 ? { events } : {}) }, channel), {
-      ...deps,
-      signal: channel,
-    });
+    answer = await retryUntilSettled(() => client.complete(taskId, body, channel), { ...deps, signal: channel });
   } catch (error) {
     if (isGone(error)) return end("lease_lost");
     if (deps.stopSignal.aborted) return end("runner_stopped");
     throw error;
   }
-  return end(result.status);
+  return end(result.status, answer.next);
 }
 
 function heartbeatLoop(

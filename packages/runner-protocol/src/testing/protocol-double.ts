@@ -34,6 +34,8 @@ interface DoubleTask {
   completion: CompleteRequest | null;
   /** A respond task's request and answer. */
   respond?: { requestId: string; answer: Answer };
+  /** The task its completion claimed for the runner. */
+  nextTaskId?: string;
 }
 
 const SECRET = "protocol-double-secret-0123456789abcdef";
@@ -89,6 +91,13 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     canRunnerTake({ protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: registered.get(runner.r) ?? [] }, taskRequirements(task)).ok;
   const claim = (task: DoubleTask, runner: RunnerTokenClaims): Assignment => {
     Object.assign(task, { state: "claimed", attempt: task.attempt + 1, runnerId: runner.r, leaseExpiresAt: Date.now() + LEASE_MS, events: [] });
+    return assignmentOf(task);
+  };
+  const claimNextFor = (runner: RunnerTokenClaims, kinds: readonly Assignment["kind"][] | undefined) => {
+    const task = [...tasks.values()].find((t) => eligible(t, runner) && (!kinds || kinds.includes(t.kind)));
+    return task ? claim(task, runner) : null;
+  };
+  const assignmentOf = (task: DoubleTask): Assignment => {
     const lease = { taskId: task.taskId, sessionId: `rs_${task.taskId}`, attempt: task.attempt, leaseExpiresAt: new Date(task.leaseExpiresAt).toISOString(), heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1_000, model: null };
     if (task.respond) return { ...lease, kind: "remote_session.respond", localSessionId: "ses_1", workspaceId: null, ...task.respond };
     return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, workspaceId: null };
@@ -151,9 +160,8 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     "POST /tasks/claim-next": ({ body, headers }) => {
       const runner = authenticate(headers.authorization as string | undefined);
       const { kinds } = parse(ClaimNextRequestSchema, body);
-      const task = [...tasks.values()].find((t) => eligible(t, runner) && (!kinds || kinds.includes(t.kind)));
       claimNexts++;
-      return { assignment: task ? claim(task, runner) : null };
+      return { assignment: claimNextFor(runner, kinds) };
     },
     "POST /heartbeat": ({ body, headers }, _response, taskId) => {
       const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));
@@ -171,16 +179,23 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     },
     "POST /complete": ({ body, headers }, _response, taskId) => {
       const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));
-      const { events, ...request } = parse(CompleteRequestSchema, body);
+      const runner = authenticate(headers.authorization as string | undefined);
+      const { events, next, ...request } = parse(CompleteRequestSchema, body);
       if (task.completion) {
-        if (isDeepStrictEqual(task.completion, request)) return { taskId, state: task.state };
-        throw new Refusal("completion_conflict", "the task was completed differently");
+        if (!isDeepStrictEqual(task.completion, request)) throw new Refusal("completion_conflict", "the task was completed differently");
+        // A replay hands back the task the first answer carried, while the runner holds it.
+        const held = task.nextTaskId ? tasks.get(task.nextTaskId) : undefined;
+        const again = held?.state === "claimed" && held.runnerId === runner.r ? assignmentOf(held) : null;
+        return { taskId, state: task.state, ...(next ? { next: again } : {}) };
       }
       if (!leaseHeld(task, request.attempt)) throw new Refusal("lease_lost", "the lease of this attempt is gone");
       if (events) append(task, events);
       task.completion = request;
       task.state = request.status;
-      return { taskId, state: task.state };
+      if (!next) return { taskId, state: task.state };
+      const claimed = claimNextFor(runner, next.kinds);
+      if (claimed) task.nextTaskId = claimed.taskId;
+      return { taskId, state: task.state, next: claimed };
     },
   };
 

@@ -88,6 +88,19 @@ export function describeRunnerChannel(name: string, makeHarness: () => Promise<R
       expect(seen.completion).toEqual({ attempt: 1, status: "done", localSessionId: "ses_next" });
     });
 
+    it("(protocol 3) claims the runner's next task with its completion, and hands the same one to a replay", async () => {
+      const { client, runnerId } = await newClient();
+      const first = await harness.enqueueCreate({ title: "first", prompt: "p", runnerId });
+      const second = await harness.enqueueCreate({ title: "second", prompt: "p", runnerId });
+      const assignment = await client.claimNext();
+      expect(assignment?.taskId).toBe(first.taskId);
+      const body = { attempt: 1, status: "done" as const, localSessionId: "ses_first", next: {} };
+      const answer = await client.complete(first.taskId, body);
+      expect(answer.next).toMatchObject({ taskId: second.taskId, attempt: 1, title: "second" });
+      expect((await client.complete(first.taskId, body)).next).toMatchObject({ taskId: second.taskId, attempt: 1 });
+      expect((await client.complete(second.taskId, { attempt: 1, status: "done", localSessionId: "ses_second", next: {} })).next).toBeNull();
+    });
+
     it("offers a pinned task to its runner only, and a claim race has one winner", async () => {
       const a = await newClient();
       const b = await newClient();

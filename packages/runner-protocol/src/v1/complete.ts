@@ -2,6 +2,8 @@ import { z } from "zod";
 import { AttemptSchema, ErrorDetailSchema, GatewayIdSchema, LocalIdSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
 import { TaskEventSchema } from "./task-events.js";
+import { WORK_KINDS } from "./work-kinds.js";
+import { AssignmentSchema } from "./assignment.js";
 
 /**
  * Protocol 3: the attempt's last events, appended in the completion's transaction (one request
@@ -15,6 +17,11 @@ const trailingEvents = {
     .max(LIMITS.eventsPerPost)
     .refine((events) => events.every((e, i) => i === 0 || e.sequence === events[i - 1]!.sequence + 1), "events must have consecutive sequence numbers")
     .optional(),
+  /**
+   * Protocol 3: claim the runner's next task in the same request (as `claim-next` with these
+   * kinds); the answer carries it as `next`. A replayed completion answers the same task again.
+   */
+  next: z.strictObject({ kinds: z.array(z.enum(WORK_KINDS)).min(1).max(WORK_KINDS.length).optional() }).optional(),
 };
 
 /** The attempt finished its work. */
@@ -56,15 +63,17 @@ export const CompleteRequestSchema = z.discriminatedUnion("status", [
 ]);
 export type CompleteRequest = z.infer<typeof CompleteRequestSchema>;
 
-/** A completion without its attempt or events: what a handler returns. */
+/** A completion without its attempt, events or next claim: what a handler returns. */
 export type TaskResult = CompleteRequest extends infer R
   ? R extends CompleteRequest
-    ? Omit<R, "attempt" | "events">
+    ? Omit<R, "attempt" | "events" | "next">
     : never
   : never;
 
 export const CompleteResponseSchema = z.looseObject({
   taskId: GatewayIdSchema,
   state: z.string().max(40),
+  /** The task claimed for the runner when the completion asked for one (`next`); null when none waits. */
+  next: AssignmentSchema.nullable().optional(),
 });
 export type CompleteResponse = z.infer<typeof CompleteResponseSchema>;
