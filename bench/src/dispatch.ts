@@ -3,7 +3,7 @@
 // the SSE stream off (the 60 s backstop poll), and graphile-worker's add → start.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { startOpenworkDesktopDouble } from "@openwork/desktop-target/testing";
-import { type Runner, runRunner } from "@openwork/runner-protocol";
+import { RUNNER_PROTOCOL_VERSION, type Runner, runRunner } from "@openwork/runner-protocol";
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
 import { benchGateway, member } from "./gateway-fixture.js";
@@ -37,6 +37,8 @@ function startRunner(client: Awaited<ReturnType<Awaited<ReturnType<typeof benchG
     client,
     wakeStream,
     pollIntervalMs: 60_000,
+    // What the gateway answers at the mint: the runner claims with claim-next.
+    gatewayProtocolVersion: RUNNER_PROTOCOL_VERSION,
     handlers: {
       "remote_session.create": async () => {
         notify?.(performance.now());

@@ -14,6 +14,7 @@ import { completeTask } from "../store/complete-task.js";
 import { failClaimedTask } from "../store/fail-claimed-task.js";
 import { heartbeatLease } from "../store/heartbeat-lease.js";
 import { listWork } from "../store/list-work.js";
+import { transaction } from "../store/transaction.js";
 import type { RunnerIdentity, TaskRow } from "../store/task-row.js";
 import { readJsonBody } from "./read-json-body.js";
 import type { RouteContext } from "./route-context.js";
@@ -56,7 +57,7 @@ async function claimNext(
   const takes = takenKinds(runner, kinds);
   let outcome = options.first;
   for (let i = 0; i < CLAIM_NEXT_TRIES && takes.length > 0; i++) {
-    outcome ??= await ctx.sql.begin((tx) => claimNextTask(tx, runner, takes, ctx.leaseMs, options.after));
+    outcome ??= await transaction(ctx.sql, (tx) => claimNextTask(tx, runner, takes, ctx.leaseMs, options.after));
     if (!outcome) break;
     if (!(await acceptClaim(ctx, runner, outcome))) return toAssignment(outcome.task, outcome.localSessionId, ctx.heartbeatIntervalMs);
     outcome = undefined;
@@ -107,7 +108,7 @@ export async function handleHeartbeat(ctx: RouteContext, runner: RunnerIdentity,
 /** `POST tasks/:id/events`. */
 export async function handleTaskEvents(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
   const body = parseOrRefuse(PostEventsRequestSchema, await readJsonBody(request));
-  return json(200, await ctx.sql.begin((tx) => appendEvents(tx, runner, taskId, body)));
+  return json(200, await transaction(ctx.sql, (tx) => appendEvents(tx, runner, taskId, body)));
 }
 
 /** `POST tasks/:id/complete`. */
@@ -115,7 +116,7 @@ export async function handleComplete(ctx: RouteContext, runner: RunnerIdentity, 
   const body = parseOrRefuse(CompleteRequestSchema, await readJsonBody(request));
   const takes = body.next ? takenKinds(runner, body.next.kinds) : [];
   // Protocol 3: the runner's next task is claimed in the completion's transaction.
-  const { done, first } = await ctx.sql.begin(async (tx) => {
+  const { done, first } = await transaction(ctx.sql, async (tx) => {
     const done = await completeTask(tx, runner, taskId, body);
     const first = !done.replayed && takes.length > 0 ? await claimNextTask(tx, runner, takes, ctx.leaseMs, taskId) : null;
     return { done, first };

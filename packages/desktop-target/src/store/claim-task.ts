@@ -2,7 +2,7 @@ import type { Queryable } from "@openwork/remote-session-core";
 import type { PendingQuery, Row } from "postgres";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { eligibleFor } from "./eligibility.js";
-import { syncSessionState } from "./sync-session-state.js";
+import { moveClaimedSession } from "./sync-session-state.js";
 import type { RunnerIdentity, TaskKind, TaskRow } from "./task-row.js";
 
 export type ClaimOutcome =
@@ -55,10 +55,9 @@ async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: num
   if (!claimed) return null;
   // The runner that takes the create holds the session, in its own dialect.
   const holder = { runnerId: runner.runnerId, ...(runner.dialect === "openwork" ? { dialect: "openwork", commandId: claimed.id } : {}) };
-  const session = await syncSessionState(tx, claimed.session_id, {
-    activity: true,
-    ...(claimed.kind === "remote_session.create" ? { targetRef: holder } : {}),
-  });
+  // A turn moves its session to running; a relayed read or stop, or an answer, never does.
+  const turn = claimed.kind === "remote_session.create" || claimed.kind === "remote_session.send";
+  const session = turn ? await moveClaimedSession(tx, claimed.session_id, claimed.kind === "remote_session.create" ? holder : null) : null;
   return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? session?.targetSessionId ?? null };
 }
 

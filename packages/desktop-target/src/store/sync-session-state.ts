@@ -1,4 +1,5 @@
-import { createSessionLedger, type Queryable, type SessionPatch, type SessionState } from "@openwork/remote-session-core";
+import { createSessionLedger, type Queryable, type SessionPatch, type SessionState, statesLeadingTo } from "@openwork/remote-session-core";
+import { SESSION_CHANNEL } from "../wake/channels.js";
 import { type TaskState, toSessionState } from "../task-state.js";
 import { notifySession } from "./notify-session.js";
 
@@ -22,6 +23,25 @@ export function deriveSessionState(tasks: DerivationTask[], current: SessionStat
   const command = tasks.find((t) => t.kind === "remote_session.create");
   if (latest.state === "done" && command?.claimed_via === "openwork") return PROGRESS_STATE[command.progress ?? "running"] ?? "running";
   return latest.state === "expired" && latest.kind !== "remote_session.create" ? "idle" : toSessionState(latest.state);
+}
+
+/**
+ * What `deriveSessionState` answers the moment a turn is claimed (a claimed turn means running,
+ * and a session waiting for the human stays so), written without reading the turns first: the
+ * claim's one-statement session move. Also refuses, like the ledger, a move the table forbids.
+ */
+export async function moveClaimedSession(tx: Queryable, sessionId: string, targetRef: Record<string, unknown> | null): Promise<{ targetSessionId: string | null }> {
+  const [moved] = await tx<{ target_session_id: string | null }[]>`
+    with moved as (
+      update remote_session set
+        state = case when state = 'waiting_input' then state else 'running' end,
+        target_ref = target_ref || ${tx.json((targetRef ?? {}) as never)}, last_activity_at = now(), updated_at = now()
+      where id = ${sessionId} and state = any(${statesLeadingTo("running")}::text[])
+      returning id, target_session_id),
+    notified as (select pg_notify(${SESSION_CHANNEL}, id) from moved)
+    select target_session_id, (select count(*) from notified) as notified from moved`;
+  if (!moved) throw new Error(`desktop session ${sessionId}: the ledger refused a claimed turn's move to running`);
+  return { targetSessionId: moved.target_session_id };
 }
 
 /** A session's turn (create or follow-up) as the derivation reads it. */

@@ -1,0 +1,27 @@
+import type { Queryable } from "@openwork/remote-session-core";
+import type { Sql } from "postgres";
+
+/**
+ * Runs `fn` in a transaction whose BEGIN travels with `fn`'s first statements: one round trip
+ * fewer than `sql.begin`, which waits for BEGIN's answer before running anything. On the hot
+ * runner routes a round trip costs more than the statement it carries. Any error rolls back.
+ */
+export async function transaction<T>(sql: Sql, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  const tx = await sql.reserve();
+  let open = true;
+  try {
+    const begun = tx`begin`.execute();
+    // Its failure (a lost connection) fails the statements after it too; fn's error is the one thrown.
+    begun.catch(() => {});
+    const result = await fn(tx as unknown as Queryable);
+    await begun;
+    open = false;
+    await tx`commit`;
+    return result;
+  } catch (error) {
+    if (open) await tx`rollback`.catch(() => {});
+    throw error;
+  } finally {
+    tx.release();
+  }
+}
