@@ -7,6 +7,7 @@ import { benchGateway, member } from "./gateway-fixture.js";
 
 const FINISHED = Number(process.env.FINISHED ?? 100_000);
 const SAMPLES = Number(process.env.SAMPLES ?? 300);
+const LONG_TURNS = Number(process.env.LONG_TURNS ?? 2_000);
 
 const db = await benchDatabase("claim-plan");
 const rows: Record<string, Record<string, unknown>> = {};
@@ -62,6 +63,39 @@ try {
   while ((await pruneLedger(sql)).sessions > 0) {}
   await sql`analyze desktop_task`;
   await measure("after retention pruned them");
+
+  // The ordering check of a follow-up in a long session: is an earlier turn of it still open?
+  // Measured without the partial index on open turns (the baseline), then with it.
+  await sql`
+    insert into remote_session (id, organization_id, user_id, target, title, state)
+    values ('rs_long0000000000000000000000', ${member.organizationId}, ${member.userId!}, 'desktop', 'long', 'idle')`;
+  await sql`
+    insert into desktop_task (id, organization_id, member_id, session_id, kind, state, title, required_protocol, required_capabilities, claim_deadline, created_at)
+    select 'rst_' || lpad(to_hex(${FINISHED} + i), 26, '0'), ${member.organizationId}, ${member.memberId}, 'rs_long0000000000000000000000',
+           'remote_session.send', 'done', 'turn', 1, '{}', now(), now() - make_interval(secs => ${LONG_TURNS} - i)
+    from generate_series(1, ${LONG_TURNS}) as i`;
+  await sql`analyze desktop_task`;
+  const orderingCheck = async (label: string) => {
+    const samples: number[] = [];
+    let plan = "";
+    for (let i = 0; i < SAMPLES; i++) {
+      const [row] = await sql.unsafe(
+        `explain (analyze, format json) select exists (select 1 from desktop_task e
+           where e.session_id = 'rs_long0000000000000000000000' and e.created_at < now()
+             and e.state in ('queued', 'claimed') and e.kind in ('remote_session.create', 'remote_session.send'))`,
+      );
+      const top = (row as unknown as { "QUERY PLAN": { Plan: PlanNode; "Execution Time": number }[] })["QUERY PLAN"][0]!;
+      samples.push(top["Execution Time"]);
+      plan = indexesOf(top.Plan).join(" > ");
+    }
+    rows[`ordering check, ${LONG_TURNS.toLocaleString("en")} finished turns in the session: ${label}`] = { ...summarize(samples), unit: "ms", plan };
+  };
+  await sql`drop index desktop_task_open_turns`;
+  await orderingCheck("without the open-turns index (baseline)");
+  await sql`create index desktop_task_open_turns on desktop_task (session_id, created_at)
+    where state in ('queued', 'claimed') and kind in ('remote_session.create', 'remote_session.send')`;
+  await sql`analyze desktop_task`;
+  await orderingCheck("with it");
   await fixture.close();
 } finally {
   await db.stop();
@@ -69,6 +103,7 @@ try {
 await report("claim-plan", db.server, rows, [
   `One runner (protocol 3) claims ${SAMPLES} store-and-forward tasks one by one (claim-next, then complete) over HTTP. The plan is the candidate query's (EXPLAIN ANALYZE, the member's queued tasks oldest first, FOR UPDATE SKIP LOCKED); buffers = shared blocks hit.`,
   "The finished tasks are 40 days quiet, so pruneLedger (the retention pass) deletes them with their sessions.",
+  `The ordering check is eligibility's "no earlier turn of this session still open" for a session with ${LONG_TURNS} finished turns (EXPLAIN ANALYZE execution time), without and with the partial index on open turns (migration 0008), same run.`,
 ]);
 process.exit(0);
 

@@ -38,12 +38,30 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await sql.end({ timeout: 5 });
       const cleanup = postgres(adminUrl, { max: 1, onnotice: () => {} });
       try {
-        await cleanup.unsafe(`drop database if exists ${name} with (force)`);
+        await dropForced(cleanup, name);
       } finally {
         await cleanup.end();
       }
     },
   };
+}
+
+/**
+ * Drops a test database, ending the test's leftover connections. A role that is not a superuser
+ * (CI's on Debian's server) may not end an autovacuum worker busy in that database: then the drop
+ * is refused (42501) until the worker is done, which takes moments; it is tried again meanwhile.
+ */
+async function dropForced(admin: Sql, name: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      return;
+    } catch (error) {
+      const refused = error instanceof postgres.PostgresError && error.code === "42501";
+      if (!refused || attempt >= 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
 
 /**
