@@ -27,11 +27,6 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     createRateLimit: { bucket: "create", limit: 1_000_000, windowMs: 60_000 },
     ...extra,
   });
-  let runnerRequests = 0;
-  const counted: typeof fetch = (input, init) => {
-    runnerRequests++;
-    return fetch(input, init);
-  };
   /** Registers a runner of the bench member and returns its token. */
   const runnerToken = async (runnerId: string): Promise<string> => {
     const minted = await requestRunnerToken({
@@ -42,7 +37,7 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     return minted.token;
   };
   const runnerClient = async (runnerId: string): Promise<RunnerClient> =>
-    createRunnerClient({ baseUrl: gateway.baseUrl, token: await runnerToken(runnerId), fetch: counted });
+    createRunnerClient({ baseUrl: gateway.baseUrl, token: await runnerToken(runnerId) });
   const mcpClient = async (as: DevMember = member) => {
     const client = new Client({ name: "bench", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${as.mcpToken}` } } }));
@@ -53,8 +48,6 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     sql,
     runnerClient,
     runnerToken,
-    /** How many requests the runner clients have sent so far. */
-    runnerRequests: () => runnerRequests,
     mcpClient,
     /** Runs a capability as the bench member, straight on the source (no MCP transport). */
     execute: (name: string, body: unknown) => gateway.source.execute(memberContext(member), parseName(name)!, { body }),

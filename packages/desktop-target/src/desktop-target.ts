@@ -17,7 +17,7 @@ import {
   type TargetCall,
   WorkspaceIdSchema,
 } from "@openwork/remote-session-core";
-import { taskRequirements } from "@openwork/runner-protocol";
+import { type TaskRequirements, taskRequirements } from "@openwork/runner-protocol";
 import { z } from "zod";
 import type { Sql } from "postgres";
 import { chooseRunner } from "./choose-runner.js";
@@ -94,10 +94,15 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     return { waitingFor: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: next.claimDeadline.toISOString() } };
   };
   const relay = { sql, hub, waitMs: options.relayWaitMs ?? RELAY_WAIT_MS };
-  /** The desktop holding a relayed session, refused as den-api does when it is too old or away. */
-  const holderFor = async (call: TargetCall, session: LedgerSession, kind: "remote_session.read" | "remote_session.stop") => {
+  /** The desktop holding the session, refused as den-api does when it is too old for `kind` or away. */
+  const holderFor = async (
+    call: TargetCall,
+    session: LedgerSession,
+    kind: "remote_session.read" | "remote_session.stop" | "remote_session.respond",
+    requirements: TaskRequirements = { protocolVersion: 1, capabilities: [] },
+  ) => {
     const holder = String(session.targetRef.runnerId);
-    chooseRunner(await runnersOf(call, holder), { kind, requirements: { protocolVersion: 1, capabilities: [] } }, { pin: holder, storeAndForward: false });
+    chooseRunner(await runnersOf(call, holder), { kind, requirements }, { pin: holder, storeAndForward: false });
   };
   const webUrlOf = (session: LedgerSession) =>
     options.webUrl?.({ sessionId: session.id, localSessionId: session.targetSessionId });
@@ -269,9 +274,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       const pending = pendingInputOf(await loadSessionTasks(sql, session.id));
       if (pending?.id !== input.requestId) return inputNotPending(input.requestId);
       checkAnswerFits(pending.kind, input.answer);
-      const holder = String(session.targetRef.runnerId);
       const requirements = taskRequirements({ kind: "remote_session.respond" });
-      chooseRunner(await runnersOf(call, holder), { kind: "remote_session.respond", requirements }, { pin: holder, storeAndForward: false });
+      await holderFor(call, session, "remote_session.respond", requirements);
       const answer = { requestId: input.requestId, answer: input.answer };
       const task = await sql.begin((tx) =>
         enqueueTask(tx, call, holderTask(session, { kind: "remote_session.respond", requirements, claimWithinMs: claimDeadlineMs, input: answer })),

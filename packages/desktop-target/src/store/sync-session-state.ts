@@ -61,28 +61,27 @@ const PROGRESS_STATE: Record<string, SessionState> = { running: "running", waiti
  * the session row first, so concurrent moves of one session's tasks serialize and each derives
  * from the others' committed work. A refused transition is a bug here, and fails loudly. Runs in
  * a transaction, in two round trips: the locked row with its turns, then the update with its
- * notification. Returns the session's local id as it was locked.
+ * notification.
  */
 export async function syncSessionState(
   tx: Queryable,
   sessionId: string,
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
-): Promise<{ targetSessionId: string | null } | null> {
+): Promise<void> {
   // Sent together, run in order: the turns are read in a snapshot taken after the lock was
   // granted, so they include what the transaction that held it committed. Turns only: a relayed
   // read or stop never moves the session.
   const [[session], tasks] = await Promise.all([
-    tx<{ state: SessionState; target_session_id: string | null }[]>`select state, target_session_id from remote_session where id = ${sessionId} for update`,
+    tx<{ state: SessionState }[]>`select state from remote_session where id = ${sessionId} for update`,
     tx<DerivationTask[]>`
       select state, kind, claimed_via, progress->>'status' as progress from desktop_task
       where session_id = ${sessionId} and kind in ('remote_session.create', 'remote_session.send')
       order by created_at desc, id desc`,
   ]);
-  if (!session) return null;
+  if (!session) return;
   const state = deriveSessionState(tasks, session.state, live);
   // Sent together: the notification is delivered at commit, and a refusal rolls both back.
   const [updated] = await Promise.all([createSessionLedger(tx).update(sessionId, { ...patch, state }), notifySession(tx, sessionId)]);
   if (!updated) throw new Error(`desktop session ${sessionId}: the ledger refused ${session.state} → ${state}`);
-  return { targetSessionId: session.target_session_id };
 }
