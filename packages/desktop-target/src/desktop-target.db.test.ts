@@ -377,6 +377,26 @@ describe("the desktop target end to end", () => {
     expect((await ledgerFind(member, created.sessionId)).state).toBe("idle");
   });
 
+  it("(protocol 3) leaves a session running when its turn's completion claims its follow-up, and refuses a revoked runner's completion whole", async () => {
+    const { member, call, client, created, task: first, attempt } = await startedTurn("runner-chained-01", "ses_chained");
+    await gateway.sessions.send(call, await ledgerFind(member, created.sessionId), { prompt: "second" });
+    // The completion's move (queued: the follow-up waits) and the claim's (running) travel in one round trip, in this order.
+    const answer = await client.complete(first!.taskId, { attempt, status: "done", localSessionId: "ses_chained", next: {} });
+    expect(answer.next).toMatchObject({ kind: "remote_session.send", localSessionId: "ses_chained", attempt: 1 });
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("running");
+
+    const revoked = await fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/runner-chained-01`, { method: "DELETE", headers: { authorization: `Bearer ${gateway.memberToken(member)}` } });
+    expect(revoked.status).toBe(200);
+    // Checked in the completion's own transaction: refused, and nothing of it is written.
+    const events = [{ sequence: 1, type: "assistant.final" as const, payload: { messageId: "m2", text: "two" } }];
+    const refused = await client.complete(answer.next!.taskId, { attempt: 1, status: "done", localSessionId: "ses_chained", events, next: {} }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 401, code: "runner_unauthorized" });
+    const [task] = await gateway.sql`select state, completion from desktop_task where id = ${answer.next!.taskId}`;
+    expect(task).toEqual({ state: "claimed", completion: null });
+    expect(await gateway.sql`select 1 from desktop_task_event where task_id = ${answer.next!.taskId}`).toHaveLength(0);
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("running");
+  });
+
   it("keeps a waiting read waiting through the caller's own prompt, and wakes it for the reply", async () => {
     const { member, call, client, created, task: item, attempt } = await startedTurn("runner-patient-01", "ses_patient");
     // The prompt is in the transcript now; it is the caller's, so the read waits it out.

@@ -1,12 +1,22 @@
+import type { Queryable } from "@openwork/remote-session-core";
 import { bearerToken, RUNNER_TOKEN_TTL_MS, verifyRunnerToken } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import type { RunnerDialect } from "../store/runner-row.js";
 import type { RunnerIdentity } from "../store/task-row.js";
-import { recordTokenRunner, touchRunner } from "../store/touch-runner.js";
+import { recordTokenRunner, type TokenHolder, touchRunner } from "../store/touch-runner.js";
 import type { RouteContext } from "./route-context.js";
 
 /** A runner request's verified identity. */
 export type AuthenticatedRunner = RunnerIdentity & { expiresAt: number; dialect: RunnerDialect };
+
+/** A runner request whose token and member are verified; its registration is checked by `checkRegistration`. */
+export interface VerifiedRunner {
+  holder: TokenHolder;
+  expiresAt: number;
+  dialect: RunnerDialect;
+  /** The capabilities the token names (OpenWork's tokens carry them; ours are the registration's). */
+  tokenCapabilities: readonly string[];
+}
 
 /**
  * Verifies a runner token and that its member is still active; marks the runner as seen.
@@ -18,6 +28,14 @@ export type AuthenticatedRunner = RunnerIdentity & { expiresAt: number; dialect:
  * A refusal is `runner_unauthorized` (a new mint fixes it) except our protocol's lost membership.
  */
 export async function authenticateRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<AuthenticatedRunner> {
+  return checkRegistration(ctx.sql, await verifyRunner(ctx, request, dialect));
+}
+
+/**
+ * The first half of `authenticateRunner`: the token and the membership, no query of ours. A hot
+ * route runs `checkRegistration` inside its own transaction, in its first round trip.
+ */
+export async function verifyRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<VerifiedRunner> {
   const verified = verifyRunnerToken(bearerToken(request.headers.get("authorization")), {
     secret: ctx.secret,
     ...(dialect === "desktop-runner" ? { audiences: ctx.audiences } : {}),
@@ -29,13 +47,19 @@ export async function authenticateRunner(ctx: RouteContext, request: Request, di
     throw new ChannelRefusal("membership_required", "the runner's member is no longer active in the organization");
   }
   const holder = { organizationId, memberId, runnerId, mintedAt: expiresAt - RUNNER_TOKEN_TTL_MS };
-  let registered = await touchRunner(ctx.sql, holder);
+  return { holder, expiresAt, dialect, tokenCapabilities: verified.claims.c };
+}
+
+/** The second half of `authenticateRunner`: the runner is registered, not revoked since the mint, in this dialect. */
+export async function checkRegistration(sql: Queryable, { holder, expiresAt, dialect, tokenCapabilities }: VerifiedRunner): Promise<AuthenticatedRunner> {
+  let registered = await touchRunner(sql, holder);
   if (!registered && dialect === "openwork") {
-    await recordTokenRunner(ctx.sql, holder);
-    registered = await touchRunner(ctx.sql, holder);
+    await recordTokenRunner(sql, holder);
+    registered = await touchRunner(sql, holder);
   }
   if (!registered) throw new ChannelRefusal("runner_unauthorized", "runner token refused: runner not registered or revoked");
   if (registered.dialect !== dialect) throw new ChannelRefusal("runner_unauthorized", "runner token refused: registered for the other runner protocol");
-  const capabilities = dialect === "openwork" ? [...verified.claims.c] : registered.capabilities;
+  const capabilities = dialect === "openwork" ? [...tokenCapabilities] : registered.capabilities;
+  const { organizationId, memberId, runnerId } = holder;
   return { organizationId, memberId, runnerId, capabilities, protocolVersion: registered.protocolVersion, expiresAt, dialect };
 }

@@ -3,7 +3,7 @@ import { normalizeAudience, RUNNER_PATHS, RUNNER_ROUTE_PREFIX } from "@openwork/
 import { ChannelRefusal } from "../channel-refusal.js";
 import { DEFAULT_PRESENCE_WINDOW_MS } from "../presence.js";
 import type { RunnerIdentity } from "../store/task-row.js";
-import { authenticateRunner } from "./authenticate-runner.js";
+import { checkRegistration, verifyRunner } from "./authenticate-runner.js";
 import { handleEventsStream } from "./handle-events-stream.js";
 import { handlePresence } from "./handle-presence.js";
 import { handleListRunners, handleRenameRunner, handleRevokeRunner } from "./handle-runner-admin.js";
@@ -39,7 +39,6 @@ const TASK_ACTIONS: Record<string, TaskAction> = {
   claim: handleClaim,
   heartbeat: handleHeartbeat,
   events: handleTaskEvents,
-  complete: handleComplete,
 };
 
 // Task ids are gateway ids (`rst_…`); anything else cannot name a task.
@@ -85,7 +84,10 @@ export function createRunnerRoutes(
     const task = TASK_PATH.exec(path);
     const known = path === "/work" || path === "/events" || path === RUNNER_PATHS.claimNext || task !== null;
     if (!known) throw new ChannelRefusal("not_found", "no such route");
-    const runner = await authenticateRunner(ctx, request, "desktop-runner");
+    const verified = await verifyRunner(ctx, request, "desktop-runner");
+    // A completion checks the registration in its own transaction (one round trip fewer).
+    if (task?.[2] === "complete" && method === "POST") return handleComplete(ctx, verified, task[1]!, request);
+    const runner = await checkRegistration(ctx.sql, verified);
     if (path === "/work" && method === "GET") return handleWork(ctx, runner);
     if (path === RUNNER_PATHS.claimNext && method === "POST") return handleClaimNext(ctx, runner, request);
     if (path === "/events" && method === "GET") return handleEventsStream(ctx, runner, request);

@@ -14,8 +14,9 @@ import { completeTask } from "../store/complete-task.js";
 import { failClaimedTask } from "../store/fail-claimed-task.js";
 import { heartbeatLease } from "../store/heartbeat-lease.js";
 import { listWork } from "../store/list-work.js";
-import { transaction } from "../store/transaction.js";
+import { pipeline, transaction } from "../store/transaction.js";
 import type { RunnerIdentity, TaskRow } from "../store/task-row.js";
+import { checkRegistration, type VerifiedRunner } from "./authenticate-runner.js";
 import { readJsonBody } from "./read-json-body.js";
 import type { RouteContext } from "./route-context.js";
 import { toAssignment } from "./to-assignment.js";
@@ -111,22 +112,29 @@ export async function handleTaskEvents(ctx: RouteContext, runner: RunnerIdentity
   return json(200, await transaction(ctx.sql, (tx) => appendEvents(tx, runner, taskId, body)));
 }
 
-/** `POST tasks/:id/complete`. */
-export async function handleComplete(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
+/**
+ * `POST tasks/:id/complete`. The hot path of protocol 3, so the runner's registration is checked
+ * in the completion's transaction (its first round trip carries it), and the runner's next task
+ * is claimed there too.
+ */
+export async function handleComplete(ctx: RouteContext, verified: VerifiedRunner, taskId: string, request: Request): Promise<Response> {
   const body = parseOrRefuse(CompleteRequestSchema, await readJsonBody(request));
-  const takes = body.next ? takenKinds(runner, body.next.kinds) : [];
-  // Protocol 3: the runner's next task is claimed in the completion's transaction.
-  const { done, first } = await transaction(ctx.sql, async (tx) => {
-    const done = await completeTask(tx, runner, taskId, body);
-    const first = !done.replayed && takes.length > 0 ? await claimNextTask(tx, runner, takes, ctx.leaseMs, taskId) : null;
-    return { done, first };
+  const { runner, done } = await transaction(ctx.sql, async (tx) => {
+    const registered = checkRegistration(tx, verified);
+    const claimAlong = async () => {
+      const takes = body.next ? takenKinds(await registered, body.next.kinds) : [];
+      return takes.length > 0 ? claimNextTask(tx, await registered, takes, ctx.leaseMs, taskId) : null;
+    };
+    // A refused registration is the error thrown, whatever the completion did: it rolls back.
+    const [runner, done] = await pipeline([registered, completeTask(tx, verified.holder, taskId, body, body.next ? claimAlong : undefined)]);
+    return { runner, done };
   });
-  const { replayed, nextTaskId, ...answer } = done;
+  const { replayed, nextTaskId, claimed, ...answer } = done;
   ctx.logger.info("desktop runner: task completed", { taskId, runnerId: runner.runnerId, status: body.status });
   if (!body.next) return json(200, answer);
   // A replay hands back the task the first answer carried, while this runner still holds it.
   if (replayed) return json(200, { ...answer, next: nextTaskId ? await heldAssignment(ctx, runner, nextTaskId) : null });
-  return json(200, { ...answer, next: first ? await claimNext(ctx, runner, body.next.kinds, { after: taskId, first }) : null });
+  return json(200, { ...answer, next: claimed ? await claimNext(ctx, runner, body.next.kinds, { after: taskId, first: claimed }) : null });
 }
 
 /** The assignment of a task this runner claimed and still holds, else null. */

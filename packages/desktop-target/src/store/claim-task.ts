@@ -2,7 +2,7 @@ import type { Queryable } from "@openwork/remote-session-core";
 import type { PendingQuery, Row } from "postgres";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { eligibleFor } from "./eligibility.js";
-import { moveClaimedSession } from "./sync-session-state.js";
+import { claimedSessionMove } from "./sync-session-state.js";
 import type { RunnerIdentity, TaskKind, TaskRow } from "./task-row.js";
 
 export type ClaimOutcome =
@@ -35,9 +35,9 @@ export async function claimNextTask(
   return takeCandidate(tx, runner, leaseMs, tx`t.kind = any(${kinds as string[]}::text[]) order by t.created_at limit 1`, after);
 }
 
-/** Claims the first eligible task `where` picks, and moves its session. */
+/** Claims the first eligible task `where` picks, and moves its session: one statement. */
 async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: number, where: PendingQuery<Row[]>, after?: string): Promise<ClaimOutcome | null> {
-  const [claimed] = await tx<TaskRow[]>`
+  const [row] = await tx<ClaimedRow[]>`
     with candidate as (
       select t.id from desktop_task t
       where ${eligibleFor(tx, runner)} and ${where}
@@ -50,16 +50,20 @@ async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: num
       returning d.*),
     remembered as (
       update desktop_task set next_task_id = (select id from claimed)
-      where id = ${after ?? null} and exists (select 1 from claimed))
-    select * from claimed`;
-  if (!claimed) return null;
-  // The runner that takes the create holds the session, in its own dialect.
-  const holder = { runnerId: runner.runnerId, ...(runner.dialect === "openwork" ? { dialect: "openwork", commandId: claimed.id } : {}) };
+      where id = ${after ?? null} and exists (select 1 from claimed)),
+    ${claimedSessionMove(tx, runner)}
+    select c.*, m.target_session_id as moved_target_session_id, m.id is not null as session_moved, (select count(*) from notified) as notified
+    from claimed c left join moved m on true`;
+  if (!row) return null;
+  const { moved_target_session_id: movedTarget, session_moved: moved, notified: _, ...claimed } = row;
   // A turn moves its session to running; a relayed read or stop, or an answer, never does.
   const turn = claimed.kind === "remote_session.create" || claimed.kind === "remote_session.send";
-  const session = turn ? await moveClaimedSession(tx, claimed.session_id, claimed.kind === "remote_session.create" ? holder : null) : null;
-  return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? session?.targetSessionId ?? null };
+  if (turn && !moved) throw new Error(`desktop session ${claimed.session_id}: the ledger refused a claimed turn's move to running`);
+  return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? movedTarget };
 }
+
+/** A claimed task with what its session's move answered. */
+type ClaimedRow = TaskRow & { moved_target_session_id: string | null; session_moved: boolean; notified: unknown };
 
 async function explainRefusal(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<ClaimOutcome> {
   const [task] = await tx<(TaskRow & { bound: string | null })[]>`

@@ -3,27 +3,32 @@ import type { Queryable } from "@openwork/remote-session-core";
 import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { freshEvents, heldEvents, insertEvents, sessionEffects } from "./append-events.js";
+import type { ClaimOutcome } from "./claim-task.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
-import { syncSessionState } from "./sync-session-state.js";
-import type { RunnerIdentity } from "./task-row.js";
+import { lockSession, writeSessionState } from "./sync-session-state.js";
+import type { TaskOwner } from "./task-row.js";
+import { pipeline } from "./transaction.js";
 
 /**
  * Settles the runner's attempt, with its last events when it carries them (protocol 3: one
  * transaction for both). A completion is immutable: the same body again is accepted (even after
  * the lease), a different one is `completion_conflict`. The prompt is cleared: the task no longer
- * needs it. Runs in a transaction.
+ * needs it. `claimAlong` (protocol 3's next claim) is sent with the session's move, the last
+ * write, so both take one round trip; it is not called for a replay. Runs in a transaction, in
+ * three round trips.
  */
 export async function completeTask(
   tx: Queryable,
-  runner: RunnerIdentity,
+  owner: TaskOwner,
   taskId: string,
   body: CompleteRequest,
-): Promise<CompleteResponse & { replayed: boolean; nextTaskId: string | null }> {
+  claimAlong?: () => Promise<ClaimOutcome | null>,
+): Promise<CompleteResponse & { replayed: boolean; nextTaskId: string | null; claimed: ClaimOutcome | null }> {
   const { events, next: _, ...completion } = body;
-  // The task's lock and the events it holds, in one round trip.
-  const [task, held] = await Promise.all([lockOwnTask(tx, runner, taskId), events ? heldEvents(tx, taskId, body.attempt, events) : null]);
+  // The task's lock and the events it holds.
+  const [task, held] = await pipeline([lockOwnTask(tx, owner, taskId), events ? heldEvents(tx, taskId, body.attempt, events) : null]);
   if (task.completion) {
-    if (isDeepStrictEqual(task.completion, completion)) return { taskId, state: task.state, replayed: true, nextTaskId: task.next_task_id };
+    if (isDeepStrictEqual(task.completion, completion)) return { taskId, state: task.state, replayed: true, nextTaskId: task.next_task_id, claimed: null };
     throw new ChannelRefusal("completion_conflict", "the task was already completed differently");
   }
   assertAttemptHeld(task, body.attempt);
@@ -31,21 +36,28 @@ export async function completeTask(
   const effects = stored.length > 0 ? (await sessionEffects(tx, taskId, stored)).patch : {};
   const failure = body.status === "failed" ? body.error : null;
   const localSessionId = body.localSessionId ?? task.local_session_id;
-  // The events and the settled task, in one round trip.
-  await Promise.all([
-    ...(stored.length > 0 ? [insertEvents(tx, taskId, body.attempt, stored)] : []),
+  // The events, the settled task, then the session's lock with its turns, which sees them: the
+  // writes are handed to the connection (`execute`) before the reads are built.
+  const [, , session] = await pipeline([
+    stored.length > 0 ? insertEvents(tx, taskId, body.attempt, stored).execute() : null,
     tx`
       update desktop_task set
         state = ${body.status}, completion = ${tx.json(completion as never)}, prompt = null,
         local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
         failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()
-      where id = ${taskId}`,
+      where id = ${taskId}`.execute(),
+    lockSession(tx, task.session_id),
   ]);
-  await syncSessionState(tx, task.session_id, {
+  const patch = {
     ...effects,
     activity: true,
     lastError: failure ? { error: failure.code, message: failure.message } : null,
     ...(localSessionId ? { targetSessionId: localSessionId } : {}),
-  });
-  return { taskId, state: body.status, replayed: false, nextTaskId: null };
+  };
+  // The session's move, then the next claim, answered in one round trip. The order matters (a
+  // follow-up of this session claimed next moves it again, after this move) and holds because
+  // the claim's statement is built after the move's was handed to the connection (it awaits the
+  // registration first); desktop-target.db.test.ts's protocol-3 follow-up test guards it.
+  const [, claimed] = await pipeline([writeSessionState(tx, session, patch), claimAlong ? claimAlong() : null]);
+  return { taskId, state: body.status, replayed: false, nextTaskId: null, claimed };
 }

@@ -1,12 +1,12 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import { ChannelRefusal } from "../channel-refusal.js";
-import type { RunnerIdentity, TaskRow } from "./task-row.js";
+import type { TaskOwner, TaskRow } from "./task-row.js";
 
 /**
  * Locks a task the runner claimed, for the rest of the transaction. Any other task — another
  * member's, another runner's, one never claimed — is `not_found`: nothing about it leaks.
  */
-export async function lockOwnTask(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<TaskRow> {
+export async function lockOwnTask(tx: Queryable, runner: TaskOwner, taskId: string): Promise<TaskRow> {
   const [task] = await tx<TaskRow[]>`
     select * from desktop_task
     where id = ${taskId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}

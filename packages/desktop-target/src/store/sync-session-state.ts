@@ -27,21 +27,26 @@ export function deriveSessionState(tasks: DerivationTask[], current: SessionStat
 
 /**
  * What `deriveSessionState` answers the moment a turn is claimed (a claimed turn means running,
- * and a session waiting for the human stays so), written without reading the turns first: the
- * claim's one-statement session move. Also refuses, like the ledger, a move the table forbids.
+ * and a session waiting for the human stays so), written without reading the turns first: a
+ * data-modifying CTE over the claim's `claimed` CTE, so a claim and its session move are one
+ * statement. The runner that takes a create holds the session, in its own dialect. Like the
+ * ledger, it refuses a move the table forbids: `claimedSessionMoved` reports it.
  */
-export async function moveClaimedSession(tx: Queryable, sessionId: string, targetRef: Record<string, unknown> | null): Promise<{ targetSessionId: string | null }> {
-  const [moved] = await tx<{ target_session_id: string | null }[]>`
-    with moved as (
-      update remote_session set
-        state = case when state = 'waiting_input' then state else 'running' end,
-        target_ref = target_ref || ${tx.json((targetRef ?? {}) as never)}, last_activity_at = now(), updated_at = now()
-      where id = ${sessionId} and state = any(${statesLeadingTo("running")}::text[])
-      returning id, target_session_id),
-    notified as (select pg_notify(${SESSION_CHANNEL}, id) from moved)
-    select target_session_id, (select count(*) from notified) as notified from moved`;
-  if (!moved) throw new Error(`desktop session ${sessionId}: the ledger refused a claimed turn's move to running`);
-  return { targetSessionId: moved.target_session_id };
+export function claimedSessionMove(tx: Queryable, runner: { runnerId: string; dialect?: string }) {
+  const holder = { runnerId: runner.runnerId, ...(runner.dialect === "openwork" ? { dialect: "openwork" } : {}) };
+  return tx`
+    moved as (
+      update remote_session s set
+        state = case when s.state = 'waiting_input' then s.state else 'running' end,
+        target_ref = s.target_ref || case when c.kind = 'remote_session.create'
+          then ${tx.json(holder)}::jsonb || case when ${runner.dialect === "openwork"} then jsonb_build_object('commandId', c.id) else '{}'::jsonb end
+          else '{}'::jsonb end,
+        last_activity_at = now(), updated_at = now()
+      from claimed c
+      where s.id = c.session_id and c.kind in ('remote_session.create', 'remote_session.send')
+        and s.state = any(${statesLeadingTo("running")}::text[])
+      returning s.id, s.target_session_id),
+    notified as (select pg_notify(${SESSION_CHANNEL}, id) from moved)`;
 }
 
 /** A session's turn (create or follow-up) as the derivation reads it. */
@@ -56,6 +61,13 @@ export interface DerivationTask {
 // `lost` is the sweeper's: the desktop has not been seen for the presence window mid-turn.
 const PROGRESS_STATE: Record<string, SessionState> = { running: "running", waiting: "waiting_input", idle: "idle", error: "failed", lost: "interrupted" };
 
+/** A session row locked for its move, with its turns as the derivation reads them. */
+export interface LockedSession {
+  id: string;
+  state: SessionState;
+  tasks: DerivationTask[];
+}
+
 /**
  * Records the session's derived state with `patch`, and tells every process it changed. Locks
  * the session row first, so concurrent moves of one session's tasks serialize and each derives
@@ -69,6 +81,14 @@ export async function syncSessionState(
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
 ): Promise<void> {
+  await writeSessionState(tx, await lockSession(tx, sessionId), patch, live);
+}
+
+/**
+ * `syncSessionState`'s first round trip: locks the row and reads its turns. Null for a session
+ * that is gone. Statements sent before it in the same round trip are seen by the read.
+ */
+export async function lockSession(tx: Queryable, sessionId: string): Promise<LockedSession | null> {
   // Sent together, run in order: the turns are read in a snapshot taken after the lock was
   // granted, so they include what the transaction that held it committed. Turns only: a relayed
   // read or stop never moves the session.
@@ -79,9 +99,19 @@ export async function syncSessionState(
       where session_id = ${sessionId} and kind in ('remote_session.create', 'remote_session.send')
       order by created_at desc, id desc`,
   ]);
+  return session ? { id: sessionId, state: session.state, tasks } : null;
+}
+
+/** `syncSessionState`'s second round trip: the derived state with `patch`, and the notification. */
+export async function writeSessionState(
+  tx: Queryable,
+  session: LockedSession | null,
+  patch: Omit<SessionPatch, "state" | "expect"> = {},
+  live?: LiveState,
+): Promise<void> {
   if (!session) return;
-  const state = deriveSessionState(tasks, session.state, live);
+  const state = deriveSessionState(session.tasks, session.state, live);
   // Sent together: the notification is delivered at commit, and a refusal rolls both back.
-  const [updated] = await Promise.all([createSessionLedger(tx).update(sessionId, { ...patch, state }), notifySession(tx, sessionId)]);
-  if (!updated) throw new Error(`desktop session ${sessionId}: the ledger refused ${session.state} → ${state}`);
+  const [updated] = await Promise.all([createSessionLedger(tx).update(session.id, { ...patch, state }), notifySession(tx, session.id)]);
+  if (!updated) throw new Error(`desktop session ${session.id}: the ledger refused ${session.state} → ${state}`);
 }

@@ -51,6 +51,9 @@ export interface TaskRow {
   finished_at: Date | null;
 }
 
+/** The runner a claimed task belongs to: what a verified token names. */
+export type TaskOwner = Pick<RunnerIdentity, "organizationId" | "memberId" | "runnerId">;
+
 /** The runner a request comes from, as its verified token says. */
 export interface RunnerIdentity {
   organizationId: string;
