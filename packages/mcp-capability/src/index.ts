@@ -12,3 +12,11 @@ export { type RemoteSessionPolicy, DEFAULT_POLICY } from "./policy.js";
 export { ACTIONS, type Action, type ParsedCapability, parseName, capabilityName } from "./parse-name.js";
 export type { NextStep } from "./capabilities/next-step.js";
 export type { ToolResult } from "./to-tool-result.js";
+export {
+  type BuiltinSkill,
+  type BuiltinSkillSource,
+  type SkillMatch,
+  type SkillToolResult,
+  REMOTE_SESSIONS_SKILL,
+  createBuiltinSkillSource,
+} from "./builtin-skill-source.js";

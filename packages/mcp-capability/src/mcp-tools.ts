@@ -1,5 +1,6 @@
 import { sessionError } from "@openwork/remote-session-core";
 import { z } from "zod";
+import { type BuiltinSkillSource, createBuiltinSkillSource, type SkillToolResult } from "./builtin-skill-source.js";
 import type { RemoteSessionSource } from "./create-remote-session-source.js";
 import { ALL_SOURCES, type SearchContext, type SourceFilter, remoteSessionContext } from "./registry-context.js";
 import { errorResult, toolResult, type ToolResult } from "./to-tool-result.js";
@@ -24,6 +25,12 @@ export interface RemoteSessionToolsOptions {
   contextOf?: ContextOf;
   /** Register the card resource and link it on `execute_capability`. Default true. */
   card?: boolean;
+  /**
+   * The built-in skill source served beside `source`, as den-api's registry serves its
+   * `builtinSkill` slot: found by `search_capabilities`, run as `skill:<name>`. Default: the
+   * remote-sessions skill; `false`: none.
+   */
+  skills?: BuiltinSkillSource | false;
 }
 
 /** The default {@link ContextOf}. */
@@ -91,13 +98,18 @@ export const EXECUTE_TOOL = {
 /** The two tools' handlers over a source, independent of the SDK that carries them. */
 export function createToolHandlers(options: RemoteSessionToolsOptions) {
   const contextOf = options.contextOf ?? contextFromAuthInfo;
+  const skills = options.skills === false ? null : (options.skills ?? createBuiltinSkillSource());
   return {
+    // As den-api's registry: every source's matches, by score then name, cut to the limit.
     search: async (args: z.output<typeof SEARCH_TOOL.inputSchema>, authInfo: AuthInfoLike | undefined): Promise<ToolResult> => {
       const ctx = contextOf(authInfo);
-      const matches = ctx ? await options.source.search({ ...ctx, sourceFilter: filterOf(args.type) }, args.query, args.limit) : [];
+      if (!ctx) return toolResult({ matches: [] });
+      const searchContext = { ...ctx, sourceFilter: filterOf(args.type) };
+      const found = await Promise.all([options.source.search(searchContext, args.query, args.limit), skills?.search(searchContext, args.query, args.limit) ?? []]);
+      const matches = found.flat().sort((a, b) => b.score - a.score || a.name.localeCompare(b.name)).slice(0, args.limit);
       return toolResult({ matches });
     },
-    execute: async (args: z.output<typeof EXECUTE_TOOL.inputSchema>, authInfo: AuthInfoLike | undefined): Promise<ToolResult> => {
+    execute: async (args: z.output<typeof EXECUTE_TOOL.inputSchema>, authInfo: AuthInfoLike | undefined): Promise<ToolResult | SkillToolResult> => {
       const unknown = Object.keys(args).filter((key) => !EXECUTE_KEYS.has(key));
       if (unknown.length > 0) {
         const message = "not an argument of execute_capability: put the capability's arguments in body";
@@ -109,6 +121,8 @@ export function createToolHandlers(options: RemoteSessionToolsOptions) {
       }
       const ctx = contextOf(authInfo);
       if (!ctx) return errorResult(sessionError("membership_required", "this token does not name an organization member"));
+      const skill = skills?.parseName(args.name);
+      if (skills && skill) return skills.execute(ctx, skill, args);
       const parsed = options.source.parseName(args.name);
       if (!parsed) return errorResult(sessionError("unknown_capability", `no capability named ${args.name}; call search_capabilities to find a valid name`));
       return options.source.execute(ctx, parsed, args);

@@ -1,6 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/server";
+import { type Skill, type SkillSource, SkillsExtension, skillEntry } from "@modelcontextprotocol/server/ext/skills";
 import { CARD_TOOL_META } from "@openwork/mcp-app-card";
 import { registerCardResource } from "@openwork/mcp-app-card/server-v2";
+import { type BuiltinSkill, REMOTE_SESSIONS_SKILL } from "./builtin-skill-source.js";
 import { createToolHandlers, EXECUTE_TOOL, type RemoteSessionToolsOptions, SEARCH_TOOL } from "./mcp-tools.js";
 
 export { contextFromAuthInfo, type AuthInfoLike, type ContextOf, type RemoteSessionToolsOptions } from "./mcp-tools.js";
@@ -8,7 +10,9 @@ export { contextFromAuthInfo, type AuthInfoLike, type ContextOf, type RemoteSess
 /**
  * Puts den-api's two tools on an `@modelcontextprotocol/server` 2.x McpServer:
  * `search_capabilities` and `execute_capability`, with the card resource linked on the latter
- * through the same `_meta` keys ext-apps 2.x's `registerAppTool` writes.
+ * through the same `_meta` keys ext-apps 2.x's `registerAppTool` writes. Unless `skills: false`,
+ * the remote-sessions skill is also served through the MCP skills extension (SEP-2640) to the
+ * clients that support it (others see one more server capability and nothing else).
  */
 export function registerRemoteSessionTools(server: McpServer, options: RemoteSessionToolsOptions): void {
   const handlers = createToolHandlers(options);
@@ -21,4 +25,32 @@ export function registerRemoteSessionTools(server: McpServer, options: RemoteSes
   server.registerTool(executeName, { ...execute, ...(withCard ? { _meta: CARD_TOOL_META } : {}) }, (args, ctx) =>
     handlers.execute(args, ctx.http?.authInfo),
   );
+  if (options.skills !== false) REMOTE_SESSIONS_EXTENSION.attach(server);
 }
+
+/**
+ * The MCP skills extension serving built-in skills: `skills/list`, `skills/get` and their
+ * `SKILL.md` as a `skill://` resource, with the digests clients verify. One instance serves every
+ * server it is attached to.
+ */
+export function builtinSkillsExtension(skills: readonly BuiltinSkill[]): SkillsExtension {
+  let entries: Promise<Skill[]> | undefined;
+  const listed = () =>
+    (entries ??= Promise.all(skills.map((skill) => skillEntry(skill.descriptor.name, { "SKILL.md": skill.source }))));
+  const find = async (uri: string) => {
+    const all = await listed();
+    const index = all.findIndex((entry) => entry.uri === uri);
+    return index < 0 ? undefined : { entry: all[index]!, skill: skills[index]! };
+  };
+  const source: SkillSource = {
+    list: async () => ({ skills: await listed() }),
+    get: async (uri) => (await find(uri))?.entry,
+    read: async (uri) => {
+      const found = await find(uri);
+      return found ? { text: found.skill.source, mimeType: "text/markdown" } : undefined;
+    },
+  };
+  return new SkillsExtension({ source });
+}
+
+const REMOTE_SESSIONS_EXTENSION = builtinSkillsExtension([REMOTE_SESSIONS_SKILL]);

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DevMember } from "../dev-members.js";
 import type { McpEndpointFactory } from "../mcp-endpoint.js";
 import { serveGateway } from "../serve-gateway.js";
+import { handOff } from "./scripted-agent.js";
 
 /** What the suite needs of an MCP client; the v1 `Client` and the v2 client package both have it. */
 export interface E2eClient {
@@ -178,11 +179,13 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
     // The default limit shows every action.
     const found = await call(await connect(alice), "search_capabilities", { query: "remote session" });
     const names = (found.structuredContent!.matches as { name: string }[]).map((m) => m.name).sort();
-    expect(names).toEqual(["remote-session:create", "remote-session:list", "remote-session:read", "remote-session:respond", "remote-session:send", "remote-session:stop", "remote-session:targets"]);
+    // The built-in skill that teaches the flow is found beside the actions, as den-api's registry finds its skills.
+    expect(names).toEqual(["remote-session:create", "remote-session:list", "remote-session:read", "remote-session:respond", "remote-session:send", "remote-session:stop", "remote-session:targets", "skill:remote-sessions"]);
     const match = (found.structuredContent!.matches as Record<string, unknown>[]).find((m) => m.name === "remote-session:create")!;
     expect(match).toMatchObject({ kind: "remote_session", invocation: { argumentsField: "body" }, argumentsSchema: { type: "object" } });
     const hidden = await call(await connect(outsider), "search_capabilities", { query: "remote session" });
-    expect(hidden.structuredContent!.matches).toEqual([]);
+    // No action for a non-member; built-in skills are for every caller, as den-api serves them.
+    expect((hidden.structuredContent!.matches as { name: string }[]).map((m) => m.name)).toEqual(["skill:remote-sessions"]);
     expect((await execute(await connect(outsider), "remote-session:list", {})).structuredContent).toMatchObject({ error: "membership_required" });
   });
 
@@ -359,6 +362,28 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
         state: "idle",
         next: { name: "remote-session:send", body: { sessionId: result.sessionId, prompt: "<your next message>" } },
       });
+    }
+  });
+
+  it("lets a scripted agent that starts with only the skill and the two tools hand work to the cloud worker and to a desktop", async () => {
+    const client = await connect(alice);
+    // It finds the skill as a model would, and takes its text: den-api's skill payload, one text part.
+    const found = await call(client, "search_capabilities", { query: "how do I hand work to my desktop" });
+    const [first] = found.structuredContent!.matches as { name: string; kind: string }[];
+    expect(first).toMatchObject({ name: "skill:remote-sessions", kind: "skill" });
+    const taught = (await client.callTool({ name: "execute_capability", arguments: { name: first!.name } })) as { content: { text: string }[] };
+    const skill = (JSON.parse(taught.content[0]!.text) as { content: string }).content;
+
+    for (const [request, target] of [
+      ["send this to my web chat: write a haiku about tides", "cloud"],
+      ["run this on my desktop and tell me when it's done: list my files", "desktop"],
+    ] as const) {
+      const outcome = await handOff(skill, request, (name, body) => ok(client, name, body));
+      expect(outcome.created).toMatchObject({ target, sessionId: expect.stringMatching(/^rs_/) });
+      expect(outcome.final).toMatchObject({ state: "idle", finalAssistantText: `echo: ${request.split(": ")[1]}` });
+      // It followed the skill: one create, then only the reads each answer named.
+      expect(outcome.calls[0]).toBe("remote-session:create");
+      expect(new Set(outcome.calls.slice(1))).toEqual(new Set(["remote-session:read"]));
     }
   });
 
