@@ -12,6 +12,9 @@ import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
 import { createMetrics } from "./metrics.js";
 import { createRequestGuard } from "./request-guard.js";
+import { startPush } from "./push/start-push.js";
+import { registerSessionResources } from "./push/push-resources.js";
+import { withPushSessions } from "./push/push-route.js";
 
 export interface GatewayOptions {
   sql: Sql;
@@ -46,6 +49,12 @@ export interface GatewayOptions {
   inputTimeoutMs?: number;
   /** The MCP endpoint: default `@modelcontextprotocol/server` 2.x (`mcpEndpointV2()`, which can add a host's own tools). */
   mcpEndpoint?: McpEndpointFactory;
+  /**
+   * Push: stateful MCP sessions (in PostgreSQL) whose clients subscribe to `remote-session://`
+   * resources and hear `notifications/resources/updated` on their GET stream. Default: on with the
+   * default endpoint, off with a custom `mcpEndpoint`.
+   */
+  push?: boolean;
   logger?: Logger;
   /** Lease, sweep and presence timings (tests shorten them). */
   timings?: { leaseMs?: number; heartbeatIntervalMs?: number; sweepIntervalMs?: number; claimDeadlineMs?: number; cloudBudgetMs?: number };
@@ -129,7 +138,10 @@ export async function createGateway(options: GatewayOptions) {
     ...(options.inputTimeoutMs ? { inputTimeoutMs: options.inputTimeoutMs } : {}),
   });
 
-  const mcpEndpoint = (options.mcpEndpoint ?? mcpEndpointV2())(source);
+  const push = (options.push ?? !options.mcpEndpoint) ? await startPush({ sql, hub, source, logger }) : null;
+  const mcpEndpoint = push
+    ? withPushSessions(mcpEndpointV2((server) => registerSessionResources(server, push))(source), push)
+    : (options.mcpEndpoint ?? mcpEndpointV2())(source);
   const resourceMetadataUrl = `${options.baseUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
   const protectedResource = {
     resource: `${options.baseUrl}${MCP_PATH}`,
@@ -163,7 +175,7 @@ export async function createGateway(options: GatewayOptions) {
     if (!token) return unauthorized("a bearer token is required");
     const authInfo = await verifyMcpToken(token);
     if (!authInfo) return unauthorized("this token is not valid for this gateway");
-    if (c.req.method === "GET") return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
+    if (c.req.method === "GET" && !push) return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
     return mcpEndpoint(c.req.raw, authInfo);
   });
   for (const prefix of runnerRoutes.prefixes) {
@@ -177,7 +189,9 @@ export async function createGateway(options: GatewayOptions) {
     source,
     hub,
     mcpUrl: `${options.baseUrl}${MCP_PATH}`,
+    push: push?.hub ?? null,
     close: async () => {
+      await push?.close();
       await sweeper.stop();
       await hub.close();
     },

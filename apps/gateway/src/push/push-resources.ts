@@ -1,0 +1,52 @@
+import { type McpServer, ProtocolError, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
+import type { McpAuth } from "../mcp-endpoint.js";
+import { fingerprintOf, type ReadAs, sessionIdOfUri } from "./push-hub.js";
+import type { PushStore } from "./push-store.js";
+
+/** The MCP session a request belongs to, as the gateway's route put it on the verified auth. */
+export const mcpSessionOf = (auth: McpAuth | undefined): string | null => {
+  const id = auth?.extra?.mcpSessionId;
+  return typeof id === "string" ? id : null;
+};
+
+/**
+ * Each session as a resource `remote-session://<sessionId>` (reading it answers what `read`
+ * answers), and `resources/subscribe` / `unsubscribe` on it, declared in the server's
+ * capabilities: the requests of a stateful MCP session (its `Mcp-Session-Id`) may subscribe.
+ */
+export function registerSessionResources(server: McpServer, options: { store: PushStore; read: ReadAs }): void {
+  server.server.registerCapabilities({ resources: { subscribe: true } });
+  const readOrThrow = async (uri: string, auth: McpAuth | undefined) => {
+    const sessionId = sessionIdOfUri(uri);
+    const slice = sessionId && auth ? await options.read(auth, { sessionId }) : null;
+    // Another member's session reads exactly like one that does not exist.
+    if (!sessionId || !slice) throw new ResourceNotFoundError(uri);
+    return { sessionId, slice };
+  };
+  server.registerResource(
+    "remote-session",
+    new ResourceTemplate("remote-session://{sessionId}", { list: undefined }),
+    { mimeType: "application/json", description: "A remote session: what remote-session:read answers for it. Subscribe to be told when it changes." },
+    async (uri, _variables, ctx) => {
+      const { slice } = await readOrThrow(uri.href, ctx.http?.authInfo as McpAuth | undefined);
+      return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(slice) }] };
+    },
+  );
+  const sessionOf = (auth: McpAuth | undefined) => {
+    const id = mcpSessionOf(auth);
+    if (!id) throw new ProtocolError(-32600, "resources/subscribe needs the Mcp-Session-Id this gateway assigned at initialize");
+    return id;
+  };
+  server.server.setRequestHandler("resources/subscribe", async (request, ctx) => {
+    const auth = ctx.http?.authInfo as McpAuth | undefined;
+    const mcpSessionId = sessionOf(auth);
+    const { sessionId, slice } = await readOrThrow(request.params.uri, auth);
+    // What the caller sees now is announced already: the next change is what it hears of.
+    await options.store.subscribe(mcpSessionId, { uri: request.params.uri, remoteSessionId: sessionId, fingerprint: fingerprintOf(slice) });
+    return {};
+  });
+  server.server.setRequestHandler("resources/unsubscribe", async (request, ctx) => {
+    await options.store.unsubscribe(sessionOf(ctx.http?.authInfo as McpAuth | undefined), request.params.uri);
+    return {};
+  });
+}

@@ -1,0 +1,115 @@
+import { newId, type OwnerScope, runMigrations } from "@openwork/remote-session-core";
+import type { Sql } from "postgres";
+import { MIGRATIONS } from "../sql-migrations.generated.js";
+
+/** Tells the replicas that a session's events changed (payload: the MCP session id) or its subscriptions (`<id>:subs`). */
+export const PUSH_CHANNEL = "openwork_mcp_push";
+
+/** One server-to-client message of an MCP session, as its stream sends it. */
+export interface PushEvent {
+  id: string;
+  message: Record<string, unknown>;
+}
+
+/** A subscribed `remote-session://` resource and what was last announced of it. */
+export interface Subscription {
+  uri: string;
+  remoteSessionId: string;
+  fingerprint: string;
+}
+
+/** How long the store keeps events and sessions (retention). */
+export interface PushRetention {
+  /** Events older than this are deleted. Default 1 hour. */
+  eventMaxAgeMs: number;
+  /** Events kept per MCP session beyond the newest this many are deleted. Default 1 000. */
+  eventsPerSession: number;
+  /** Sessions not seen for this long are deleted with everything they hold. Default 24 hours. */
+  sessionIdleMs: number;
+}
+
+export const DEFAULT_PUSH_RETENTION: PushRetention = { eventMaxAgeMs: 3_600_000, eventsPerSession: 1_000, sessionIdleMs: 86_400_000 };
+
+/** Applies the push tables' migrations (namespace `gateway`). */
+export const migratePush = (sql: Sql) => runMigrations(sql, { namespace: "gateway", migrations: MIGRATIONS });
+
+/** The MCP sessions, subscriptions and events of the push path, in PostgreSQL. */
+export function createPushStore(sql: Sql) {
+  return {
+    /** A new stateful MCP session of `owner`. */
+    open: async (owner: OwnerScope): Promise<string> => {
+      const id = newId("mcps");
+      await sql`insert into mcp_session (id, organization_id, user_id) values (${id}, ${owner.organizationId}, ${owner.userId})`;
+      return id;
+    },
+    /** Whether the session exists and belongs to `owner` (another owner's reads as absent); marks it seen, once a minute at most. */
+    touch: async (id: string, owner: OwnerScope): Promise<boolean> => {
+      const [row] = await sql<{ stale: boolean }[]>`
+        select last_seen_at < now() - interval '1 minute' as stale from mcp_session
+        where id = ${id} and organization_id = ${owner.organizationId} and user_id = ${owner.userId}`;
+      if (row?.stale) await sql`update mcp_session set last_seen_at = now() where id = ${id}`;
+      return row !== undefined;
+    },
+    close: async (id: string, owner: OwnerScope): Promise<boolean> => {
+      const rows = await sql`delete from mcp_session where id = ${id} and organization_id = ${owner.organizationId} and user_id = ${owner.userId} returning id`;
+      return rows.length > 0;
+    },
+    /** Subscribes (again: the fingerprint is reset to what the caller sees now), and tells the replicas. */
+    subscribe: async (id: string, subscription: Subscription): Promise<void> => {
+      await sql`
+        with saved as (
+          insert into mcp_subscription (mcp_session_id, uri, remote_session_id, fingerprint)
+          values (${id}, ${subscription.uri}, ${subscription.remoteSessionId}, ${subscription.fingerprint})
+          on conflict (mcp_session_id, uri) do update set fingerprint = excluded.fingerprint
+          returning mcp_session_id)
+        select pg_notify(${PUSH_CHANNEL}, mcp_session_id || ':subs') from saved`;
+    },
+    unsubscribe: async (id: string, uri: string): Promise<void> => {
+      await sql`
+        with gone as (delete from mcp_subscription where mcp_session_id = ${id} and uri = ${uri} returning mcp_session_id)
+        select pg_notify(${PUSH_CHANNEL}, mcp_session_id || ':subs') from gone`;
+    },
+    subscriptions: async (id: string): Promise<Subscription[]> =>
+      sql<Subscription[]>`
+        select uri, remote_session_id as "remoteSessionId", fingerprint from mcp_subscription
+        where mcp_session_id = ${id} order by uri`,
+    /**
+     * Records `message` as the session's next event if the resource's fingerprint differs from
+     * the last announced one, and tells the replicas; one statement, so of several replicas
+     * seeing the same change only one records it. Returns whether it was recorded.
+     */
+    announce: async (id: string, uri: string, fingerprint: string, message: Record<string, unknown>): Promise<boolean> => {
+      const rows = await sql`
+        with changed as (
+          update mcp_subscription set fingerprint = ${fingerprint}
+          where mcp_session_id = ${id} and uri = ${uri} and fingerprint <> ${fingerprint}
+          returning mcp_session_id),
+        recorded as (
+          insert into mcp_push_event (mcp_session_id, message) select mcp_session_id, ${sql.json(message as never)} from changed
+          returning mcp_session_id)
+        select pg_notify(${PUSH_CHANNEL}, mcp_session_id) from recorded`;
+      return rows.length > 0;
+    },
+    /** The session's events after `afterId` (all kept ones for null), oldest first. */
+    eventsAfter: async (id: string, afterId: string | null, limit = 500): Promise<PushEvent[]> =>
+      sql<PushEvent[]>`
+        select id::text as id, message from mcp_push_event
+        where mcp_session_id = ${id} and id > ${afterId ?? "0"}::bigint
+        order by id limit ${limit}`,
+    /** One bounded retention pass; returns how many rows it deleted. */
+    prune: async (retention: PushRetention = DEFAULT_PUSH_RETENTION): Promise<number> => {
+      const [aged, crowded, idle] = await Promise.all([
+        sql`delete from mcp_push_event where id in (
+              select id from mcp_push_event where created_at < now() - make_interval(secs => ${retention.eventMaxAgeMs / 1000}) limit 5000)`,
+        sql`delete from mcp_push_event where id in (
+              select id from (select id, row_number() over (partition by mcp_session_id order by id desc) as newer from mcp_push_event) ranked
+              where newer > ${retention.eventsPerSession} limit 5000)`,
+        sql`delete from mcp_session where id in (
+              select id from mcp_session where last_seen_at < now() - make_interval(secs => ${retention.sessionIdleMs / 1000}) limit 500)`,
+      ]);
+      return aged.count + crowded.count + idle.count;
+    },
+  };
+}
+
+export type PushStore = ReturnType<typeof createPushStore>;

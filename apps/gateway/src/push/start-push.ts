@@ -1,0 +1,42 @@
+import { type RemoteSessionSource, parseName } from "@openwork/mcp-capability";
+import { contextFromAuthInfo } from "@openwork/mcp-capability/server-v2";
+import type { WakeHub } from "@openwork/desktop-target";
+import { errorFacts, type Logger } from "@openwork/remote-session-core";
+import type { Sql } from "postgres";
+import { createPushHub, type ReadAs } from "./push-hub.js";
+import { createPushStore, migratePush } from "./push-store.js";
+
+// Retention runs this often on every replica (bounded batches; replicas overlapping is harmless).
+const PRUNE_INTERVAL_MS = 60_000;
+const READ = parseName("remote-session:read")!;
+// A session gone or not the caller's: the watcher stops. Anything else may pass.
+const NOT_READABLE = new Set(["unknown_session", "membership_required", "unknown_capability"]);
+
+/** The push path of one replica: its store, its hub (streams and watchers), and retention. */
+export async function startPush(options: { sql: Sql; hub: WakeHub; source: RemoteSessionSource; logger: Logger }) {
+  const { sql, logger } = options;
+  await migratePush(sql);
+  const store = createPushStore(sql);
+  const read: ReadAs = async (auth, body) => {
+    const ctx = contextFromAuthInfo(auth);
+    if (!ctx) return null;
+    const result = await options.source.execute(ctx, READ, { name: READ.name, body });
+    const error = result.isError ? String(result.structuredContent.error) : null;
+    if (error && NOT_READABLE.has(error)) return null;
+    if (error) throw new Error(`remote-session:read answered ${error}`);
+    return result.structuredContent;
+  };
+  const hub = createPushHub({ sql, store, read, logger, waitForChange: (id, timeoutMs, signal) => options.hub.waitForSession(id, timeoutMs, signal) });
+  await hub.ready;
+  const pruning = setInterval(() => void store.prune().catch((error: unknown) => logger.warn("push: retention failed", { error: errorFacts(error) })), PRUNE_INTERVAL_MS);
+  pruning.unref();
+  return {
+    store,
+    hub,
+    read,
+    close: async () => {
+      clearInterval(pruning);
+      await hub.close();
+    },
+  };
+}
