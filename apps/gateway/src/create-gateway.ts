@@ -166,7 +166,7 @@ export async function createGateway(options: GatewayOptions) {
   // Operational figures for dashboards and the benchmarks: counts and bytes, nothing per member.
   app.get("/health", (c) => {
     const { rss, heapUsed } = process.memoryUsage();
-    return c.json({ ok: true, ...hub.stats(), memory: { rss, heapUsed } });
+    return c.json({ ok: true, ...hub.stats(), ...push?.hub.stats(), memory: { rss, heapUsed } });
   });
   // Prometheus text: operators scrape it; it names no member.
   app.get("/metrics", async (c) => c.text(await metrics.render(), 200, { "content-type": "text/plain; version=0.0.4" }));

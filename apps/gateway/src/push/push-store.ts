@@ -93,9 +93,9 @@ export function createPushStore(sql: Sql) {
     /** The session's events after `afterId` (all kept ones for null), oldest first. */
     eventsAfter: async (id: string, afterId: string | null, limit = 500): Promise<PushEvent[]> =>
       sql<PushEvent[]>`
-        select id::text as id, message from mcp_push_event
-        where mcp_session_id = ${id} and id > ${afterId ?? "0"}::bigint
-        order by id limit ${limit}`,
+        select e.id::text as id, e.message from mcp_push_event e
+        where e.mcp_session_id = ${id} and e.id > ${afterId ?? "0"}::bigint
+        order by e.id limit ${limit}`,
     /** One bounded retention pass; returns how many rows it deleted. */
     prune: async (retention: PushRetention = DEFAULT_PUSH_RETENTION): Promise<number> => {
       const [aged, crowded, idle] = await Promise.all([
