@@ -140,7 +140,7 @@ export async function createGateway(options: GatewayOptions) {
 
   const push = (options.push ?? !options.mcpEndpoint) ? await startPush({ sql, hub, source, logger }) : null;
   const mcpEndpoint = push
-    ? withPushSessions(mcpEndpointV2((server) => registerSessionResources(server, push))(source), push)
+    ? withPushSessions(mcpEndpointV2((server) => registerSessionResources(server, push))(push.source), push)
     : (options.mcpEndpoint ?? mcpEndpointV2())(source);
   const resourceMetadataUrl = `${options.baseUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
   const protectedResource = {

@@ -1,6 +1,8 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type RunnerClient } from "@openwork/runner-protocol";
+import { createHttpWorkerResolver } from "@openwork/cloud-target";
 import { useTestDatabase } from "@openwork/test-postgres";
+import { startWitnessWorker } from "@openwork/witness-worker";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevMember, fixedDevMember, userIdOf } from "./dev-members.js";
@@ -240,6 +242,46 @@ describe("push over MCP resource subscriptions", () => {
       expect((await initialize(b, alice)).json?.result.capabilities.resources).toMatchObject({ subscribe: true });
     } finally {
       await plain.close();
+    }
+  });
+
+  it("tells a subscriber of a cloud session of its reply (the worker's changes are watched with a waiting read)", async () => {
+    const witness = await startWitnessWorker({ clientToken: "client-token-push", hostToken: "host-token-push", gatewayKey: "gateway-key-push" });
+    const cloud = await serveGateway({
+      sql,
+      port: 0,
+      members: () => [alice],
+      cloudEnabled: () => true,
+      cloudResolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-push" }),
+      runnerTokenSecret: "push-runner-secret-0123456789abcdef",
+    });
+    const client = new Client({ name: "push-cloud", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(cloud.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${alice.mcpToken}` } } }));
+    try {
+      const run = async (name: string, body: Record<string, unknown>) =>
+        ((await client.callTool({ name: "execute_capability", arguments: { name, body } })) as { structuredContent: Record<string, any> }).structuredContent;
+      const { sessionId } = await run("remote-session:create", { target: "cloud", prompt: "first" });
+      const uri = `remote-session://${sessionId}`;
+      let idle = await run("remote-session:read", { sessionId, waitMs: 10_000 });
+      while (idle.state !== "idle") idle = await run("remote-session:read", { sessionId, waitMs: 10_000, cursor: idle.cursor });
+      const updates: number[] = [];
+      client.setNotificationHandler("notifications/resources/updated", (n) => void (n.params.uri === uri && updates.push(Date.now())));
+      await client.subscribeResource({ uri });
+      while (cloud.push!.stats().pushWatchers < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      await run("remote-session:send", { sessionId, prompt: "second" });
+      const deadline = Date.now() + 10_000;
+      let slice: Record<string, any> = {};
+      while (Date.now() < deadline) {
+        slice = JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text);
+        if (slice.finalAssistantText === "echo: second" && updates.length > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(slice).toMatchObject({ state: "idle", finalAssistantText: "echo: second" });
+      expect(updates.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+      await cloud.close();
+      await witness.close();
     }
   });
 });

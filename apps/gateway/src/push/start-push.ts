@@ -11,6 +11,8 @@ const PRUNE_INTERVAL_MS = 60_000;
 const READ = parseName("remote-session:read")!;
 // A session gone or not the caller's: the watcher stops. Anything else may pass.
 const NOT_READABLE = new Set(["unknown_session", "membership_required", "unknown_capability"]);
+// Actions that move a session through the capability.
+const MOVES = new Set(["create", "send", "respond", "stop"]);
 
 /** The push path of one replica: its store, its hub (streams and watchers), and retention. */
 export async function startPush(options: { sql: Sql; hub: WakeHub; source: RemoteSessionSource; logger: Logger }) {
@@ -30,10 +32,25 @@ export async function startPush(options: { sql: Sql; hub: WakeHub; source: Remot
   await hub.ready;
   const pruning = setInterval(() => void store.prune().catch((error: unknown) => logger.warn("push: retention failed", { error: errorFacts(error) })), PRUNE_INTERVAL_MS);
   pruning.unref();
+  // The desktop target notifies its own changes; a move of another target's session (the cloud's)
+  // is announced here, so its watchers look at once instead of at their next timeout.
+  const source: RemoteSessionSource = {
+    ...options.source,
+    execute: async (ctx, parsed, input) => {
+      const result = await options.source.execute(ctx, parsed, input);
+      const sessionId = result.structuredContent.sessionId;
+      if (!result.isError && MOVES.has(parsed.action) && typeof sessionId === "string") {
+        await options.hub.announceSession(sessionId).catch((error: unknown) => logger.warn("push: could not announce a session move", { error: errorFacts(error) }));
+      }
+      return result;
+    },
+  };
   return {
     store,
     hub,
     read,
+    /** The capability source to serve: the one given, announcing the session moves it makes. */
+    source,
     close: async () => {
       clearInterval(pruning);
       await hub.close();

@@ -22,6 +22,11 @@ export interface WakeHub {
   runnerStreamCount(runner: RunnerSubscriber): number;
   /** Resolves when the session changes (or the listener resynced), after `timeoutMs`, or on abort. */
   waitForSession(sessionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Tells every process's waiters that a session changed, for changes made outside this target's
+   * transactions (another target's session moved through the capability).
+   */
+  announceSession(sessionId: string): Promise<void>;
   /** Resolves once LISTEN is in place. */
   readonly ready: Promise<void>;
   stats(): { runnerStreams: number; sessionWaiters: number; listens: number };
@@ -125,6 +130,9 @@ export function createWakeHub(options: {
         set.add(done);
         sessions.set(sessionId, set);
       }),
+    announceSession: async (sessionId) => {
+      await options.sql`select pg_notify(${SESSION_CHANNEL}, ${sessionId})`;
+    },
     stats: () => ({
       runnerStreams: [...runners.values()].reduce((n, set) => n + set.size, 0),
       sessionWaiters: [...sessions.values()].reduce((n, set) => n + set.size, 0),
