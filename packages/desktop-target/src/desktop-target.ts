@@ -32,6 +32,7 @@ import { syncSessionState } from "./store/sync-session-state.js";
 import { buildTranscript } from "./transcript/build-transcript.js";
 import { pendingInputOf } from "./transcript/pending-input-of.js";
 import type { WakeHub } from "./wake/wake-hub.js";
+import { transaction } from "./store/transaction.js";
 
 export interface DesktopTargetOptions {
   sql: Sql;
@@ -130,7 +131,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         ...(extra.runner === undefined ? {} : { pin: extra.runner }),
         storeAndForward: deliverBy !== null,
       });
-      const task = await sql.begin(async (tx) => {
+      const task = await transaction(sql, async (tx) => {
         // The desktop's own store: the pinned runner is recorded with the task, atomically.
         if (runner && !(await ledger.in(tx).update(input.sessionId, { targetRef: { runnerId: runner.runner_id } }))) {
           fail("unknown_session", "the session was not reserved");
@@ -175,7 +176,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       const messageId = input.messageId ?? newId("msg");
       // Where the reply will appear for a reader: after everything the transcript holds now.
       const before = isRelayed(session) ? null : buildTranscript(await loadSessionTasks(sql, session.id)).messages.length;
-      await sql.begin(async (tx) => {
+      await transaction(sql, async (tx) => {
         // Serialized per session by the row lock, so concurrent sends cannot both squeeze past the cap.
         await tx`select id from remote_session where id = ${session.id} for update`;
         const [{ waiting }] = (await tx`select count(*)::int as waiting from desktop_task where session_id = ${session.id} and state = 'queued'`) as unknown as [{ waiting: number }];
@@ -261,7 +262,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         await holderFor(call, session, "remote_session.stop");
         return relayStop(relay, call, session);
       }
-      const stopped = await sql.begin((tx) => cancelSessionTasks(tx, session.id));
+      const stopped = await transaction(sql, (tx) => cancelSessionTasks(tx, session.id));
       return { sessionId: session.id, stopped };
     },
 
@@ -277,7 +278,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       const requirements = taskRequirements({ kind: "remote_session.respond" });
       await holderFor(call, session, "remote_session.respond", requirements);
       const answer = { requestId: input.requestId, answer: input.answer };
-      const task = await sql.begin((tx) =>
+      const task = await transaction(sql, (tx) =>
         enqueueTask(tx, call, holderTask(session, { kind: "remote_session.respond", requirements, claimWithinMs: claimDeadlineMs, input: answer })),
       );
       logger.info("desktop target: answer queued", { sessionId: session.id, referenceId: call.referenceId, kind: pending.kind });

@@ -20,6 +20,7 @@ import type { RelayedReadResult } from "./routes/openwork/openwork-wire.js";
 import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import type { TaskKind, TaskRow } from "./store/task-row.js";
 import type { WakeHub } from "./wake/wake-hub.js";
+import { transaction } from "./store/transaction.js";
 
 /** How long a relayed read or stop waits in the call for the desktop's answer (den-api: 20 s). */
 export const RELAY_WAIT_MS = 20_000;
@@ -110,7 +111,7 @@ export async function relayStop(deps: RelayDeps, call: TargetCall, session: Ledg
 
 /** The waiting request of this kind and input, or a new one for the desktop that holds the session. */
 async function requestOf(deps: RelayDeps, call: TargetCall, session: LedgerSession, kind: TaskKind, input: Record<string, unknown>): Promise<TaskRow> {
-  return deps.sql.begin(async (tx) => {
+  return transaction(deps.sql, async (tx) => {
     const [open] = await tx<TaskRow[]>`
       select * from desktop_task
       where session_id = ${session.id} and kind = ${kind} and state in ('queued', 'claimed')

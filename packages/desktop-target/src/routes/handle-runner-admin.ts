@@ -7,6 +7,7 @@ import { renameRunner, revokeRunner } from "../store/revoke-runner.js";
 import { readJsonBody } from "./read-json-body.js";
 import type { RouteContext } from "./route-context.js";
 import { json, parseOrRefuse } from "./to-response.js";
+import { transaction } from "../store/transaction.js";
 
 const RenameSchema = z.strictObject({ name: z.string().trim().min(1).max(120) });
 
@@ -34,7 +35,7 @@ export async function handleRenameRunner(ctx: RouteContext, request: Request, ru
 /** `DELETE runners/:id` (member route): revokes one of the member's desktops. */
 export async function handleRevokeRunner(ctx: RouteContext, request: Request, runnerId: string): Promise<Response> {
   const member = await memberOf(ctx, request);
-  const revoked = await ctx.sql.begin((tx) => revokeRunner(tx, member, runnerId));
+  const revoked = await transaction(ctx.sql, (tx) => revokeRunner(tx, member, runnerId));
   if (!revoked) throw new ChannelRefusal("not_found", "no such desktop");
   ctx.logger.info("desktop runner revoked by its owner", { runnerId, failedTasks: revoked.failedTasks });
   return json(200, { revoked: true, ...revoked });

@@ -30,7 +30,7 @@ export async function handleWork(ctx: RouteContext, runner: RunnerIdentity): Pro
 /** `POST tasks/:id/claim`: take a task, or get it again if this runner already holds it. */
 export async function handleClaim(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
   parseOrRefuse(ClaimRequestSchema, await readJsonBody(request));
-  const outcome = await ctx.sql.begin((tx) => claimTask(tx, runner, taskId, ctx.leaseMs));
+  const outcome = await transaction(ctx.sql, (tx) => claimTask(tx, runner, taskId, ctx.leaseMs));
   const cause = await acceptClaim(ctx, runner, outcome);
   if (cause) throw new ChannelRefusal("claim_conflict", `the task failed at claim: ${cause.message}`, { cause: cause.code });
   return json(200, { assignment: toAssignment(outcome.task, outcome.localSessionId, ctx.heartbeatIntervalMs) });
@@ -75,7 +75,7 @@ async function acceptClaim(ctx: RouteContext, runner: RunnerIdentity, outcome: C
   if (outcome.kind !== "claimed") return null;
   const cause = await claimTimeRefusal(ctx, task, localSessionId);
   if (cause) {
-    await ctx.sql.begin((tx) => failClaimedTask(tx, task.id, cause));
+    await transaction(ctx.sql, (tx) => failClaimedTask(tx, task.id, cause));
     ctx.logger.warn("desktop runner: task failed at claim", { taskId: task.id, runnerId: runner.runnerId, code: cause.code });
     return cause;
   }
@@ -139,7 +139,7 @@ export async function handleComplete(ctx: RouteContext, verified: VerifiedRunner
 
 /** The assignment of a task this runner claimed and still holds, else null. */
 async function heldAssignment(ctx: RouteContext, runner: RunnerIdentity, taskId: string): Promise<Assignment | null> {
-  const outcome = await ctx.sql.begin((tx) => claimTask(tx, runner, taskId, ctx.leaseMs)).catch((error: unknown) => {
+  const outcome = await transaction(ctx.sql, (tx) => claimTask(tx, runner, taskId, ctx.leaseMs)).catch((error: unknown) => {
     if (error instanceof ChannelRefusal) return null;
     throw error;
   });

@@ -1,5 +1,5 @@
 import type { Queryable } from "@openwork/remote-session-core";
-import { notifySession } from "./notify-session.js";
+import { hintsOf } from "../wake/hints.js";
 import { syncSessionState } from "./sync-session-state.js";
 
 /**
@@ -18,6 +18,6 @@ export async function cancelSessionTasks(tx: Queryable, sessionId: string): Prom
     where session_id = ${sessionId} and state = 'claimed'
     returning id`;
   if (cancelled.length > 0) await syncSessionState(tx, sessionId, { activity: true });
-  else if (requested.length > 0) await notifySession(tx, sessionId);
+  else if (requested.length > 0) hintsOf(tx).session(sessionId);
   return cancelled.length + requested.length > 0;
 }

@@ -2,6 +2,7 @@ import type { Queryable } from "@openwork/remote-session-core";
 import type { PendingQuery, Row } from "postgres";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { eligibleFor } from "./eligibility.js";
+import { hintsOf } from "../wake/hints.js";
 import { claimedSessionMove } from "./sync-session-state.js";
 import type { RunnerIdentity, TaskKind, TaskRow } from "./task-row.js";
 
@@ -52,18 +53,19 @@ async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: num
       update desktop_task set next_task_id = (select id from claimed)
       where id = ${after ?? null} and exists (select 1 from claimed)),
     ${claimedSessionMove(tx, runner)}
-    select c.*, m.target_session_id as moved_target_session_id, m.id is not null as session_moved, (select count(*) from notified) as notified
+    select c.*, m.target_session_id as moved_target_session_id, m.id is not null as session_moved
     from claimed c left join moved m on true`;
   if (!row) return null;
-  const { moved_target_session_id: movedTarget, session_moved: moved, notified: _, ...claimed } = row;
+  const { moved_target_session_id: movedTarget, session_moved: moved, ...claimed } = row;
   // A turn moves its session to running; a relayed read or stop, or an answer, never does.
   const turn = claimed.kind === "remote_session.create" || claimed.kind === "remote_session.send";
   if (turn && !moved) throw new Error(`desktop session ${claimed.session_id}: the ledger refused a claimed turn's move to running`);
+  if (moved) hintsOf(tx).session(claimed.session_id);
   return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? movedTarget };
 }
 
 /** A claimed task with what its session's move answered. */
-type ClaimedRow = TaskRow & { moved_target_session_id: string | null; session_moved: boolean; notified: unknown };
+type ClaimedRow = TaskRow & { moved_target_session_id: string | null; session_moved: boolean };
 
 async function explainRefusal(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<ClaimOutcome> {
   const [task] = await tx<(TaskRow & { bound: string | null })[]>`

@@ -1,6 +1,7 @@
 import { type LedgerSession, type MemberScope, type Model, newId, type Queryable } from "@openwork/remote-session-core";
 import type { TaskRequirements } from "@openwork/runner-protocol";
-import { WAKE_CHANNEL, type WakeNotice } from "../wake/channels.js";
+import type { WakeNotice } from "../wake/channels.js";
+import { hintsOf } from "../wake/hints.js";
 import type { TaskKind, TaskRow } from "./task-row.js";
 
 export interface NewTask {
@@ -43,8 +44,8 @@ export function holderTask(
 }
 
 /**
- * Inserts a queued task and its wake-up hint, and notifies listeners (delivered at commit, so
- * run it in the transaction that creates the task). The notice carries ids only.
+ * Inserts a queued task and its wake-up hint; listeners are told once the transaction commits
+ * (run it in the `transaction()` that creates the task). The notice carries ids only.
  */
 export async function enqueueTask(sql: Queryable, scope: MemberScope, task: NewTask): Promise<TaskRow> {
   const [row] = await sql<TaskRow[]>`
@@ -64,12 +65,12 @@ export async function enqueueTask(sql: Queryable, scope: MemberScope, task: NewT
   return row!;
 }
 
-/** Records a wake-up hint for the task's runner(s) and NOTIFYs every gateway process. */
+/** Records a wake-up hint for the task's runner(s); every gateway process is told after the commit. */
 export async function wakeRunners(sql: Queryable, task: Pick<TaskRow, "id" | "organization_id" | "member_id" | "pinned_runner_id">): Promise<void> {
   const [wake] = await sql<{ id: string }[]>`
     insert into desktop_wake (organization_id, member_id, runner_id, task_id)
     values (${task.organization_id}, ${task.member_id}, ${task.pinned_runner_id}, ${task.id})
     returning id`;
   const notice: WakeNotice = { w: Number(wake!.id), o: task.organization_id, m: task.member_id, r: task.pinned_runner_id, t: task.id };
-  await sql`select pg_notify(${WAKE_CHANNEL}, ${JSON.stringify(notice)})`;
+  hintsOf(sql).wake(notice);
 }

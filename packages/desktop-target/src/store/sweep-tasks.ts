@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
-import { notifySession } from "./notify-session.js";
+import { hintsOf } from "../wake/hints.js";
+import { transaction } from "./transaction.js";
 import { syncSessionState } from "./sync-session-state.js";
 
 interface Moved {
@@ -21,7 +22,7 @@ const LOST = { failure_code: "desktop_lost", failure_message: "the desktop has n
  * moves once, whoever gets there first. Returns how many tasks moved.
  */
 export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expired: number }> {
-  return sql.begin(async (tx) => {
+  return transaction(sql, async (tx) => {
     const interrupted = await tx<Moved[]>`
       update desktop_task set state = 'interrupted', prompt = null, failure_code = 'lease_lost',
         failure_message = 'the desktop stopped sending heartbeats; events it posted are kept',
@@ -50,7 +51,7 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
     for (const id of [...bySession.keys()].sort()) {
       const moved = bySession.get(id)!;
       // A relayed read or stop that lapsed wakes its waiter and leaves the session as it is.
-      if (moved.kind === "remote_session.read" || moved.kind === "remote_session.stop") await notifySession(tx, id);
+      if (moved.kind === "remote_session.read" || moved.kind === "remote_session.stop") hintsOf(tx).session(id);
       else await syncSessionState(tx, id, { lastError: { error: moved.failure_code, message: moved.failure_message } });
     }
     return { interrupted: interrupted.length + lost.length, expired: expired.length };

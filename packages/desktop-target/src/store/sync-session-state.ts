@@ -1,7 +1,6 @@
 import { createSessionLedger, type Queryable, type SessionPatch, type SessionState, statesLeadingTo } from "@openwork/remote-session-core";
-import { SESSION_CHANNEL } from "../wake/channels.js";
 import { type TaskState, toSessionState } from "../task-state.js";
-import { notifySession } from "./notify-session.js";
+import { hintsOf } from "../wake/hints.js";
 
 /** What a live (claimed) turn may report of itself through status events. */
 export type LiveState = "running" | "waiting_input";
@@ -30,7 +29,8 @@ export function deriveSessionState(tasks: DerivationTask[], current: SessionStat
  * and a session waiting for the human stays so), written without reading the turns first: a
  * data-modifying CTE over the claim's `claimed` CTE, so a claim and its session move are one
  * statement. The runner that takes a create holds the session, in its own dialect. Like the
- * ledger, it refuses a move the table forbids: `claimedSessionMoved` reports it.
+ * ledger, it refuses a move the table forbids: the claim then finds no row in `moved`. The
+ * claim hints the session itself (`hintsOf`), after its commit.
  */
 export function claimedSessionMove(tx: Queryable, runner: { runnerId: string; dialect?: string }) {
   const holder = { runnerId: runner.runnerId, ...(runner.dialect === "openwork" ? { dialect: "openwork" } : {}) };
@@ -45,8 +45,7 @@ export function claimedSessionMove(tx: Queryable, runner: { runnerId: string; di
       from claimed c
       where s.id = c.session_id and c.kind in ('remote_session.create', 'remote_session.send')
         and s.state = any(${statesLeadingTo("running")}::text[])
-      returning s.id, s.target_session_id),
-    notified as (select pg_notify(${SESSION_CHANNEL}, id) from moved)`;
+      returning s.id, s.target_session_id)`;
 }
 
 /** A session's turn (create or follow-up) as the derivation reads it. */
@@ -72,8 +71,8 @@ export interface LockedSession {
  * Records the session's derived state with `patch`, and tells every process it changed. Locks
  * the session row first, so concurrent moves of one session's tasks serialize and each derives
  * from the others' committed work. A refused transition is a bug here, and fails loudly. Runs in
- * a transaction, in two round trips: the locked row with its turns, then the update with its
- * notification.
+ * a transaction (`transaction()`: the hint leaves after the commit), in two round trips: the
+ * locked row with its turns, then the update.
  */
 export async function syncSessionState(
   tx: Queryable,
@@ -102,7 +101,7 @@ export async function lockSession(tx: Queryable, sessionId: string): Promise<Loc
   return session ? { id: sessionId, state: session.state, tasks } : null;
 }
 
-/** `syncSessionState`'s second round trip: the derived state with `patch`, and the notification. */
+/** `syncSessionState`'s second round trip: the derived state with `patch`; the hint leaves after the commit. */
 export async function writeSessionState(
   tx: Queryable,
   session: LockedSession | null,
@@ -111,7 +110,7 @@ export async function writeSessionState(
 ): Promise<void> {
   if (!session) return;
   const state = deriveSessionState(session.tasks, session.state, live);
-  // Sent together: the notification is delivered at commit, and a refusal rolls both back.
-  const [updated] = await Promise.all([createSessionLedger(tx).update(session.id, { ...patch, state }), notifySession(tx, session.id)]);
+  const updated = await createSessionLedger(tx).update(session.id, { ...patch, state });
   if (!updated) throw new Error(`desktop session ${session.id}: the ledger refused ${session.state} → ${state}`);
+  hintsOf(tx).session(session.id);
 }

@@ -1,13 +1,16 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
+import { gatherHints } from "../wake/hints.js";
 
 /**
  * Runs `fn` in a transaction whose BEGIN travels with `fn`'s first statements: one round trip
  * fewer than `sql.begin`, which waits for BEGIN's answer before running anything. On the hot
  * runner routes a round trip costs more than the statement it carries. Any error rolls back.
+ * The hints `fn` gathers (`hintsOf(tx)`) leave after the commit, never inside the transaction.
  */
 export async function transaction<T>(sql: Sql, fn: (tx: Queryable) => Promise<T>): Promise<T> {
   const tx = await sql.reserve();
+  const hints = gatherHints(tx);
   let open = true;
   try {
     const begun = tx`begin`.execute();
@@ -17,6 +20,7 @@ export async function transaction<T>(sql: Sql, fn: (tx: Queryable) => Promise<T>
     await begun;
     open = false;
     await tx`commit`;
+    hints.publish(sql);
     return result;
   } catch (error) {
     if (open) await tx`rollback`.catch(() => {});

@@ -1,7 +1,10 @@
-/** NOTIFY channel of wake-up hints: `{ w, o, m, r, t }` (wake id, org, member, runner or null, task). */
+/**
+ * NOTIFY channel of wake-up hints: a JSON array of `{ w, o, m, r, t }` (wake id, org, member,
+ * runner or null, task), sent after the commit, coalesced; a single object is read too.
+ */
 export const WAKE_CHANNEL = "openwork_desktop_wake";
 
-/** NOTIFY channel of session changes (new events, state): the session id, nothing else. */
+/** NOTIFY channel of session changes (new events, state): session ids joined with commas, nothing else. */
 export const SESSION_CHANNEL = "openwork_desktop_session";
 
 export interface WakeNotice {

@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
 import { SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
+import { publishSession, sessionIdsOf, wakeNoticesOf } from "./hints.js";
 
 /** What a runner's stream is told: a hint for one task, or "look again" after the listener reconnected. */
 export type WakeSignal = { kind: "task"; notice: WakeNotice } | { kind: "resync" };
@@ -26,7 +27,7 @@ export interface WakeHub {
    * Tells every process's waiters that a session changed, for changes made outside this target's
    * transactions (another target's session moved through the capability).
    */
-  announceSession(sessionId: string): Promise<void>;
+  announceSession(sessionId: string): void;
   /** Resolves once LISTEN is in place. */
   readonly ready: Promise<void>;
   stats(): { runnerStreams: number; sessionWaiters: number; listens: number };
@@ -70,23 +71,26 @@ export function createWakeHub(options: {
     for (const wake of waiters ?? []) wake();
   };
   const onWake = (payload: string) => {
-    let notice: WakeNotice;
+    let notices: WakeNotice[];
     try {
-      notice = JSON.parse(payload) as WakeNotice;
+      notices = wakeNoticesOf(payload);
     } catch {
       options.logger?.warn("wake hub: unreadable notification", { channel: WAKE_CHANNEL });
       return;
     }
-    for (const subscriber of runners.get(memberKey(notice.o, notice.m)) ?? []) {
-      if (notice.r === null || notice.r === subscriber.runnerId) subscriber.deliver({ kind: "task", notice });
+    for (const notice of notices) {
+      for (const subscriber of runners.get(memberKey(notice.o, notice.m)) ?? []) {
+        if (notice.r === null || notice.r === subscriber.runnerId) subscriber.deliver({ kind: "task", notice });
+      }
     }
   };
+  const onSessions = (payload: string) => sessionIdsOf(payload).forEach(wakeSession);
   // onlisten runs on every (re)connect of the listening connection; after the first, resync.
   const handles: ReturnType<Sql["listen"]>[] = [];
   const listening = (channel: string) =>
     new Promise<void>((resolve) => {
       let first = true;
-      const handle = options.sql.listen(channel, channel === WAKE_CHANNEL ? onWake : wakeSession, () => {
+      const handle = options.sql.listen(channel, channel === WAKE_CHANNEL ? onWake : onSessions, () => {
         listens++;
         if (first) {
           first = false;
@@ -130,9 +134,7 @@ export function createWakeHub(options: {
         set.add(done);
         sessions.set(sessionId, set);
       }),
-    announceSession: async (sessionId) => {
-      await options.sql`select pg_notify(${SESSION_CHANNEL}, ${sessionId})`;
-    },
+    announceSession: (sessionId) => publishSession(options.sql, sessionId),
     stats: () => ({
       runnerStreams: [...runners.values()].reduce((n, set) => n + set.size, 0),
       sessionWaiters: [...sessions.values()].reduce((n, set) => n + set.size, 0),

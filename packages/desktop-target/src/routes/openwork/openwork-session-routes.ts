@@ -15,6 +15,7 @@ import {
   RequestResultSchemas,
   SessionReportSchema,
 } from "./openwork-wire.js";
+import { transaction } from "../../store/transaction.js";
 
 const ID = "([^/]{1,160})";
 const CREATE = "remote_session_v1";
@@ -44,7 +45,7 @@ async function claimOfKind(ctx: OpenworkContext, runner: AuthenticatedRunner, id
   const [kind] = await ctx.sql<{ kind: TaskKind }[]>`
     select kind from desktop_task where id = ${id} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}`;
   if (!kind || !kinds.includes(kind.kind)) throw new OpenworkRefusal(409, conflict);
-  const outcome = await orConflict(409, conflict, () => ctx.sql.begin((tx) => claimTask(tx, runner, id, leaseMs)));
+  const outcome = await orConflict(409, conflict, () => transaction(ctx.sql, (tx) => claimTask(tx, runner, id, leaseMs)));
   return outcome.task;
 }
 
@@ -73,7 +74,7 @@ const commandComplete: OpenworkHandler = async (ctx, request, [id]) => {
     body.status === "delivered"
       ? { status: body.status, sessionId: body.sessionId, workspaceId: body.workspaceId, resultSummary: body.resultSummary ?? null }
       : { status: body.status, error: body.error, resultSummary: body.resultSummary ?? null };
-  await orConflict(409, "command_complete_conflict", () => ctx.sql.begin((tx) => receiveCommand(tx, runner, id!, receipt)));
+  await orConflict(409, "command_complete_conflict", () => transaction(ctx.sql, (tx) => receiveCommand(tx, runner, id!, receipt)));
   const delivered = body.status === "delivered";
   return openworkJson(200, {
     command: { id, status: body.status, sessionId: delivered ? body.sessionId : null, workspaceId: delivered ? body.workspaceId : null },
@@ -84,7 +85,7 @@ const commandSession: OpenworkHandler = async (ctx, request, [id]) => {
   const { runner, body } = await runnerCall(ctx, request, SessionReportSchema);
   requireCapability(runner, CREATE);
   try {
-    await ctx.sql.begin((tx) => receiveProgress(tx, runner, id!, body));
+    await transaction(ctx.sql, (tx) => receiveProgress(tx, runner, id!, body));
   } catch (error) {
     if (error instanceof ChannelRefusal) throw new OpenworkRefusal(error.code === "not_found" ? 404 : 409, error.code === "not_found" ? "command_not_found" : "command_session_conflict");
     throw error;
@@ -133,7 +134,7 @@ const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
     const parsed = RequestResultSchemas[body.outcome.action].safeParse(body.outcome.result);
     if (!parsed.success) throw new OpenworkRefusal(400, "invalid_request", `the ${body.outcome.action} result does not match the protocol`);
   }
-  const task = await orConflict(409, "request_complete_conflict", () => ctx.sql.begin((tx) => receiveRequest(tx, runner, id!, body)));
+  const task = await orConflict(409, "request_complete_conflict", () => transaction(ctx.sql, (tx) => receiveRequest(tx, runner, id!, body)));
   return openworkJson(200, { request: { id: task.id, status: body.status } });
 };
 

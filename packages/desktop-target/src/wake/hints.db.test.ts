@@ -1,0 +1,72 @@
+import { useTestDatabase } from "@openwork/test-postgres";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { transaction } from "../store/transaction.js";
+import { hintsOf, publisherOf } from "./hints.js";
+import { createWakeHub, type WakeHub } from "./wake-hub.js";
+
+const db = useTestDatabase();
+let sql: postgres.Sql;
+let hub: WakeHub;
+
+beforeAll(async () => {
+  sql = postgres(db.current.url, { max: 20, onnotice: () => {} });
+  hub = createWakeHub({ sql });
+  await hub.ready;
+});
+afterAll(async () => {
+  await hub.close();
+  await sql.end({ timeout: 5 });
+});
+
+const settles = (promise: Promise<void>, ms: number) => Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+
+describe("hints after commit", () => {
+  it("leaves once the transaction commits, and never for one that rolled back", async () => {
+    const woken = hub.waitForSession("rs_hint_committed", 5_000);
+    let release: () => void = () => {};
+    const holding = new Promise<void>((resolve) => (release = resolve));
+    const committing = transaction(sql, async (tx) => {
+      hintsOf(tx).session("rs_hint_committed");
+      await tx`select 1`;
+      await holding;
+    });
+    // Gathered, not sent: nobody hears of it while the transaction is open.
+    expect(await settles(woken, 300)).toBe(false);
+    release();
+    await committing;
+    expect(await settles(woken, 2_000)).toBe(true);
+
+    const never = hub.waitForSession("rs_hint_rolled_back", 5_000);
+    await expect(
+      transaction(sql, async (tx) => {
+        hintsOf(tx).session("rs_hint_rolled_back");
+        await tx`select 1`;
+        throw new Error("refused");
+      }),
+    ).rejects.toThrow("refused");
+    expect(await settles(never, 500)).toBe(false);
+  });
+
+  it("coalesces the hints of many commits into few notifying statements, and delivers every one", async () => {
+    const ids = Array.from({ length: 300 }, (_, i) => `rs_hint_many_${i}`);
+    const woken = ids.map((id) => hub.waitForSession(id, 10_000));
+    const before = publisherOf(sql).stats();
+    await Promise.all(
+      ids.map((id) =>
+        transaction(sql, async (tx) => {
+          await tx`select 1`;
+          hintsOf(tx).session(id);
+        }),
+      ),
+    );
+    expect(await Promise.all(woken.map((w) => settles(w, 5_000)))).toEqual(ids.map(() => true));
+    const after = publisherOf(sql).stats();
+    expect(after.published - before.published).toBe(300);
+    expect(after.statements - before.statements).toBeLessThan(300 / 4);
+  });
+
+  it("refuses to gather outside transaction(): a NOTIFY must never ride inside one", () => {
+    expect(() => hintsOf(sql as never)).toThrow(/transaction\(\)/);
+  });
+});
