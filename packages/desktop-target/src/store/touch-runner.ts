@@ -2,9 +2,10 @@ import type { Queryable } from "@openwork/remote-session-core";
 import { defaultName } from "./register-runner.js";
 import type { RunnerDialect } from "./runner-row.js";
 
-// Presence needs minutes of precision, not a write per request: at most one write per runner
-// every few seconds, however often it polls or keeps a stream alive.
-const PRESENCE_WRITE_INTERVAL_SECONDS = 5;
+// Presence needs minutes of precision (its window is 10), not a write per request: at most one
+// write per runner a minute, however often it polls or keeps a stream alive (a closed stream's
+// mark is cleared at once). The write is HOT: no index holds last_seen_at (migration 0009).
+const PRESENCE_WRITE_INTERVAL_SECONDS = 60;
 
 /** Who a verified token names, and when it was minted. */
 export interface TokenHolder {
