@@ -12,12 +12,18 @@ import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
 import { createMetrics } from "./metrics.js";
 import { createRequestGuard } from "./request-guard.js";
+import { StartupError } from "./startup-errors.js";
 import { startPush } from "./push/start-push.js";
 import { registerSessionResources } from "./push/push-resources.js";
 import { withPushSessions } from "./push/push-route.js";
 
 export interface GatewayOptions {
   sql: Sql;
+  /**
+   * A client for the wake hub's LISTEN, connected directly to the primary (never through a
+   * pooler in transaction mode, which drops LISTEN silently). Default `sql`. Proved at start.
+   */
+  listenSql?: Sql;
   /** The public base URL (the runner-token audience and the MCP resource). */
   baseUrl: string;
   /** Open runner streams one process keeps per runner and per member (the newest wins). */
@@ -70,8 +76,10 @@ export async function createGateway(options: GatewayOptions) {
   const logger = options.logger ?? silentLogger;
   const { sql } = options;
   await migrateDesktopTarget(sql);
-  const hub = createWakeHub({ sql, logger, ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}) });
-  await hub.ready;
+  const hub = createWakeHub({ sql, logger, ...(options.listenSql ? { listen: options.listenSql } : {}), ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}) });
+  await hub.ready.catch((error: unknown) => {
+    throw new StartupError(`LISTEN_DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`);
+  });
   const timings = options.timings ?? {};
   const metrics = createMetrics({ sql, hub });
   const sweeper = startSweeper({ sql, logger, onSweep: metrics.swept, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });

@@ -21,6 +21,8 @@ const env = z
     /** Comma-separated browser origins allowed besides the gateway's own (DNS-rebinding protection). */
     ALLOWED_ORIGINS: z.string().optional(),
     DATABASE_URL: z.string().optional(),
+    /** A direct connection for the wake hub's LISTEN when DATABASE_URL goes through a pooler. */
+    LISTEN_DATABASE_URL: z.string().optional(),
     DEV_CONFIG: z.string().default(".openwork-dev/gateway.json"),
     CLOUD_RESOLVER_URL: z.url().optional(),
     CLOUD_GATEWAY_KEY: z.string().optional(),
@@ -62,6 +64,8 @@ async function start(): Promise<void> {
   await sql`select 1`.catch((error: unknown) => {
     throw explainDatabaseError(error, "connect");
   });
+  const listenSql = env.LISTEN_DATABASE_URL ? postgres(env.LISTEN_DATABASE_URL, { max: 1, onnotice: () => {}, connect_timeout: 10 }) : undefined;
+  if (listenSql) stops.unshift(() => listenSql.end({ timeout: 5 }));
 
   let resolverUrl = env.CLOUD_RESOLVER_URL;
   let gatewayKey = env.CLOUD_GATEWAY_KEY ?? "";
@@ -82,6 +86,7 @@ async function start(): Promise<void> {
     process.stdout.write(`[gateway] ${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ""}\n`);
   const gateway = await serveGateway({
     sql,
+    ...(listenSql ? { listenSql } : {}),
     port: env.PORT,
     host: env.HOST,
     ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),

@@ -61,6 +61,9 @@ describe("hints after commit", () => {
       ),
     );
     expect(await Promise.all(woken.map((w) => settles(w, 5_000)))).toEqual(ids.map(() => true));
+    // The listener may hear a batch before its publishing statement has answered.
+    const deadline = Date.now() + 2_000;
+    while (publisherOf(sql).stats().published - before.published < 300 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     const after = publisherOf(sql).stats();
     expect(after.published - before.published).toBe(300);
     expect(after.statements - before.statements).toBeLessThan(300 / 4);
@@ -68,5 +71,22 @@ describe("hints after commit", () => {
 
   it("refuses to gather outside transaction(): a NOTIFY must never ride inside one", () => {
     expect(() => hintsOf(sql as never)).toThrow(/transaction\(\)/);
+  });
+
+  it("proves its LISTEN connection at start: a hint sent through the pool that never arrives is a start-up error", async () => {
+    // NOTIFY is per database: a listener on another database hears nothing, as behind a pooler in transaction mode.
+    const elsewhere = new URL(db.current.url);
+    elsewhere.pathname = "/postgres";
+    const listen = postgres(elsewhere.toString(), { max: 1, onnotice: () => {} });
+    const blind = createWakeHub({ sql, listen, probeTimeoutMs: 500 });
+    await expect(blind.ready).rejects.toThrow(/did not receive a hint the gateway sent.*pooler/);
+    await blind.close();
+    await listen.end({ timeout: 5 });
+    // Its own direct connection on the same database proves itself.
+    const direct = postgres(db.current.url, { max: 1, onnotice: () => {} });
+    const proven = createWakeHub({ sql, listen: direct, probeTimeoutMs: 2_000 });
+    await expect(proven.ready).resolves.toBeUndefined();
+    await proven.close();
+    await direct.end({ timeout: 5 });
   });
 });

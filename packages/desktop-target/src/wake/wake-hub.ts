@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Sql } from "postgres";
 import { SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
 import { publishSession, sessionIdsOf, wakeNoticesOf } from "./hints.js";
@@ -52,6 +53,14 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = { perRunner: 2, perMember: 20
 
 export function createWakeHub(options: {
   sql: Sql;
+  /**
+   * The client that LISTENs: a direct connection to the primary, never through a pooler in
+   * transaction mode (which drops LISTEN without an error). Default `sql`. Hints are sent through
+   * `sql`; at start the hub sends itself one and fails `ready` if it does not arrive.
+   */
+  listen?: Sql;
+  /** How long the start-up probe waits for its own hint. Default 5 s. */
+  probeTimeoutMs?: number;
   logger?: { warn(message: string, fields?: Record<string, unknown>): void };
   streamLimits?: Partial<StreamLimits>;
 }): WakeHub {
@@ -85,12 +94,24 @@ export function createWakeHub(options: {
     }
   };
   const onSessions = (payload: string) => sessionIdsOf(payload).forEach(wakeSession);
+  // The start-up probe's own session id, woken like any other.
+  const onSessionsProbe = (id: string, timeoutMs: number) =>
+    new Promise<boolean>((resolve) => {
+      const done = (heard: boolean) => {
+        clearTimeout(timer);
+        sessions.get(id)?.delete(wake);
+        resolve(heard);
+      };
+      const wake = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      sessions.set(id, new Set([...(sessions.get(id) ?? []), wake]));
+    });
   // onlisten runs on every (re)connect of the listening connection; after the first, resync.
   const handles: ReturnType<Sql["listen"]>[] = [];
   const listening = (channel: string) =>
     new Promise<void>((resolve) => {
       let first = true;
-      const handle = options.sql.listen(channel, channel === WAKE_CHANNEL ? onWake : onSessions, () => {
+      const handle = listener.listen(channel, channel === WAKE_CHANNEL ? onWake : onSessions, () => {
         listens++;
         if (first) {
           first = false;
@@ -100,7 +121,8 @@ export function createWakeHub(options: {
       handle.catch(() => {});
       handles.push(handle);
     });
-  const ready = Promise.all([listening(WAKE_CHANNEL), listening(SESSION_CHANNEL)]).then(() => undefined);
+  const listener = options.listen ?? options.sql;
+  const ready = Promise.all([listening(WAKE_CHANNEL), listening(SESSION_CHANNEL)]).then(() => probe(options.sql, onSessionsProbe, options.probeTimeoutMs ?? 5_000));
 
   return {
     ready,
@@ -146,4 +168,20 @@ export function createWakeHub(options: {
       runners.clear();
     },
   };
+}
+
+/**
+ * Sends a hint through the pool and waits for it on the LISTEN connection: a pooler in
+ * transaction mode between them (or the two on different databases) drops it silently, and the
+ * runners would fall back to their slow poll with nothing reporting it. Fails loudly instead.
+ */
+async function probe(sql: Sql, heard: (id: string, timeoutMs: number) => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const id = `probe_${randomUUID()}`;
+  const arrived = heard(id, timeoutMs);
+  await sql`select pg_notify(${SESSION_CHANNEL}, ${id})`;
+  if (!(await arrived)) {
+    throw new Error(
+      `the wake hub's LISTEN connection did not receive a hint the gateway sent within ${timeoutMs} ms: a connection pooler in transaction mode (or another database) sits between them; give the hub a direct connection to the primary`,
+    );
+  }
 }
