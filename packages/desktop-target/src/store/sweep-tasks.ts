@@ -14,12 +14,18 @@ interface Moved {
 export const OPENWORK_LOST_AFTER_SECONDS = 600;
 const LOST = { failure_code: "desktop_lost", failure_message: "the desktop has not been seen for 10 minutes; the turn may still finish when it is back" };
 
+// Rows one sweep moves at most per kind: a backlog drains over a few sweeps instead of one long
+// transaction. The candidates come from partial indexes on live rows (queued by deadline, claimed
+// by claim time), so a sweep's cost follows the live work, not the table.
+const SWEEP_BATCH = 500;
+
 /**
  * One sweep: attempts whose lease lapsed become `interrupted` (their events stay), and queued
- * tasks past `deliverBy` or their claim deadline become `expired` with a cause; each session
- * touched gets its state derived again. The database clock decides every deadline. Each task
- * moves in one update guarded by its state, so sweepers on several replicas never clash: a row
- * moves once, whoever gets there first. Returns how many tasks moved.
+ * tasks past their claim deadline (which is `deliverBy` when the task has one) become `expired`
+ * with a cause; each session touched gets its state derived again. The database clock decides
+ * every deadline. Candidates are locked `skip locked` and each move is guarded by its state, so
+ * sweepers on several replicas never clash: a row moves once, whoever gets there first. Returns
+ * how many tasks moved.
  */
 export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expired: number }> {
   return transaction(sql, async (tx) => {
@@ -27,7 +33,10 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
       update desktop_task set state = 'interrupted', prompt = null, failure_code = 'lease_lost',
         failure_message = 'the desktop stopped sending heartbeats; events it posted are kept',
         finished_at = now(), updated_at = now()
-      where state = 'claimed' and lease_expires_at < now()
+      where id in (
+        select id from desktop_task where state = 'claimed' and lease_expires_at < now()
+        limit ${SWEEP_BATCH} for update skip locked)
+        and state = 'claimed'
       returning session_id, kind, failure_code, failure_message`;
     const expired = await tx<Moved[]>`
       update desktop_task set state = 'expired', prompt = null, finished_at = now(), updated_at = now(),
@@ -35,7 +44,10 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
         failure_message = case when deliver_by is not null and deliver_by <= now()
           then 'no desktop claimed the task before its deliverBy time'
           else 'the desktop did not pick the task up in time' end
-      where state = 'queued' and (claim_deadline <= now() or deliver_by <= now())
+      where id in (
+        select id from desktop_task where state = 'queued' and claim_deadline <= now()
+        order by claim_deadline limit ${SWEEP_BATCH} for update skip locked)
+        and state = 'queued'
       returning session_id, kind, failure_code, failure_message`;
     // OpenWork desktops hold no lease: a delivered turn whose desktop stopped polling is lost.
     const lost = await tx<Moved[]>`
