@@ -43,13 +43,21 @@ try {
   const readStats = await time(read);
   rows["no-op tool (baseline)"] = { ...noopStats, unit: "ms" };
   rows["execute_capability(remote-session:read)"] = { ...readStats, unit: "ms", ratioP50: +(readStats.p50 / noopStats.p50).toFixed(2) };
+  // The same read on the default endpoint (push on): the client keeps its Mcp-Session-Id, and
+  // every request's session is checked in PostgreSQL.
+  const stateful = await benchGateway(db.url);
+  const mcpStateful = await stateful.mcpClient();
+  const statefulStats = await time(() => mcpStateful.callTool({ name: "execute_capability", arguments: { name: "remote-session:read", body: { sessionId } } }));
+  rows["execute_capability(remote-session:read), stateful MCP session (push on)"] = { ...statefulStats, unit: "ms", ratioP50: +(statefulStats.p50 / noopStats.p50).toFixed(2) };
+  await mcpStateful.close();
+  await stateful.close();
   await mcp.close();
   await fixture.close();
 } finally {
   await db.stop();
 }
 await report("overhead", db.server, rows, [
-  "Both over Streamable HTTP to the same gateway (stateless: a fresh McpServer and transport per request), one call at a time.",
+  "Both over Streamable HTTP to the same gateway (stateless: a fresh McpServer and transport per request), one call at a time. The stateful line: a second gateway in the same process, on the default endpoint (push on), whose client sends the Mcp-Session-Id it was given; the session is checked on every request.",
   "read = ledger lookup + the session's tasks and events from Postgres + transcript; budget: p50 within 2× of the no-op.",
 ]);
 process.exit(0);
