@@ -1,6 +1,6 @@
 import type { SearchContext } from "./registry-context.js";
 import { REMOTE_SESSIONS_SKILL_MD } from "./remote-sessions-skill.generated.js";
-import { scoreMatch } from "./score-match.js";
+import { rankMatches, scoreMatch } from "./score-match.js";
 
 /**
  * A built-in skill in den-api's shape (its `BuiltinSkillDefinition`, research: openwork-wire
@@ -87,13 +87,12 @@ export function createBuiltinSkillSource(skills: readonly BuiltinSkill[] = [REMO
     parseName: (name) => (name.startsWith("skill:") && name.length > "skill:".length ? { kind: "builtinSkill", name } : null),
     search: async (ctx, query, limit) => {
       if (!ctx.sourceFilter.skills) return [];
-      const matches = skills.flatMap((skill): SkillMatch[] => {
+      const matches = skills.map((skill): SkillMatch => {
         const { name, title, description, capability, location } = skill.descriptor;
         const score = scoreMatch(query, { name: `${name} ${title}`, summary: description, keywords: skill.searchExtraTokens.split(/\s+/) });
-        if (score <= 0) return [];
-        return [{ name: capability, method: "SKILL", path: location, score, summary: description, pathParams: [], queryParams: [], hasBody: false, kind: "skill" }];
+        return { name: capability, method: "SKILL", path: location, score, summary: description, pathParams: [], queryParams: [], hasBody: false, kind: "skill" };
       });
-      return matches.sort((a, b) => b.score - a.score || a.name.localeCompare(b.name)).slice(0, Math.max(1, Math.min(20, Math.trunc(limit) || 5)));
+      return rankMatches(matches, limit);
     },
     enumerate: async () => [],
     execute: async (_ctx, parsed, input) => {

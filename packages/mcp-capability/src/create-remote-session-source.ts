@@ -25,7 +25,7 @@ import { ACTIONS, type Action, capabilityName, type ParsedCapability, parseName 
 import { DEFAULT_POLICY, type RemoteSessionPolicy } from "./policy.js";
 import type { RegistryContext, SearchContext } from "./registry-context.js";
 import { createRunEnv } from "./run-env.js";
-import { scoreMatch } from "./score-match.js";
+import { rankMatches, scoreMatch } from "./score-match.js";
 import { createTargetCatalog, type OfferedTarget } from "./target-catalog.js";
 import { errorResult, toolResult, type ToolResult } from "./to-tool-result.js";
 
@@ -115,7 +115,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
   const matches = async (ctx: SearchContext, query: string, limit: number): Promise<CapabilityMatch[]> => {
     if (!ctx.sourceFilter.api || !ctx.member || !ctx.remoteSessionsEnabled || gated(ctx)) return [];
     const offered = await catalog.offered(targetCall(ctx, ctx.member, newReferenceId()));
-    return ACTIONS.map((action) => {
+    const all = ACTIONS.map((action) => {
       const capability = CAPABILITIES[action];
       // Create's summary names only the targets this caller is offered.
       const summary = action === "create" ? createSummary(offered.map((o) => o.target)) : capability.summary;
@@ -134,10 +134,8 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
         argumentsSchema: schemaFor(action, offered),
         invocation: { argumentsField: "body" as const },
       };
-    })
-      .filter((match) => match.score > 0)
-      .sort((a, b) => b.score - a.score || a.name.localeCompare(b.name))
-      .slice(0, Math.max(1, Math.min(20, Math.trunc(limit) || 5)));
+    });
+    return rankMatches(all, limit);
   };
 
   return {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { type BuiltinSkillSource, createBuiltinSkillSource, type SkillToolResult } from "./builtin-skill-source.js";
 import type { RemoteSessionSource } from "./create-remote-session-source.js";
 import { ALL_SOURCES, type SearchContext, type SourceFilter, remoteSessionContext } from "./registry-context.js";
+import { compareMatches } from "./score-match.js";
 import { errorResult, toolResult, type ToolResult } from "./to-tool-result.js";
 
 /** The part of either SDK generation's `AuthInfo` the adapters read. */
@@ -106,7 +107,7 @@ export function createToolHandlers(options: RemoteSessionToolsOptions) {
       if (!ctx) return toolResult({ matches: [] });
       const searchContext = { ...ctx, sourceFilter: filterOf(args.type) };
       const found = await Promise.all([options.source.search(searchContext, args.query, args.limit), skills?.search(searchContext, args.query, args.limit) ?? []]);
-      const matches = found.flat().sort((a, b) => b.score - a.score || a.name.localeCompare(b.name)).slice(0, args.limit);
+      const matches = found.flat().sort(compareMatches).slice(0, args.limit);
       return toolResult({ matches });
     },
     execute: async (args: z.output<typeof EXECUTE_TOOL.inputSchema>, authInfo: AuthInfoLike | undefined): Promise<ToolResult | SkillToolResult> => {

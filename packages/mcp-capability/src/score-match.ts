@@ -18,3 +18,14 @@ export function scoreMatch(query: string, candidate: { name: string; summary: st
   }
   return score;
 }
+
+/** den-api's order of matches: by score, highest first, then by name. */
+export const compareMatches = (a: { score: number; name: string }, b: { score: number; name: string }) => b.score - a.score || a.name.localeCompare(b.name);
+
+/** A source's answer to a search, as den-api's sources cut it: scores above 0, in order, `limit` clamped to 1–20 (0 or absent: 5). */
+export function rankMatches<T extends { score: number; name: string }>(matches: T[], limit: number): T[] {
+  return matches
+    .filter((match) => match.score > 0)
+    .sort(compareMatches)
+    .slice(0, Math.max(1, Math.min(20, Math.trunc(limit) || 5)));
+}

@@ -5,6 +5,7 @@ import { ChannelRefusal } from "../channel-refusal.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
 import { type LiveState, syncSessionState } from "./sync-session-state.js";
 import type { RunnerIdentity } from "./task-row.js";
+import { pipeline } from "./transaction.js";
 
 /**
  * Appends a batch of events to the runner's attempt. Events already held must be replayed
@@ -18,7 +19,7 @@ export async function appendEvents(
   body: PostEventsRequest,
 ): Promise<PostEventsResponse> {
   // The task's lock and the events it holds, in one round trip.
-  const [task, held] = await Promise.all([lockOwnTask(tx, runner, taskId), heldEvents(tx, taskId, body.attempt, body.events)]);
+  const [task, held] = await pipeline([lockOwnTask(tx, runner, taskId), heldEvents(tx, taskId, body.attempt, body.events)]);
   assertAttemptHeld(task, body.attempt);
   const { fresh, nextSequence } = freshEvents(body.events, held);
   if (fresh.length > 0) {

@@ -94,17 +94,22 @@ export function createWakeHub(options: {
     }
   };
   const onSessions = (payload: string) => sessionIdsOf(payload).forEach(wakeSession);
-  // The start-up probe's own session id, woken like any other.
-  const onSessionsProbe = (id: string, timeoutMs: number) =>
+  /** Waits for a session's change: true when woken, false after `timeoutMs` or on abort. */
+  const waitFor = (sessionId: string, timeoutMs: number, signal?: AbortSignal) =>
     new Promise<boolean>((resolve) => {
-      const done = (heard: boolean) => {
+      const done = (woken: boolean) => {
         clearTimeout(timer);
-        sessions.get(id)?.delete(wake);
-        resolve(heard);
+        signal?.removeEventListener("abort", notWoken);
+        sessions.get(sessionId)?.delete(wake);
+        resolve(woken);
       };
       const wake = () => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
-      sessions.set(id, new Set([...(sessions.get(id) ?? []), wake]));
+      const notWoken = () => done(false);
+      const timer = setTimeout(notWoken, timeoutMs);
+      signal?.addEventListener("abort", notWoken, { once: true });
+      const set = sessions.get(sessionId) ?? new Set();
+      set.add(wake);
+      sessions.set(sessionId, set);
     });
   // onlisten runs on every (re)connect of the listening connection; after the first, resync.
   const handles: ReturnType<Sql["listen"]>[] = [];
@@ -122,7 +127,7 @@ export function createWakeHub(options: {
       handles.push(handle);
     });
   const listener = options.listen ?? options.sql;
-  const ready = Promise.all([listening(WAKE_CHANNEL), listening(SESSION_CHANNEL)]).then(() => probe(options.sql, onSessionsProbe, options.probeTimeoutMs ?? 5_000));
+  const ready = Promise.all([listening(WAKE_CHANNEL), listening(SESSION_CHANNEL)]).then(() => probe(options.sql, waitFor, options.probeTimeoutMs ?? 5_000));
 
   return {
     ready,
@@ -142,20 +147,7 @@ export function createWakeHub(options: {
       };
     },
     runnerStreamCount: (runner) => [...(runners.get(memberKey(runner.organizationId, runner.memberId)) ?? [])].filter((e) => e.runnerId === runner.runnerId).length,
-    waitForSession: (sessionId, timeoutMs, signal) =>
-      new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", done);
-          sessions.get(sessionId)?.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, timeoutMs);
-        signal?.addEventListener("abort", done, { once: true });
-        const set = sessions.get(sessionId) ?? new Set();
-        set.add(done);
-        sessions.set(sessionId, set);
-      }),
+    waitForSession: async (sessionId, timeoutMs, signal) => void (await waitFor(sessionId, timeoutMs, signal)),
     announceSession: (sessionId) => publishSession(options.sql, sessionId),
     stats: () => ({
       runnerStreams: [...runners.values()].reduce((n, set) => n + set.size, 0),
