@@ -26,7 +26,7 @@ try {
     "insert, hint after commit (coalesced)": (sql, id) =>
       transaction(sql, async (tx) => {
         await tx`insert into bench_write (session_id) values (${id})`;
-        hintsOf(tx).session(id);
+        hintsOf(tx).session("org_bench", id);
       }),
   };
   for (const flush of ["PostgreSQL's flush", "flush 1 ms slower (commit_delay)"] as const) {

@@ -39,7 +39,7 @@ export async function startPush(options: { sql: Sql; hub: WakeHub; source: Remot
     execute: async (ctx, parsed, input) => {
       const result = await options.source.execute(ctx, parsed, input);
       const sessionId = result.structuredContent.sessionId;
-      if (!result.isError && MOVES.has(parsed.action) && typeof sessionId === "string") options.hub.announceSession(sessionId);
+      if (!result.isError && MOVES.has(parsed.action) && typeof sessionId === "string") options.hub.announceSession(ctx.organizationId, sessionId);
       return result;
     },
   };

@@ -13,11 +13,11 @@ export async function cancelSessionTasks(tx: Queryable, sessionId: string): Prom
       failure_code = 'stopped', failure_message = 'stopped before a desktop took it'
     where session_id = ${sessionId} and state = 'queued'
     returning id`;
-  const requested = await tx`
+  const requested = await tx<{ organization_id: string }[]>`
     update desktop_task set cancel_requested = true, updated_at = now()
     where session_id = ${sessionId} and state = 'claimed'
-    returning id`;
+    returning organization_id`;
   if (cancelled.length > 0) await syncSessionState(tx, sessionId, { activity: true });
-  else if (requested.length > 0) hintsOf(tx).session(sessionId);
+  else if (requested[0]) hintsOf(tx).session(requested[0].organization_id, sessionId);
   return cancelled.length + requested.length > 0;
 }

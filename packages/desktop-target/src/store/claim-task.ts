@@ -60,7 +60,7 @@ async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: num
   // A turn moves its session to running; a relayed read or stop, or an answer, never does.
   const turn = claimed.kind === "remote_session.create" || claimed.kind === "remote_session.send";
   if (turn && !moved) throw new Error(`desktop session ${claimed.session_id}: the ledger refused a claimed turn's move to running`);
-  if (moved) hintsOf(tx).session(claimed.session_id);
+  if (moved) hintsOf(tx).session(claimed.organization_id, claimed.session_id);
   return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? movedTarget };
 }
 

@@ -5,6 +5,7 @@ import { syncSessionState } from "./sync-session-state.js";
 
 interface Moved {
   session_id: string;
+  organization_id: string;
   kind: string;
   failure_code: string;
   failure_message: string;
@@ -37,7 +38,7 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
         select id from desktop_task where state = 'claimed' and lease_expires_at < now()
         limit ${SWEEP_BATCH} for update skip locked)
         and state = 'claimed'
-      returning session_id, kind, failure_code, failure_message`;
+      returning session_id, organization_id, kind, failure_code, failure_message`;
     const expired = await tx<Moved[]>`
       update desktop_task set state = 'expired', prompt = null, finished_at = now(), updated_at = now(),
         failure_code = case when deliver_by is not null and deliver_by <= now() then 'delivery_deadline_passed' else 'runner_unavailable' end,
@@ -48,7 +49,7 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
         select id from desktop_task where state = 'queued' and claim_deadline <= now()
         order by claim_deadline limit ${SWEEP_BATCH} for update skip locked)
         and state = 'queued'
-      returning session_id, kind, failure_code, failure_message`;
+      returning session_id, organization_id, kind, failure_code, failure_message`;
     // OpenWork desktops hold no lease: a delivered turn whose desktop stopped polling is lost.
     const lost = await tx<Moved[]>`
       update desktop_task c set progress = coalesce(c.progress, '{}'::jsonb) || '{"status":"lost"}'::jsonb, updated_at = now()
@@ -57,13 +58,13 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
         and coalesce(c.progress->>'status', 'running') in ('running', 'waiting')
         and r.organization_id = c.organization_id and r.member_id = c.member_id and r.runner_id = c.claimed_by_runner_id
         and r.last_seen_at < now() - make_interval(secs => ${OPENWORK_LOST_AFTER_SECONDS})
-      returning c.session_id, c.kind, ${LOST.failure_code} as failure_code, ${LOST.failure_message} as failure_message`;
+      returning c.session_id, c.organization_id, c.kind, ${LOST.failure_code} as failure_code, ${LOST.failure_message} as failure_message`;
     // Sessions in one order, so concurrent sweeps lock them alike.
     const bySession = new Map([...interrupted, ...expired, ...lost].map((m) => [m.session_id, m]));
     for (const id of [...bySession.keys()].sort()) {
       const moved = bySession.get(id)!;
       // A relayed read or stop that lapsed wakes its waiter and leaves the session as it is.
-      if (moved.kind === "remote_session.read" || moved.kind === "remote_session.stop") hintsOf(tx).session(id);
+      if (moved.kind === "remote_session.read" || moved.kind === "remote_session.stop") hintsOf(tx).session(moved.organization_id, id);
       else await syncSessionState(tx, id, { lastError: { error: moved.failure_code, message: moved.failure_message } });
     }
     return { interrupted: interrupted.length + lost.length, expired: expired.length };

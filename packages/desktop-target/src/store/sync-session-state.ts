@@ -63,6 +63,7 @@ const PROGRESS_STATE: Record<string, SessionState> = { running: "running", waiti
 /** A session row locked for its move, with its turns as the derivation reads them. */
 export interface LockedSession {
   id: string;
+  organizationId: string;
   state: SessionState;
   tasks: DerivationTask[];
 }
@@ -92,13 +93,13 @@ export async function lockSession(tx: Queryable, sessionId: string): Promise<Loc
   // granted, so they include what the transaction that held it committed. Turns only: a relayed
   // read or stop never moves the session.
   const [[session], tasks] = await Promise.all([
-    tx<{ state: SessionState }[]>`select state from remote_session where id = ${sessionId} for update`,
+    tx<{ state: SessionState; organization_id: string }[]>`select state, organization_id from remote_session where id = ${sessionId} for update`,
     tx<DerivationTask[]>`
       select state, kind, claimed_via, progress->>'status' as progress from desktop_task
       where session_id = ${sessionId} and kind in ('remote_session.create', 'remote_session.send')
       order by created_at desc, id desc`,
   ]);
-  return session ? { id: sessionId, state: session.state, tasks } : null;
+  return session ? { id: sessionId, organizationId: session.organization_id, state: session.state, tasks } : null;
 }
 
 /** `syncSessionState`'s second round trip: the derived state with `patch`; the hint leaves after the commit. */
@@ -112,5 +113,5 @@ export async function writeSessionState(
   const state = deriveSessionState(session.tasks, session.state, live);
   const updated = await createSessionLedger(tx).update(session.id, { ...patch, state });
   if (!updated) throw new Error(`desktop session ${session.id}: the ledger refused ${session.state} → ${state}`);
-  hintsOf(tx).session(session.id);
+  hintsOf(tx).session(session.organizationId, session.id);
 }

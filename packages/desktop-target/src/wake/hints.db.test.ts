@@ -27,7 +27,7 @@ describe("hints after commit", () => {
     let release: () => void = () => {};
     const holding = new Promise<void>((resolve) => (release = resolve));
     const committing = transaction(sql, async (tx) => {
-      hintsOf(tx).session("rs_hint_committed");
+      hintsOf(tx).session("org_hints", "rs_hint_committed");
       await tx`select 1`;
       await holding;
     });
@@ -40,7 +40,7 @@ describe("hints after commit", () => {
     const never = hub.waitForSession("rs_hint_rolled_back", 5_000);
     await expect(
       transaction(sql, async (tx) => {
-        hintsOf(tx).session("rs_hint_rolled_back");
+        hintsOf(tx).session("org_hints", "rs_hint_rolled_back");
         await tx`select 1`;
         throw new Error("refused");
       }),
@@ -56,7 +56,7 @@ describe("hints after commit", () => {
       ids.map((id) =>
         transaction(sql, async (tx) => {
           await tx`select 1`;
-          hintsOf(tx).session(id);
+          hintsOf(tx).session("org_hints", id);
         }),
       ),
     );

@@ -1,62 +1,58 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
-import { SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
+import type { WakeNotice } from "./channels.js";
+import { postgresWakeBus, type SessionHint, type WakeBus } from "./wake-bus.js";
 
 /**
  * What a transaction tells the other gateway processes once it has committed: sessions that
  * changed, tasks to wake runners for. A NOTIFY inside the transaction would take PostgreSQL's
  * server-wide notify lock at commit and hold it through the WAL flush, so notifying commits
- * would run one at a time; hints leave after the commit instead, coalesced.
+ * would run one at a time; hints leave after the commit instead, coalesced, through the bus.
  */
 export interface Hints {
-  session(sessionId: string): void;
+  session(organizationId: string, sessionId: string): void;
   wake(notice: WakeNotice): void;
 }
 
 interface Gathered {
-  sessions: Set<string>;
+  sessions: Map<string, SessionHint>;
   wakes: WakeNotice[];
 }
 
+const empty = (): Gathered => ({ sessions: new Map(), wakes: [] });
 const gathering = new WeakMap<object, Gathered>();
 
 /** The hints `tx` gathers; `tx` must be a transaction opened by `transaction()`. */
 export function hintsOf(tx: Queryable): Hints {
   const gathered = gathering.get(tx);
   if (!gathered) throw new Error("hints are gathered inside transaction() only: they are sent once it commits");
-  return { session: (id) => void gathered.sessions.add(id), wake: (notice) => void gathered.wakes.push(notice) };
+  return { session: (o, s) => void gathered.sessions.set(s, { o, s }), wake: (notice) => void gathered.wakes.push(notice) };
 }
 
 /** Starts gathering hints on a new transaction's connection; `publish` sends them (after its commit). */
 export function gatherHints(tx: object): { publish(sql: Sql): void } {
-  const gathered: Gathered = { sessions: new Set(), wakes: [] };
+  const gathered = empty();
   gathering.set(tx, gathered);
   return { publish: (sql) => publisherOf(sql).add(gathered) };
 }
 
-// NOTIFY payloads stay under PostgreSQL's 8 000-byte limit.
-const MAX_PAYLOAD = 7_000;
-
 /**
  * One publisher per client: hints from every transaction that committed meanwhile leave in one
- * statement, at most one in flight, so under load a notifying commit carries many hints and at
- * rest a hint leaves on the next turn of the event loop. A failed publish loses its hints: the
- * runners' backstop poll, `Last-Event-ID` replay and the waiters' timeouts cover it.
+ * publish, at most one in flight, so under load a publish carries many hints and at rest a hint
+ * leaves on the next turn of the event loop. A failed publish loses its hints: the runners'
+ * backstop poll, `Last-Event-ID` replay and the waiters' timeouts cover it.
  */
 function createPublisher(sql: Sql) {
-  let pending: Gathered = { sessions: new Set(), wakes: [] };
+  let bus: WakeBus | undefined;
+  let pending = empty();
   let busy = false;
   let stats = { published: 0, statements: 0, failed: 0 };
   const flush = async () => {
     const batch = pending;
-    pending = { sessions: new Set(), wakes: [] };
-    const parts = [
-      ...chunks([...batch.sessions], (id) => id.length + 1, (ids) => ids.join(",")).map((payload) => [SESSION_CHANNEL, payload] as const),
-      ...chunks(batch.wakes, (notice) => JSON.stringify(notice).length + 1, (notices) => JSON.stringify(notices)).map((payload) => [WAKE_CHANNEL, payload] as const),
-    ];
-    if (parts.length === 0) return;
+    pending = empty();
+    if (batch.sessions.size === 0 && batch.wakes.length === 0) return;
     try {
-      await sql`select pg_notify(c, p) from unnest(${parts.map((part) => part[0])}::text[], ${parts.map((part) => part[1])}::text[]) as hint(c, p)`;
+      await (bus ??= postgresWakeBus({ sql })).publish({ sessions: [...batch.sessions.values()], wakes: batch.wakes });
       stats = { ...stats, published: stats.published + batch.sessions.size + batch.wakes.length, statements: stats.statements + 1 };
     } catch {
       stats = { ...stats, failed: stats.failed + 1 };
@@ -70,13 +66,15 @@ function createPublisher(sql: Sql) {
   return {
     add: (gathered: Gathered) => {
       if (gathered.sessions.size === 0 && gathered.wakes.length === 0) return;
-      for (const id of gathered.sessions) pending.sessions.add(id);
+      for (const [id, hint] of gathered.sessions) pending.sessions.set(id, hint);
       pending.wakes.push(...gathered.wakes);
       if (!busy) {
         busy = true;
         setImmediate(() => void drain());
       }
     },
+    /** Sends this client's hints through `next` from now on (default: NOTIFY through the client). */
+    route: (next: WakeBus) => void (bus = next),
     stats: () => stats,
   };
 }
@@ -90,32 +88,6 @@ export function publisherOf(sql: Sql): ReturnType<typeof createPublisher> {
   return publisher;
 }
 
-/** Splits items into payloads that each fit a NOTIFY (`size`: an item's rendered length plus its separator). */
-function chunks<T>(items: readonly T[], size: (item: T) => number, render: (items: T[]) => string): string[] {
-  const out: string[] = [];
-  let current: T[] = [];
-  let length = 2;
-  for (const item of items) {
-    if (current.length > 0 && length + size(item) > MAX_PAYLOAD) {
-      out.push(render(current));
-      current = [];
-      length = 2;
-    }
-    current.push(item);
-    length += size(item);
-  }
-  if (current.length > 0) out.push(render(current));
-  return out;
-}
-
 /** Tells every process's waiters, soon, that a session changed (outside any transaction). */
-export const publishSession = (sql: Sql, sessionId: string): void => publisherOf(sql).add({ sessions: new Set([sessionId]), wakes: [] });
-
-/** The session ids of one session-channel payload (one id, or several joined with commas). */
-export const sessionIdsOf = (payload: string): string[] => payload.split(",").filter(Boolean);
-
-/** The wake notices of one wake-channel payload (a notice, or an array of them). */
-export function wakeNoticesOf(payload: string): WakeNotice[] {
-  const parsed = JSON.parse(payload) as WakeNotice | WakeNotice[];
-  return Array.isArray(parsed) ? parsed : [parsed];
-}
+export const publishSession = (sql: Sql, organizationId: string, sessionId: string): void =>
+  publisherOf(sql).add({ sessions: new Map([[sessionId, { o: organizationId, s: sessionId }]]), wakes: [] });

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Sql } from "postgres";
-import { SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
-import { publishSession, sessionIdsOf, wakeNoticesOf } from "./hints.js";
+import type { WakeNotice } from "./channels.js";
+import { publisherOf, publishSession } from "./hints.js";
+import { postgresWakeBus, type WakeBus } from "./wake-bus.js";
 
 /** What a runner's stream is told: a hint for one task, or "look again" after the listener reconnected. */
 export type WakeSignal = { kind: "task"; notice: WakeNotice } | { kind: "resync" };
@@ -28,19 +29,13 @@ export interface WakeHub {
    * Tells every process's waiters that a session changed, for changes made outside this target's
    * transactions (another target's session moved through the capability).
    */
-  announceSession(sessionId: string): void;
+  announceSession(organizationId: string, sessionId: string): void;
   /** Resolves once LISTEN is in place. */
   readonly ready: Promise<void>;
   stats(): { runnerStreams: number; sessionWaiters: number; listens: number };
   close(): Promise<void>;
 }
 
-/**
- * One LISTEN connection per process (postgres.js keeps a single dedicated connection for all of
- * a client's listens and re-establishes it by itself after a database restart), fanned out in
- * process to the streams and readers that care. A NOTIFY is only a hint: after a reconnect,
- * hints sent meanwhile are lost, so every stream and waiter is told to look again.
- */
 /** Open streams one process keeps, per runner and per member. */
 export interface StreamLimits {
   /** Default 2: a desktop reconnecting before its old stream closed. */
@@ -51,24 +46,35 @@ export interface StreamLimits {
 
 export const DEFAULT_STREAM_LIMITS: StreamLimits = { perRunner: 2, perMember: 20 };
 
+/**
+ * One bus subscription per process (by default one LISTEN connection), fanned out in process to
+ * the streams and readers that care. A hint only says "look again": after the bus reconnects,
+ * hints sent meanwhile may be lost, so every stream and waiter is told to look again.
+ */
+
 export function createWakeHub(options: {
   sql: Sql;
   /**
-   * The client that LISTENs: a direct connection to the primary, never through a pooler in
-   * transaction mode (which drops LISTEN without an error). Default `sql`. Hints are sent through
-   * `sql`; at start the hub sends itself one and fails `ready` if it does not arrive.
+   * The bus hints travel on between processes. Default: PostgreSQL LISTEN/NOTIFY, listening on
+   * `listen`. Every transaction of `sql` publishes its hints through it once committed.
+   */
+  bus?: WakeBus;
+  /**
+   * The client that LISTENs (default bus only): a direct connection to the primary, never through
+   * a pooler in transaction mode (which drops LISTEN without an error). Default `sql`.
    */
   listen?: Sql;
-  /** How long the start-up probe waits for its own hint. Default 5 s. */
+  /** How long the start-up probe waits for its own hint (sent through the bus). Default 5 s. */
   probeTimeoutMs?: number;
   logger?: { warn(message: string, fields?: Record<string, unknown>): void };
   streamLimits?: Partial<StreamLimits>;
 }): WakeHub {
   const limits = { ...DEFAULT_STREAM_LIMITS, ...options.streamLimits };
+  const bus = options.bus ?? postgresWakeBus({ sql: options.sql, ...(options.listen ? { listen: options.listen } : {}) });
+  publisherOf(options.sql).route(bus);
   const runners = new Map<string, Set<{ runnerId: string; deliver: (signal: WakeSignal) => void; evict: () => void }>>();
   const sessions = new Map<string, Set<() => void>>();
   let listens = 0;
-
   const memberKey = (organizationId: string, memberId: string) => `${organizationId}\u0000${memberId}`;
   const resync = () => {
     for (const set of runners.values()) for (const subscriber of set) subscriber.deliver({ kind: "resync" });
@@ -79,21 +85,13 @@ export function createWakeHub(options: {
     sessions.delete(sessionId);
     for (const wake of waiters ?? []) wake();
   };
-  const onWake = (payload: string) => {
-    let notices: WakeNotice[];
-    try {
-      notices = wakeNoticesOf(payload);
-    } catch {
-      options.logger?.warn("wake hub: unreadable notification", { channel: WAKE_CHANNEL });
-      return;
-    }
+  const onWakes = (notices: readonly WakeNotice[]) => {
     for (const notice of notices) {
       for (const subscriber of runners.get(memberKey(notice.o, notice.m)) ?? []) {
         if (notice.r === null || notice.r === subscriber.runnerId) subscriber.deliver({ kind: "task", notice });
       }
     }
   };
-  const onSessions = (payload: string) => sessionIdsOf(payload).forEach(wakeSession);
   /** Waits for a session's change: true when woken, false after `timeoutMs` or on abort. */
   const waitFor = (sessionId: string, timeoutMs: number, signal?: AbortSignal) =>
     new Promise<boolean>((resolve) => {
@@ -111,24 +109,19 @@ export function createWakeHub(options: {
       set.add(wake);
       sessions.set(sessionId, set);
     });
-  // onlisten runs on every (re)connect of the listening connection; after the first, resync.
-  const handles: ReturnType<Sql["listen"]>[] = [];
-  const listening = (channel: string) =>
-    new Promise<void>((resolve) => {
-      let first = true;
-      const handle = listener.listen(channel, channel === WAKE_CHANNEL ? onWake : onSessions, () => {
-        listens++;
-        if (first) {
-          first = false;
-          resolve();
-        } else resync();
-      });
-      handle.catch(() => {});
-      handles.push(handle);
-    });
-  const listener = options.listen ?? options.sql;
-  const ready = Promise.all([listening(WAKE_CHANNEL), listening(SESSION_CHANNEL)]).then(() => probe(options.sql, waitFor, options.probeTimeoutMs ?? 5_000));
-
+  const subscribed = bus.subscribe({
+    wakes: onWakes,
+    sessions: (ids) => ids.forEach(wakeSession),
+    resync: () => {
+      listens++;
+      resync();
+    },
+    unreadable: (where) => options.logger?.warn("wake hub: unreadable hint", { where, bus: bus.name }),
+  });
+  const ready = subscribed.then(() => {
+    listens++;
+    return probe(bus, waitFor, options.probeTimeoutMs ?? 5_000);
+  });
   return {
     ready,
     subscribeRunner: (runner, deliver, evict = () => {}) => {
@@ -148,14 +141,14 @@ export function createWakeHub(options: {
     },
     runnerStreamCount: (runner) => [...(runners.get(memberKey(runner.organizationId, runner.memberId)) ?? [])].filter((e) => e.runnerId === runner.runnerId).length,
     waitForSession: async (sessionId, timeoutMs, signal) => void (await waitFor(sessionId, timeoutMs, signal)),
-    announceSession: (sessionId) => publishSession(options.sql, sessionId),
+    announceSession: (organizationId, sessionId) => publishSession(options.sql, organizationId, sessionId),
     stats: () => ({
       runnerStreams: [...runners.values()].reduce((n, set) => n + set.size, 0),
       sessionWaiters: [...sessions.values()].reduce((n, set) => n + set.size, 0),
       listens,
     }),
     close: async () => {
-      await Promise.all(handles.map(async (handle) => (await handle).unlisten()));
+      await bus.close();
       resync();
       runners.clear();
     },
@@ -163,17 +156,20 @@ export function createWakeHub(options: {
 }
 
 /**
- * Sends a hint through the pool and waits for it on the LISTEN connection: a pooler in
- * transaction mode between them (or the two on different databases) drops it silently, and the
- * runners would fall back to their slow poll with nothing reporting it. Fails loudly instead.
+ * Sends a hint through the bus and waits for it to come back: with PostgreSQL, a pooler in
+ * transaction mode between the pool and the LISTEN connection (or the two on different databases)
+ * drops it silently, and the runners would fall back to their slow poll with nothing reporting
+ * it. Fails loudly instead.
  */
-async function probe(sql: Sql, heard: (id: string, timeoutMs: number) => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function probe(bus: WakeBus, heard: (id: string, timeoutMs: number) => Promise<boolean>, timeoutMs: number): Promise<void> {
   const id = `probe_${randomUUID()}`;
   const arrived = heard(id, timeoutMs);
-  await sql`select pg_notify(${SESSION_CHANNEL}, ${id})`;
+  await bus.publish({ sessions: [{ o: "probe", s: id }], wakes: [] });
   if (!(await arrived)) {
     throw new Error(
-      `the wake hub's LISTEN connection did not receive a hint the gateway sent within ${timeoutMs} ms: a connection pooler in transaction mode (or another database) sits between them; give the hub a direct connection to the primary`,
+      bus.name === "PostgreSQL LISTEN/NOTIFY"
+        ? `the wake hub's LISTEN connection did not receive a hint the gateway sent within ${timeoutMs} ms: a connection pooler in transaction mode (or another database) sits between them; give the hub a direct connection to the primary`
+        : `the wake hub did not receive a hint it sent through ${bus.name} within ${timeoutMs} ms`,
     );
   }
 }

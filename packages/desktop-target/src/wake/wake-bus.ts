@@ -1,0 +1,122 @@
+import type { Sql } from "postgres";
+import { SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
+
+/** A session that changed, with its organization (the NATS adapter's subject). */
+export interface SessionHint {
+  o: string;
+  s: string;
+}
+
+/** Hints from transactions that committed, coalesced: one publish carries them all. */
+export interface HintBatch {
+  sessions: readonly SessionHint[];
+  wakes: readonly WakeNotice[];
+}
+
+/** What a bus tells the process's wake hub. */
+export interface WakeBusHandlers {
+  sessions(ids: readonly string[]): void;
+  wakes(notices: readonly WakeNotice[]): void;
+  /** The bus reconnected: hints sent meanwhile may be lost, so every stream and waiter looks again. */
+  resync(): void;
+  /** A payload that could not be read (logged by the hub, never thrown into the bus). */
+  unreadable(where: string): void;
+}
+
+/**
+ * Carries wake-up hints between gateway processes. A hint only says "look again": a lost one is
+ * covered by the runners' backstop poll, `Last-Event-ID` replay and the waiters' timeouts, so a
+ * bus may drop hints (and must then call `resync` once it is back), never invent work.
+ */
+export interface WakeBus {
+  /** Names the bus in start-up errors and metrics. */
+  readonly name: string;
+  /** Sends committed hints to every process (this one too). Resolves once handed over; rejects when it could not be. */
+  publish(batch: HintBatch): Promise<void>;
+  /** Delivers every process's hints to `handlers`; resolves once listening. One subscriber per bus. */
+  subscribe(handlers: WakeBusHandlers): Promise<void>;
+  close(): Promise<void>;
+}
+
+// NOTIFY payloads stay under PostgreSQL's 8 000-byte limit.
+const MAX_NOTIFY_PAYLOAD = 7_000;
+
+/**
+ * The default bus: PostgreSQL LISTEN/NOTIFY, no extra service. Hints are sent through `sql` in
+ * one statement per batch; `listen` (default `sql`) must be a direct connection to the primary —
+ * a pooler in transaction mode drops LISTEN without an error (the hub's start-up probe catches it).
+ * postgres.js re-establishes the listen after a database restart by itself; each time it does,
+ * the bus resyncs.
+ */
+export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
+  const listener = options.listen ?? options.sql;
+  const handles: ReturnType<Sql["listen"]>[] = [];
+  return {
+    name: "PostgreSQL LISTEN/NOTIFY",
+    publish: async (batch) => {
+      const parts = [
+        ...chunks(batch.sessions, (hint) => hint.s.length + 1, (hints) => hints.map((hint) => hint.s).join(","), MAX_NOTIFY_PAYLOAD).map((p) => [SESSION_CHANNEL, p] as const),
+        ...chunks(batch.wakes, (notice) => JSON.stringify(notice).length + 1, (notices) => JSON.stringify(notices), MAX_NOTIFY_PAYLOAD).map((p) => [WAKE_CHANNEL, p] as const),
+      ];
+      if (parts.length === 0) return;
+      await options.sql`select pg_notify(c, p) from unnest(${parts.map((part) => part[0])}::text[], ${parts.map((part) => part[1])}::text[]) as hint(c, p)`;
+    },
+    subscribe: async (handlers) => {
+      const channels = [
+        [WAKE_CHANNEL, (payload: string) => readWakes(payload, handlers, WAKE_CHANNEL)],
+        [SESSION_CHANNEL, (payload: string) => handlers.sessions(sessionIdsOf(payload))],
+      ] as const;
+      // onlisten runs on every (re)connect of the listening connection; after the first, resync.
+      await Promise.all(
+        channels.map(
+          ([channel, onPayload]) =>
+            new Promise<void>((resolve) => {
+              let first = true;
+              const handle = listener.listen(channel, onPayload, () => {
+                if (!first) return handlers.resync();
+                first = false;
+                resolve();
+              });
+              handle.catch(() => {});
+              handles.push(handle);
+            }),
+        ),
+      );
+    },
+    close: async () => {
+      await Promise.all(handles.splice(0).map(async (handle) => (await handle).unlisten()));
+    },
+  };
+}
+
+/** The session ids of one session-channel payload (one id, or several joined with commas). */
+export const sessionIdsOf = (payload: string): string[] => payload.split(",").filter(Boolean);
+
+/** Hands the wake notices of one payload (a notice, or an array of them) to `handlers`. */
+export function readWakes(payload: string, handlers: WakeBusHandlers, where: string): void {
+  let parsed: WakeNotice | WakeNotice[];
+  try {
+    parsed = JSON.parse(payload) as WakeNotice | WakeNotice[];
+  } catch {
+    return handlers.unreadable(where);
+  }
+  handlers.wakes(Array.isArray(parsed) ? parsed : [parsed]);
+}
+
+/** Splits items into payloads of at most `max` characters (`size`: an item's rendered length plus its separator). */
+export function chunks<T>(items: readonly T[], size: (item: T) => number, render: (items: T[]) => string, max: number): string[] {
+  const out: string[] = [];
+  let current: T[] = [];
+  let length = 2;
+  for (const item of items) {
+    if (current.length > 0 && length + size(item) > max) {
+      out.push(render(current));
+      current = [];
+      length = 2;
+    }
+    current.push(item);
+    length += size(item);
+  }
+  if (current.length > 0) out.push(render(current));
+  return out;
+}
