@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import { z } from "zod";
 import { SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
 
 /** A session that changed, with its organization (the NATS adapter's subject). */
@@ -92,11 +93,17 @@ export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
 /** The session ids of one session-channel payload (one id, or several joined with commas). */
 export const sessionIdsOf = (payload: string): string[] => payload.split(",").filter(Boolean);
 
-/** Hands the wake notices of one payload (a notice, or an array of them) to `handlers`. */
+const wakeNotice = z.object({ w: z.number(), o: z.string(), m: z.string(), r: z.string().nullable(), t: z.string() });
+const wakePayload = z.union([wakeNotice, z.array(wakeNotice)]);
+
+/**
+ * Hands the wake notices of one payload (a JSON notice, or an array of them) to `handlers`; a
+ * payload that does not parse goes to `handlers.unreadable`. For bus adapters.
+ */
 export function readWakes(payload: string, handlers: WakeBusHandlers, where: string): void {
-  let parsed: WakeNotice | WakeNotice[];
+  let parsed: z.infer<typeof wakePayload>;
   try {
-    parsed = JSON.parse(payload) as WakeNotice | WakeNotice[];
+    parsed = wakePayload.parse(JSON.parse(payload));
   } catch {
     return handlers.unreadable(where);
   }

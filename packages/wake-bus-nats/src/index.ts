@@ -1,0 +1,1 @@
+export { type NatsWakeBusOptions, connectNatsWakeBus, natsWakeBus, subjectToken } from "./nats-wake-bus.js";
