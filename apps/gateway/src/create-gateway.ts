@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
-import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, type StreamLimits, startSweeper } from "@openwork/desktop-target";
+import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, type StreamLimits, startSweeper, type WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
 import { createRemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
@@ -24,6 +24,12 @@ export interface GatewayOptions {
    * pooler in transaction mode, which drops LISTEN silently). Default `sql`. Proved at start.
    */
   listenSql?: Sql;
+  /**
+   * The bus wake-up hints travel on between gateway processes, e.g. NATS
+   * (`@openwork/wake-bus-nats`). Default: PostgreSQL LISTEN/NOTIFY on `listenSql`. The gateway
+   * closes it when it closes.
+   */
+  wakeBus?: WakeBus;
   /** The public base URL (the runner-token audience and the MCP resource). */
   baseUrl: string;
   /** Open runner streams one process keeps per runner and per member (the newest wins). */
@@ -76,9 +82,15 @@ export async function createGateway(options: GatewayOptions) {
   const logger = options.logger ?? silentLogger;
   const { sql } = options;
   await migrateDesktopTarget(sql);
-  const hub = createWakeHub({ sql, logger, ...(options.listenSql ? { listen: options.listenSql } : {}), ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}) });
+  const hub = createWakeHub({
+    sql,
+    logger,
+    ...(options.wakeBus ? { bus: options.wakeBus } : {}),
+    ...(options.listenSql ? { listen: options.listenSql } : {}),
+    ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
+  });
   await hub.ready.catch((error: unknown) => {
-    throw new StartupError(`LISTEN_DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`);
+    throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error instanceof Error ? error.message : String(error)}`);
   });
   const timings = options.timings ?? {};
   const metrics = createMetrics({ sql, hub });

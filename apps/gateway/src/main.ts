@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { createHttpWorkerResolver } from "@openwork/cloud-target";
 import { startEmbeddedPostgres } from "@openwork/embedded-postgres";
+import { connectNatsWakeBus } from "@openwork/wake-bus-nats";
 import { startWitnessWorker } from "@openwork/witness-worker";
 import postgres from "postgres";
 import { z } from "zod";
@@ -23,6 +24,8 @@ const env = z
     DATABASE_URL: z.string().optional(),
     /** A direct connection for the wake hub's LISTEN when DATABASE_URL goes through a pooler. */
     LISTEN_DATABASE_URL: z.string().optional(),
+    /** NATS servers (comma-separated) for wake-up hints between gateway processes, instead of PostgreSQL's NOTIFY. */
+    NATS_URL: z.string().optional(),
     DEV_CONFIG: z.string().default(".openwork-dev/gateway.json"),
     CLOUD_RESOLVER_URL: z.url().optional(),
     CLOUD_GATEWAY_KEY: z.string().optional(),
@@ -66,6 +69,12 @@ async function start(): Promise<void> {
   });
   const listenSql = env.LISTEN_DATABASE_URL ? postgres(env.LISTEN_DATABASE_URL, { max: 1, onnotice: () => {}, connect_timeout: 10 }) : undefined;
   if (listenSql) stops.unshift(() => listenSql.end({ timeout: 5 }));
+  // The gateway closes the bus with itself.
+  const wakeBus = env.NATS_URL
+    ? await connectNatsWakeBus({ servers: env.NATS_URL.split(",").map((s) => s.trim()) }).catch((error: unknown) => {
+        throw new StartupError(`NATS_URL: ${error instanceof Error ? error.message : String(error)}`);
+      })
+    : undefined;
 
   let resolverUrl = env.CLOUD_RESOLVER_URL;
   let gatewayKey = env.CLOUD_GATEWAY_KEY ?? "";
@@ -87,6 +96,7 @@ async function start(): Promise<void> {
   const gateway = await serveGateway({
     sql,
     ...(listenSql ? { listenSql } : {}),
+    ...(wakeBus ? { wakeBus } : {}),
     port: env.PORT,
     host: env.HOST,
     ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),

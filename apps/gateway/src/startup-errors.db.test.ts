@@ -25,8 +25,8 @@ afterAll(async () => {
 });
 
 /** Starts the gateway as `npm start` does and returns what it printed on stderr when it gave up. */
-async function startWith(databaseUrl: string): Promise<string> {
-  const env = { PATH: process.env.PATH, DATABASE_URL: databaseUrl, START_RUNNER: "0", PORT: "0", DEV_CONFIG: join(home, "gateway.json") };
+async function startWith(databaseUrl: string, extra: Record<string, string> = {}): Promise<string> {
+  const env = { PATH: process.env.PATH, DATABASE_URL: databaseUrl, START_RUNNER: "0", PORT: "0", DEV_CONFIG: join(home, "gateway.json"), ...extra };
   const outcome = await run(process.execPath, [main], { env, timeout: 60_000 }).then(
     () => ({ code: 0, stderr: "" }),
     (error: { code: number; stderr: string }) => error,
@@ -40,6 +40,12 @@ it("names DATABASE_URL in one line when PostgreSQL cannot be reached", async () 
   expect(stderr.trim().split("\n")).toHaveLength(1);
   expect(stderr).toMatch(/^gateway failed to start: DATABASE_URL: cannot reach PostgreSQL/);
   expect(stderr).not.toContain("secret-password");
+}, 90_000);
+
+it("names NATS_URL in one line when no NATS server answers, rather than falling back to NOTIFY", async () => {
+  const stderr = await startWith(db.current.url, { NATS_URL: `nats://127.0.0.1:${await freePort()}` });
+  expect(stderr.trim().split("\n")).toHaveLength(1);
+  expect(stderr).toMatch(/^gateway failed to start: NATS_URL: cannot reach NATS at nats:\/\/127\.0\.0\.1:\d+/);
 }, 90_000);
 
 it("names the privilege PostgreSQL 15 needs when the role may not create tables", async () => {
