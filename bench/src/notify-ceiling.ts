@@ -1,9 +1,12 @@
 // The NOTIFY commit lock: writers committing plain inserts, inserts with a pg_notify in the same
 // transaction (what every task, event and completion transaction did), and inserts whose hint
 // leaves after the commit through the desktop target's coalescing publisher (what they do now);
-// each with PostgreSQL's own flush and with an emulated 1 ms slower one (commit_delay), one
-// listener connected as a gateway replica would be. Same run, same PostgreSQL.
-import { hintsOf, transaction } from "@openwork/desktop-target";
+// and inserts whose hint leaves after the commit on the NATS wake bus (Debian's nats-server, when
+// installed); each with PostgreSQL's own flush and with an emulated 1 ms slower one
+// (commit_delay), one listener connected as a gateway replica would be. Same run, same PostgreSQL.
+import { createWakeHub, hintsOf, transaction, type WakeBus } from "@openwork/desktop-target";
+import { connectNatsWakeBus } from "@openwork/wake-bus-nats";
+import { findNatsServer, startNatsServer } from "@openwork/wake-bus-nats/testing";
 import postgres from "postgres";
 import { benchDatabase, report, sleep } from "./harness.js";
 
@@ -19,7 +22,14 @@ try {
   const listener = postgres(db.url, { max: 1, onnotice: () => {} });
   await listener.listen(CHANNEL, (payload) => (heard += payload.split(",").length));
 
-  type Mode = "insert" | "insert + NOTIFY in the transaction" | "insert, hint after commit (coalesced)";
+  const nats = findNatsServer() ? await startNatsServer() : null;
+  let natsHeard: WakeBus | undefined;
+  if (nats) {
+    natsHeard = await connectNatsWakeBus({ servers: nats.url });
+    await natsHeard.subscribe({ sessions: (ids) => void (heard += ids.length), wakes: () => {}, resync: () => {}, unreadable: () => {} });
+  }
+
+  type Mode = "insert" | "insert + NOTIFY in the transaction" | "insert, hint after commit (coalesced)" | "insert, hint after commit on NATS";
   const write: Record<Mode, (sql: postgres.Sql, id: string) => Promise<unknown>> = {
     insert: (sql, id) => sql`insert into bench_write (session_id) values (${id})`,
     "insert + NOTIFY in the transaction": (sql, id) => sql.begin((tx) => [tx`insert into bench_write (session_id) values (${id})`, tx`select pg_notify(${CHANNEL}, ${id})`]),
@@ -28,12 +38,22 @@ try {
         await tx`insert into bench_write (session_id) values (${id})`;
         hintsOf(tx).session("org_bench", id);
       }),
+    "insert, hint after commit on NATS": (sql, id) =>
+      transaction(sql, async (tx) => {
+        await tx`insert into bench_write (session_id) values (${id})`;
+        hintsOf(tx).session("org_bench", id);
+      }),
   };
+  const modes = (Object.keys(write) as Mode[]).filter((mode) => nats || mode !== "insert, hint after commit on NATS");
+  if (!nats) rows["insert, hint after commit on NATS"] = { skipped: "nats-server is not installed (apt-get install nats-server)" };
   for (const flush of ["PostgreSQL's flush", "flush 1 ms slower (commit_delay)"] as const) {
     // commit_delay waits before each WAL flush: a slower disk or a synchronous standby.
     const connection = flush === "PostgreSQL's flush" ? {} : { commit_delay: "1000", commit_siblings: "0" };
-    for (const mode of Object.keys(write) as Mode[]) {
+    for (const mode of modes) {
       const sql = postgres(db.url, { max: WRITERS, onnotice: () => {}, connection });
+      // The hub routes this client's hints to NATS (it publishes through its bus from now on).
+      const hub = mode === "insert, hint after commit on NATS" && nats ? createWakeHub({ sql, bus: await connectNatsWakeBus({ servers: nats.url }) }) : null;
+      await hub?.ready;
       await Promise.all(Array.from({ length: WRITERS }, () => sql`select 1`));
       heard = 0;
       let done = 0;
@@ -47,15 +67,18 @@ try {
       const seconds = (performance.now() - t0) / 1000;
       await sleep(300);
       rows[`${mode} — ${flush}`] = { writers: WRITERS, commits: done, perSecond: Math.round(done / seconds), hintsHeard: mode === "insert" ? "—" : heard };
+      await hub?.close();
       await sql.end();
     }
   }
+  await natsHeard?.close();
+  await nats?.stop();
   await listener.end();
   await admin.end();
 } finally {
   await db.stop();
 }
 await report("notify-ceiling", db.server, rows, [
-  `${WRITERS} writers for ${SECONDS} s per line, each committing one row at a time; one LISTEN connection on the channel. "hint after commit": the desktop target's transaction() and hintsOf (one notifying statement per batch of committed hints, at most one in flight). hintsHeard: hints the listener received (every one must arrive).`,
+  `${WRITERS} writers for ${SECONDS} s per line, each committing one row at a time; one LISTEN connection on the channel (on NATS: one subscribing connection). "hint after commit": the desktop target's transaction() and hintsOf (one notifying statement per batch of committed hints, at most one in flight). hintsHeard: hints the listener received (every one must arrive).`,
 ]);
 process.exit(0);

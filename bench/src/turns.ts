@@ -1,7 +1,10 @@
 // Turns per second through the gateway with P event posts per turn (P = 20 by default): create
 // (execute_capability) → claim-next → P posts of one event → complete, 16 turns at a time, with
-// PostgreSQL's flush and with a 1 ms slower one (commit_delay); beside the plain-insert ceiling
-// of the same server in the same run (32 writers).
+// PostgreSQL's flush and with a 1 ms slower one (commit_delay), hints on PostgreSQL's NOTIFY and
+// on NATS (Debian's nats-server, when installed); beside the plain-insert ceiling of the same
+// server in the same run (32 writers).
+import { connectNatsWakeBus } from "@openwork/wake-bus-nats";
+import { findNatsServer, startNatsServer } from "@openwork/wake-bus-nats/testing";
 import postgres from "postgres";
 import { benchDatabase, report } from "./harness.js";
 import { benchGateway } from "./gateway-fixture.js";
@@ -13,8 +16,6 @@ const db = await benchDatabase("turns");
 const rows: Record<string, Record<string, unknown>> = {};
 try {
   const admin = postgres(db.url, { max: 1, onnotice: () => {} });
-  const fixture = await benchGateway(db.url);
-  const runners = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => fixture.runnerClient(`bench-turns-${String(i).padStart(2, "0")}`)));
   await admin`create table bench_write (id bigserial primary key, at timestamptz not null default now())`;
   const ceiling = async () => {
     const sql = postgres(db.url, { max: 32, onnotice: () => {} });
@@ -27,7 +28,7 @@ try {
     return Math.round(done / 3);
   };
   const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
-  const turns = async () => {
+  const turns = async (fixture: Awaited<ReturnType<typeof benchGateway>>, runners: Awaited<ReturnType<typeof fixture.runnerClient>>[]) => {
     let started = 0;
     const t0 = performance.now();
     await Promise.all(
@@ -48,18 +49,26 @@ try {
     );
     return +(TURNS / ((performance.now() - t0) / 1000)).toFixed(1);
   };
+  const nats = findNatsServer() ? await startNatsServer() : null;
+  const buses = [["hints after commit on NOTIFY", null], ...(nats ? [["hints on NATS", nats.url] as const] : [])] as const;
   for (const flush of ["PostgreSQL's flush", "flush 1 ms slower (commit_delay)"] as const) {
     await admin.unsafe(`alter system set commit_delay = ${flush === "PostgreSQL's flush" ? 0 : 1000}`);
     await admin.unsafe("alter system set commit_siblings = 0");
     await admin`select pg_reload_conf()`;
-    rows[`${flush}: turns through the gateway (hints after commit)`] = { P, turns: TURNS, perSecond: await turns() };
+    for (const [bus, natsUrl] of buses) {
+      const fixture = await benchGateway(db.url, natsUrl ? { wakeBus: await connectNatsWakeBus({ servers: natsUrl }) } : {});
+      const runners = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => fixture.runnerClient(`bench-turns-${String(i).padStart(2, "0")}`)));
+      rows[`${flush}: turns through the gateway (${bus})`] = { P, turns: TURNS, perSecond: await turns(fixture, runners) };
+      await fixture.close();
+    }
     rows[`${flush}: plain-insert ceiling (32 writers)`] = { perSecond: await ceiling() };
   }
+  if (!nats) rows["hints on NATS"] = { skipped: "nats-server is not installed (apt-get install nats-server)" };
+  await nats?.stop();
   await admin.unsafe("alter system reset commit_delay");
   await admin.unsafe("alter system reset commit_siblings");
   await admin`select pg_reload_conf()`;
   await admin.end();
-  await fixture.close();
 } finally {
   await db.stop();
 }
