@@ -6,6 +6,7 @@ import {
   createSessionLedger,
   decodeCursor,
   encodeCursor,
+  resumePointOf,
   fail,
   type LedgerSession,
   type Logger,
@@ -216,6 +217,9 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         return relayRead(relay, call, session, input);
       }
       const position = decodeCursor(session.id, input.cursor);
+      // Only the turns from the one holding the cursor's next message: a long session's read
+      // (and each wake of a waiting one) no longer loads every event it ever had.
+      const anchor = anchorOf(resumePointOf(session.id, input.cursor));
       const deadline = Date.now() + input.waitMs;
       for (;;) {
         // Listen before looking, so a change between the look and the wait is not missed.
@@ -226,8 +230,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           call.signal ? AbortSignal.any([call.signal, stopWaiting.signal]) : stopWaiting.signal,
         );
         const recorded = (await ledger.find(call, session.id)) ?? session;
-        const tasks = await loadSessionTasks(sql, session.id);
-        const transcript = buildTranscript(tasks);
+        const tasks = await loadSessionTasks(sql, session.id, anchor?.taskId);
+        const transcript = buildTranscript(tasks, anchor && tasks[0]?.id === anchor.taskId ? anchor.first : 0);
         // The running turn's own events say whether it waits on the human.
         const pending = pendingInputOf(tasks);
         const current = pending ? { ...recorded, state: "waiting_input" as const } : recorded;
@@ -246,6 +250,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
             limit: input.limit,
             from: input.from,
             webUrl: webUrlOf(current),
+            anchorAt: (index) => anchorAt(transcript, index),
           });
           if (pending) return { ...slice, pending };
           return current.state === "queued" ? { ...slice, ...(await waitingFor(call, tasks)) } : slice;
@@ -288,4 +293,19 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       return { sessionId: session.id, requestId: input.requestId, state: ended ? "running" : "waiting_input", alreadyAnswered: false, delivered: ended !== null };
     },
   };
+}
+
+/** The cursor's anchor — `<first>:<taskId>`, the turn whose messages start at `first` — when it is usable. */
+function anchorOf(resume: { from: number; anchor?: string }): { taskId: string; first: number } | null {
+  const match = /^(\d+):(.+)$/.exec(resume.anchor ?? "");
+  const first = Number(match?.[1]);
+  // A forged or stale anchor past the resume point would hide messages: read everything instead.
+  return match && Number.isSafeInteger(first) && first <= resume.from ? { taskId: match[2]!, first } : null;
+}
+
+/** The anchor of the turn holding message `index` (the last one when `index` is past the end). */
+function anchorAt(transcript: ReturnType<typeof buildTranscript>, index: number): string | undefined {
+  const last = (transcript.offset ?? 0) + transcript.messages.length - 1;
+  const turn = transcript.turns.findLast((t) => t.first <= Math.min(index, last));
+  return turn ? `${turn.first}:${turn.taskId}` : undefined;
 }

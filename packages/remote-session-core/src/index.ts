@@ -45,7 +45,7 @@ export { storableText, storableJson, findNul } from "./storable-text.js";
 
 // Transcripts.
 export { type TranscriptMessage, type ToolCallSummary, boundText } from "./transcript/transcript-message.js";
-export { encodeCursor, decodeCursor, encodeRelayCursor, decodeRelayCursor, type RelayPosition } from "./transcript/cursor.js";
+export { encodeCursor, decodeCursor, resumePointOf, encodeRelayCursor, decodeRelayCursor, type RelayPosition } from "./transcript/cursor.js";
 export { type Transcript, answeredAfter, sliceTranscript } from "./transcript/slice-transcript.js";
 
 // The Target port.

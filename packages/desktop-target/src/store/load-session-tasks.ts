@@ -3,8 +3,12 @@ import type { TaskEvent } from "@openwork/runner-protocol";
 import type { TranscriptTask } from "../transcript/build-transcript.js";
 import type { TaskState } from "../task-state.js";
 
-/** A session's turns (creates and follow-ups) with their events, oldest first: the input of the transcript. */
-export async function loadSessionTasks(sql: Queryable, sessionId: string): Promise<TranscriptTask[]> {
+/**
+ * A session's turns (creates and follow-ups) with their events, oldest first: the input of the
+ * transcript. With `fromTaskId`, only that turn and the ones after it, when it is one of the
+ * session's (the first task returned is then that one); else all of them.
+ */
+export async function loadSessionTasks(sql: Queryable, sessionId: string, fromTaskId?: string): Promise<TranscriptTask[]> {
   const rows = await sql<
     {
       id: string;
@@ -23,6 +27,9 @@ export async function loadSessionTasks(sql: Queryable, sessionId: string): Promi
        from desktop_task_event e where e.task_id = t.id) as events
     from desktop_task t
     where t.session_id = ${sessionId} and t.kind in ('remote_session.create', 'remote_session.send')
+      and (t.created_at, t.id) >= (
+        coalesce((select a.created_at from desktop_task a where a.id = ${fromTaskId ?? null} and a.session_id = ${sessionId}), '-infinity'),
+        coalesce((select a.id from desktop_task a where a.id = ${fromTaskId ?? null} and a.session_id = ${sessionId}), ''))
     order by t.created_at, t.id`;
   return rows.map((row) => ({
     id: row.id,

@@ -31,13 +31,18 @@ interface Draft {
  * once a runner took the turn; since a session's turns run one at a time, the list is
  * append-only, which is what lets a cursor be a plain position that never skips or repeats.
  * Prompt text stays on the desktop: user messages carry no text here.
+ *
+ * `tasks` may start at a later turn (`loadSessionTasks(..., fromTaskId)`): `offset` is then the
+ * position of that turn's first message. `turns` says where each claimed turn's messages start.
  */
-export function buildTranscript(tasks: TranscriptTask[]): Transcript {
+export function buildTranscript(tasks: TranscriptTask[], offset = 0): Transcript & { turns: { taskId: string; first: number }[] } {
   const messages: TranscriptMessage[] = [];
+  const turns: { taskId: string; first: number }[] = [];
   let partialText: string | null = null;
   let finalAssistant: Transcript["finalAssistant"] = null;
   for (const task of tasks) {
     if (task.attempt === 0) continue;
+    turns.push({ taskId: task.id, first: offset + messages.length });
     if (task.promptChars > 0) {
       messages.push({ id: task.messageId ?? task.id, role: "user", text: null, truncated: false, toolCalls: [], createdAt: task.createdAt.toISOString() });
     }
@@ -57,7 +62,7 @@ export function buildTranscript(tasks: TranscriptTask[]): Transcript {
     const complete = (d: Draft) => {
       open.delete(d.id);
       messages.push(toMessage(d));
-      if (d.text !== "") lastCompleted = { index: messages.length - 1, text: d.text };
+      if (d.text !== "") lastCompleted = { index: offset + messages.length - 1, text: d.text };
     };
     for (const { event, receivedAt } of task.events) {
       if (event.type === "assistant.delta") {
@@ -81,7 +86,7 @@ export function buildTranscript(tasks: TranscriptTask[]): Transcript {
       if (lastCompleted) finalAssistant = lastCompleted;
     } else if (open.size > 0) partialText = [...open.values()].map((d) => d.text).join("\n\n");
   }
-  return { messages, partialText, finalAssistant };
+  return { messages, partialText, finalAssistant, offset, turns };
 }
 
 function toMessage(draft: Draft): TranscriptMessage {

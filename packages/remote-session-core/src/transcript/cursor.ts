@@ -6,8 +6,22 @@ import { fail } from "../errors/session-error.js";
  * (how many messages the caller has seen) and is bound to that session, so a cursor of another
  * session is refused instead of silently reading the wrong place.
  */
-export function encodeCursor(sessionId: string, position: number, finalSeen?: number): string {
-  return Buffer.from(JSON.stringify({ v: 1, s: sessionTag(sessionId), p: position, ...(finalSeen === undefined ? {} : { f: finalSeen }) })).toString("base64url");
+export function encodeCursor(sessionId: string, position: number, finalSeen?: number, anchor?: string): string {
+  return Buffer.from(
+    JSON.stringify({ v: 1, s: sessionTag(sessionId), p: position, ...(finalSeen === undefined ? {} : { f: finalSeen }), ...(anchor === undefined ? {} : { a: anchor }) }),
+  ).toString("base64url");
+}
+
+/**
+ * Where the next read after `cursor` may need messages from — its position, or an earlier final
+ * reply it has not been given yet — and the anchor the target put in the cursor for that message
+ * (`sliceTranscript`'s `anchorAt`), which lets the target load only what follows it.
+ */
+export function resumePointOf(sessionId: string, cursor: string | undefined): { from: number; anchor?: string } {
+  if (cursor === undefined) return { from: 0 };
+  const from = Math.min(decodeCursor(sessionId, cursor), finalSeenIn(sessionId, cursor) + 1);
+  const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { a?: unknown };
+  return { from: Math.max(0, from), ...(typeof value.a === "string" ? { anchor: value.a } : {}) };
 }
 
 /**

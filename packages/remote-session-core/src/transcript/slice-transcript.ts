@@ -13,14 +13,20 @@ export interface Transcript {
   /** The last assistant message with text of the latest finished turn: its index and whole text. */
   finalAssistant: { index: number; text: string } | null;
   lastError?: { error: string; message: string } | null;
+  /**
+   * The position of `messages[0]`: a target that loaded only what follows the caller's cursor
+   * (`resumePointOf`) holds the messages from there on. Default 0. `finalAssistant.index` counts
+   * from the start of the session either way.
+   */
+  offset?: number;
 }
 
 /**
  * Whether the other side wrote something after `position` (a reply, a tool call): what ends a
  * waiting read besides a state change. The caller's own prompt never does.
  */
-export function answeredAfter(transcript: Pick<Transcript, "messages">, position: number): boolean {
-  return transcript.messages.slice(position).some((message) => message.role !== "user");
+export function answeredAfter(transcript: Pick<Transcript, "messages" | "offset">, position: number): boolean {
+  return transcript.messages.slice(Math.max(0, position - (transcript.offset ?? 0))).some((message) => message.role !== "user");
 }
 
 /**
@@ -40,13 +46,20 @@ export function sliceTranscript(input: {
   /** `end` without a cursor (position 0) reads the last `limit` messages. */
   from?: "start" | "end" | undefined;
   webUrl?: string | undefined;
+  /**
+   * The target's anchor for the message at `index` (the next read's `resumePointOf(...).from`),
+   * carried in the returned cursor so that read can load only from there.
+   */
+  anchorAt?: (index: number) => string | undefined;
 }): ReadResult {
   const { transcript, session } = input;
-  const { length } = transcript.messages;
+  const offset = transcript.offset ?? 0;
+  const length = offset + transcript.messages.length;
   const start = input.from === "end" && input.position === 0 ? Math.max(0, length - input.limit) : Math.min(input.position, length);
-  const messages = transcript.messages.slice(start, start + input.limit);
+  if (start < offset) throw new Error(`sliceTranscript: the read starts at ${start}, before the loaded messages (${offset})`);
+  const messages = transcript.messages.slice(start - offset, start - offset + input.limit);
   const next = start + messages.length;
-  const hasMore = transcript.messages.length > next;
+  const hasMore = length > next;
   const final = transcript.finalAssistant;
   // Edge-triggered: each final reply is reported once per reader — with the slice holding its
   // message, or on the first read after its turn ended if the reader had already passed it.
@@ -59,7 +72,7 @@ export function sliceTranscript(input: {
     title: session.title,
     ...(input.webUrl ? { webUrl: input.webUrl } : {}),
     messages,
-    cursor: encodeCursor(session.id, next, finalIsNew ? final.index : seen),
+    cursor: encodeCursor(session.id, next, finalIsNew ? final.index : seen, input.anchorAt?.(Math.min(next, (finalIsNew ? final.index : seen) + 1))),
     hasMore,
     ...(finalIsNew ? { finalAssistantText: boundText(final.text, SESSION_LIMITS.finalText).text } : {}),
     ...(!hasMore && transcript.partialText ? { partialText: boundText(transcript.partialText).text } : {}),
