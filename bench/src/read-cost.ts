@@ -33,8 +33,8 @@ try {
         'created_at', t.created_at + g * interval '1 ms'))).*
       from desktop_task t, generate_series(1, ${turns - 1}) g where t.id = ${task.taskId}`;
     await fixture.sql`
-      insert into desktop_task_event (task_id, attempt, sequence, type, event, received_at)
-      select 'rst_' || lpad(${turns}::text || 'x' || g::text, 26, '0'), e.attempt, e.sequence, e.type, e.event, e.received_at
+      insert into desktop_task_event (organization_id, task_id, attempt, sequence, type, event, received_at)
+      select e.organization_id, 'rst_' || lpad(${turns}::text || 'x' || g::text, 26, '0'), e.attempt, e.sequence, e.type, e.event, e.received_at
       from desktop_task_event e, generate_series(1, ${turns - 1}) g where e.task_id = ${task.taskId}`;
     await fixture.sql`analyze desktop_task, desktop_task_event`;
 

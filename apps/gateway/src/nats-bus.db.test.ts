@@ -85,8 +85,12 @@ describe.skipIf(!findNatsServer())("two gateway processes on the NATS wake bus",
     // Every session ran exactly once, and its task is done.
     const all = [...before, ...during, ...after];
     expect(all.map((id) => runners.runs.get(id))).toEqual(all.map(() => 1));
-    const states = await a.sql<{ state: string; n: number }[]>`
+    // A run is counted when it starts; its completion follows within moments.
+    const states = async () => a.sql<{ state: string; n: number }[]>`
       select state, count(*)::int as n from desktop_task where session_id = any(${all}) group by state`;
-    expect(states).toEqual([{ state: "done", n: all.length }]);
+    for (let i = 0; JSON.stringify(await states()) !== JSON.stringify([{ state: "done", n: all.length }]) && i < 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(await states()).toEqual([{ state: "done", n: all.length }]);
   }, 90_000);
 });

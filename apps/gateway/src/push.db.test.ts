@@ -210,23 +210,24 @@ describe("push over MCP resource subscriptions", () => {
     const owner = { organizationId: alice.organizationId, userId: userIdOf(alice) };
     const kept = await store.open(owner);
     const idle = await store.open(owner);
+    const key = { organizationId: owner.organizationId, id: kept };
     const uri = `remote-session://${aliceSessionId}`;
-    await store.subscribe(kept, { uri, remoteSessionId: aliceSessionId, fingerprint: "seen" });
+    await store.subscribe(key, { uri, remoteSessionId: aliceSessionId, fingerprint: "seen" });
     const message = { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri } };
     // Two replicas seeing the same change: one event.
-    expect(await Promise.all([store.announce(kept, uri, "changed", message), store.announce(kept, uri, "changed", message)])).toEqual(expect.arrayContaining([true, false]));
-    expect(await store.eventsAfter(kept, null)).toHaveLength(1);
+    expect(await Promise.all([store.announce(key, uri, "changed", message), store.announce(key, uri, "changed", message)])).toEqual(expect.arrayContaining([true, false]));
+    expect(await store.eventsAfter(key, null)).toHaveLength(1);
 
-    await sql`insert into mcp_push_event (mcp_session_id, message, created_at) select ${kept}, '{}'::jsonb, now() - interval '2 hours' from generate_series(1, 3)`;
-    await sql`insert into mcp_push_event (mcp_session_id, message) select ${kept}, jsonb_build_object('n', n) from generate_series(1, 1000) as n`;
-    await sql`insert into mcp_push_event (mcp_session_id, message) select ${idle}, '{}'::jsonb from generate_series(1, 5)`;
+    await sql`insert into mcp_push_event (organization_id, mcp_session_id, message, created_at) select ${owner.organizationId}, ${kept}, '{}'::jsonb, now() - interval '2 hours' from generate_series(1, 3)`;
+    await sql`insert into mcp_push_event (organization_id, mcp_session_id, message) select ${owner.organizationId}, ${kept}, jsonb_build_object('n', n) from generate_series(1, 1000) as n`;
+    await sql`insert into mcp_push_event (organization_id, mcp_session_id, message) select ${owner.organizationId}, ${idle}, '{}'::jsonb from generate_series(1, 5)`;
     await sql`update mcp_session set last_seen_at = now() - interval '2 days' where id = ${idle}`;
     await store.prune();
     const left = await sql<{ id: string; n: number }[]>`select mcp_session_id as id, count(*)::int as n from mcp_push_event group by 1`;
     expect(left.find((row) => row.id === kept)?.n).toBe(1_000);
     expect(left.find((row) => row.id === idle)).toBeUndefined();
     // The newest thousand are the ones kept, and they come back in the order they were recorded.
-    const keptEvents = await store.eventsAfter(kept, null, 1_000);
+    const keptEvents = await store.eventsAfter(key, null, 1_000);
     expect(keptEvents.map((e) => (e.message as { n: number }).n)).toEqual(Array.from({ length: 1_000 }, (_, i) => i + 1));
     expect(keptEvents.at(-1)?.message).toEqual({ n: 1000 });
     expect(await store.touch(idle, owner)).toBe(false);

@@ -21,7 +21,9 @@ create table desktop_task (
   id text primary key check (id ~ '^rst_[0-9a-z]{26}$'),
   organization_id text not null,
   member_id text not null,
-  session_id text not null references remote_session (id) on delete cascade,
+  -- The ledger's key is (organization_id, id) since its 0004, which always runs before this
+  -- file; databases made before that got this key from 0010 instead.
+  session_id text not null,
   kind text not null check (kind in ('remote_session.create', 'remote_session.send')),
   state text not null check (state in ('queued', 'claimed', 'done', 'failed', 'cancelled', 'interrupted', 'expired')),
   title text not null check (length(title) between 1 and 120),
@@ -50,7 +52,9 @@ create table desktop_task (
   created_at timestamptz not null default clock_timestamp(),
   updated_at timestamptz not null default now(),
   claimed_at timestamptz,
-  finished_at timestamptz
+  finished_at timestamptz,
+  constraint desktop_task_session_fkey
+    foreign key (organization_id, session_id) references remote_session (organization_id, id) on delete cascade
 );
 create index desktop_task_queued on desktop_task (organization_id, member_id, created_at) where state = 'queued';
 create index desktop_task_lease on desktop_task (lease_expires_at) where state = 'claimed';

@@ -134,7 +134,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       });
       const task = await transaction(sql, async (tx) => {
         // The desktop's own store: the pinned runner is recorded with the task, atomically.
-        if (runner && !(await ledger.in(tx).update(input.sessionId, { targetRef: { runnerId: runner.runner_id } }))) {
+        if (runner && !(await ledger.in(tx).update({ organizationId: call.organizationId, id: input.sessionId }, { targetRef: { runnerId: runner.runner_id } }))) {
           fail("unknown_session", "the session was not reserved");
         }
         return enqueueTask(tx, call, {
@@ -176,11 +176,13 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       if (holder) chooseRunner(await runnersOf(call, holder), { kind: "remote_session.send", requirements }, { pin: holder, storeAndForward: false });
       const messageId = input.messageId ?? newId("msg");
       // Where the reply will appear for a reader: after everything the transcript holds now.
-      const before = isRelayed(session) ? null : buildTranscript(await loadSessionTasks(sql, session.id)).messages.length;
+      const before = isRelayed(session) ? null : buildTranscript(await loadSessionTasks(sql, session)).messages.length;
       await transaction(sql, async (tx) => {
         // Serialized per session by the row lock, so concurrent sends cannot both squeeze past the cap.
-        await tx`select id from remote_session where id = ${session.id} for update`;
-        const [{ waiting }] = (await tx`select count(*)::int as waiting from desktop_task where session_id = ${session.id} and state = 'queued'`) as unknown as [{ waiting: number }];
+        await tx`select id from remote_session where organization_id = ${session.organizationId} and id = ${session.id} for update`;
+        const [{ waiting }] = (await tx`
+          select count(*)::int as waiting from desktop_task
+          where organization_id = ${session.organizationId} and session_id = ${session.id} and state = 'queued'`) as unknown as [{ waiting: number }];
         if (waiting >= MAX_QUEUED_TURNS) {
           fail("queue_full", `${waiting} follow-ups already wait for this desktop; read the session and send again when one ran`, { retryAfterMs: 5_000 });
         }
@@ -199,7 +201,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           claimWithinMs: claimDeadlineMs,
         });
         // Queued behind a running turn, the session stays running; else it is queued.
-        await syncSessionState(tx, session.id, { activity: true, lastError: null });
+        await syncSessionState(tx, session, { activity: true, lastError: null });
       });
       logger.info("desktop target: follow-up queued", { sessionId: session.id, referenceId: call.referenceId, promptChars: input.prompt.length });
       return {
@@ -230,7 +232,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           call.signal ? AbortSignal.any([call.signal, stopWaiting.signal]) : stopWaiting.signal,
         );
         const recorded = (await ledger.find(call, session.id)) ?? session;
-        const tasks = await loadSessionTasks(sql, session.id, anchor?.taskId);
+        const tasks = await loadSessionTasks(sql, session, anchor?.taskId);
         const transcript = buildTranscript(tasks, anchor && tasks[0]?.id === anchor.taskId ? anchor.first : 0);
         // The running turn's own events say whether it waits on the human.
         const pending = pendingInputOf(tasks);
@@ -267,7 +269,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         await holderFor(call, session, "remote_session.stop");
         return relayStop(relay, call, session);
       }
-      const stopped = await transaction(sql, (tx) => cancelSessionTasks(tx, session.id));
+      const stopped = await transaction(sql, (tx) => cancelSessionTasks(tx, session));
       return { sessionId: session.id, stopped };
     },
 
@@ -277,7 +279,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       if (isRelayed(session)) {
         fail("desktop_update_required", "this OpenWork desktop takes answers to its permissions and questions only in the app: answer there");
       }
-      const pending = pendingInputOf(await loadSessionTasks(sql, session.id));
+      const pending = pendingInputOf(await loadSessionTasks(sql, session));
       if (pending?.id !== input.requestId) return inputNotPending(input.requestId);
       checkAnswerFits(pending.kind, input.answer);
       const requirements = taskRequirements({ kind: "remote_session.respond" });

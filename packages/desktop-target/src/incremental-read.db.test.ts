@@ -82,8 +82,8 @@ it("reads only the turns from the cursor's on, and gives exactly what reading ev
     select id from desktop_task where session_id = ${created.sessionId} order by created_at, id`;
   const anchor = decoded(all.cursor).a!;
   expect(anchor).toBe(`${5 * 3}:${turns.at(-1)!.id}`);
-  expect((await loadSessionTasks(gateway.sql, created.sessionId, turns.at(-1)!.id)).map((t) => t.id)).toEqual([turns.at(-1)!.id]);
-  expect(await loadSessionTasks(gateway.sql, created.sessionId, "dt_not_this_sessions")).toHaveLength(6);
+  expect((await loadSessionTasks(gateway.sql, { organizationId: member.organizationId, id: created.sessionId }, turns.at(-1)!.id)).map((t) => t.id)).toEqual([turns.at(-1)!.id]);
+  expect(await loadSessionTasks(gateway.sql, { organizationId: member.organizationId, id: created.sessionId }, "dt_not_this_sessions")).toHaveLength(6);
 });
 
 it("ignores an anchor that would skip messages, and one naming another session's turn", async () => {

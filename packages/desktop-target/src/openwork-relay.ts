@@ -52,7 +52,7 @@ export async function relayRead(deps: RelayDeps, call: TargetCall, session: Ledg
   const { theirs, pending } = decodeRelayCursor(session.id, input.cursor);
   const request = { from: theirs === null && input.cursor === undefined ? (input.from ?? "start") : "start", cursor: theirs, limit: input.limit };
   // A cursor handed out with a pending answer takes that answer; else the same question waiting is reused.
-  const earlier = pending ? await pendingRequest(deps, session.id, pending) : undefined;
+  const earlier = pending ? await pendingRequest(deps, session, pending) : undefined;
   const asked = earlier ?? (await requestOf(deps, call, session, "remote_session.read", request));
   const task = await settled(deps, session.id, asked, call.signal);
   if (!task) return pendingRead(session, theirs, asked.id);
@@ -114,7 +114,7 @@ async function requestOf(deps: RelayDeps, call: TargetCall, session: LedgerSessi
   return transaction(deps.sql, async (tx) => {
     const [open] = await tx<TaskRow[]>`
       select * from desktop_task
-      where session_id = ${session.id} and kind = ${kind} and state in ('queued', 'claimed')
+      where organization_id = ${session.organizationId} and session_id = ${session.id} and kind = ${kind} and state in ('queued', 'claimed')
         and input = ${tx.json(input as never)} and claim_deadline > now()
       order by created_at desc limit 1`;
     if (open) return open;
@@ -128,7 +128,7 @@ export async function settled(deps: RelayDeps, sessionId: string, task: TaskRow,
   for (;;) {
     const stopWaiting = new AbortController();
     const changed = deps.hub.waitForSession(sessionId, Math.max(0, deadline - Date.now()), signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal);
-    const [current] = await deps.sql<TaskRow[]>`select * from desktop_task where id = ${task.id}`;
+    const [current] = await deps.sql<TaskRow[]>`select * from desktop_task where organization_id = ${task.organization_id} and id = ${task.id}`;
     if (current && FINAL_STATES.has(current.state)) {
       stopWaiting.abort();
       return current;
@@ -152,9 +152,10 @@ function answerOf(task: TaskRow, action: string): Record<string, unknown> {
 }
 
 /** A read request of this session, still answerable (not expired long ago). */
-async function pendingRequest(deps: RelayDeps, sessionId: string, requestId: string): Promise<TaskRow | undefined> {
+async function pendingRequest(deps: RelayDeps, session: LedgerSession, requestId: string): Promise<TaskRow | undefined> {
   const [task] = await deps.sql<TaskRow[]>`
-    select * from desktop_task where id = ${requestId} and session_id = ${sessionId} and kind = 'remote_session.read'`;
+    select * from desktop_task
+    where organization_id = ${session.organizationId} and id = ${requestId} and session_id = ${session.id} and kind = 'remote_session.read'`;
   return task;
 }
 

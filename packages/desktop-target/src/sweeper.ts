@@ -37,10 +37,14 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
   const runnerRetentionSeconds = (options.runnerRetentionMs ?? 90 * 24 * 60 * 60_000) / 1000;
   const retain = async () => {
     const pruned = await pruneLedger(options.sql, options.retention);
-    const wakes = await options.sql`delete from desktop_wake where created_at < now() - make_interval(secs => ${retentionSeconds})`;
+    // Retention spans every organization by design (multi-shard statements on a sharded database).
+    const wakes = await options.sql`
+      /* across organizations: retention */
+      delete from desktop_wake where created_at < now() - make_interval(secs => ${retentionSeconds})`;
     const runners = await options.sql`
-      delete from desktop_runner where ctid in (
-        select ctid from desktop_runner where last_seen_at < now() - make_interval(secs => ${runnerRetentionSeconds})
+      /* across organizations: retention */
+      delete from desktop_runner where (organization_id, member_id, runner_id) in (
+        select organization_id, member_id, runner_id from desktop_runner where last_seen_at < now() - make_interval(secs => ${runnerRetentionSeconds})
         limit 500 for update skip locked)`;
     const removed = { ...pruned, wakes: wakes.count, runners: runners.count };
     if (Object.values(removed).some((n) => n > 0)) logger.info("desktop sweeper: retention", removed);

@@ -74,7 +74,7 @@ export { type RemoteSessions, createRemoteSessions } from "./sessions.js";
 export { type Queryable } from "./queryable.js";
 export { type LedgerSession } from "./ledger/ledger-session.js";
 export { type NewSession } from "./ledger/insert-session.js";
-export { type SessionPatch } from "./ledger/update-session.js";
+export { type SessionPatch, type SessionKey } from "./ledger/update-session.js";
 export { type IdempotencyOptions } from "./ledger/run-idempotent.js";
 export { type SessionLedger, createSessionLedger } from "./ledger/session-ledger.js";
 export { type LedgerRetention, DEFAULT_LEDGER_RETENTION, pruneLedger } from "./ledger/prune-ledger.js";

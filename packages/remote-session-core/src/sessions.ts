@@ -23,7 +23,7 @@ export interface RemoteSessions {
 export function createRemoteSessions(ledger: SessionLedger, logger: Logger = silentLogger): RemoteSessions {
   /** Records a patch, expecting the session still in `from`; a refusal names itself in the log. */
   const record = async (call: TargetCall, sessionId: string, from: LedgerSession["state"], patch: SessionPatch) => {
-    const updated = await ledger.update(sessionId, { ...patch, expect: from });
+    const updated = await ledger.update({ organizationId: call.organizationId, id: sessionId }, { ...patch, expect: from });
     if (updated) return;
     const now = await ledger.find(call, sessionId);
     // Someone newer moved it first: theirs stands. Anything else is a transition the table refuses.

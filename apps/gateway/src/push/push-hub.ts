@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { errorFacts, type Logger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import type { McpAuth } from "../mcp-endpoint.js";
-import { PUSH_CHANNEL, type PushStore, type Subscription } from "./push-store.js";
+import { keyOf, PUSH_CHANNEL, type PushStore, type Subscription } from "./push-store.js";
 
 /**
  * A session read as the caller: the capability's `read` payload, null when the caller may not
@@ -81,7 +81,7 @@ export function createPushHub(options: PushHubOptions) {
       }
       const fingerprint = fingerprintOf(slice);
       if (fingerprint !== announced && !signal.aborted) {
-        await store.announce(mcpSessionId, subscription.uri, fingerprint, message);
+        await store.announce(keyOf(mcpSessionId, auth), subscription.uri, fingerprint, message);
         announced = fingerprint;
       }
       // Targets whose changes are not notified here (the cloud) are watched with a waiting read.
@@ -94,7 +94,7 @@ export function createPushHub(options: PushHubOptions) {
   const syncWatchers = async (mcpSessionId: string) => {
     const session = local.get(mcpSessionId);
     if (!session) return;
-    const subscriptions = await store.subscriptions(mcpSessionId);
+    const subscriptions = await store.subscriptions(keyOf(mcpSessionId, session.auth));
     const wanted = new Set(subscriptions.map((s) => s.uri));
     for (const [uri, controller] of session.watchers) {
       if (!wanted.has(uri)) {
@@ -144,7 +144,7 @@ export function createPushHub(options: PushHubOptions) {
         const drain = () =>
           (draining = draining.then(async () => {
             for (;;) {
-              const events = await store.eventsAfter(mcpSessionId, sent);
+              const events = await store.eventsAfter(keyOf(mcpSessionId, auth), sent);
               for (const event of events) write(`id: ${event.id}\nevent: message\ndata: ${JSON.stringify(event.message)}\n\n`);
               if (events.length > 0) sent = events.at(-1)!.id;
               if (events.length < 500) return;

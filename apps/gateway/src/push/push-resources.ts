@@ -1,7 +1,7 @@
 import { type McpServer, ProtocolError, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
 import type { McpAuth } from "../mcp-endpoint.js";
 import { fingerprintOf, type ReadAs, sessionIdOfUri } from "./push-hub.js";
-import type { PushStore } from "./push-store.js";
+import { keyOf, type PushStore } from "./push-store.js";
 
 /** The MCP session a request belongs to, as the gateway's route put it on the verified auth. */
 export const mcpSessionOf = (auth: McpAuth | undefined): string | null => {
@@ -34,8 +34,8 @@ export function registerSessionResources(server: McpServer, options: { store: Pu
   );
   const sessionOf = (auth: McpAuth | undefined) => {
     const id = mcpSessionOf(auth);
-    if (!id) throw new ProtocolError(-32600, "resources/subscribe needs the Mcp-Session-Id this gateway assigned at initialize");
-    return id;
+    if (!id || !auth) throw new ProtocolError(-32600, "resources/subscribe needs the Mcp-Session-Id this gateway assigned at initialize");
+    return keyOf(id, auth);
   };
   server.server.setRequestHandler("resources/subscribe", async (request, ctx) => {
     const auth = ctx.http?.authInfo as McpAuth | undefined;

@@ -1,7 +1,6 @@
-import type { OwnerScope } from "@openwork/remote-session-core";
-import type { McpAuth, McpEndpoint } from "../mcp-endpoint.js";
+import type { McpEndpoint } from "../mcp-endpoint.js";
 import type { PushHub } from "./push-hub.js";
-import type { PushStore } from "./push-store.js";
+import { ownerOf, type PushStore } from "./push-store.js";
 
 /**
  * The MCP endpoint with stateful sessions kept in PostgreSQL, so any replica answers any request:
@@ -36,11 +35,6 @@ export function withPushSessions(endpoint: McpEndpoint, options: { store: PushSt
   };
 }
 
-/** Whose MCP sessions these are: the organization and the user of the verified token. */
-function ownerOf(auth: McpAuth): OwnerScope | null {
-  const { organizationId, userId } = auth.extra ?? {};
-  return typeof organizationId === "string" && typeof userId === "string" ? { organizationId, userId } : null;
-}
 
 function isInitialize(body: unknown): boolean {
   return typeof body === "object" && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === "initialize";

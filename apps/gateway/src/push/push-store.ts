@@ -1,5 +1,6 @@
 import { newId, type OwnerScope, runMigrations } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
+import type { McpAuth } from "../mcp-endpoint.js";
 import { MIGRATIONS } from "../sql-migrations.generated.js";
 
 /** Tells the replicas that a session's events changed (payload: the MCP session id) or its subscriptions (`<id>:subs`). */
@@ -16,6 +17,12 @@ export interface Subscription {
   uri: string;
   remoteSessionId: string;
   fingerprint: string;
+}
+
+/** Names one MCP session: its organization leads every key of the push tables (they shard by it). */
+export interface McpSessionKey {
+  organizationId: string;
+  id: string;
 }
 
 /** How long the store keeps events and sessions (retention). */
@@ -47,7 +54,7 @@ export function createPushStore(sql: Sql) {
       const [row] = await sql<{ stale: boolean }[]>`
         select last_seen_at < now() - interval '1 minute' as stale from mcp_session
         where id = ${id} and organization_id = ${owner.organizationId} and user_id = ${owner.userId}`;
-      if (row?.stale) await sql`update mcp_session set last_seen_at = now() where id = ${id}`;
+      if (row?.stale) await sql`update mcp_session set last_seen_at = now() where organization_id = ${owner.organizationId} and id = ${id}`;
       return row !== undefined;
     },
     close: async (id: string, owner: OwnerScope): Promise<boolean> => {
@@ -55,57 +62,65 @@ export function createPushStore(sql: Sql) {
       return rows.length > 0;
     },
     /** Subscribes (again: the fingerprint is reset to what the caller sees now), and tells the replicas. */
-    subscribe: async (id: string, subscription: Subscription): Promise<void> => {
+    subscribe: async (key: McpSessionKey, subscription: Subscription): Promise<void> => {
       await sql`
         with saved as (
-          insert into mcp_subscription (mcp_session_id, uri, remote_session_id, fingerprint)
-          values (${id}, ${subscription.uri}, ${subscription.remoteSessionId}, ${subscription.fingerprint})
-          on conflict (mcp_session_id, uri) do update set fingerprint = excluded.fingerprint
+          insert into mcp_subscription (organization_id, mcp_session_id, uri, remote_session_id, fingerprint)
+          values (${key.organizationId}, ${key.id}, ${subscription.uri}, ${subscription.remoteSessionId}, ${subscription.fingerprint})
+          on conflict (organization_id, mcp_session_id, uri) do update set fingerprint = excluded.fingerprint
           returning mcp_session_id)
         select pg_notify(${PUSH_CHANNEL}, mcp_session_id || ':subs') from saved`;
     },
-    unsubscribe: async (id: string, uri: string): Promise<void> => {
+    unsubscribe: async (key: McpSessionKey, uri: string): Promise<void> => {
       await sql`
-        with gone as (delete from mcp_subscription where mcp_session_id = ${id} and uri = ${uri} returning mcp_session_id)
+        with gone as (
+          delete from mcp_subscription where organization_id = ${key.organizationId} and mcp_session_id = ${key.id} and uri = ${uri}
+          returning mcp_session_id)
         select pg_notify(${PUSH_CHANNEL}, mcp_session_id || ':subs') from gone`;
     },
-    subscriptions: async (id: string): Promise<Subscription[]> =>
+    subscriptions: async (key: McpSessionKey): Promise<Subscription[]> =>
       sql<Subscription[]>`
         select uri, remote_session_id as "remoteSessionId", fingerprint from mcp_subscription
-        where mcp_session_id = ${id} order by uri`,
+        where organization_id = ${key.organizationId} and mcp_session_id = ${key.id} order by uri`,
     /**
      * Records `message` as the session's next event if the resource's fingerprint differs from
      * the last announced one, and tells the replicas; one statement, so of several replicas
      * seeing the same change only one records it. Returns whether it was recorded.
      */
-    announce: async (id: string, uri: string, fingerprint: string, message: Record<string, unknown>): Promise<boolean> => {
+    announce: async (key: McpSessionKey, uri: string, fingerprint: string, message: Record<string, unknown>): Promise<boolean> => {
       const rows = await sql`
         with changed as (
           update mcp_subscription set fingerprint = ${fingerprint}
-          where mcp_session_id = ${id} and uri = ${uri} and fingerprint <> ${fingerprint}
-          returning mcp_session_id),
+          where organization_id = ${key.organizationId} and mcp_session_id = ${key.id} and uri = ${uri} and fingerprint <> ${fingerprint}
+          returning organization_id, mcp_session_id),
         recorded as (
-          insert into mcp_push_event (mcp_session_id, message) select mcp_session_id, ${sql.json(message as never)} from changed
+          insert into mcp_push_event (organization_id, mcp_session_id, message)
+          select organization_id, mcp_session_id, ${sql.json(message as never)} from changed
           returning mcp_session_id)
         select pg_notify(${PUSH_CHANNEL}, mcp_session_id) from recorded`;
       return rows.length > 0;
     },
     /** The session's events after `afterId` (all kept ones for null), oldest first. */
-    eventsAfter: async (id: string, afterId: string | null, limit = 500): Promise<PushEvent[]> =>
+    eventsAfter: async (key: McpSessionKey, afterId: string | null, limit = 500): Promise<PushEvent[]> =>
       sql<PushEvent[]>`
         select e.id::text as id, e.message from mcp_push_event e
-        where e.mcp_session_id = ${id} and e.id > ${afterId ?? "0"}::bigint
+        where e.organization_id = ${key.organizationId} and e.mcp_session_id = ${key.id} and e.id > ${afterId ?? "0"}::bigint
         order by e.id limit ${limit}`,
     /** One bounded retention pass; returns how many rows it deleted. */
     prune: async (retention: PushRetention = DEFAULT_PUSH_RETENTION): Promise<number> => {
+      // Retention spans every organization by design (multi-shard statements on a sharded database).
       const [aged, crowded, idle] = await Promise.all([
-        sql`delete from mcp_push_event where id in (
-              select id from mcp_push_event where created_at < now() - make_interval(secs => ${retention.eventMaxAgeMs / 1000}) limit 5000)`,
-        sql`delete from mcp_push_event where id in (
-              select id from (select id, row_number() over (partition by mcp_session_id order by id desc) as newer from mcp_push_event) ranked
+        sql`/* across organizations: retention */
+            delete from mcp_push_event where (organization_id, id) in (
+              select organization_id, id from mcp_push_event where created_at < now() - make_interval(secs => ${retention.eventMaxAgeMs / 1000}) limit 5000)`,
+        sql`/* across organizations: retention */
+            delete from mcp_push_event where (organization_id, id) in (
+              select organization_id, id from (
+                select organization_id, id, row_number() over (partition by organization_id, mcp_session_id order by id desc) as newer from mcp_push_event) ranked
               where newer > ${retention.eventsPerSession} limit 5000)`,
-        sql`delete from mcp_session where id in (
-              select id from mcp_session where last_seen_at < now() - make_interval(secs => ${retention.sessionIdleMs / 1000}) limit 500)`,
+        sql`/* across organizations: retention */
+            delete from mcp_session where (organization_id, id) in (
+              select organization_id, id from mcp_session where last_seen_at < now() - make_interval(secs => ${retention.sessionIdleMs / 1000}) limit 500)`,
       ]);
       return aged.count + crowded.count + idle.count;
     },
@@ -113,3 +128,12 @@ export function createPushStore(sql: Sql) {
 }
 
 export type PushStore = ReturnType<typeof createPushStore>;
+
+/** Whose MCP sessions these are: the organization and the user of the verified token. */
+export function ownerOf(auth: McpAuth): OwnerScope | null {
+  const { organizationId, userId } = auth.extra ?? {};
+  return typeof organizationId === "string" && typeof userId === "string" ? { organizationId, userId } : null;
+}
+
+/** The key of MCP session `id` of the token's organization (a token without one names none). */
+export const keyOf = (id: string, auth: McpAuth): McpSessionKey => ({ organizationId: ownerOf(auth)?.organizationId ?? "", id });

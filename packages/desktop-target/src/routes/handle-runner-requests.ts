@@ -15,7 +15,7 @@ import { failClaimedTask } from "../store/fail-claimed-task.js";
 import { heartbeatLease } from "../store/heartbeat-lease.js";
 import { listWork } from "../store/list-work.js";
 import { pipeline, transaction } from "../store/transaction.js";
-import type { RunnerIdentity, TaskRow } from "../store/task-row.js";
+import { type RunnerIdentity, type TaskRow, taskKey } from "../store/task-row.js";
 import { checkRegistration, type VerifiedRunner } from "./authenticate-runner.js";
 import { readJsonBody } from "./read-json-body.js";
 import type { RouteContext } from "./route-context.js";
@@ -75,7 +75,7 @@ async function acceptClaim(ctx: RouteContext, runner: RunnerIdentity, outcome: C
   if (outcome.kind !== "claimed") return null;
   const cause = await claimTimeRefusal(ctx, task, localSessionId);
   if (cause) {
-    await transaction(ctx.sql, (tx) => failClaimedTask(tx, task.id, cause));
+    await transaction(ctx.sql, (tx) => failClaimedTask(tx, taskKey(task), cause));
     ctx.logger.warn("desktop runner: task failed at claim", { taskId: task.id, runnerId: runner.runnerId, code: cause.code });
     return cause;
   }

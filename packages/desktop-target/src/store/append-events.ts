@@ -4,7 +4,7 @@ import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork
 import { ChannelRefusal } from "../channel-refusal.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
 import { type LiveState, syncSessionState } from "./sync-session-state.js";
-import type { RunnerIdentity } from "./task-row.js";
+import { type RowKey, type RunnerIdentity, sessionKey } from "./task-row.js";
 import { pipeline } from "./transaction.js";
 
 /**
@@ -19,13 +19,14 @@ export async function appendEvents(
   body: PostEventsRequest,
 ): Promise<PostEventsResponse> {
   // The task's lock and the events it holds, in one round trip.
-  const [task, held] = await pipeline([lockOwnTask(tx, runner, taskId), heldEvents(tx, taskId, body.attempt, body.events)]);
+  const key = { organizationId: runner.organizationId, id: taskId };
+  const [task, held] = await pipeline([lockOwnTask(tx, runner, taskId), heldEvents(tx, key, body.attempt, body.events)]);
   assertAttemptHeld(task, body.attempt);
   const { fresh, nextSequence } = freshEvents(body.events, held);
   if (fresh.length > 0) {
-    await insertEvents(tx, taskId, body.attempt, fresh);
-    const { patch, live } = await sessionEffects(tx, taskId, fresh);
-    await syncSessionState(tx, task.session_id, patch, live);
+    await insertEvents(tx, key, body.attempt, fresh);
+    const { patch, live } = await sessionEffects(tx, key, fresh);
+    await syncSessionState(tx, sessionKey(task), patch, live);
   }
   return { taskId, attempt: body.attempt, nextSequence };
 }
@@ -37,12 +38,13 @@ export interface HeldEvents {
 }
 
 /** Reads what the attempt holds from the batch's first sequence on (each part walks the key from its own end). */
-export async function heldEvents(tx: Queryable, taskId: string, attempt: number, events: TaskEvent[]): Promise<HeldEvents> {
+export async function heldEvents(tx: Queryable, task: RowKey, attempt: number, events: TaskEvent[]): Promise<HeldEvents> {
   const [row] = (await tx`
     select
-      (select coalesce(max(sequence), 0) + 1 from desktop_task_event where task_id = ${taskId} and attempt = ${attempt}) as next,
+      (select coalesce(max(sequence), 0) + 1 from desktop_task_event
+       where organization_id = ${task.organizationId} and task_id = ${task.id} and attempt = ${attempt}) as next,
       (select coalesce(jsonb_agg(jsonb_build_array(sequence, event) order by sequence), '[]') from desktop_task_event
-       where task_id = ${taskId} and attempt = ${attempt} and sequence >= ${events[0]!.sequence}) as held`) as unknown as [HeldEvents];
+       where organization_id = ${task.organizationId} and task_id = ${task.id} and attempt = ${attempt} and sequence >= ${events[0]!.sequence}) as held`) as unknown as [HeldEvents];
   return row;
 }
 
@@ -66,21 +68,21 @@ export function freshEvents(events: TaskEvent[], { next, held }: HeldEvents): { 
 }
 
 /** Stores checked events (`freshEvents`). */
-export function insertEvents(tx: Queryable, taskId: string, attempt: number, fresh: TaskEvent[]) {
+export function insertEvents(tx: Queryable, task: RowKey, attempt: number, fresh: TaskEvent[]) {
   return tx`
     insert into desktop_task_event ${tx(
-      fresh.map((event) => ({ task_id: taskId, attempt, sequence: event.sequence, type: event.type, event: tx.json(event as never) })),
+      fresh.map((event) => ({ organization_id: task.organizationId, task_id: task.id, attempt, sequence: event.sequence, type: event.type, event: tx.json(event as never) })),
     )}`;
 }
 
 /** What new events change on the session: its local id, its live state, its last activity. */
-export async function sessionEffects(tx: Queryable, taskId: string, events: TaskEvent[]): Promise<{ patch: Omit<SessionPatch, "state">; live?: LiveState }> {
+export async function sessionEffects(tx: Queryable, task: RowKey, events: TaskEvent[]): Promise<{ patch: Omit<SessionPatch, "state">; live?: LiveState }> {
   const patch: Omit<SessionPatch, "state"> = { activity: true };
   let live: LiveState | undefined;
   for (const event of events) {
     if (event.type === "session.bound") {
       patch.targetSessionId = event.payload.localSessionId;
-      await tx`update desktop_task set local_session_id = ${event.payload.localSessionId} where id = ${taskId}`;
+      await tx`update desktop_task set local_session_id = ${event.payload.localSessionId} where organization_id = ${task.organizationId} and id = ${task.id}`;
     }
     if (event.type === "status" && event.payload.status !== "idle") live = event.payload.status;
     // A request waits on the human until resolved; the turn then runs on.

@@ -47,11 +47,11 @@ async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: num
       update desktop_task d set
         state = 'claimed', attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId}, claimed_via = ${runner.dialect ?? "desktop-runner"},
         lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), claimed_at = now(), updated_at = now()
-      from candidate where d.id = candidate.id
+      from candidate where d.organization_id = ${runner.organizationId} and d.id = candidate.id
       returning d.*),
     remembered as (
       update desktop_task set next_task_id = (select id from claimed)
-      where id = ${after ?? null} and exists (select 1 from claimed)),
+      where organization_id = ${runner.organizationId} and id = ${after ?? null} and exists (select 1 from claimed)),
     ${claimedSessionMove(tx, runner)}
     select c.*, m.target_session_id as moved_target_session_id, m.id is not null as session_moved
     from claimed c left join moved m on true`;
@@ -69,7 +69,7 @@ type ClaimedRow = TaskRow & { moved_target_session_id: string | null; session_mo
 
 async function explainRefusal(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<ClaimOutcome> {
   const [task] = await tx<(TaskRow & { bound: string | null })[]>`
-    select t.*, s.target_session_id as bound from desktop_task t join remote_session s on s.id = t.session_id
+    select t.*, s.target_session_id as bound from desktop_task t join remote_session s on s.organization_id = t.organization_id and s.id = t.session_id
     where t.id = ${taskId} and t.organization_id = ${runner.organizationId} and t.member_id = ${runner.memberId}`;
   // Another member's task, or one pinned to another runner, is not this runner's business at all.
   if (!task || (task.pinned_runner_id !== null && task.pinned_runner_id !== runner.runnerId)) {

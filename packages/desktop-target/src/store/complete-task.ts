@@ -6,7 +6,7 @@ import { freshEvents, heldEvents, insertEvents, sessionEffects } from "./append-
 import type { ClaimOutcome } from "./claim-task.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
 import { lockSession, writeSessionState } from "./sync-session-state.js";
-import type { TaskOwner } from "./task-row.js";
+import { sessionKey, type TaskOwner } from "./task-row.js";
 import { pipeline } from "./transaction.js";
 
 /**
@@ -26,27 +26,28 @@ export async function completeTask(
 ): Promise<CompleteResponse & { replayed: boolean; nextTaskId: string | null; claimed: ClaimOutcome | null }> {
   const { events, next: _, ...completion } = body;
   // The task's lock and the events it holds.
-  const [task, held] = await pipeline([lockOwnTask(tx, owner, taskId), events ? heldEvents(tx, taskId, body.attempt, events) : null]);
+  const key = { organizationId: owner.organizationId, id: taskId };
+  const [task, held] = await pipeline([lockOwnTask(tx, owner, taskId), events ? heldEvents(tx, key, body.attempt, events) : null]);
   if (task.completion) {
     if (isDeepStrictEqual(task.completion, completion)) return { taskId, state: task.state, replayed: true, nextTaskId: task.next_task_id, claimed: null };
     throw new ChannelRefusal("completion_conflict", "the task was already completed differently");
   }
   assertAttemptHeld(task, body.attempt);
   const stored = events && held ? freshEvents(events, held).fresh : [];
-  const effects = stored.length > 0 ? (await sessionEffects(tx, taskId, stored)).patch : {};
+  const effects = stored.length > 0 ? (await sessionEffects(tx, key, stored)).patch : {};
   const failure = body.status === "failed" ? body.error : null;
   const localSessionId = body.localSessionId ?? task.local_session_id;
   // The events, the settled task, then the session's lock with its turns, which sees them: the
   // writes are handed to the connection (`execute`) before the reads are built.
   const [, , session] = await pipeline([
-    stored.length > 0 ? insertEvents(tx, taskId, body.attempt, stored).execute() : null,
+    stored.length > 0 ? insertEvents(tx, key, body.attempt, stored).execute() : null,
     tx`
       update desktop_task set
         state = ${body.status}, completion = ${tx.json(completion as never)}, prompt = null,
         local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
         failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()
-      where id = ${taskId}`.execute(),
-    lockSession(tx, task.session_id),
+      where organization_id = ${owner.organizationId} and id = ${taskId}`.execute(),
+    lockSession(tx, sessionKey(task)),
   ]);
   const patch = {
     ...effects,

@@ -26,8 +26,8 @@ export function eligibleFor(sql: Queryable, runner: RunnerIdentity) {
     }
     and (t.kind not in ('remote_session.create', 'remote_session.send') or not exists (
       select 1 from desktop_task e
-      where e.session_id = t.session_id and e.created_at < t.created_at and e.state in ('queued', 'claimed')
+      where e.organization_id = t.organization_id and e.session_id = t.session_id and e.created_at < t.created_at and e.state in ('queued', 'claimed')
         and e.kind in ('remote_session.create', 'remote_session.send')))
     and (t.kind = 'remote_session.create' or exists (
-      select 1 from remote_session s where s.id = t.session_id and s.target_ref->>'runnerId' = ${runner.runnerId}))`;
+      select 1 from remote_session s where s.organization_id = t.organization_id and s.id = t.session_id and s.target_ref->>'runnerId' = ${runner.runnerId}))`;
 }

@@ -2,13 +2,15 @@ import type { Queryable } from "@openwork/remote-session-core";
 import type { TaskEvent } from "@openwork/runner-protocol";
 import type { TranscriptTask } from "../transcript/build-transcript.js";
 import type { TaskState } from "../task-state.js";
+import type { RowKey } from "./task-row.js";
 
 /**
  * A session's turns (creates and follow-ups) with their events, oldest first: the input of the
  * transcript. With `fromTaskId`, only that turn and the ones after it, when it is one of the
  * session's (the first task returned is then that one); else all of them.
  */
-export async function loadSessionTasks(sql: Queryable, sessionId: string, fromTaskId?: string): Promise<TranscriptTask[]> {
+export async function loadSessionTasks(sql: Queryable, session: RowKey, fromTaskId?: string): Promise<TranscriptTask[]> {
+  const { organizationId, id: sessionId } = session;
   const rows = await sql<
     {
       id: string;
@@ -24,12 +26,12 @@ export async function loadSessionTasks(sql: Queryable, sessionId: string, fromTa
   >`
     select t.id, t.state, t.attempt, t.message_id, t.prompt_chars, t.created_at, t.pinned_runner_id, t.claim_deadline,
       (select jsonb_agg(jsonb_build_object('event', e.event, 'receivedAt', e.received_at) order by e.attempt, e.sequence)
-       from desktop_task_event e where e.task_id = t.id) as events
+       from desktop_task_event e where e.organization_id = t.organization_id and e.task_id = t.id) as events
     from desktop_task t
-    where t.session_id = ${sessionId} and t.kind in ('remote_session.create', 'remote_session.send')
+    where t.organization_id = ${organizationId} and t.session_id = ${sessionId} and t.kind in ('remote_session.create', 'remote_session.send')
       and (t.created_at, t.id) >= (
-        coalesce((select a.created_at from desktop_task a where a.id = ${fromTaskId ?? null} and a.session_id = ${sessionId}), '-infinity'),
-        coalesce((select a.id from desktop_task a where a.id = ${fromTaskId ?? null} and a.session_id = ${sessionId}), ''))
+        coalesce((select a.created_at from desktop_task a where a.organization_id = ${organizationId} and a.id = ${fromTaskId ?? null} and a.session_id = ${sessionId}), '-infinity'),
+        coalesce((select a.id from desktop_task a where a.organization_id = ${organizationId} and a.id = ${fromTaskId ?? null} and a.session_id = ${sessionId}), ''))
     order by t.created_at, t.id`;
   return rows.map((row) => ({
     id: row.id,

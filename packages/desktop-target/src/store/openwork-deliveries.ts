@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Queryable } from "@openwork/remote-session-core";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { syncSessionState } from "./sync-session-state.js";
-import type { RunnerIdentity, TaskKind, TaskRow } from "./task-row.js";
+import { type RunnerIdentity, sessionKey, type TaskKind, type TaskRow } from "./task-row.js";
 
 // What OpenWork desktops report back over its command protocol, written to the task store: a
 // command's delivery, its progress reports, and the answers to relayed requests. Each refusal is
@@ -58,7 +58,7 @@ async function settle(tx: Queryable, task: TaskRow, receipt: object, outcome: { 
       local_session_id = coalesce(${outcome.localSessionId ?? null}, local_session_id),
       failure_code = ${outcome.failed?.code ?? null}, failure_message = ${outcome.failed?.message ?? null},
       finished_at = now(), updated_at = now()
-    where id = ${task.id}`;
+    where organization_id = ${task.organization_id} and id = ${task.id}`;
   return true;
 }
 
@@ -68,7 +68,7 @@ export async function receiveCommand(tx: Queryable, runner: RunnerIdentity, comm
   const failed = receipt.status === "failed" ? receipt.error : null;
   const changed = await settle(tx, task, receipt, { failed, ...(receipt.status === "delivered" ? { localSessionId: receipt.sessionId } : {}) });
   if (changed) {
-    await syncSessionState(tx, task.session_id, {
+    await syncSessionState(tx, sessionKey(task), {
       activity: true,
       lastError: failed ? { error: failed.code, message: failed.message } : null,
       ...(receipt.status === "delivered" ? { targetSessionId: receipt.sessionId, targetRef: { workspaceId: receipt.workspaceId } } : {}),
@@ -108,9 +108,9 @@ export async function receiveProgress(tx: Queryable, runner: RunnerIdentity, com
   };
   await tx`
     update desktop_task set progress = ${tx.json(progress as never)}, progress_observed_at = ${report.observedAt}, updated_at = now()
-    where id = ${commandId}`;
+    where organization_id = ${runner.organizationId} and id = ${commandId}`;
   const error = report.status === "error" ? (report.error ?? { code: "desktop_error", message: "the desktop reported an error" }) : null;
-  await syncSessionState(tx, task.session_id, { activity: true, lastError: error ? { error: error.code, message: error.message } : null });
+  await syncSessionState(tx, sessionKey(task), { activity: true, lastError: error ? { error: error.code, message: error.message } : null });
 }
 
 /**
@@ -131,8 +131,8 @@ export async function receiveRequest(tx: Queryable, runner: RunnerIdentity, requ
       update desktop_task set
         progress = jsonb_build_object('status', 'running', 'engine', progress->'engine', 'model', progress->'model'),
         progress_observed_at = null, updated_at = now()
-      where session_id = ${task.session_id} and kind = 'remote_session.create'`;
+      where organization_id = ${task.organization_id} and session_id = ${task.session_id} and kind = 'remote_session.create'`;
   }
-  await syncSessionState(tx, task.session_id, { activity: true, ...(newTurn ? { lastError: null } : {}) });
+  await syncSessionState(tx, sessionKey(task), { activity: true, ...(newTurn ? { lastError: null } : {}) });
   return task;
 }

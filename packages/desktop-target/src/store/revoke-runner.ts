@@ -21,7 +21,7 @@ export async function revokeRunner(tx: Queryable, scope: MemberScope, runnerId: 
       and pinned_runner_id = ${runnerId} and state = 'queued'
     returning session_id`;
   for (const id of [...new Set(failed.map((t) => t.session_id))].sort()) {
-    await syncSessionState(tx, id, { lastError: { error: "runner_revoked", message: "the desktop this was waiting for was revoked by its owner" } });
+    await syncSessionState(tx, { organizationId: scope.organizationId, id }, { lastError: { error: "runner_revoked", message: "the desktop this was waiting for was revoked by its owner" } });
   }
   return { failedTasks: failed.length };
 }

@@ -2,6 +2,7 @@ import type { Sql } from "postgres";
 import { hintsOf } from "../wake/hints.js";
 import { transaction } from "./transaction.js";
 import { syncSessionState } from "./sync-session-state.js";
+import { sessionKey } from "./task-row.js";
 
 interface Moved {
   session_id: string;
@@ -30,28 +31,33 @@ const SWEEP_BATCH = 500;
  */
 export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expired: number }> {
   return transaction(sql, async (tx) => {
+    // The sweep spans every organization by design: on a sharded database these are multi-shard
+    // statements, each row named by its full key.
     const interrupted = await tx<Moved[]>`
+      /* across organizations: the lease sweep */
       update desktop_task set state = 'interrupted', prompt = null, failure_code = 'lease_lost',
         failure_message = 'the desktop stopped sending heartbeats; events it posted are kept',
         finished_at = now(), updated_at = now()
-      where id in (
-        select id from desktop_task where state = 'claimed' and lease_expires_at < now()
+      where (organization_id, id) in (
+        select organization_id, id from desktop_task where state = 'claimed' and lease_expires_at < now()
         limit ${SWEEP_BATCH} for update skip locked)
         and state = 'claimed'
       returning session_id, organization_id, kind, failure_code, failure_message`;
     const expired = await tx<Moved[]>`
+      /* across organizations: the deadline sweep */
       update desktop_task set state = 'expired', prompt = null, finished_at = now(), updated_at = now(),
         failure_code = case when deliver_by is not null and deliver_by <= now() then 'delivery_deadline_passed' else 'runner_unavailable' end,
         failure_message = case when deliver_by is not null and deliver_by <= now()
           then 'no desktop claimed the task before its deliverBy time'
           else 'the desktop did not pick the task up in time' end
-      where id in (
-        select id from desktop_task where state = 'queued' and claim_deadline <= now()
+      where (organization_id, id) in (
+        select organization_id, id from desktop_task where state = 'queued' and claim_deadline <= now()
         order by claim_deadline limit ${SWEEP_BATCH} for update skip locked)
         and state = 'queued'
       returning session_id, organization_id, kind, failure_code, failure_message`;
     // OpenWork desktops hold no lease: a delivered turn whose desktop stopped polling is lost.
     const lost = await tx<Moved[]>`
+      /* across organizations: the presence sweep */
       update desktop_task c set progress = coalesce(c.progress, '{}'::jsonb) || '{"status":"lost"}'::jsonb, updated_at = now()
       from desktop_runner r
       where c.kind = 'remote_session.create' and c.state = 'done' and c.claimed_via = 'openwork'
@@ -60,12 +66,13 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
         and r.last_seen_at < now() - make_interval(secs => ${OPENWORK_LOST_AFTER_SECONDS})
       returning c.session_id, c.organization_id, c.kind, ${LOST.failure_code} as failure_code, ${LOST.failure_message} as failure_message`;
     // Sessions in one order, so concurrent sweeps lock them alike.
-    const bySession = new Map([...interrupted, ...expired, ...lost].map((m) => [m.session_id, m]));
-    for (const id of [...bySession.keys()].sort()) {
-      const moved = bySession.get(id)!;
+    const bySession = new Map([...interrupted, ...expired, ...lost].map((m) => [`${m.organization_id}\u0000${m.session_id}`, m]));
+    for (const key of [...bySession.keys()].sort()) {
+      const moved = bySession.get(key)!;
+      const id = moved.session_id;
       // A relayed read or stop that lapsed wakes its waiter and leaves the session as it is.
       if (moved.kind === "remote_session.read" || moved.kind === "remote_session.stop") hintsOf(tx).session(moved.organization_id, id);
-      else await syncSessionState(tx, id, { lastError: { error: moved.failure_code, message: moved.failure_message } });
+      else await syncSessionState(tx, sessionKey(moved), { lastError: { error: moved.failure_code, message: moved.failure_message } });
     }
     return { interrupted: interrupted.length + lost.length, expired: expired.length };
   });

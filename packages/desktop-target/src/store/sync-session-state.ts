@@ -1,6 +1,7 @@
 import { createSessionLedger, type Queryable, type SessionPatch, type SessionState, statesLeadingTo } from "@openwork/remote-session-core";
 import { type TaskState, toSessionState } from "../task-state.js";
 import { hintsOf } from "../wake/hints.js";
+import type { RowKey } from "./task-row.js";
 
 /** What a live (claimed) turn may report of itself through status events. */
 export type LiveState = "running" | "waiting_input";
@@ -43,7 +44,7 @@ export function claimedSessionMove(tx: Queryable, runner: { runnerId: string; di
           else '{}'::jsonb end,
         last_activity_at = now(), updated_at = now()
       from claimed c
-      where s.id = c.session_id and c.kind in ('remote_session.create', 'remote_session.send')
+      where s.organization_id = c.organization_id and s.id = c.session_id and c.kind in ('remote_session.create', 'remote_session.send')
         and s.state = any(${statesLeadingTo("running")}::text[])
       returning s.id, s.target_session_id)`;
 }
@@ -77,29 +78,29 @@ export interface LockedSession {
  */
 export async function syncSessionState(
   tx: Queryable,
-  sessionId: string,
+  session: RowKey,
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
 ): Promise<void> {
-  await writeSessionState(tx, await lockSession(tx, sessionId), patch, live);
+  await writeSessionState(tx, await lockSession(tx, session), patch, live);
 }
 
 /**
  * `syncSessionState`'s first round trip: locks the row and reads its turns. Null for a session
  * that is gone. Statements sent before it in the same round trip are seen by the read.
  */
-export async function lockSession(tx: Queryable, sessionId: string): Promise<LockedSession | null> {
+export async function lockSession(tx: Queryable, { organizationId, id: sessionId }: RowKey): Promise<LockedSession | null> {
   // Sent together, run in order: the turns are read in a snapshot taken after the lock was
   // granted, so they include what the transaction that held it committed. Turns only: a relayed
   // read or stop never moves the session.
   const [[session], tasks] = await Promise.all([
-    tx<{ state: SessionState; organization_id: string }[]>`select state, organization_id from remote_session where id = ${sessionId} for update`,
+    tx<{ state: SessionState }[]>`select state from remote_session where organization_id = ${organizationId} and id = ${sessionId} for update`,
     tx<DerivationTask[]>`
       select state, kind, claimed_via, progress->>'status' as progress from desktop_task
-      where session_id = ${sessionId} and kind in ('remote_session.create', 'remote_session.send')
+      where organization_id = ${organizationId} and session_id = ${sessionId} and kind in ('remote_session.create', 'remote_session.send')
       order by created_at desc, id desc`,
   ]);
-  return session ? { id: sessionId, organizationId: session.organization_id, state: session.state, tasks } : null;
+  return session ? { id: sessionId, organizationId, state: session.state, tasks } : null;
 }
 
 /** `syncSessionState`'s second round trip: the derived state with `patch`; the hint leaves after the commit. */
@@ -111,7 +112,7 @@ export async function writeSessionState(
 ): Promise<void> {
   if (!session) return;
   const state = deriveSessionState(session.tasks, session.state, live);
-  const updated = await createSessionLedger(tx).update(session.id, { ...patch, state });
+  const updated = await createSessionLedger(tx).update(session, { ...patch, state });
   if (!updated) throw new Error(`desktop session ${session.id}: the ledger refused ${session.state} → ${state}`);
   hintsOf(tx).session(session.organizationId, session.id);
 }

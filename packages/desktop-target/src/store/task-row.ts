@@ -64,3 +64,15 @@ export interface RunnerIdentity {
   /** The runner channel it speaks; ours when absent. */
   dialect?: RunnerDialect;
 }
+
+/** Names one row by its organization (which leads every key: the tables shard by it) and id. */
+export interface RowKey {
+  organizationId: string;
+  id: string;
+}
+
+/** The task's own key. */
+export const taskKey = (task: Pick<TaskRow, "organization_id" | "id">): RowKey => ({ organizationId: task.organization_id, id: task.id });
+
+/** The key of the task's session. */
+export const sessionKey = (task: Pick<TaskRow, "organization_id" | "session_id">): RowKey => ({ organizationId: task.organization_id, id: task.session_id });

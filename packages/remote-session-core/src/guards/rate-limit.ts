@@ -36,8 +36,10 @@ export async function takeRateLimit(sql: Queryable, scope: OwnerScope, rule: Rat
       retryAfterMs,
     });
   }
-  // Old windows are dead weight; an occasional sweep keeps the table small.
+  // The owner's old windows are dead weight; an occasional sweep keeps the table small.
   if (Math.random() < 0.01) {
-    await sql`delete from remote_session_rate_window where window_start < ${new Date(now - 10 * rule.windowMs)}`;
+    await sql`
+      delete from remote_session_rate_window
+      where organization_id = ${scope.organizationId} and user_id = ${scope.userId} and window_start < ${new Date(now - 10 * rule.windowMs)}`;
   }
 }

@@ -24,9 +24,12 @@ export const DEFAULT_LEDGER_RETENTION = { sessionMs: 30 * 24 * 60 * 60_000, idem
  */
 export async function pruneLedger(sql: Queryable, retention: LedgerRetention = {}): Promise<{ sessions: number; idempotency: number; rateWindows: number }> {
   const { sessionMs, idempotencyMs, batch } = { ...DEFAULT_LEDGER_RETENTION, ...retention };
+  // Retention spans every organization by design: on a sharded database these are multi-shard
+  // statements, keyed by each row's full primary key.
   const sessions = await sql`
-    delete from remote_session where id in (
-      select id from remote_session
+    /* across organizations: retention */
+    delete from remote_session where (organization_id, id) in (
+      select organization_id, id from remote_session
       where last_activity_at < now() - make_interval(secs => ${sessionMs / 1000})
         and state not in ('waking', 'running', 'waiting_input')
       order by last_activity_at
@@ -34,15 +37,17 @@ export async function pruneLedger(sql: Queryable, retention: LedgerRetention = {
       for update skip locked)
     returning id`;
   const idempotency = await sql`
-    delete from remote_session_idempotency where ctid in (
-      select ctid from remote_session_idempotency
+    /* across organizations: retention */
+    delete from remote_session_idempotency where (organization_id, user_id, operation, key_digest) in (
+      select organization_id, user_id, operation, key_digest from remote_session_idempotency
       where created_at < now() - make_interval(secs => ${idempotencyMs / 1000}) and state <> 'pending'
       limit ${batch}
       for update skip locked)
     returning 1`;
   const rateWindows = await sql`
-    delete from remote_session_rate_window where ctid in (
-      select ctid from remote_session_rate_window
+    /* across organizations: retention */
+    delete from remote_session_rate_window where (organization_id, user_id, bucket, window_start) in (
+      select organization_id, user_id, bucket, window_start from remote_session_rate_window
       where window_start < now() - interval '1 day'
       limit ${batch}
       for update skip locked)

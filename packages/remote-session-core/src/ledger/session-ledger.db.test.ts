@@ -60,11 +60,11 @@ describe("session ledger", () => {
   it("moves state only along the transition table", async () => {
     const ledger = createSessionLedger(db.current.sql);
     const session = await ledger.insert(alice, { target: "desktop", title: "t", state: "queued" });
-    expect((await ledger.update(session.id, { state: "expired" }))?.state).toBe("expired");
-    expect(await ledger.update(session.id, { state: "running" })).toBeNull();
-    const updated = await ledger.update(session.id, { lastError: { error: "runner_unavailable", message: "no runner" }, targetRef: { runnerId: "r1" } });
+    expect((await ledger.update(session, { state: "expired" }))?.state).toBe("expired");
+    expect(await ledger.update(session, { state: "running" })).toBeNull();
+    const updated = await ledger.update(session, { lastError: { error: "runner_unavailable", message: "no runner" }, targetRef: { runnerId: "r1" } });
     expect(updated).toMatchObject({ state: "expired", lastError: { error: "runner_unavailable" }, targetRef: { runnerId: "r1" } });
-    expect((await ledger.update(session.id, { lastError: null }))?.lastError).toBeNull();
+    expect((await ledger.update(session, { lastError: null }))?.lastError).toBeNull();
   });
 
   it("lists newest first and pages without skipping or repeating, even within one millisecond", async () => {

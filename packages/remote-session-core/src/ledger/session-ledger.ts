@@ -7,7 +7,7 @@ import { insertSession, type NewSession } from "./insert-session.js";
 import type { LedgerSession } from "./ledger-session.js";
 import { listSessions } from "./list-sessions.js";
 import { type IdempotencyOptions, runIdempotent } from "./run-idempotent.js";
-import { type SessionPatch, updateSession } from "./update-session.js";
+import { type SessionKey, type SessionPatch, updateSession } from "./update-session.js";
 
 /** The session ledger on one connection (a postgres.js client, or a transaction via `in`). */
 export interface SessionLedger {
@@ -18,7 +18,7 @@ export interface SessionLedger {
    * Applies a patch; null when the session is missing, no longer in `patch.expect`, or the state
    * change is not in SESSION_TRANSITIONS. Check the result: a refusal is never to be ignored.
    */
-  update(sessionId: string, patch: SessionPatch): Promise<LedgerSession | null>;
+  update(session: SessionKey, patch: SessionPatch): Promise<LedgerSession | null>;
   /** Removes a session whose create failed before its target took it. */
   discard(scope: OwnerScope, sessionId: string): Promise<boolean>;
   list(scope: OwnerScope, options: { target?: string; limit: number; cursor?: string }): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }>;
@@ -39,7 +39,7 @@ export function createSessionLedger(sql: Queryable): SessionLedger {
   return {
     insert: (scope, session) => insertSession(sql, scope, session),
     find: (scope, sessionId) => findSession(sql, scope, sessionId),
-    update: (sessionId, patch) => updateSession(sql, sessionId, patch),
+    update: (session, patch) => updateSession(sql, session, patch),
     discard: (scope, sessionId) => discardSession(sql, scope, sessionId),
     list: (scope, options) => listSessions(sql, scope, options),
     idempotent: (scope, request, run, options) => runIdempotent(sql, scope, request, run, options),

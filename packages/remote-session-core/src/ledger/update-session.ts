@@ -2,6 +2,9 @@ import type { Queryable } from "../queryable.js";
 import { type SessionState, statesLeadingTo } from "../session-state.js";
 import { type LedgerSession, type SessionRow, toLedgerSession } from "./ledger-session.js";
 
+/** Names one session: its organization leads every key (the tables shard by it). */
+export type SessionKey = Pick<LedgerSession, "organizationId" | "id">;
+
 export interface SessionPatch {
   /** Moves the session, only along SESSION_TRANSITIONS. */
   state?: SessionState;
@@ -24,7 +27,7 @@ export interface SessionPatch {
  * longer in `expect`, or the state change is not an allowed transition: the database checks the
  * same table as the code. Callers check the result ({@link SessionLedger.update} names why).
  */
-export async function updateSession(sql: Queryable, sessionId: string, patch: SessionPatch): Promise<LedgerSession | null> {
+export async function updateSession(sql: Queryable, session: SessionKey, patch: SessionPatch): Promise<LedgerSession | null> {
   const from = patch.state ? statesLeadingTo(patch.state) : null;
   const [row] = await sql<SessionRow[]>`
     update remote_session set
@@ -34,7 +37,7 @@ export async function updateSession(sql: Queryable, sessionId: string, patch: Se
       last_error = case when ${patch.lastError !== undefined} then ${patch.lastError ? sql.json(patch.lastError) : null}::jsonb else last_error end,
       last_activity_at = case when ${patch.activity === true} then now() else last_activity_at end,
       updated_at = now()
-    where id = ${sessionId}
+    where organization_id = ${session.organizationId} and id = ${session.id}
       and (${from === null} or state = any(${from ?? []}::text[]))
       and (${patch.expect ?? null}::text is null or state = ${patch.expect ?? null})
     returning *`;

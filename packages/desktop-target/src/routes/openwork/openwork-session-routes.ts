@@ -104,8 +104,9 @@ const requestClaim: OpenworkHandler = async (ctx, request, [id]) => {
   const task = await claimOfKind(ctx, runner, id!, ["remote_session.send", "remote_session.read", "remote_session.stop"], REQUEST_LEASE_MS, "request_claim_conflict");
   const [session] = await ctx.sql<{ target_session_id: string | null; target_ref: Record<string, unknown>; engine: string | null }[]>`
     select s.target_session_id, s.target_ref, c.progress->>'engine' as engine
-    from remote_session s left join desktop_task c on c.session_id = s.id and c.kind = 'remote_session.create'
-    where s.id = ${task.session_id}`;
+    from remote_session s
+    left join desktop_task c on c.organization_id = s.organization_id and c.session_id = s.id and c.kind = 'remote_session.create'
+    where s.organization_id = ${task.organization_id} and s.id = ${task.session_id}`;
   const action = task.kind.slice("remote_session.".length);
   const input =
     task.kind === "remote_session.send"
