@@ -24,7 +24,8 @@ const PASSWORD = "test";
  * user, from a copy of the binaries that user can reach when the checkout sits in a private
  * folder, with the folder itself as working directory: it works from any folder.
  */
-export async function startEmbeddedPostgres(options: { port?: number } = {}): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(options: { port?: number; /** Server settings (`-c name=value`), e.g. shared_preload_libraries. */ settings?: Record<string, string> } = {}): Promise<EmbeddedServer> {
+  const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
   const dir = await mkdtemp(join(tmpdir(), "openwork-pg-"));
   try {
     const user = await runAs();
@@ -34,7 +35,7 @@ export async function startEmbeddedPostgres(options: { port?: number } = {}): Pr
     await prepare(dir, data, user);
     const port = options.port ?? (await freePort());
     await runToEnd(binaries.initdb, ["--pgdata", data, "--auth=password", "--username=postgres", `--pwfile=${join(dir, "pwfile")}`, "--encoding=UTF8", "--locale=C"], dir, user);
-    let server = await startServer(binaries, data, port, dir, user);
+    let server = await startServer(binaries, data, port, dir, user, settings);
     // Ctrl-C ends the host in exit hooks; stop the server and remove the folder in one too.
     let removal: Promise<void> | undefined;
     const remove = () =>
@@ -47,7 +48,7 @@ export async function startEmbeddedPostgres(options: { port?: number } = {}): Pr
       url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
       restart: async () => {
         await stopServer(server);
-        server = await startServer(binaries, data, port, dir, user);
+        server = await startServer(binaries, data, port, dir, user, settings);
       },
       stop: remove,
     };
@@ -83,10 +84,10 @@ function runToEnd(program: string, args: string[], cwd: string, user: RunAs | nu
   });
 }
 
-function startServer(binaries: PostgresBinaries, data: string, port: number, cwd: string, user: RunAs | null): Promise<ChildProcess> {
+function startServer(binaries: PostgresBinaries, data: string, port: number, cwd: string, user: RunAs | null, settings: string[]): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     // TCP on 127.0.0.1 only; no Unix socket (its default folder may not exist or be writable).
-    const child = spawnAs(binaries.postgres, ["-D", data, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="], cwd, user);
+    const child = spawnAs(binaries.postgres, ["-D", data, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", ...settings], cwd, user);
     let stderr = "";
     const onData = (chunk: Buffer) => {
       stderr += chunk.toString();
