@@ -3,3 +3,5 @@ export { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, serveGateway } from "
 export { type DevConfig, type DevMember, fixedDevMember, loadDevConfig, memberCall, memberContext, userIdOf } from "./dev-members.js";
 export { type McpAuth, type McpEndpoint, type McpEndpointFactory } from "./mcp-endpoint.js";
 export { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
+// Two shards on one machine: the stand-in for a distributed database's router (not a product).
+export { organizationOfRequest, shardOf, startShardRouter } from "./shards/shard-router.js";

@@ -53,12 +53,15 @@ export async function serveGateway(
     server.once("listening", () => resolve());
     server.once("error", reject);
   });
-  const baseUrl = options.publicUrl ?? `http://${options.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`;
+  const serverUrl = `http://${options.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`;
+  const baseUrl = options.publicUrl ?? serverUrl;
   const gateway = await createGateway({ ...options, baseUrl });
   handler = gateway.fetch;
   return {
     ...gateway,
     baseUrl,
+    /** Where this process listens (differs from `baseUrl` behind a proxy). */
+    serverUrl,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
