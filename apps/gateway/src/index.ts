@@ -5,3 +5,4 @@ export { type McpAuth, type McpEndpoint, type McpEndpointFactory } from "./mcp-e
 export { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
 // Two shards on one machine: the stand-in for a distributed database's router (not a product).
 export { organizationOfRequest, shardOf, startShardRouter } from "./shards/shard-router.js";
+export { startShards } from "./shards/start-shards.js";

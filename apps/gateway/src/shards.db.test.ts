@@ -5,8 +5,8 @@ import { findNatsServer, startNatsServer } from "@openwork/wake-bus-nats/testing
 import postgres from "postgres";
 import { afterAll, expect, it } from "vitest";
 import { type DevMember, fixedDevMember } from "./dev-members.js";
-import { serveGateway } from "./serve-gateway.js";
-import { organizationOfRequest, shardOf, startShardRouter } from "./shards/shard-router.js";
+import { shardOf } from "./shards/shard-router.js";
+import { startShards } from "./shards/start-shards.js";
 import { startCountingRunners } from "./testing/counting-runners.js";
 
 const SECRET = "shards-runner-secret-0123456789abcdef";
@@ -28,29 +28,21 @@ it("hashes organizations over two shards, each a gateway on its own PostgreSQL, 
   // Wake hints on NATS across the two gateway processes when nats-server is installed; else each shard's own NOTIFY.
   const nats = findNatsServer() ? await startNatsServer() : null;
   if (nats) cleanups.push(() => nats.stop());
-  const shardUrls: string[] = [];
-  const router = await startShardRouter({ shards: () => shardUrls, organizationOf: (request) => organizationOf(request) });
-  cleanups.push(router.close);
-  const organizationOf = organizationOfRequest({ members: () => members, runnerTokenSecret: SECRET, audience: router.url });
   const databases: postgres.Sql[] = [];
   for (let shard = 0; shard < 2; shard++) {
     const server = await startEmbeddedPostgres();
     cleanups.push(() => server.stop());
     const sql = postgres(server.url, { max: 10, onnotice: () => {} });
     cleanups.push(() => sql.end({ timeout: 5 }));
-    const gateway = await serveGateway({
-      sql,
-      port: 0,
-      publicUrl: router.url,
-      members: () => members,
-      cloudEnabled: () => false,
-      runnerTokenSecret: SECRET,
-      ...(nats ? { wakeBus: await connectNatsWakeBus({ servers: nats.url }) } : {}),
-    });
-    cleanups.push(gateway.close);
     databases.push(sql);
-    shardUrls.push(gateway.serverUrl);
   }
+  const { router, close } = await startShards({
+    databases,
+    members: () => members,
+    runnerTokenSecret: SECRET,
+    ...(nats ? { wakeBus: () => connectNatsWakeBus({ servers: nats.url }) } : {}),
+  });
+  cleanups.push(close);
 
   // Each member's runner and MCP client know only the router.
   const runs = new Map<string, number>();
