@@ -37,7 +37,9 @@ export function createMetrics(options: { sql: Sql; hub: WakeHub }) {
     },
     /** The text a scrape of `/metrics` answers. */
     render: async (): Promise<string> => {
+      // The process's gauge counts every organization's live tasks (a multi-shard count when sharded).
       const depth = await options.sql<{ state: string; n: number }[]>`
+        /* across organizations: the task gauge */
         select state, count(*)::int as n from desktop_task where state in ('queued', 'claimed') group by state`;
       const byState = new Map(depth.map((row) => [row.state, row.n]));
       const stats = options.hub.stats();

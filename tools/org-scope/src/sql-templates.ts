@@ -77,18 +77,21 @@ const KEYWORD_CONSTANT = /\b(?:true|false|null)\b/gi;
  * are parameters or inlined fragments, and constants may appear as `$n` (it normalizes them).
  */
 export function patternOf(template: SqlTemplate): RegExp {
-  const marks = ["\u0001", "\u0002", "\u0003"] as const;
+  const marks = ["\u0001", "\u0002", "\u0003", "\u0004"] as const;
   const pieces = template.parts.map((part) =>
     part
       .replace(LITERAL, marks[0])
       .replace(NUMBER, marks[1])
       .replace(KEYWORD_CONSTANT, marks[2])
+      // PostgreSQL 18 records a list of constants as one: `in ($1 /*, ... */)`.
+      .replace(/\((?:\s*[\u0001-\u0003]\s*,)+\s*[\u0001-\u0003]\s*\)/g, marks[3])
       .trim()
       .replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
       .replace(/\s+/g, "\\s*")
       .replaceAll(marks[0], "(?:\\$\\d+|'(?:[^']|'')*')")
       .replaceAll(marks[1], "(?:\\$\\d+|\\d+(?:\\.\\d+)?)")
-      .replaceAll(marks[2], "(?:\\$\\d+|true|false|null)"),
+      .replaceAll(marks[2], "(?:\\$\\d+|true|false|null)")
+      .replaceAll(marks[3], "\\([^()]*\\)"),
   );
   return new RegExp(`^\\s*${pieces.join("[\\s\\S]*?")}\\s*$`, "i");
 }
