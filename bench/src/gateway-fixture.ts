@@ -36,8 +36,9 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     });
     return minted.token;
   };
-  const runnerClient = async (runnerId: string): Promise<RunnerClient> =>
-    createRunnerClient({ baseUrl: gateway.baseUrl, token: await runnerToken(runnerId) });
+  /** A runner client of the bench member; `fetch` replaces the network (e.g. the gateway's handler in process). */
+  const runnerClient = async (runnerId: string, fetch?: typeof globalThis.fetch): Promise<RunnerClient> =>
+    createRunnerClient({ baseUrl: gateway.baseUrl, token: await runnerToken(runnerId), ...(fetch ? { fetch } : {}) });
   const mcpClient = async (as: DevMember = member) => {
     const client = new Client({ name: "bench", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${as.mcpToken}` } } }));

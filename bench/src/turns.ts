@@ -49,16 +49,31 @@ try {
     );
     return +(TURNS / ((performance.now() - t0) / 1000)).toFixed(1);
   };
+  // The Host header a socket would have carried (the gateway answers loopback hosts only).
+  const inProcess = (fixture: Awaited<ReturnType<typeof benchGateway>>) =>
+    ((input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      const headers = new Headers(request.headers);
+      headers.set("host", new URL(request.url).host);
+      return fixture.gateway.fetch(new Request(request, { headers }));
+    }) as typeof fetch;
   const nats = findNatsServer() ? await startNatsServer() : null;
-  const buses = [["hints after commit on NOTIFY", null], ...(nats ? [["hints on NATS", nats.url] as const] : [])] as const;
+  // The last: every runner request handed to the gateway's fetch handler in process (no sockets).
+  const configs = [
+    { name: "hints after commit on NOTIFY", natsUrl: null, inProcess: false },
+    ...(nats ? [{ name: "hints on NATS", natsUrl: nats.url, inProcess: false }] : []),
+    { name: "hints after commit on NOTIFY, runner requests in process (no sockets)", natsUrl: null, inProcess: true },
+  ];
   for (const flush of ["PostgreSQL's flush", "flush 1 ms slower (commit_delay)"] as const) {
     await admin.unsafe(`alter system set commit_delay = ${flush === "PostgreSQL's flush" ? 0 : 1000}`);
     await admin.unsafe("alter system set commit_siblings = 0");
     await admin`select pg_reload_conf()`;
-    for (const [bus, natsUrl] of buses) {
-      const fixture = await benchGateway(db.url, natsUrl ? { wakeBus: await connectNatsWakeBus({ servers: natsUrl }) } : {});
-      const runners = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => fixture.runnerClient(`bench-turns-${String(i).padStart(2, "0")}`)));
-      rows[`${flush}: turns through the gateway (${bus})`] = { P, turns: TURNS, perSecond: await turns(fixture, runners) };
+    for (const config of configs) {
+      const fixture = await benchGateway(db.url, config.natsUrl ? { wakeBus: await connectNatsWakeBus({ servers: config.natsUrl }) } : {});
+      const runners = await Promise.all(
+        Array.from({ length: CONCURRENT }, (_, i) => fixture.runnerClient(`bench-turns-${String(i).padStart(2, "0")}`, config.inProcess ? inProcess(fixture) : undefined)),
+      );
+      rows[`${flush}: turns through the gateway (${config.name})`] = { P, turns: TURNS, perSecond: await turns(fixture, runners) };
       await fixture.close();
     }
     rows[`${flush}: plain-insert ceiling (32 writers)`] = { perSecond: await ceiling() };
