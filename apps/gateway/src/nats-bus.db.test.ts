@@ -1,5 +1,6 @@
 import { connectNatsWakeBus } from "@openwork/wake-bus-nats";
 import { findNatsServer, type NatsServer, startNatsServer } from "@openwork/wake-bus-nats/testing";
+import { eventually } from "@openwork/runner-protocol/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevMember, fixedDevMember } from "./dev-members.js";
@@ -32,10 +33,7 @@ describe.skipIf(!findNatsServer())("two gateway processes on the NATS wake bus",
     const runners = await startCountingRunners({ baseUrl: a.gateway.baseUrl, member, idPrefix: "runner-nats", count: 2, pollIntervalMs: POLL_MS, workMs: 20, retryLimit: 4, backoffMaxMs: 400 });
     cleanups.push(runners.stop);
     // Both runners' wake streams are open on replica A before any work is created on B.
-    for (let i = 0; a.gateway.hub.stats().runnerStreams < 2; i++) {
-      if (i > 200) throw new Error("the runners' streams did not open");
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await eventually(() => (a.gateway.hub.stats().runnerStreams >= 2 ? true : undefined));
     const create = async (phase: string, i: number) => {
       const created = await b.execute("remote-session:create", { target: "desktop", title: `${phase} ${i}`, prompt: `${phase} ${i}` });
       expect(created.isError, JSON.stringify(created.structuredContent)).toBeFalsy();
@@ -49,13 +47,7 @@ describe.skipIf(!findNatsServer())("two gateway processes on the NATS wake bus",
       }
       return ids;
     };
-    const allRun = async (ids: string[], ms: number) => {
-      const deadline = Date.now() + ms;
-      while (ids.some((id) => !runners.runs.has(id))) {
-        if (Date.now() > deadline) throw new Error(`${ids.filter((id) => !runners.runs.has(id)).length} of ${ids.length} sessions never ran`);
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-    };
+    const allRun = (ids: string[], ms: number) => eventually(() => (ids.every((id) => runners.runs.has(id)) ? true : undefined), ms);
     /** How long each session's task waited for a runner, in ms. */
     const waits = async (ids: string[]) =>
       (await a.sql<{ waited: number }[]>`
@@ -74,10 +66,7 @@ describe.skipIf(!findNatsServer())("two gateway processes on the NATS wake bus",
     await allRun(during, POLL_MS * 4);
 
     await nats.start();
-    for (let i = 0; a.gateway.hub.stats().listens <= listensBefore || b.gateway.hub.stats().listens <= listensBefore; i++) {
-      if (i > 400) throw new Error("the buses did not resync after nats-server came back");
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await eventually(() => (a.gateway.hub.stats().listens > listensBefore && b.gateway.hub.stats().listens > listensBefore ? true : undefined), 10_000);
     const after = await createSome("nats-back");
     await allRun(after, 10_000);
     expect(Math.max(...(await waits(after)))).toBeLessThan(POLL_MS / 2);
@@ -88,9 +77,8 @@ describe.skipIf(!findNatsServer())("two gateway processes on the NATS wake bus",
     // A run is counted when it starts; its completion follows within moments.
     const states = async () => a.sql<{ state: string; n: number }[]>`
       select state, count(*)::int as n from desktop_task where session_id = any(${all}) group by state`;
-    for (let i = 0; JSON.stringify(await states()) !== JSON.stringify([{ state: "done", n: all.length }]) && i < 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    // Waits, then asserts, so a failure shows the states it found.
+    await eventually(async () => ((await states()).every((row) => row.state === "done") ? true : undefined)).catch(() => {});
     expect(await states()).toEqual([{ state: "done", n: all.length }]);
   }, 90_000);
 });

@@ -1,4 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { eventually } from "@openwork/runner-protocol/testing";
 import { startEmbeddedPostgres } from "@openwork/test-postgres";
 import { connectNatsWakeBus } from "@openwork/wake-bus-nats";
 import { findNatsServer, startNatsServer } from "@openwork/wake-bus-nats/testing";
@@ -61,8 +62,7 @@ it("hashes organizations over two shards, each a gateway on its own PostgreSQL, 
       runs.set(created.structuredContent.sessionId, 0);
     }
     // The runner's poll is a minute away: only the shard's wake-up delivers these in time.
-    const deadline = Date.now() + 10_000;
-    while ([...runs.keys()].some((id) => !runners.runs.has(id)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    await eventually(() => ([...runs.keys()].every((id) => runners.runs.has(id)) ? true : undefined), 10_000).catch(() => {});
     for (const id of runs.keys()) if (runners.runs.has(id)) runs.set(id, runners.runs.get(id)!);
   }
   expect([...runs.values()]).toEqual([...runs.keys()].map(() => 1));

@@ -1,5 +1,6 @@
 import type { WakeBus, WakeBusHandlers, WakeNotice } from "@openwork/desktop-target";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { eventually } from "@openwork/runner-protocol/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectNatsWakeBus, subjectToken } from "./nats-wake-bus.js";
 import { findNatsServer, type NatsServer, startNatsServer } from "./testing/nats-server.js";
@@ -16,13 +17,7 @@ function recording() {
   return { seen, handlers };
 }
 
-async function until(check: () => boolean, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const until = (check: () => boolean, ms?: number) => eventually(() => (check() ? true : undefined), ms);
 
 const notice = (o: string, t: string): WakeNotice => ({ w: 1, o, m: "mem_1", r: null, t });
 

@@ -1,4 +1,4 @@
-import { readWakes, type HintBatch, type WakeBus, type WakeBusHandlers } from "@openwork/desktop-target";
+import { readSessions, readWakes, type HintBatch, type WakeBus, type WakeBusHandlers } from "@openwork/desktop-target";
 import { connect, type ConnectionOptions, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 
 export interface NatsWakeBusOptions {
@@ -36,7 +36,7 @@ export function natsWakeBus(options: NatsWakeBusOptions): WakeBus {
     subscribe: async (handlers) => {
       subscriptions.push(
         nc.subscribe(`${prefix}.task.*`, { callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readWakes(msg.string(), handlers, msg.subject)) }),
-        nc.subscribe(`${prefix}.session.*`, { callback: (error, msg) => (error ? handlers.unreadable(String(error)) : handlers.sessions(msg.string().split(",").filter(Boolean))) }),
+        nc.subscribe(`${prefix}.session.*`, { callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readSessions(msg.string(), handlers)) }),
       );
       void resyncOnReconnect(nc, handlers);
       // The server has the subscriptions once it answers a flush.

@@ -28,10 +28,9 @@ export async function loadSessionTasks(sql: Queryable, session: RowKey, fromTask
       (select jsonb_agg(jsonb_build_object('event', e.event, 'receivedAt', e.received_at) order by e.attempt, e.sequence)
        from desktop_task_event e where e.organization_id = t.organization_id and e.task_id = t.id) as events
     from desktop_task t
+    left join desktop_task a on a.organization_id = t.organization_id and a.id = ${fromTaskId ?? null} and a.session_id = t.session_id
     where t.organization_id = ${organizationId} and t.session_id = ${sessionId} and t.kind in ('remote_session.create', 'remote_session.send')
-      and (t.created_at, t.id) >= (
-        coalesce((select a.created_at from desktop_task a where a.organization_id = ${organizationId} and a.id = ${fromTaskId ?? null} and a.session_id = ${sessionId}), '-infinity'),
-        coalesce((select a.id from desktop_task a where a.organization_id = ${organizationId} and a.id = ${fromTaskId ?? null} and a.session_id = ${sessionId}), ''))
+      and (a.id is null or (t.created_at, t.id) >= (a.created_at, a.id))
     order by t.created_at, t.id`;
   return rows.map((row) => ({
     id: row.id,

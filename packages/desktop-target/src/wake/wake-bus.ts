@@ -65,7 +65,7 @@ export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
     subscribe: async (handlers) => {
       const channels = [
         [WAKE_CHANNEL, (payload: string) => readWakes(payload, handlers, WAKE_CHANNEL)],
-        [SESSION_CHANNEL, (payload: string) => handlers.sessions(sessionIdsOf(payload))],
+        [SESSION_CHANNEL, (payload: string) => readSessions(payload, handlers)],
       ] as const;
       // onlisten runs on every (re)connect of the listening connection; after the first, resync.
       await Promise.all(
@@ -90,8 +90,8 @@ export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
   };
 }
 
-/** The session ids of one session-channel payload (one id, or several joined with commas). */
-export const sessionIdsOf = (payload: string): string[] => payload.split(",").filter(Boolean);
+/** Hands the session ids of one payload (one id, or several joined with commas) to `handlers`. For bus adapters. */
+export const readSessions = (payload: string, handlers: WakeBusHandlers): void => handlers.sessions(payload.split(",").filter(Boolean));
 
 const wakeNotice = z.object({ w: z.number(), o: z.string(), m: z.string(), r: z.string().nullable(), t: z.string() });
 const wakePayload = z.union([wakeNotice, z.array(wakeNotice)]);

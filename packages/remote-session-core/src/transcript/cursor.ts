@@ -19,9 +19,8 @@ export function encodeCursor(sessionId: string, position: number, finalSeen?: nu
  */
 export function resumePointOf(sessionId: string, cursor: string | undefined): { from: number; anchor?: string } {
   if (cursor === undefined) return { from: 0 };
-  const from = Math.min(decodeCursor(sessionId, cursor), finalSeenIn(sessionId, cursor) + 1);
-  const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { a?: unknown };
-  return { from: Math.max(0, from), ...(typeof value.a === "string" ? { anchor: value.a } : {}) };
+  const { position, finalSeen, anchor } = parseCursor(sessionId, cursor);
+  return { from: Math.max(0, Math.min(position, finalSeen + 1)), ...(anchor === undefined ? {} : { anchor }) };
 }
 
 /**
@@ -29,19 +28,25 @@ export function resumePointOf(sessionId: string, cursor: string | undefined): { 
  * became final only after they read past its message is still reported to them, once.
  */
 export function finalSeenIn(sessionId: string, cursor: string | undefined): number {
-  if (cursor === undefined) return -1;
-  const position = decodeCursor(sessionId, cursor);
-  const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { f?: unknown };
-  return Number.isSafeInteger(value.f) ? (value.f as number) : position - 1;
+  return cursor === undefined ? -1 : parseCursor(sessionId, cursor).finalSeen;
 }
 
 /** The position of `cursor` (0 for none). Throws `invalid_capability_arguments` when it is not ours. */
 export function decodeCursor(sessionId: string, cursor: string | undefined): number {
-  if (cursor === undefined) return 0;
+  return cursor === undefined ? 0 : parseCursor(sessionId, cursor).position;
+}
+
+/** One cursor of this session, read once; anything else is refused. */
+function parseCursor(sessionId: string, cursor: string): { position: number; finalSeen: number; anchor?: string } {
   try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { v?: unknown; s?: unknown; p?: unknown };
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { v?: unknown; s?: unknown; p?: unknown; f?: unknown; a?: unknown };
     if (value.v === 1 && value.s === sessionTag(sessionId) && Number.isSafeInteger(value.p) && (value.p as number) >= 0) {
-      return value.p as number;
+      const position = value.p as number;
+      return {
+        position,
+        finalSeen: Number.isSafeInteger(value.f) ? (value.f as number) : position - 1,
+        ...(typeof value.a === "string" ? { anchor: value.a } : {}),
+      };
     }
   } catch {
     // fall through to the refusal
