@@ -1,2 +1,2 @@
 export { type EmbeddedServer, freePort, startEmbeddedPostgres } from "./embedded-postgres.js";
-export { packagedBinaries, reachableBinaries, reachableBy, runAs } from "./postgres-binaries.js";
+export { copyWithin, packagedBinaries, type PostgresBinaries, reachableBinaries, reachableBy, type RunAs, runAs } from "./postgres-binaries.js";

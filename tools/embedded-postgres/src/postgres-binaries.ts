@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
-import { cp, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, readdir, readFile, realpath, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, parse } from "node:path";
+import { dirname, isAbsolute, join, parse, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 
@@ -60,20 +60,89 @@ export async function reachableBy(path: string, user: RunAs): Promise<boolean> {
  * The binaries where `user` can run them. A checkout inside a folder other users cannot enter
  * (any clone under /root, a `mktemp -d` folder) keeps them out of reach: they are then copied,
  * once per version, to a folder under the system temp directory that every user may read.
+ * A copy is trusted only once `user` has run both programs from it (a copy whose libraries
+ * link into a deleted or private folder fails that), and a broken copy is replaced.
  */
-export async function reachableBinaries(binaries: PostgresBinaries & { version: string }, user: RunAs): Promise<PostgresBinaries> {
+export async function reachableBinaries(
+  binaries: PostgresBinaries & { version: string },
+  user: RunAs,
+  options: { /** Where copies are kept; the system temp folder by default. */ stagingRoot?: string } = {},
+): Promise<PostgresBinaries> {
   if (await reachableBy(binaries.initdb, user)) return binaries;
   const native = dirname(dirname(binaries.initdb));
-  const staged = join(tmpdir(), `openwork-postgres-${binaries.version}-${process.platform}-${process.arch}`);
-  const at = (folder: string) => ({ initdb: join(folder, "bin", "initdb"), postgres: join(folder, "bin", "postgres") });
-  const complete = join(staged, ".complete");
-  if (!(await stat(complete).catch(() => null))) {
-    // Copied beside, then renamed: two runs staging at once never see half a copy.
-    const partial = `${staged}.${process.pid}`;
-    await mkdir(partial, { recursive: true, mode: 0o755 });
-    await cp(native, partial, { recursive: true });
-    await writeFile(join(partial, ".complete"), "");
-    await rename(partial, staged).catch(async () => rm(partial, { recursive: true, force: true }));
+  const staged = join(options.stagingRoot ?? tmpdir(), `openwork-postgres-${binaries.version}-${process.platform}-${process.arch}`);
+  if (await usableBy(staged, user)) return programsIn(staged);
+  await stage(native, staged);
+  if (!(await usableBy(staged, user))) throw new Error(`the PostgreSQL binaries copied to ${staged} do not run as uid ${user.uid}: ${await whyUnusable(staged, user)}`);
+  return programsIn(staged);
+}
+
+function programsIn(folder: string): PostgresBinaries {
+  return { initdb: join(folder, "bin", "initdb"), postgres: join(folder, "bin", "postgres") };
+}
+
+/** Copied beside, then renamed into place (over a broken copy): a run never sees half a copy. */
+async function stage(native: string, staged: string): Promise<void> {
+  const partial = `${staged}.${process.pid}.${Date.now()}`;
+  try {
+    await copyWithin(native, partial);
+    await writeFile(join(partial, COMPLETE), "");
+    const broken = `${staged}.broken.${process.pid}.${Date.now()}`;
+    await rename(staged, broken).then(() => rm(broken, { recursive: true, force: true }), () => {});
+    // Another run may have put its own copy in place meanwhile: keep that one.
+    await rename(partial, staged).catch(() => {});
+  } finally {
+    await rm(partial, { recursive: true, force: true });
   }
-  return at(staged);
+}
+
+const COMPLETE = ".complete";
+
+async function usableBy(folder: string, user: RunAs): Promise<boolean> {
+  return (await whyUnusable(folder, user)) === null;
+}
+
+/** Null when `user` can run both programs of `folder` (which loads every shared library they link). */
+async function whyUnusable(folder: string, user: RunAs): Promise<string | null> {
+  if (!(await stat(join(folder, COMPLETE)).catch(() => null))) return "not copied completely";
+  const programs = programsIn(folder);
+  for (const program of [programs.initdb, programs.postgres]) {
+    try {
+      // Only root may switch users; any other process proves the copy as itself.
+      const as = process.getuid?.() === 0 ? { uid: user.uid, gid: user.gid } : {};
+      await run(program, ["--version"], { cwd: "/", ...as, env: { LC_ALL: "C" } });
+    } catch (error) {
+      return String((error as { stderr?: string }).stderr || (error as Error).message).trim().slice(0, 300);
+    }
+  }
+  return null;
+}
+
+/**
+ * Copies a folder so that the copy never links outside itself: a link to a file inside the
+ * folder (relative, as the install step writes them, or absolute) becomes a relative link
+ * inside the copy; a link that leaves the folder is replaced by the file it points at.
+ * (`fs.cp` would keep links but rewrite them to absolute targets in the source folder.)
+ */
+export async function copyWithin(source: string, target: string): Promise<void> {
+  const root = await realpath(source);
+  const walk = async (from: string, to: string): Promise<void> => {
+    await mkdir(to, { recursive: true });
+    await chmod(to, 0o755);
+    for (const entry of await readdir(from, { withFileTypes: true })) {
+      const [src, dst] = [join(from, entry.name), join(to, entry.name)];
+      if (entry.isDirectory()) await walk(src, dst);
+      else if (entry.isSymbolicLink()) await copyLink(root, src, dst, target);
+      else if (entry.isFile()) await copyFile(src, dst);
+    }
+  };
+  await walk(root, target);
+}
+
+async function copyLink(root: string, link: string, copy: string, copyRoot: string): Promise<void> {
+  const pointsAt = await realpath(link).catch(() => null);
+  if (pointsAt === null) return; // dangling in the source too: nothing to copy
+  const inside = relative(root, pointsAt);
+  if (!inside.startsWith("..") && !isAbsolute(inside)) await symlink(relative(dirname(copy), join(copyRoot, inside)), copy);
+  else if ((await stat(pointsAt)).isFile()) await copyFile(pointsAt, copy);
 }
