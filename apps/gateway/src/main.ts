@@ -9,6 +9,7 @@ import { connectNatsWakeBus } from "@openwork/wake-bus-nats";
 import { startWitnessWorker } from "@openwork/witness-worker";
 import postgres from "postgres";
 import { z } from "zod";
+import { connectCommands } from "./connect-commands.js";
 import { loadDevConfig } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
 import { explainDatabaseError, StartupError } from "./startup-errors.js";
@@ -21,6 +22,10 @@ const env = z
     PUBLIC_URL: z.url().optional(),
     /** Comma-separated browser origins allowed besides the gateway's own (DNS-rebinding protection). */
     ALLOWED_ORIGINS: z.string().optional(),
+    /** Comma-separated base paths OpenWork's runner channel is served under (default: the root and /api/den; "/" for the root). */
+    OPENWORK_BASE_PATHS: z.string().optional(),
+    /** Comma-separated public origins of proxies whose X-Forwarded-* headers are believed (a mint through one gets the audience <origin>/api/den). */
+    TRUSTED_PROXY_ORIGINS: z.string().optional(),
     DATABASE_URL: z.string().optional(),
     /** A direct connection for the wake hub's LISTEN when DATABASE_URL goes through a pooler. */
     LISTEN_DATABASE_URL: z.string().optional(),
@@ -101,6 +106,8 @@ async function start(): Promise<void> {
     host: env.HOST,
     ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
     ...(env.ALLOWED_ORIGINS ? { allowedOrigins: env.ALLOWED_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean) } : {}),
+    ...(env.OPENWORK_BASE_PATHS ? { openworkBasePaths: env.OPENWORK_BASE_PATHS.split(",").map((p) => p.trim().replace(/\/+$/, "")) } : {}),
+    ...(env.TRUSTED_PROXY_ORIGINS ? { trustedProxyOrigins: env.TRUSTED_PROXY_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean) } : {}),
     members: () => config.members,
     cloudEnabled: (organizationId) => config.cloudOrganizations.includes(organizationId),
     runnerTokenSecret: config.runnerTokenSecret,
@@ -129,14 +136,7 @@ async function start(): Promise<void> {
     MCP endpoint : ${gateway.mcpUrl}
     Dev token    : ${member.mcpToken}   (member ${member.memberId} of ${member.organizationId}; more in ${env.DEV_CONFIG})
 
-  Connect a client:
-    Claude Code  : claude mcp add --transport http openwork ${gateway.mcpUrl} --header "Authorization: Bearer ${member.mcpToken}"
-    Codex        : add to ~/.codex/config.toml
-                     [mcp_servers.openwork]
-                     url = "${gateway.mcpUrl}"
-                     http_headers = { Authorization = "Bearer ${member.mcpToken}" }
-    Inspector    : npx @modelcontextprotocol/inspector@2.12.0 --cli ${gateway.mcpUrl} --transport http \\
-                     --header "Authorization: Bearer ${member.mcpToken}" --method tools/list
+${connectCommands(gateway.mcpUrl, member.mcpToken)}
 
   Then ask the agent: "search capabilities for remote session", and run remote-session:create with
   {"target":"desktop","prompt":"hello"} (the local runner answers) or {"target":"cloud","prompt":"hello"}.
