@@ -1,4 +1,3 @@
-import { timingSafeEqual } from "node:crypto";
 import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
 import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, type StreamLimits, startSweeper, type WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
@@ -12,10 +11,12 @@ import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
 import { createMetrics } from "./metrics.js";
 import { createRequestGuard } from "./request-guard.js";
+import { sameSecret } from "./same-secret.js";
 import { StartupError } from "./startup-errors.js";
 import { startPush } from "./push/start-push.js";
 import { registerSessionResources } from "./push/push-resources.js";
 import { withPushSessions } from "./push/push-route.js";
+import { unexpectedErrorResponse } from "./unexpected-error.js";
 
 export interface GatewayOptions {
   sql: Sql;
@@ -97,7 +98,7 @@ export async function createGateway(options: GatewayOptions) {
   const sweeper = startSweeper({ sql, logger, onSweep: metrics.swept, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });
 
   const byToken = (kind: "mcpToken" | "sessionToken", token: string) =>
-    options.members().find((m) => m[kind].length === token.length && timingSafeEqual(Buffer.from(m[kind]), Buffer.from(token)));
+    options.members().find((m) => sameSecret(token, m[kind]));
   const verifyMcpToken =
     options.verifyMcpToken ??
     (async (token: string): Promise<McpAuth | null> => {
@@ -193,6 +194,9 @@ export async function createGateway(options: GatewayOptions) {
   app.all(MCP_PATH, async (c) => {
     const token = bearerOf(c.req.raw);
     if (!token) return unauthorized("a bearer token is required");
+  // One answer to an unexpected error for every route family mounted here (MCP and push, the
+  // runner routes, metadata, health and metrics): the typed body, its referenceId in the log.
+  app.onError((error, c) => unexpectedErrorResponse(logger, routeFamilyOf(c.req.path, runnerRoutes.prefixes), c.req.raw, error));
     const authInfo = await verifyMcpToken(token);
     if (!authInfo) return unauthorized("this token is not valid for this gateway");
     if (c.req.method === "GET" && !push) return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
@@ -221,3 +225,10 @@ export async function createGateway(options: GatewayOptions) {
 function bearerOf(request: Request): string {
   return bearerToken(request.headers.get("authorization"));
 }
+/** Which route family a path belongs to, for the log line of an unexpected error. */
+function routeFamilyOf(path: string, runnerPrefixes: readonly string[]): string {
+  if (path === MCP_PATH || path.startsWith(`${MCP_PATH}/`)) return "gateway mcp";
+  if (runnerPrefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return "gateway runner routes";
+  return "gateway";
+}
+

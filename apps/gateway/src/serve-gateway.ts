@@ -1,7 +1,9 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
+import { errorPayload, sessionError, silentLogger } from "@openwork/remote-session-core";
 import { createGateway, type GatewayOptions } from "./create-gateway.js";
+import { unexpectedErrorResponse } from "./unexpected-error.js";
 
 /** What one process accepts before it answers 503, and how long a client may take to send its headers. */
 export interface ConnectionLimits {
@@ -17,6 +19,12 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxConnections: 4_0
 
 const BUSY = JSON.stringify({ error: "server_busy", message: "this gateway process has too many open connections; retry shortly" });
 
+const starting = () =>
+  Response.json(errorPayload(sessionError("internal_error", "the gateway is starting; retry shortly", { retryAfterMs: 1_000 })), {
+    status: 503,
+    headers: { "retry-after": "1" },
+  });
+
 /**
  * Serves the gateway on `host:port` (port 0: a free one). The base URL must be known before the
  * gateway is built (it is the runner-token audience), so the handler is attached after listening.
@@ -28,8 +36,18 @@ export async function serveGateway(
 ) {
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
   let handler: ((request: Request) => Response | Promise<Response>) | undefined;
+  const logger = options.logger ?? silentLogger;
   const server = serve({
-    fetch: (request: Request) => handler!(request),
+    // The port is open before the gateway is built (migrations run first): a request that early
+    // is told to retry, and whatever escapes the gateway still gets the typed body.
+    fetch: async (request: Request) => {
+      if (!handler) return starting();
+      try {
+        return await handler(request);
+      } catch (error) {
+        return unexpectedErrorResponse(logger, "gateway server", request, error);
+      }
+    },
     port: options.port,
     hostname: options.host ?? "127.0.0.1",
     serverOptions: {

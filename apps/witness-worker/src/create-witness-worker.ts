@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
 import { createEchoEngine, type EchoEngine } from "./echo/echo-engine.js";
 import type { EchoTiming } from "./echo/echo-sessions.js";
@@ -40,8 +40,9 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
   const workerId = options.workerId ?? "wrk_witness";
   const echo: EchoEngine | null = options.opencode ? null : createEchoEngine(options.echo);
   const state = { engineDown: false };
-  const equal = (given: string | undefined, expected: string) =>
-    given !== undefined && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+  // Digests, so a header byte such as 0xE9 (two UTF-8 bytes) is a refusal, not a length error.
+  const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
+  const equal = (given: string | undefined, expected: string) => given !== undefined && timingSafeEqual(digest(given), digest(expected));
 
   const resolver = new Hono();
   resolver.get("/v1/cloud/gateway/resolve", (c) => {

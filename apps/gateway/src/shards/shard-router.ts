@@ -1,8 +1,11 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
+import { errorFacts, type Logger, newReferenceId, silentLogger } from "@openwork/remote-session-core";
 import { verifyRunnerToken } from "@openwork/runner-protocol";
 import type { DevMember } from "../dev-members.js";
+import { sameSecret } from "../same-secret.js";
+import { unexpectedErrorResponse } from "../unexpected-error.js";
 
 /**
  * The shard of an organization among `count`: a stable hash, so every router agrees without
@@ -19,11 +22,10 @@ export function shardOf(organizationId: string, count: number): number {
  * or answers what needs no organization (health, metadata).
  */
 export function organizationOfRequest(options: { members: () => readonly DevMember[]; runnerTokenSecret: string; audience: string }) {
-  const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
   return (request: Request): string | null => {
     const token = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1]?.trim();
     if (!token) return null;
-    const member = options.members().find((m) => same(m.mcpToken, token) || same(m.sessionToken, token));
+    const member = options.members().find((m) => sameSecret(token, m.mcpToken) || sameSecret(token, m.sessionToken));
     if (member) return member.organizationId;
     const verified = verifyRunnerToken(token, { secret: options.runnerTokenSecret, audiences: [options.audience] });
     return verified.ok ? verified.claims.o : null;
@@ -42,34 +44,45 @@ export async function startShardRouter(options: {
   shards: () => readonly string[];
   organizationOf: (request: Request) => string | null;
   port?: number;
+  logger?: Logger;
 }): Promise<{ url: string; routed: number[]; close(): Promise<void> }> {
   const routed: number[] = [];
+  const logger = options.logger ?? silentLogger;
+  const route = async (request: Request): Promise<Response> => {
+    const shards = options.shards();
+    const organization = options.organizationOf(request);
+    const shard = organization === null ? 0 : shardOf(organization, shards.length);
+    routed[shard] = (routed[shard] ?? 0) + 1;
+    const url = new URL(request.url);
+    const headers = new Headers(request.headers);
+    headers.delete("host");
+    try {
+      const upstream = await fetch(`${shards[shard]}${url.pathname}${url.search}`, {
+        method: request.method,
+        headers,
+        ...(request.body ? { body: request.body, duplex: "half" } : {}),
+        redirect: "manual",
+        signal: request.signal,
+      } as RequestInit);
+      // fetch has already decoded the body: its length and encoding are the proxy's to set.
+      const answer = new Headers(upstream.headers);
+      answer.delete("content-encoding");
+      answer.delete("content-length");
+      return new Response(upstream.body && endQuietly(upstream.body), { status: upstream.status, headers: answer });
+    } catch (error) {
+      const referenceId = newReferenceId();
+      logger.warn("shard router: shard did not answer", { shard, referenceId, error: errorFacts(error) });
+      return Response.json({ error: "shard_unavailable", message: `shard ${shard} did not answer`, retryable: true, referenceId }, { status: 502 });
+    }
+  };
   const server = serve({
     port: options.port ?? 0,
     hostname: "127.0.0.1",
     fetch: async (request: Request) => {
-      const shards = options.shards();
-      const organization = options.organizationOf(request);
-      const shard = organization === null ? 0 : shardOf(organization, shards.length);
-      routed[shard] = (routed[shard] ?? 0) + 1;
-      const url = new URL(request.url);
-      const headers = new Headers(request.headers);
-      headers.delete("host");
       try {
-        const upstream = await fetch(`${shards[shard]}${url.pathname}${url.search}`, {
-          method: request.method,
-          headers,
-          ...(request.body ? { body: request.body, duplex: "half" } : {}),
-          redirect: "manual",
-          signal: request.signal,
-        } as RequestInit);
-        // fetch has already decoded the body: its length and encoding are the proxy's to set.
-        const answer = new Headers(upstream.headers);
-        answer.delete("content-encoding");
-        answer.delete("content-length");
-        return new Response(upstream.body && endQuietly(upstream.body), { status: upstream.status, headers: answer });
-      } catch {
-        return Response.json({ error: "shard_unavailable", message: `shard ${shard} did not answer` }, { status: 502 });
+        return await route(request);
+      } catch (error) {
+        return unexpectedErrorResponse(logger, "shard router", request, error);
       }
     },
   });

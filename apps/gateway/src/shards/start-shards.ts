@@ -19,7 +19,11 @@ export async function startShards(options: {
 }) {
   const urls: string[] = [];
   let organizationOf: (request: Request) => string | null = () => null;
-  const router = await startShardRouter({ shards: () => urls, organizationOf: (request) => organizationOf(request) });
+  const router = await startShardRouter({
+    shards: () => urls,
+    organizationOf: (request) => organizationOf(request),
+    ...(options.gateway?.logger ? { logger: options.gateway.logger } : {}),
+  });
   organizationOf = organizationOfRequest({ members: options.members, runnerTokenSecret: options.runnerTokenSecret, audience: router.url });
   const gateways: Awaited<ReturnType<typeof serveGateway>>[] = [];
   for (const sql of options.databases) {

@@ -90,6 +90,13 @@ describe("runner tokens", () => {
     expect(verifyRunnerToken(signed({ v: 3, o: "o", m: "m", r: "r", c: [], e: now + 10 }), { secret, now })).toEqual({ ok: false, reason: "malformed" });
   });
 
+  it("refuses, never throws on, a signature of another length or with a byte such as 0xE9", () => {
+    const [payload, signature] = mint().split(".") as [string, string];
+    for (const other of [signature.slice(1), `${signature}A`, `${signature.slice(0, -1)}\u00e9`, `${signature.slice(0, -2)}\u00e9`]) {
+      expect(verifyRunnerToken(`${payload}.${other}`, { secret, now }).ok).toBe(false);
+    }
+  });
+
   it("(9) checks the audience only when asked to: OpenWork's rule is not to compare it with the request", () => {
     expect(verifyRunnerToken(mint(), { secret, now }).ok).toBe(true);
     expect(verifyRunnerToken(mint(), { secret, audiences: ["https://other.example.test/api/den"], now })).toEqual({ ok: false, reason: "wrong_audience" });

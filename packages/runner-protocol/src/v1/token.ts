@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { LIMITS } from "./limits.js";
 
@@ -102,9 +102,8 @@ export function verifyRunnerToken(
 ): RunnerTokenVerification {
   const parts = splitToken(token);
   if (!parts) return { ok: false, reason: "malformed" };
-  const expected = Buffer.from(sign(options.secret, parts.payload), "ascii");
-  const given = Buffer.from(parts.signature, "ascii");
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  // Digests of equal length: no length check to leak, and no byte of the given string can throw.
+  if (!timingSafeEqual(digest(parts.signature), digest(sign(options.secret, parts.payload)))) {
     return { ok: false, reason: "bad_signature" };
   }
   const claims = parseClaims(parts.payload);
@@ -174,6 +173,10 @@ function sign(secret: RunnerTokenSecret, payload: string): string {
   const key = typeof secret === "string" ? Buffer.from(secret) : secret;
   if (key.length < 32) throw new TypeError("runner token secret must be at least 32 bytes");
   return createHmac("sha256", key).update(SIGNING_PREFIX + payload).digest("base64url");
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value, "utf8").digest();
 }
 
 function splitToken(token: string): { payload: string; signature: string } | null {
