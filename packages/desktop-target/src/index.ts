@@ -10,8 +10,9 @@ export { type SweeperOptions, startSweeper } from "./sweeper.js";
 export { DEFAULT_PRESENCE_WINDOW_MS } from "./presence.js";
 
 // The runner routes a gateway mounts.
-export { type RunnerRoutes, createRunnerRoutes } from "./routes/create-runner-routes.js";
+export { type RunnerRoutes, createRunnerRoutes, OPENWORK_BASE_PATHS } from "./routes/create-runner-routes.js";
 export { type RunnerRoutesOptions } from "./routes/route-context.js";
+export { type ProxyTrust } from "./routes/entry-point.js";
 
 // The task model, for hosts that inspect tasks.
 export { TASK_STATES, type TaskState, TASK_TRANSITIONS, toSessionState } from "./task-state.js";

@@ -191,12 +191,43 @@ describe("OpenWork dialect: runner routes", () => {
     expect(await (await send("GET", "/v1/remote-session-requests/pending", body.token)).json()).toEqual({ items: [] });
   });
 
-  it("(58) replaces the inventory and answers {ok, updatedAt}", async () => {
+  it("(58) replaces the inventory sent in OpenWork's body (workspaceId, engine, models) and answers {ok, updatedAt}", async () => {
     const { body } = await mintFor({ runnerId: "inventory-install-01" });
-    const response = await send("PUT", "/v1/automation-runner/inventory", body.token, { computer: { label: "Work Laptop", platform: "darwin", appVersion: "0.19.0" }, workspaces: [{ id: "ws_1", name: "Main" }], extra: 1 });
+    const workspace = { workspaceId: "ws_1", name: "Main", active: true, engine: "v2", defaultModel: { providerId: "openai", modelId: "gpt-5", variant: "high" }, models: [{ providerId: "openai", modelId: "gpt-5", name: "GPT-5" }] };
+    const response = await send("PUT", "/v1/automation-runner/inventory", body.token, { computer: { label: "Work Laptop", platform: "darwin", appVersion: "0.19.0" }, workspaces: [workspace], extra: 1 });
     expect(await response.json()).toEqual({ ok: true, updatedAt: expect.any(Number) });
     const [row] = await gateway.sql<{ inventory: { workspaces: unknown[] } }[]>`select inventory from desktop_runner where runner_id = 'inventory-install-01'`;
-    expect(row?.inventory.workspaces).toEqual([{ id: "ws_1", name: "Main" }]);
+    expect(row?.inventory.workspaces).toEqual([workspace]);
+    const tooMany = await send("PUT", "/v1/automation-runner/inventory", body.token, { workspaces: Array.from({ length: 51 }, (_, i) => ({ workspaceId: `ws_${i}` })) });
+    expect([tooMany.status, ((await tooMany.json()) as { error: string }).error]).toEqual([400, "invalid_request"]);
+  });
+});
+
+describe("OpenWork dialect: under the base path OpenWork desktops use", () => {
+  const FAMILIES = ["/v1/automation-runners", "/v1/automation-runner", "/v1/automation-runs", "/v1/remote-session-commands", "/v1/remote-session-requests", "/v1/session-runners"];
+
+  it("(12) serves /api/den/v1/…: a direct mint there names <base>/api/den as audience, the desktop's base URL; its token works there", async () => {
+    const den = `${gateway.baseUrl}/api/den`;
+    const response = await fetch(`${den}/v1/automation-runners/token`, { method: "POST", headers: { authorization: memberAuth(), "content-type": "application/json" }, body: JSON.stringify(mintBody({ runnerId: "den-base-install-01" })) });
+    const { token } = (await response.json()) as { token: string };
+    expect(verifyRunnerToken(token, { secret: SECRET })).toMatchObject({ claims: { a: den } });
+    const work = await fetch(`${den}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } });
+    expect([work.status, await work.json()]).toEqual([200, { items: [] }]);
+    // Through the trusted proxy, with or without the prefix left on the path.
+    const proxied = { "x-forwarded-prefix": "/api/den", "x-forwarded-host": "app.openwork.test", "x-forwarded-proto": "https" };
+    const kept = await fetch(`${den}/v1/automation-runners/token`, { method: "POST", headers: { authorization: memberAuth(), "content-type": "application/json", ...proxied }, body: JSON.stringify(mintBody({ runnerId: "den-base-install-01" })) });
+    expect(verifyRunnerToken(((await kept.json()) as { token: string }).token, { secret: SECRET })).toMatchObject({ claims: { a: `${PROXY}/api/den` } });
+  });
+
+  it("mounts every route family under each base path, answering unknown routes there with OpenWork's JSON 404", async () => {
+    for (const base of ["", "/api/den"]) {
+      for (const family of FAMILIES) {
+        expect(gateway.routes.prefixes).toContain(`${base}${family}`);
+        const response = await fetch(`${gateway.baseUrl}${base}${family}/no-such-route`, { headers: { authorization: "Bearer x" } });
+        expect([family, response.status, response.headers.get("content-type"), await response.json()]).toEqual([family, 404, "application/json", { error: "not_found" }]);
+      }
+    }
+    expect(await gateway.routes.handle(new Request(`${gateway.baseUrl}/elsewhere/v1/automation-runner/work`))).toBeNull();
   });
 });
 

@@ -3,7 +3,7 @@ import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sweepTasks } from "./store/sweep-tasks.js";
 import { type OpenworkDesktopDouble, startOpenworkDesktopDouble } from "./testing/openwork-desktop-double.js";
-import { type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
+import { capturingLogger, type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
 
 // Remote sessions on OpenWork desktops (the wire spec's §2.6–2.7, checklist 29–34, 45–57), driven
 // by a double of OpenWork's remote-session desktop through the desktop Target.
@@ -47,6 +47,15 @@ async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, ms
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+// OpenWork's wire, as a desktop speaks it.
+const post = (path: string, token: string, body: unknown) =>
+  fetch(`${gateway.baseUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+const mint = async (member: ReturnType<typeof newMember>, runnerId: string, capabilities = ["remote_session_v1", "remote_session_control_v1"]) => {
+  const response = await post("/v1/automation-runners/token", gateway.memberToken(member), { runnerId, protocolVersion: 1, supportedExecutionTargets: ["desktop"], capabilities, appVersion: "1", platform: "linux", concurrency: 1 });
+  return ((await response.json()) as { token: string }).token;
+};
+const work = async (token: string) => ((await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { kind: string; commandId?: string; requestId?: string }[] }).items;
 
 describe("remote sessions on an OpenWork desktop", () => {
   it("(29, 45, 48, 51, 54, 55) runs create → read → send → read → stop through commands, progress and requests", async () => {
@@ -140,13 +149,6 @@ describe("remote sessions on an OpenWork desktop", () => {
 });
 
 describe("OpenWork commands and requests on the wire", () => {
-  const post = (path: string, token: string, body: unknown) =>
-    fetch(`${gateway.baseUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
-  const mint = async (member: ReturnType<typeof newMember>, runnerId: string, capabilities = ["remote_session_v1", "remote_session_control_v1"]) => {
-    const response = await post("/v1/automation-runners/token", gateway.memberToken(member), { runnerId, protocolVersion: 1, supportedExecutionTargets: ["desktop"], capabilities, appVersion: "1", platform: "linux", concurrency: 1 });
-    return ((await response.json()) as { token: string }).token;
-  };
-  const work = async (token: string) => ((await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { kind: string; commandId?: string; requestId?: string }[] }).items;
 
   it("(33, 34, 46, 48, 49) lists a pinned command to its desktop only; claims it once; takes identical receipts again, refuses others", async () => {
     const member = newMember();
@@ -229,5 +231,115 @@ describe("OpenWork commands and requests on the wire", () => {
     expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, answer)).status).toBe(200);
     expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, answer)).status).toBe(200);
     expect((await reading).messages.map((m) => m.text)).toEqual(["hi"]);
+  });
+});
+
+describe("OpenWork desktops as released: claims, late reports, sweeps, follow-ups", () => {
+  /** A session delivered to a desktop minted for `member`, its progress reported `running`. */
+  const delivered = async (member: ReturnType<typeof newMember>, runnerId: string, capabilities?: string[]) => {
+    const token = await mint(member, runnerId, capabilities);
+    const created = await gateway.sessions.create(gateway.call(member), { title: "released", prompt: "p" });
+    const [item] = await work(token);
+    await post(`/v1/remote-session-commands/${item!.commandId}/claim`, token, {});
+    await post(`/v1/remote-session-commands/${item!.commandId}/complete`, token, { status: "delivered", sessionId: `ses_${runnerId}`, workspaceId: "ws_r" });
+    await post(`/v1/remote-session-commands/${item!.commandId}/session`, token, { status: "running", observedAt: 1_000 });
+    return { token, commandId: item!.commandId!, sessionId: created.sessionId };
+  };
+  /** Stops the session through the gateway, the desktop answering as OpenWork's does. */
+  const stopRelayed = async (member: ReturnType<typeof newMember>, token: string, sessionId: string) => {
+    const stopping = gateway.sessions.stop(gateway.call(member), await find(member, sessionId));
+    const requestId = await until(async () => (await work(token)).find((i) => i.kind === "remote_session_request")?.requestId, Boolean);
+    await post(`/v1/remote-session-requests/${requestId}/claim`, token, {});
+    await post(`/v1/remote-session-requests/${requestId}/complete`, token, { status: "done", outcome: { action: "stop", result: { stopped: true, reason: null } } });
+    expect(await stopping).toEqual({ sessionId, stopped: true });
+    expect((await find(member, sessionId)).state).toBe("stopped");
+  };
+
+  it("(46, 47) answers a second claim of its own command 409 command_claim_conflict, unless the desktop keeps a recovery journal", async () => {
+    const member = newMember();
+    const token = await mint(member, "no-journal-install");
+    await gateway.sessions.create(gateway.call(member), { title: "once", prompt: "run me once" });
+    const [item] = await work(token);
+    const first = await post(`/v1/remote-session-commands/${item!.commandId}/claim`, token, {});
+    expect(first.status).toBe(200);
+    // The first answer was lost: without a journal, a second claim must not hand the prompt out again.
+    const again = await post(`/v1/remote-session-commands/${item!.commandId}/claim`, token, {});
+    expect([again.status, await again.json()]).toEqual([409, { error: "command_claim_conflict" }]);
+
+    const journaled = newMember();
+    const recovering = await mint(journaled, "journal-install-01", ["remote_session_v1", "remote_session_control_v1", "remote_session_recovery_v1"]);
+    await gateway.sessions.create(gateway.call(journaled), { title: "recover", prompt: "p" });
+    const [own] = await work(recovering);
+    const claimed = await (await post(`/v1/remote-session-commands/${own!.commandId}/claim`, recovering, {})).json();
+    const recovered = await post(`/v1/remote-session-commands/${own!.commandId}/claim`, recovering, {});
+    expect([recovered.status, await recovered.json()]).toEqual([200, claimed]);
+  });
+
+  it("(54) answers a second claim of its own request 409 request_claim_conflict without a recovery journal", async () => {
+    const member = newMember();
+    const { token, sessionId } = await delivered(member, "request-twice-inst");
+    const reading = gateway.sessions.read(gateway.call(member), await find(member, sessionId), { limit: 5, waitMs: 0 }).catch(() => null);
+    const requestId = await until(async () => (await work(token)).find((i) => i.kind === "remote_session_request")?.requestId, Boolean);
+    expect((await post(`/v1/remote-session-requests/${requestId}/claim`, token, {})).status).toBe(200);
+    const again = await post(`/v1/remote-session-requests/${requestId}/claim`, token, {});
+    expect([again.status, await again.json()]).toEqual([409, { error: "request_claim_conflict" }]);
+    await post(`/v1/remote-session-requests/${requestId}/complete`, token, { status: "failed", error: { code: "request_failed", message: "test" } });
+    await reading;
+  });
+
+  it("takes a progress report after a stop as data: 200, recorded on the command, the session stays stopped", async () => {
+    const member = newMember();
+    const { token, commandId, sessionId } = await delivered(member, "late-report-inst");
+    await stopRelayed(member, token, sessionId);
+    const errorsBefore = gateway.logger.lines.filter((l) => l.startsWith("error")).length;
+    // The released desktop reports the aborted turn, then idle.
+    const aborted = await post(`/v1/remote-session-commands/${commandId}/session`, token, { status: "error", error: { code: "execution_failed", message: "Aborted" }, observedAt: 2_000 });
+    expect([aborted.status, await aborted.json()]).toEqual([200, { ok: true }]);
+    const idle = await post(`/v1/remote-session-commands/${commandId}/session`, token, { status: "idle", observedAt: 3_000 });
+    expect(idle.status).toBe(200);
+    const [row] = await gateway.sql<{ progress: { status: string } }[]>`select progress from desktop_task where id = ${commandId}`;
+    expect(row?.progress.status).toBe("idle");
+    expect(await find(member, sessionId)).toMatchObject({ state: "stopped", lastError: null });
+    expect(gateway.logger.lines.filter((l) => l.startsWith("error"))).toHaveLength(errorsBefore);
+  });
+
+  it("sweeps everyone's work past a stopped session whose desktop went quiet; a session that cannot be updated fails alone, logged once", async () => {
+    const member = newMember();
+    const { token, sessionId } = await delivered(member, "quiet-stopped-ins");
+    await stopRelayed(member, token, sessionId);
+    await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = 'quiet-stopped-ins'`;
+    // Another organization's store-and-forward task past its deadline, and one whose session refuses every update.
+    const other = { organizationId: "org_ows_other", memberId: `mem_ows_${++members}` };
+    await mint(other, "other-org-install1");
+    const later = await gateway.sessions.create(gateway.call(other), { title: "deliver by", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
+    const poisoned = await gateway.sessions.create(gateway.call(other), { title: "poisoned", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
+    await gateway.sql`update desktop_task set claim_deadline = now() - interval '1 second', deliver_by = now() - interval '1 second' where session_id in ${gateway.sql([later.sessionId, poisoned.sessionId])}`;
+    await gateway.sql.unsafe(`
+      create function refuse_poisoned() returns trigger language plpgsql as $$ begin raise exception 'refused by the test'; end $$;
+      create trigger refuse_poisoned before update on remote_session for each row when (old.id = '${poisoned.sessionId}') execute function refuse_poisoned();`);
+    const logger = capturingLogger();
+    try {
+      await sweepTasks(gateway.sql, logger);
+      await sweepTasks(gateway.sql, logger);
+    } finally {
+      await gateway.sql.unsafe("drop trigger refuse_poisoned on remote_session; drop function refuse_poisoned();");
+    }
+    expect(await find(member, sessionId)).toMatchObject({ state: "stopped" });
+    expect(await find(other, later.sessionId)).toMatchObject({ state: "expired", lastError: { error: "delivery_deadline_passed" } });
+    expect(logger.lines.filter((l) => l.includes("could not be updated"))).toHaveLength(1);
+    expect(logger.lines.join("\n")).toContain(poisoned.sessionId);
+  });
+
+  it("ends a follow-up no desktop took as interrupted with the reason, instead of leaving the session idle", async () => {
+    const member = newMember();
+    const { token, commandId, sessionId } = await delivered(member, "died-before-inst");
+    await post(`/v1/remote-session-commands/${commandId}/session`, token, { status: "idle", finalText: "first answer", observedAt: 2_000 });
+    expect((await find(member, sessionId)).state).toBe("idle");
+    // The desktop dies; the follow-up waits for it, and its deadline passes.
+    await gateway.sessions.send(gateway.call(member), await find(member, sessionId), { prompt: "never run" });
+    expect((await find(member, sessionId)).state).toBe("queued");
+    await gateway.sql`update desktop_task set claim_deadline = now() - interval '1 second' where session_id = ${sessionId} and kind = 'remote_session.send'`;
+    await sweepTasks(gateway.sql);
+    expect(await find(member, sessionId)).toMatchObject({ state: "interrupted", lastError: { error: "runner_unavailable", message: expect.stringContaining("never ran") } });
   });
 });

@@ -51,7 +51,7 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
   };
   const sweep = async () => {
     try {
-      const moved = await sweepTasks(options.sql);
+      const moved = await sweepTasks(options.sql, logger);
       options.onSweep?.(moved);
       if (moved.interrupted + moved.expired > 0) logger.info("desktop sweeper: tasks moved", moved);
       if (++sweeps % (options.retentionEvery ?? 30) === 0) await retain();

@@ -34,6 +34,12 @@ export const OPENWORK_PREFIXES = [
   "/v1/session-runners",
 ] as const;
 
+/**
+ * Where OpenWork's channel is served by default: at the root, and under `/api/den` — the base URL
+ * an unmodified OpenWork desktop always uses (`<origin>/api/den`).
+ */
+export const OPENWORK_BASE_PATHS = ["", "/api/den"] as const;
+
 type TaskAction = (ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request) => Promise<Response>;
 const TASK_ACTIONS: Record<string, TaskAction> = {
   claim: handleClaim,
@@ -67,10 +73,14 @@ export function createRunnerRoutes(
   };
   const dialects = options.dialects ?? ["desktop-runner"];
   const ours = (options.prefix ?? RUNNER_ROUTE_PREFIX).replace(/\/+$/, "");
+  const basePaths = [...new Set((options.openworkBasePaths ?? OPENWORK_BASE_PATHS).map((p) => p.replace(/\/+$/, "")))];
   const openwork = dialects.includes("openwork")
-    ? createOpenworkRoutes({ ...ctx, sessionRunnerTargets: options.sessionRunnerTargets ?? (async () => false) })
+    ? createOpenworkRoutes({ ...ctx, sessionRunnerTargets: options.sessionRunnerTargets ?? (async () => false) }, basePaths)
     : null;
-  const prefixes = [...(dialects.includes("desktop-runner") ? [ours] : []), ...(openwork ? OPENWORK_PREFIXES : [])];
+  const prefixes = [
+    ...(dialects.includes("desktop-runner") ? [ours] : []),
+    ...(openwork ? basePaths.flatMap((base) => OPENWORK_PREFIXES.map((prefix) => `${base}${prefix}`)) : []),
+  ];
   const presenceWindowMs = options.presenceWindowMs ?? DEFAULT_PRESENCE_WINDOW_MS;
 
   const route = async (request: Request, prefix: string, path: string): Promise<Response> => {

@@ -28,6 +28,13 @@ export interface RunnerRoutesOptions {
    * host that serves OpenWork's paths itself is never shadowed.
    */
   dialects?: RunnerDialect[];
+  /**
+   * The base paths OpenWork's channel is served under, each with all its route families (an
+   * unknown route in them is OpenWork's JSON 404, never the host's). Default `["", "/api/den"]`:
+   * at the root, and where OpenWork's desktops look (`<origin>/api/den`). A mint's audience keeps
+   * the base path it came through.
+   */
+  openworkBasePaths?: readonly string[];
   /** Route prefix of our protocol. Default `/v1/desktop-runner`. */
   prefix?: string;
   /** The signed-in member of a request to the member routes (token, presence), or null. */
@@ -49,5 +56,5 @@ export interface RunnerRoutesOptions {
   logger?: Logger;
 }
 
-export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "onClaimed">> &
+export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "onClaimed" | "openworkBasePaths">> &
   Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed">;

@@ -1,3 +1,4 @@
+import { errorFacts, type Logger, type Queryable, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import { hintsOf } from "../wake/hints.js";
 import { transaction } from "./transaction.js";
@@ -26,10 +27,10 @@ const SWEEP_BATCH = 500;
  * tasks past their claim deadline (which is `deliverBy` when the task has one) become `expired`
  * with a cause; each session touched gets its state derived again. The database clock decides
  * every deadline. Candidates are locked `skip locked` and each move is guarded by its state, so
- * sweepers on several replicas never clash: a row moves once, whoever gets there first. Returns
- * how many tasks moved.
+ * sweepers on several replicas never clash: a row moves once, whoever gets there first. One
+ * session that cannot be updated never stalls the sweep (`deriveAlone`). Returns how many tasks moved.
  */
-export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expired: number }> {
+export async function sweepTasks(sql: Sql, logger: Logger = silentLogger): Promise<{ interrupted: number; expired: number }> {
   return transaction(sql, async (tx) => {
     // The sweep spans every organization by design: on a sharded database these are multi-shard
     // statements, each row named by its full key.
@@ -49,6 +50,8 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
         failure_code = case when deliver_by is not null and deliver_by <= now() then 'delivery_deadline_passed' else 'runner_unavailable' end,
         failure_message = case when deliver_by is not null and deliver_by <= now()
           then 'no desktop claimed the task before its deliverBy time'
+          when kind = 'remote_session.send'
+          then 'the desktop did not pick the follow-up up in time, so its prompt never ran; send it again once the desktop is back'
           else 'the desktop did not pick the task up in time' end
       where (organization_id, id) in (
         select organization_id, id from desktop_task where state = 'queued' and claim_deadline <= now()
@@ -67,13 +70,33 @@ export async function sweepTasks(sql: Sql): Promise<{ interrupted: number; expir
       returning c.session_id, c.organization_id, c.kind, ${LOST.failure_code} as failure_code, ${LOST.failure_message} as failure_message`;
     // Sessions in one order, so concurrent sweeps lock them alike.
     const bySession = new Map([...interrupted, ...expired, ...lost].map((m) => [`${m.organization_id}\u0000${m.session_id}`, m]));
-    for (const key of [...bySession.keys()].sort()) {
-      const moved = bySession.get(key)!;
-      const id = moved.session_id;
-      // A relayed read or stop that lapsed wakes its waiter and leaves the session as it is.
-      if (moved.kind === "remote_session.read" || moved.kind === "remote_session.stop") hintsOf(tx).session(moved.organization_id, id);
-      else await syncSessionState(tx, sessionKey(moved), { lastError: { error: moved.failure_code, message: moved.failure_message } });
-    }
+    for (const key of [...bySession.keys()].sort()) await deriveAlone(tx, bySession.get(key)!, logger);
     return { interrupted: interrupted.length + lost.length, expired: expired.length };
   });
+}
+
+/**
+ * Derives one touched session again, in a savepoint: a session that cannot be updated fails
+ * alone and is logged (once: its task has moved, so no later sweep picks it again), and the
+ * sweep goes on with every other organization's work.
+ */
+async function deriveAlone(tx: Queryable, moved: Moved, logger: Logger): Promise<void> {
+  // A relayed read or stop that lapsed wakes its waiter and leaves the session as it is.
+  if (moved.kind === "remote_session.read" || moved.kind === "remote_session.stop") {
+    hintsOf(tx).session(moved.organization_id, moved.session_id);
+    return;
+  }
+  await tx`savepoint sweep_session`;
+  try {
+    await syncSessionState(tx, sessionKey(moved), { lastError: { error: moved.failure_code, message: moved.failure_message } });
+    await tx`release savepoint sweep_session`;
+  } catch (error) {
+    await tx`rollback to savepoint sweep_session`;
+    logger.error("desktop sweeper: a session could not be updated; its task moved, the sweep goes on", {
+      organizationId: moved.organization_id,
+      sessionId: moved.session_id,
+      cause: moved.failure_code,
+      error: errorFacts(error),
+    });
+  }
 }

@@ -1,4 +1,4 @@
-import { createSessionLedger, type Queryable, type SessionPatch, type SessionState, statesLeadingTo } from "@openwork/remote-session-core";
+import { canTransition, createSessionLedger, type Queryable, type SessionPatch, type SessionState, statesLeadingTo } from "@openwork/remote-session-core";
 import { type TaskState, toSessionState } from "../task-state.js";
 import { hintsOf } from "../wake/hints.js";
 import type { RowKey } from "./task-row.js";
@@ -9,9 +9,10 @@ export type LiveState = "running" | "waiting_input";
 /**
  * Where a desktop session stands, from its tasks (newest first): a claimed turn is running (or
  * waiting for the human, as it reported), else a queued one is queued, else the latest task's
- * outcome — a follow-up that was never delivered leaves the session ready. The one place a
- * desktop session's state is decided, so a follow-up queued behind a running turn can never read
- * `idle` when that turn ends.
+ * outcome — a follow-up no desktop took in time leaves the session `interrupted` (its prompt
+ * never ran; the session takes a new one once the desktop is back). The one place a desktop
+ * session's state is decided, so a follow-up queued behind a running turn can never read `idle`
+ * when that turn ends.
  */
 export function deriveSessionState(tasks: DerivationTask[], current: SessionState, live?: LiveState): SessionState {
   if (tasks.some((t) => t.state === "claimed")) return live ?? (current === "waiting_input" ? current : "running");
@@ -22,7 +23,7 @@ export function deriveSessionState(tasks: DerivationTask[], current: SessionStat
   // desktop, and the command's progress reports say where it stands.
   const command = tasks.find((t) => t.kind === "remote_session.create");
   if (latest.state === "done" && command?.claimed_via === "openwork") return PROGRESS_STATE[command.progress ?? "running"] ?? "running";
-  return latest.state === "expired" && latest.kind !== "remote_session.create" ? "idle" : toSessionState(latest.state);
+  return latest.state === "expired" && latest.kind !== "remote_session.create" ? "interrupted" : toSessionState(latest.state);
 }
 
 /**
@@ -72,17 +73,17 @@ export interface LockedSession {
 /**
  * Records the session's derived state with `patch`, and tells every process it changed. Locks
  * the session row first, so concurrent moves of one session's tasks serialize and each derives
- * from the others' committed work. A refused transition is a bug here, and fails loudly. Runs in
- * a transaction (`transaction()`: the hint leaves after the commit), in two round trips: the
- * locked row with its turns, then the update.
+ * from the others' committed work. Runs in a transaction (`transaction()`: the hint leaves after
+ * the commit), in two round trips: the locked row with its turns, then the update. Returns
+ * whether the session took the derived state (see `writeSessionState`).
  */
 export async function syncSessionState(
   tx: Queryable,
   session: RowKey,
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
-): Promise<void> {
-  await writeSessionState(tx, await lockSession(tx, session), patch, live);
+): Promise<boolean> {
+  return writeSessionState(tx, await lockSession(tx, session), patch, live);
 }
 
 /**
@@ -103,16 +104,26 @@ export async function lockSession(tx: Queryable, { organizationId, id: sessionId
   return session ? { id: sessionId, organizationId, state: session.state, tasks } : null;
 }
 
-/** `syncSessionState`'s second round trip: the derived state with `patch`; the hint leaves after the commit. */
+/**
+ * `syncSessionState`'s second round trip: the derived state with `patch`; the hint leaves after
+ * the commit. News the session can no longer take — a desktop's late report about a turn of a
+ * session already stopped, expired or failed (`stopped → failed`, `stopped → idle`, …) — is data,
+ * not an error: the tasks keep it, the session keeps its state and its last error, and the rest
+ * of `patch` (where the session lives, its activity) is still recorded. Returns false then.
+ */
 export async function writeSessionState(
   tx: Queryable,
   session: LockedSession | null,
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
-): Promise<void> {
-  if (!session) return;
+): Promise<boolean> {
+  if (!session) return false;
   const state = deriveSessionState(session.tasks, session.state, live);
-  const updated = await createSessionLedger(tx).update(session, { ...patch, state });
+  // The row is locked: its state is the one the ledger would compare against.
+  const moves = canTransition(session.state, state);
+  const { lastError, ...rest } = patch;
+  const updated = await createSessionLedger(tx).update(session, moves ? { ...patch, state } : rest);
   if (!updated) throw new Error(`desktop session ${session.id}: the ledger refused ${session.state} → ${state}`);
   hintsOf(tx).session(session.organizationId, session.id);
+  return moves;
 }

@@ -9,8 +9,8 @@ export interface OpenworkContext extends RouteContext {
   sessionRunnerTargets(scope: { organizationId: string; memberId: string }): Promise<boolean>;
 }
 
-/** A matched OpenWork route: its handler gets the request, the path ids, and the mount's base path. */
-export type OpenworkHandler = (ctx: OpenworkContext, request: Request, ids: string[], basePath: string) => Promise<Response>;
+/** A matched OpenWork route: its handler gets the request and the path ids. */
+export type OpenworkHandler = (ctx: OpenworkContext, request: Request, ids: string[]) => Promise<Response>;
 export type OpenworkRoute = readonly [method: string, path: RegExp, handler: OpenworkHandler];
 
 /** An authenticated OpenWork runner request: body first (den-api validates before it authenticates). */

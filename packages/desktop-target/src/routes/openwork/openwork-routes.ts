@@ -28,7 +28,7 @@ import { OPENWORK_SESSION_ROUTES } from "./openwork-session-routes.js";
 const OPENWORK_FRAMING: StreamFraming = { opening: "event: keepalive\ndata: {}\n\n", keepalive: "event: keepalive\ndata: {}\n\n", hints: false, presence: false };
 const ID = "([^/]{1,160})";
 
-const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request, _ids, basePath) => {
+const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request) => {
   const member = await ctx.authenticateMember(request);
   if (!member) throw new OpenworkRefusal(401, "unauthorized");
   const body = parseOpenwork(OpenworkMintSchema, await readJsonBody(request));
@@ -36,7 +36,9 @@ const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request, _
   if (sessionRunner && !(await ctx.sessionRunnerTargets(member))) throw new OpenworkRefusal(404, "feature_disabled");
   const capabilities: OpenworkCapability[] = sessionRunner ? [...new Set([...body.capabilities, "remote_session_only_v1" as const])] : body.capabilities;
   const route = sessionRunner ? "/v1/session-runners/token" : "/v1/automation-runners/token";
-  const audience = entryPointOf(request, `${basePath}${route}`, ctx.proxyTrust);
+  // The entry point is the request's URL without the route: its base path stays in the audience
+  // (`<origin>/api/den`, what the desktop uses as its base URL).
+  const audience = entryPointOf(request, route, ctx.proxyTrust);
   if (!audience) throw new OpenworkRefusal(500, "automation_runner_audience_invalid");
   await registerRunner(ctx.sql, member, { ...body, name: null, capabilities, dialect: "openwork" });
   const { token, claims } = mintRunnerToken({ secret: ctx.secret, organizationId: member.organizationId, memberId: member.memberId, runnerId: body.runnerId, capabilities, audience });
@@ -114,26 +116,36 @@ const ROUTES: readonly OpenworkRoute[] = [
   ...OPENWORK_SESSION_ROUTES.routes,
 ];
 
-const OPENWORK_PATH = /^(.*?)(\/v1\/(?:automation-runners|automation-runner|automation-runs|remote-session-commands|remote-session-requests|session-runners)(?:\/.*)?)$/;
+const OPENWORK_FAMILY = /^\/v1\/(?:automation-runners|automation-runner|automation-runs|remote-session-commands|remote-session-requests|session-runners)(?:\/.*)?$/;
+
+/** The OpenWork route of a path under one of `basePaths` (longest first); null for others. */
+function openworkPathOf(pathname: string, basePaths: readonly string[]): string | null {
+  for (const basePath of basePaths) {
+    const path = pathname.startsWith(basePath) ? pathname.slice(basePath.length) : "";
+    if (OPENWORK_FAMILY.test(path)) return path;
+  }
+  return null;
+}
 
 /**
  * OpenWork's runner channel (the wire spec's §2), for OpenWork desktops already installed: the
- * same runners, sessions, tasks, presence and streams as our protocol, in OpenWork's shapes. Paths
- * are found wherever the host mounts them (`/v1/…` or `/api/den/v1/…`). Returns null for others.
+ * same runners, sessions, tasks, presence and streams as our protocol, in OpenWork's shapes,
+ * served under each of `basePaths` (`""` for `/v1/…`, `/api/den` for the base URL OpenWork's
+ * desktops use). Returns null for other paths.
  */
-export function createOpenworkRoutes(ctx: OpenworkContext): { handle(request: Request): Promise<Response | null> } {
+export function createOpenworkRoutes(ctx: OpenworkContext, basePaths: readonly string[]): { handle(request: Request): Promise<Response | null> } {
+  const bases = [...basePaths].sort((a, b) => b.length - a.length);
   return {
     handle: async (request) => {
-      const match = OPENWORK_PATH.exec(new URL(request.url).pathname);
-      if (!match) return null;
-      const [, basePath, path] = match as unknown as [string, string, string];
+      const path = openworkPathOf(new URL(request.url).pathname, bases);
+      if (!path) return null;
       const method = request.method.toUpperCase();
       try {
         for (const [routeMethod, pattern, handler] of ROUTES) {
           const ids = pattern.exec(path);
           if (!ids || routeMethod !== method) continue;
           const decoded = ids.slice(1).map((id) => parseOpenwork(PathIdSchema, safeDecode(id)));
-          return await handler(ctx, request, decoded, basePath);
+          return await handler(ctx, request, decoded);
         }
         throw new OpenworkRefusal(404, "not_found");
       } catch (error) {

@@ -20,6 +20,7 @@ import { transaction } from "../../store/transaction.js";
 const ID = "([^/]{1,160})";
 const CREATE = "remote_session_v1";
 const CONTROL = "remote_session_control_v1";
+const RECOVERY = "remote_session_recovery_v1";
 // A command waits 10 minutes for its desktop (OpenWork's TTL); a claimed one is completed within seconds.
 const COMMAND_LEASE_MS = 10 * 60_000;
 const REQUEST_LEASE_MS = 2 * 60_000;
@@ -40,12 +41,20 @@ async function orConflict<T>(status: number, code: string, step: () => Promise<T
   }
 }
 
-/** Claims a task of one of `kinds` for an OpenWork runner; 409 `conflict` when it is not claimable by it. */
+/**
+ * Claims a task of one of `kinds` for an OpenWork runner; 409 `conflict` when it is not claimable
+ * by it. A second claim of a task this runner already holds is handed back only to a desktop with
+ * a recovery journal (`remote_session_recovery_v1`), and only before the task's deadline, as
+ * den-api does: a desktop without one that lost the first answer would otherwise run the prompt twice.
+ */
 async function claimOfKind(ctx: OpenworkContext, runner: AuthenticatedRunner, id: string, kinds: TaskKind[], leaseMs: number, conflict: string): Promise<TaskRow> {
   const [kind] = await ctx.sql<{ kind: TaskKind }[]>`
     select kind from desktop_task where id = ${id} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}`;
   if (!kind || !kinds.includes(kind.kind)) throw new OpenworkRefusal(409, conflict);
   const outcome = await orConflict(409, conflict, () => transaction(ctx.sql, (tx) => claimTask(tx, runner, id, leaseMs)));
+  if (outcome.kind === "replayed" && !(runner.capabilities.includes(RECOVERY) && outcome.task.claim_deadline.getTime() > Date.now())) {
+    throw new OpenworkRefusal(409, conflict);
+  }
   return outcome.task;
 }
 

@@ -100,9 +100,27 @@ export const RequestResultSchemas = {
 } as const;
 export type RelayedReadResult = z.infer<typeof RequestResultSchemas.read>;
 
+/**
+ * `PUT /v1/automation-runner/inventory`: what a desktop has — its computer, and its workspaces by
+ * OpenWork's `workspaceId` with their engine and models. Non-strict at every depth, as den-api.
+ */
 export const InventorySchema = z.object({
-  computer: z.object({ label: z.string().max(120).optional(), platform: z.string().max(20).optional(), appVersion: z.string().max(80).optional() }).optional(),
-  workspaces: z.array(z.object({ id: z.string().min(1).max(240) }).loose()).max(100).optional(),
+  computer: z.object({ label: trimmed(1, 120).optional(), platform: z.string().max(20).optional(), appVersion: trimmed(1, 80).optional() }).loose().optional(),
+  workspaces: z
+    .array(
+      z
+        .object({
+          workspaceId: z.string().min(1).max(240),
+          name: z.string().min(1).max(120).optional(),
+          active: z.boolean().optional(),
+          engine: z.enum(["v1", "v2"]).nullish(),
+          defaultModel: model.loose().nullish(),
+          models: z.array(z.object({ providerId: z.string().min(1).max(160), modelId: z.string().min(1).max(160), name: z.string().max(200).optional() }).loose()).max(200).optional(),
+        })
+        .loose(),
+    )
+    .max(50)
+    .optional(),
 }).loose();
 
 /** Ids in paths: 1–160 characters. */
