@@ -2,6 +2,7 @@ import {
   CREATE_RATE_LIMIT,
   createRemoteSessions,
   errorFacts,
+  errorPayload,
   findNul,
   SEND_RATE_LIMIT,
   storableJson,
@@ -27,7 +28,8 @@ import type { RegistryContext, SearchContext } from "./registry-context.js";
 import { createRunEnv } from "./run-env.js";
 import { rankMatches, scoreMatch } from "./score-match.js";
 import { createTargetCatalog, type OfferedTarget } from "./target-catalog.js";
-import { errorResult, toolResult, type ToolResult } from "./to-tool-result.js";
+import { fromOpenworkDialect } from "./openwork-dialect.js";
+import { toolResult, type ToolResult } from "./to-tool-result.js";
 
 /** A match in den-api's registry shape (openwork-wire §4.4). */
 export interface CapabilityMatch {
@@ -157,24 +159,29 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
       const referenceId = newReferenceId();
       const started = performance.now();
       const fields: Record<string, unknown> = { capability: capabilityName(parsed.action), referenceId };
+      // Body members set aside (OpenWork's names with no use here, misspellings): named in the result.
+      const ignored: string[] = [];
       try {
-        if (parsed.kind !== "remoteSession" || !ctx.remoteSessionsEnabled) {
+        if (parsed.kind !== "remoteSession" || (!ctx.remoteSessionsEnabled && !KEPT_WHEN_DISABLED.has(parsed.action))) {
           throw new SessionFailure(sessionError("unknown_capability", `no capability named ${parsed.name}; call search_capabilities to find a valid name`));
         }
         const capability = CAPABILITIES[parsed.action];
         const call = authorize(ctx, capability, policy, referenceId);
-        const args = parseArguments(capability, input.body, fields);
-        const env = createRunEnv(call, { ledger: options.ledger, sessions, catalog, createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT, sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT, inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS });
+        const known = new Set(Object.keys((schemas.get(parsed.action)!.properties ?? {}) as object));
+        const dialect = fromOpenworkDialect(parsed.action, readBody(input.body), known, options.targets.map((t) => t.name));
+        ignored.push(...dialect.ignored);
+        const args = parseArguments(capability, dialect.body, fields);
+        const env = createRunEnv(call, ignored, { ledger: options.ledger, sessions, catalog, createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT, sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT, inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS });
         const payload = await capability.run(env, args);
         fields.sessionId = payload.sessionId;
         fields.outcome = "ok";
-        return toolResult(payload);
+        return toolResult(withIgnored(payload, ignored));
       } catch (error) {
         const value = toErrorValue(error, referenceId, logger);
         fields.outcome = value.error;
         // The cause, for whoever follows the referenceId: error messages name ids and codes, never prompts.
         fields.cause = value.message.slice(0, 300);
-        return errorResult(value);
+        return toolResult(withIgnored(errorPayload(value), ignored), true);
       } finally {
         fields.durationMs = Math.round(performance.now() - started);
         logger.info("remote session capability", fields);
@@ -182,6 +189,13 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
     },
   };
 }
+
+/**
+ * What an organization whose remote sessions were switched off keeps, as den-api's registry does:
+ * reading, listing and stopping the sessions it already has, so a rollout revert never strands
+ * running work. Starting or driving new work (create, send, respond) and `targets` disappear.
+ */
+const KEPT_WHEN_DISABLED: ReadonlySet<Action> = new Set(["read", "list", "stop"]);
 
 const targetCall = (ctx: RegistryContext, member: { orgMembershipId: string }, referenceId: string): TargetCall => ({
   organizationId: ctx.organizationId,
@@ -206,17 +220,23 @@ function authorize(ctx: RegistryContext, capability: Capability, policy: RemoteS
 /**
  * Reads the body as den-api does: a string whose trimmed form starts with `{` or `[` is parsed as
  * JSON (a parse failure leaves the string, which then fails validation); absent or null is `{}`.
- * Sizes go to the log, never text.
  */
-function parseArguments(capability: Capability, body: unknown, fields: Record<string, unknown>) {
-  let value = body ?? {};
-  if (typeof value === "string" && /^[[{]/.test(value.trim())) {
-    try {
-      value = JSON.parse(value);
-    } catch {
-      // Left as the string: validation names it.
-    }
+function readBody(body: unknown): unknown {
+  const value = body ?? {};
+  if (typeof value !== "string" || !/^[[{]/.test(value.trim())) return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    // Left as the string: validation names it.
+    return value;
   }
+}
+
+/** The payload, naming the body members that were set aside, when there were any. */
+const withIgnored = (payload: Record<string, unknown>, ignored: readonly string[]) => (ignored.length > 0 ? { ...payload, ignored: [...new Set(ignored)] } : payload);
+
+/** Validates the arguments; sizes go to the log, never text. */
+function parseArguments(capability: Capability, value: unknown, fields: Record<string, unknown>) {
   // NUL cannot be stored and means nothing in an argument: refused before any side effect.
   const nul = findNul(value);
   if (nul !== null) {

@@ -14,13 +14,16 @@ export interface RunEnv {
   sendRateLimit: RateLimit;
   /** A request waiting on the human longer than this reads as `overdue`. */
   inputTimeoutMs: number;
+  /** Arguments the call set aside (named in the result); a capability adds those it could not honour. */
+  ignored: string[];
   /** The caller's session and the target serving it, checked live per the target's rules; unknown and foreign ids alike are `unknown_session`. */
   session(sessionId: string, use: "read" | "send" | "stop" | "respond"): Promise<{ session: LedgerSession; target: Target }>;
 }
 
-export function createRunEnv(call: TargetCall, parts: Omit<RunEnv, "call" | "session">): RunEnv {
+export function createRunEnv(call: TargetCall, ignored: string[], parts: Omit<RunEnv, "call" | "ignored" | "session">): RunEnv {
   return {
     call,
+    ignored,
     ...parts,
     session: async (sessionId, use) => {
       const session = await parts.ledger.find(call, sessionId);

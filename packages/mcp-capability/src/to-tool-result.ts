@@ -1,4 +1,5 @@
 import { errorPayload, type SessionError } from "@openwork/remote-session-core";
+import { boundPayload } from "./bound-payload.js";
 
 /** An MCP tool result, as den-api's registry and both SDK generations take it. */
 export interface ToolResult {
@@ -14,7 +15,9 @@ export interface ToolResult {
  * `structuredContent` (models that read only JSON see everything), `isError` only on errors.
  */
 export function toolResult(payload: Record<string, unknown>, isError = false): ToolResult {
-  const result: ToolResult = { content: [{ type: "text", text: JSON.stringify(payload) }], structuredContent: payload };
+  // Sized for the clients that read it: whichever of the two a client hands its model arrives whole.
+  const bounded = boundPayload(payload);
+  const result: ToolResult = { content: [{ type: "text", text: JSON.stringify(bounded) }], structuredContent: bounded };
   return isError ? { ...result, isError: true } : result;
 }
 

@@ -200,8 +200,13 @@ export interface Target {
    * `unknown_workspace`.
    */
   create(call: TargetCall, input: TargetCreateInput): Promise<CreateOutcome>;
+  /**
+   * Whether `send` runs the follow-up with `input.model` (OpenWork's `model` on a send). Default
+   * false: the capability then tells the caller it ignored `model`, and passes none.
+   */
+  readonly sendTakesModel?: boolean;
   /** Sends a follow-up prompt. Codes: `unknown_session`, `session_not_active`, plus create's. */
-  send(call: TargetCall, session: LedgerSession, input: SendInput): Promise<SendOutcome>;
+  send(call: TargetCall, session: LedgerSession, input: SendInput & { model?: Model }): Promise<SendOutcome>;
   /** A transcript slice; with `waitMs`, waits for something newer than the cursor. Codes: `unknown_session`, `invalid_capability_arguments` (cursor). */
   read(call: TargetCall, session: LedgerSession, input: ReadInput): Promise<ReadResult>;
   /** Stops the current turn (or a not yet delivered task). Codes: `unknown_session`. */

@@ -1,5 +1,17 @@
-import { ListInputSchema } from "@openwork/remote-session-core";
+import { type LedgerSession, ListInputSchema } from "@openwork/remote-session-core";
+import { itemsWithin } from "../bound-payload.js";
 import { defineCapability } from "./capability.js";
+
+// List wakes nothing: each state is the ledger's, as of its last record (a read refreshes it).
+const listed = (s: LedgerSession) => ({
+  sessionId: s.id,
+  target: s.target,
+  title: s.title,
+  state: s.state,
+  stateAsOf: s.updatedAt.toISOString(),
+  createdAt: s.createdAt.toISOString(),
+  lastActivityAt: s.lastActivityAt.toISOString(),
+});
 
 export const list = defineCapability({
   action: "list",
@@ -8,21 +20,15 @@ export const list = defineCapability({
   write: false,
   args: ListInputSchema,
   run: async (env, args) => {
-    const page = await env.ledger.list(env.call, args);
     const offered = await env.catalog.offered(env.call);
-    return {
-      sessions: page.sessions.map((s) => ({
-        sessionId: s.id,
-        target: s.target,
-        title: s.title,
-        state: s.state,
-        // List wakes nothing: the state is the ledger's, as of its last record (a read refreshes it).
-        stateAsOf: s.updatedAt.toISOString(),
-        createdAt: s.createdAt.toISOString(),
-        lastActivityAt: s.lastActivityAt.toISOString(),
-      })),
-      ...(page.nextCursor ? { cursor: page.nextCursor } : {}),
-      machines: offered.flatMap(({ target, availability }) => (availability.machines ?? []).map((m) => ({ target: target.name, ...m }))),
+    const machines = offered.flatMap(({ target, availability }) => (availability.machines ?? []).map((m) => ({ target: target.name, ...m })));
+    const pageOf = async (limit: number) => {
+      const page = await env.ledger.list(env.call, { ...args, limit });
+      return { sessions: page.sessions.map(listed), ...(page.nextCursor ? { cursor: page.nextCursor } : {}), machines };
     };
+    const payload = await pageOf(args.limit);
+    // A page that would not fit one result is asked again, shorter: its cursor goes on from there.
+    const fit = itemsWithin(payload, "sessions");
+    return fit < payload.sessions.length ? pageOf(Math.max(1, fit)) : payload;
   },
 });

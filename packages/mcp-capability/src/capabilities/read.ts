@@ -1,15 +1,51 @@
-import { ReadInputSchema } from "@openwork/remote-session-core";
+import { type LedgerSession, MessageIdSchema, ReadInputSchema, type ReadResult, type Target, fail } from "@openwork/remote-session-core";
 import { z } from "zod";
+import { messagesWithin, RESULT_MAX_BYTES } from "../bound-payload.js";
+import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 import { inProgress, nextRead, nextRespond, nextSend } from "./next-step.js";
+
+// A turn read by its prompt's id is looked for among the session's latest messages.
+const TURN_LOOKUP_LIMIT = 100;
 
 export const readArgs = ReadInputSchema.extend({
   sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
   cursor: ReadInputSchema.shape.cursor.describe("The cursor the previous read returned: only newer messages come back."),
   from: ReadInputSchema.shape.from.describe('Without a cursor: "start" (default) reads from the first message, "end" the last `limit`.'),
-  limit: ReadInputSchema.shape.limit.describe("At most this many messages (1–100)."),
+  limit: ReadInputSchema.shape.limit.describe("At most this many messages (1–100); fewer when they would not fit one result (hasMore says so)."),
   waitMs: ReadInputSchema.shape.waitMs.describe("Wait up to this long (≤ 25 000 ms) for something newer than the cursor."),
-}).refine((a) => a.cursor === undefined || a.from === undefined, { message: "give cursor or from, not both", path: ["from"] });
+  messageId: MessageIdSchema.optional().describe("Read only the turn this prompt (a send's messageId) started: that prompt and the replies to it."),
+})
+  .refine((a) => a.cursor === undefined || a.from === undefined, { message: "give cursor or from, not both", path: ["from"] })
+  .refine((a) => a.messageId === undefined || (a.cursor === undefined && a.from === undefined), { message: "give messageId, or cursor/from, not both", path: ["messageId"] });
+
+type ReadArgs = Omit<z.output<typeof readArgs>, "sessionId" | "messageId">;
+
+/**
+ * A read whose messages fit one result: when the page asked for would not, the same read again
+ * with as many messages as fit (its own cursor, so the next read goes on from there).
+ */
+async function readWithin(env: RunEnv, target: Target, session: LedgerSession, input: ReadArgs): Promise<ReadResult> {
+  const result = await env.sessions.read(env.call, target, session, input);
+  const fit = messagesWithin(result, RESULT_MAX_BYTES);
+  if (fit >= result.messages.length) return result;
+  return env.sessions.read(env.call, target, session, { ...input, limit: Math.max(1, fit), waitMs: 0 });
+}
+
+/** The turn a prompt started (OpenWork's read filtered by messageId): the prompt and what answered it. */
+async function readTurn(env: RunEnv, target: Target, session: LedgerSession, messageId: string, waitMs: number): Promise<ReadResult> {
+  const latest = await env.sessions.read(env.call, target, session, { from: "end", limit: TURN_LOOKUP_LIMIT, waitMs });
+  const start = latest.messages.findIndex((m) => m.id === messageId);
+  if (start < 0 && !latest.deferred) {
+    const message = `no prompt ${messageId} among the session's last ${TURN_LOOKUP_LIMIT} messages`;
+    fail("invalid_capability_arguments", message, { issues: [{ path: "messageId", message }] });
+  }
+  const end = latest.messages.findIndex((m, i) => i > start && m.role === "user");
+  const messages = start < 0 ? [] : latest.messages.slice(start, end < 0 ? undefined : end);
+  // The final reply belongs to the latest turn only.
+  const { finalAssistantText, ...rest } = latest;
+  return { ...rest, messages, ...(end < 0 && finalAssistantText !== undefined ? { finalAssistantText } : {}) };
+}
 
 export const read = defineCapability({
   action: "read",
@@ -17,9 +53,9 @@ export const read = defineCapability({
   keywords: ["transcript", "messages", "status", "result", "reply", "poll", "wait", "progress", "output"],
   write: false,
   args: readArgs,
-  run: async (env, { sessionId, ...input }) => {
+  run: async (env, { sessionId, messageId, ...input }) => {
     const { session, target } = await env.session(sessionId, "read");
-    const result = await env.sessions.read(env.call, target, session, input);
+    const result = messageId ? await readTurn(env, target, session, messageId, input.waitMs) : await readWithin(env, target, session, input);
     const next = result.pending && !result.pending.inAppOnly
       ? nextRespond(sessionId, result.pending)
       : result.hasMore || inProgress(result.state) || result.pending?.inAppOnly

@@ -1,4 +1,4 @@
-import { MessageIdSchema, SESSION_LIMITS } from "@openwork/remote-session-core";
+import { MessageIdSchema, ModelSchema, SESSION_LIMITS } from "@openwork/remote-session-core";
 import { z } from "zod";
 import { defineCapability } from "./capability.js";
 import { nextRead } from "./next-step.js";
@@ -7,6 +7,7 @@ export const sendArgs = z.strictObject({
   sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
   prompt: z.string().min(1).max(SESSION_LIMITS.prompt).describe("The message to send."),
   messageId: MessageIdSchema.optional().describe("A stable id for this prompt (msg_ + letters and digits); a retry with it is never sent twice."),
+  model: ModelSchema.optional().describe("The model for this turn, where the session's target can switch models per turn (else named in `ignored`)."),
   idempotencyKey: z.string().min(1).max(SESSION_LIMITS.idempotencyKey).optional(),
 });
 
@@ -16,8 +17,11 @@ export const send = defineCapability({
   keywords: ["message", "prompt", "follow-up", "reply", "continue", "ask", "tell"],
   write: true,
   args: sendArgs,
-  run: async (env, { sessionId, idempotencyKey, ...input }) => {
+  run: async (env, { sessionId, idempotencyKey, model, ...prompt }) => {
     const { session, target } = await env.session(sessionId, "send");
+    // A follow-up's model only where the target runs a turn with one; else the caller is told.
+    if (model && !target.sendTakesModel) env.ignored.push("model");
+    const input = model && target.sendTakesModel ? { ...prompt, model } : prompt;
     await env.ledger.takeRateLimit(env.call, env.sendRateLimit);
     // A caller's messageId is an idempotency key too: two concurrent sends of it can never both
     // pass the target's "already there?" check and prompt twice.

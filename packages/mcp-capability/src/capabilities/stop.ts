@@ -1,15 +1,42 @@
+import { type LedgerSession, MessageIdSchema, type Target } from "@openwork/remote-session-core";
 import { z } from "zod";
+import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 import { nextAfter } from "./next-step.js";
 
+// The latest turn is among the last messages: a turn is its prompt and the replies after it.
+const TURN_LOOKUP_LIMIT = 100;
+
+/** The id of the prompt that started the session's latest turn; undefined when the target could not say within the call. */
+async function currentTurn(env: RunEnv, target: Target, session: LedgerSession): Promise<string | null | undefined> {
+  const latest = await env.sessions.read(env.call, target, session, { from: "end", limit: TURN_LOOKUP_LIMIT, waitMs: 0 });
+  if (latest.deferred) return undefined;
+  return latest.messages.findLast((m) => m.role === "user")?.id ?? null;
+}
+
 export const stop = defineCapability({
   action: "stop",
-  summary: "Stop the running turn of a remote session (or cancel work not yet delivered to a desktop).",
+  summary: "Stop the running turn of a remote session (or cancel work not yet delivered to a desktop). With messageId, only if that prompt's turn is the current one.",
   keywords: ["cancel", "abort", "halt", "interrupt", "kill"],
   write: true,
-  args: z.strictObject({ sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list.") }),
-  run: async (env, { sessionId }) => {
-    const { session, target } = await env.session(sessionId, "stop");
+  args: z.strictObject({
+    sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
+    messageId: MessageIdSchema.optional().describe("Stop only if the current turn is the one this prompt (a send's messageId) started; else nothing is stopped (reason different_turn)."),
+  }),
+  run: async (env, { sessionId, messageId }) => {
+    const found = await env.session(sessionId, "stop");
+    const { target } = found;
+    let session = found.session;
+    if (messageId !== undefined) {
+      // The guard of OpenWork's stop: a stop meant for one turn never cuts a newer one short.
+      const turn = await currentTurn(env, target, session);
+      session = (await env.ledger.find(env.call, sessionId)) ?? session;
+      if (turn !== messageId) {
+        const next = nextAfter(sessionId, session.state);
+        const reason = turn === undefined ? { reason: "turn_unknown", note: "the desktop did not say which turn runs; nothing was stopped: try again" } : { reason: "different_turn", currentMessageId: turn };
+        return { sessionId, target: target.name, stopped: false, ...reason, state: session.state, ...(next ? { next } : {}) };
+      }
+    }
     const { stopped } = await env.sessions.stop(env.call, target, session);
     // One shape whatever the target: did it stop something, and where the session stands now.
     const { state } = (await env.ledger.find(env.call, sessionId)) ?? session;

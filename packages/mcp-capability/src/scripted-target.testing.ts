@@ -1,0 +1,95 @@
+import {
+  boundText,
+  decodeCursor,
+  inputNotPending,
+  newId,
+  type PendingInput,
+  type SessionState,
+  sliceTranscript,
+  type Target,
+  type TranscriptMessage,
+} from "@openwork/remote-session-core";
+
+/** One session of the scripted target: what the test made it say and where it stands. */
+export interface ScriptedSession {
+  state: SessionState;
+  messages: TranscriptMessage[];
+  pending?: PendingInput;
+}
+
+/** A target the test drives by hand; it answers every read at once, as real targets do outside a running turn. */
+export interface ScriptedTarget extends Target {
+  sessions: Map<string, ScriptedSession>;
+  /** Every read the core made of it. */
+  reads: number;
+  /** Every send it took, with the input the core passed on. */
+  sends: Record<string, unknown>[];
+  /** Ends the running turn with `text` (or moves it to `state`). */
+  reply(sessionId: string, text: string, state?: SessionState): void;
+  /** The running turn asks the human. */
+  ask(sessionId: string, pending: PendingInput): void;
+}
+
+const message = (id: string, role: TranscriptMessage["role"], text: string): TranscriptMessage => ({ id, role, toolCalls: [], createdAt: new Date().toISOString(), ...boundText(text) });
+
+export function createScriptedTarget(name = "cloud", options: { sendTakesModel?: boolean } = {}): ScriptedTarget {
+  const sessions = new Map<string, ScriptedSession>();
+  const of = (id: string) => sessions.get(id)!;
+  const target: ScriptedTarget = {
+    specificationVersion: "v1",
+    name,
+    label: name[0]!.toUpperCase() + name.slice(1),
+    ...(options.sendTakesModel ? { sendTakesModel: true } : {}),
+    sessions,
+    reads: 0,
+    sends: [],
+    availability: async () => ({ available: true }),
+    create: async (_call, input) => {
+      const messages = input.prompt ? [message(newId("msg"), "user", input.prompt)] : [];
+      sessions.set(input.sessionId, { state: input.prompt ? "running" : "idle", messages });
+      return { state: of(input.sessionId).state };
+    },
+    send: async (_call, session, input) => {
+      target.sends.push({ ...input });
+      const messageId = input.messageId ?? newId("msg");
+      of(session.id).messages.push(message(messageId, "user", input.prompt));
+      of(session.id).state = "running";
+      return { sessionId: session.id, messageId, state: "accepted", alreadyPresent: false, sessionState: "running" };
+    },
+    read: async (_call, session, input) => {
+      target.reads++;
+      const scripted = of(session.id);
+      const index = scripted.messages.findLastIndex((m) => m.role === "assistant");
+      const slice = sliceTranscript({
+        session,
+        target: name,
+        state: scripted.state,
+        transcript: { messages: scripted.messages, partialText: null, finalAssistant: index < 0 || scripted.state === "running" ? null : { index, text: scripted.messages[index]!.text ?? "" } },
+        position: decodeCursor(session.id, input.cursor),
+        cursor: input.cursor,
+        limit: input.limit,
+        from: input.from,
+      });
+      return scripted.pending ? { ...slice, pending: scripted.pending } : slice;
+    },
+    stop: async (_call, session) => {
+      const scripted = of(session.id);
+      if (scripted.state !== "running" && scripted.state !== "waiting_input") return { sessionId: session.id, stopped: false };
+      scripted.state = "stopped";
+      delete scripted.pending;
+      return { sessionId: session.id, stopped: true, sessionState: "stopped" };
+    },
+    respond: async (_call, _session, input) => inputNotPending(input.requestId),
+    newMessageId: () => newId("msg"),
+    reply: (sessionId, text, state = "idle") => {
+      of(sessionId).messages.push(message(newId("msg"), "assistant", text));
+      of(sessionId).state = state;
+      delete of(sessionId).pending;
+    },
+    ask: (sessionId, pending) => {
+      of(sessionId).state = "waiting_input";
+      of(sessionId).pending = pending;
+    },
+  };
+  return target;
+}
