@@ -39,6 +39,17 @@ export interface GatewayOptions {
   authorizationServers?: readonly string[];
   /** Browser origins allowed besides the base URL's own (DNS-rebinding protection). */
   allowedOrigins?: readonly string[];
+  /**
+   * Where OpenWork's runner channel is served: base paths, each with all its routes. Default the
+   * root and `/api/den` (the base URL unmodified OpenWork desktops use).
+   */
+  openworkBasePaths?: readonly string[];
+  /**
+   * Public origins of proxies in front of the gateway (e.g. `https://app.example.com`) whose
+   * forwarded headers are believed: a mint through one with `X-Forwarded-Prefix: /api/den` names
+   * `<origin>/api/den` as its audience, as den-api does. Default none.
+   */
+  trustedProxyOrigins?: readonly string[];
   /** Members and their dev credentials (the default token verifiers read them). */
   members: () => readonly DevMember[];
   /**
@@ -124,6 +135,8 @@ export async function createGateway(options: GatewayOptions) {
     baseUrl: options.baseUrl,
     // Our protocol, and OpenWork's runner channel for the OpenWork desktops already installed.
     dialects: ["desktop-runner", "openwork"],
+    ...(options.openworkBasePaths ? { openworkBasePaths: options.openworkBasePaths } : {}),
+    proxyTrust: { origins: options.trustedProxyOrigins ?? [], prefix: "/api/den" },
     authenticateMember: async (request) => {
       const member = byToken("sessionToken", bearerOf(request));
       return member ? { organizationId: member.organizationId, memberId: member.memberId } : null;

@@ -279,7 +279,8 @@ describe(`the gateway end to end, through a real MCP client (${options.generatio
   });
 
   it("drives a session on an OpenWork desktop of the field (its own dialect and token) next to our runner: create → read → send → read → stop", async () => {
-    const desktop = await startOpenworkDesktopDouble({ baseUrl: gateway.baseUrl, memberToken: carol.sessionToken, runnerId: "carol-macbook-install", pollMs: 200, drainMs: 100, replyDelayMs: 100 });
+    // As an unmodified desktop does: its base URL is `<origin>/api/den`.
+    const desktop = await startOpenworkDesktopDouble({ baseUrl: `${gateway.baseUrl}/api/den`, memberToken: carol.sessionToken, runnerId: "carol-macbook-install", pollMs: 200, drainMs: 100, replyDelayMs: 100 });
     try {
       const client = await connect(carol);
       const targets = await ok(client, "remote-session:targets", {});
