@@ -55,6 +55,14 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
     return { events, sessions: targetSessions(target, ledger), ledger };
   };
 
+  /** Kills the engine mid-reply (SIGKILL) and starts it again, its stored sessions kept. */
+  const restartEngine = async () => {
+    if (opencode) return opencode.restart("SIGKILL");
+    witness.setEngineDown(true);
+    witness.setEngineDown(false);
+  };
+  const START_MISSING = /^\[the start of this reply is missing here[^\]]*\] …/;
+
   const readOf = async (gateway: ReturnType<typeof gatewayProcess>, who: ReturnType<typeof member>, sessionId: string, input: { waitMs: number; cursor?: string }) =>
     gateway.sessions.read({ ...who, referenceId: newReferenceId() }, (await gateway.ledger.find(who, sessionId)) as LedgerSession, { limit: 20, ...input });
 
@@ -167,5 +175,60 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
       // The previous test's process closed its stream; the engine may take a moment to notice.
       await expect.poll(() => witness.engineEventStreams(), { timeout: 2_000 }).toBe(1);
     }
+  });
+
+  it("never shows live text heard from the middle as the whole reply: on a second replica, and after a reconnect", async () => {
+    const first = gatewayProcess();
+    const who = member();
+    const created = await first.sessions.create({ ...who, referenceId: newReferenceId() }, { title: "replicas", prompt: "SLOW replicas" });
+    let heard: ReadResult | undefined;
+    for (let i = 0; i < 40 && !heard?.partialText?.includes("replicas"); i++) heard = await readOf(first, who, created.sessionId, { waitMs: 400 });
+    // The replica that listened from the prompt on has the whole text so far.
+    expect(heard?.partialText).toMatch(new RegExp(`^${reply}SLOW replicas`));
+    // A second replica on the same database joins mid-reply: it says the start is missing.
+    const second = gatewayProcess();
+    let joined: ReadResult | undefined;
+    for (let i = 0; i < 20 && !joined?.partialText; i++) joined = await readOf(second, who, created.sessionId, { waitMs: 400 });
+    expect(joined?.partialText).toMatch(START_MISSING);
+    expect(joined?.partialText).not.toContain(`${reply}SLOW`);
+    // The first replica's stream drops and reconnects while the reply goes on: the same.
+    witness.cutEventStreams();
+    let rejoined: ReadResult | undefined;
+    for (let i = 0; i < 20 && !START_MISSING.test(rejoined?.partialText ?? ""); i++) rejoined = await readOf(first, who, created.sessionId, { waitMs: 400 });
+    expect(rejoined?.partialText).toMatch(START_MISSING);
+    await first.sessions.stop({ ...who, referenceId: newReferenceId() }, (await first.ledger.find(who, created.sessionId)) as LedgerSession);
+    // Once the reply has ended, the whole text is the worker's and every replica shows it.
+    const ended = await readOf(second, who, created.sessionId, { waitMs: 3_000 });
+    expect(ended.messages.at(-1)?.text).toMatch(new RegExp(`^${reply}SLOW replicas`));
+  });
+
+  // Last: the real engine restarts, and the first prompt after a start is slow.
+  it("ends a reply whose engine was killed mid-reply, and shows every reply after it", async () => {
+    const gateway = gatewayProcess();
+    const who = member();
+    const call = () => ({ ...who, referenceId: newReferenceId() });
+    const find = async () => (await gateway.ledger.find(who, created.sessionId)) as LedgerSession;
+    const created = await gateway.sessions.create(call(), { title: "crash", prompt: "SLOW first" });
+    let read: ReadResult | undefined;
+    for (let i = 0; i < 40 && !read?.partialText?.includes("first"); i++) read = await readOf(gateway, who, created.sessionId, { waitMs: 400 });
+    expect(read?.state).toBe("running");
+    await restartEngine();
+    // The reply will never finish: it is ended, interrupted, with the text this gateway heard.
+    const interrupted = await readOf(gateway, who, created.sessionId, { waitMs: 0 });
+    expect(interrupted).toMatchObject({ state: "failed", lastError: { error: "turn_interrupted" } });
+    expect(interrupted.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(interrupted.messages[1]!.text).toMatch(new RegExp(`^${reply}SLOW first[^]*\\[interrupted: `));
+    const sent = await gateway.sessions.send(call(), await find(), { prompt: "second" });
+    let after: ReadResult | undefined;
+    for (let i = 0; i < 20 && after?.state !== "idle"; i++) after = await readOf(gateway, who, created.sessionId, { waitMs: 2_000, ...(sent.cursor ? { cursor: sent.cursor } : {}) });
+    expect(after?.messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "second"],
+      ["assistant", `${reply}second`],
+    ]);
+    expect(after?.finalAssistantText).toBe(`${reply}second`);
+    // A reader that starts over sees the whole session, the interrupted reply in its place.
+    const whole = await readOf(gatewayProcess(), who, created.sessionId, { waitMs: 0 });
+    expect(whole.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(whole.state).toBe("idle");
   });
 });

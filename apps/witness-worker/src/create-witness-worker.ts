@@ -40,6 +40,8 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
   const workerId = options.workerId ?? "wrk_witness";
   const echo: EchoEngine | null = options.opencode ? null : createEchoEngine(options.echo);
   const state = { engineDown: false };
+  // Proxied event streams, so a test can cut them as a network blip does.
+  const streams = new Set<AbortController>();
   // Digests, so a header byte such as 0xE9 (two UTF-8 bytes) is a refusal, not a length error.
   const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
   const equal = (given: string | undefined, expected: string) => given !== undefined && timingSafeEqual(digest(given), digest(expected));
@@ -76,7 +78,7 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
     if (state.engineDown) return Response.json({ code: "internal_error", message: "Internal server error" }, { status: 500 });
     const url = new URL(c.req.url);
     const path = url.pathname.slice(`/${prefix}/${workspaceId}/opencode`.length) || "/";
-    return echo ? echo.handle(c.req.raw, path) : proxy(c.req.raw, `${options.opencode!.url}${path}${url.search}`, options.opencode!.directory);
+    return echo ? echo.handle(c.req.raw, path) : proxy(c.req.raw, `${options.opencode!.url}${path}${url.search}`, options.opencode!.directory, streams);
   };
   worker.all("/workspace/:id/opencode/*", (c) => mount(c, "workspace"));
   worker.all("/w/:id/opencode/*", (c) => mount(c, "w"));
@@ -84,9 +86,20 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
   return {
     resolver,
     worker,
-    /** Takes the engine down (500 `internal_error` on the mount) or brings it back. */
+    /**
+     * Takes the engine down or brings it back (restarted). Down, the mount answers 500
+     * `internal_error`; the echo engine dies as opencode does when killed: running turns are
+     * abandoned (their replies never complete), waiting requests and event streams end.
+     */
     setEngineDown: (down: boolean) => {
+      if (down && !state.engineDown) echo?.crash();
       state.engineDown = down;
+    },
+    /** Cuts every open event stream (a network blip): listeners reconnect and hear only what follows. */
+    cutEventStreams: () => {
+      echo?.cutEventStreams();
+      for (const stream of streams) stream.abort();
+      streams.clear();
     },
     /** Open engine event streams (echo engine only). */
     engineEventStreams: () => echo?.eventStreams() ?? 0,
@@ -96,7 +109,12 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
   };
 }
 
-async function proxy(request: Request, url: string, directory: string): Promise<Response> {
+async function proxy(request: Request, url: string, directory: string, streams: Set<AbortController>): Promise<Response> {
+  const cut = new AbortController();
+  if (new URL(url).pathname.endsWith("/event")) {
+    streams.add(cut);
+    request.signal.addEventListener("abort", () => streams.delete(cut));
+  }
   const upstream = await fetch(url, {
     method: request.method,
     headers: {
@@ -104,7 +122,7 @@ async function proxy(request: Request, url: string, directory: string): Promise<
       accept: request.headers.get("accept") ?? "application/json",
       "x-opencode-directory": directory,
     },
-    signal: request.signal,
+    signal: AbortSignal.any([request.signal, cut.signal]),
     ...(["GET", "HEAD"].includes(request.method) ? {} : { body: await request.arrayBuffer() }),
   });
   const headers = new Headers(upstream.headers);

@@ -14,6 +14,7 @@ import {
   WorkspaceIdSchema,
 } from "@openwork/remote-session-core";
 import { buildCloudTranscript } from "./cloud-transcript.js";
+import type { MessageWithParts } from "./opencode-schemas.js";
 import { sessionRequests } from "./pending-requests.js";
 import { newOpencodeMessageId } from "./opencode-message-id.js";
 import { cloudSessionState } from "./turn-state.js";
@@ -163,9 +164,9 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       const messageId = input.messageId ?? newOpencodeMessageId();
       // One look at the messages: a retried send finds its prompt already there, and the
       // transcript before the prompt says where a reader finds the reply.
-      const messages = await client.messages(ref.workspaceId, remoteId);
+      const { messages, workerIdle } = await observe(client, ref.workspaceId, remoteId);
       const alreadyPresent = input.messageId !== undefined && messages.some((m) => m.info.id === messageId);
-      const before = buildCloudTranscript(messages).messages;
+      const before = buildCloudTranscript(messages, { workerIdle }).messages;
       const listed = before.findIndex((m) => m.id === messageId);
       const position = alreadyPresent && listed >= 0 ? listed : before.length;
       const promptAt = Date.now();
@@ -200,11 +201,11 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
         for (;;) {
           const seen = watch?.version() ?? 0;
           const signals = watch?.signals() ?? events.peek(source, remoteId);
-          const [messages, status] = await Promise.all([client.messages(ref.workspaceId, remoteId), client.status(ref.workspaceId)]);
+          const { messages, status, workerIdle } = await observe(client, ref.workspaceId, remoteId);
           // Only a busy turn can be waiting on the human: idle sessions cost no extra request.
-          const requests = status[remoteId]?.type === "busy" ? sessionRequests(remoteId, await client.requests(ref.workspaceId), messages) : [];
-          const transcript = buildCloudTranscript(messages, signals?.liveText);
-          const view = cloudSessionState({ transcript, status: status[remoteId], signals, session, now: Date.now(), graceMs, pending: requests[0]?.pending });
+          const requests = status?.type === "busy" ? sessionRequests(remoteId, await client.requests(ref.workspaceId), messages) : [];
+          const transcript = buildCloudTranscript(messages, { liveText: signals?.liveText, liveTextPartial: signals?.liveTextPartial, workerIdle });
+          const view = cloudSessionState({ transcript, status, signals, session, now: Date.now(), graceMs, pending: requests[0]?.pending });
           const settled = answeredAfter(transcript, position) || view.state !== "running" || Date.now() >= deadline || call.signal?.aborted;
           if (settled) {
             const slice = sliceTranscript({
@@ -236,9 +237,9 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
     stop: async (call, session) => {
       const { client, worker } = await clientFor(call);
       const { ref, remoteId } = locate(session);
-      const [messages, status] = await Promise.all([client.messages(ref.workspaceId, remoteId), client.status(ref.workspaceId)]);
+      const { messages, status, workerIdle } = await observe(client, ref.workspaceId, remoteId);
       const signals = events.peek(sourceOf(worker, ref.workspaceId), remoteId);
-      const view = cloudSessionState({ transcript: buildCloudTranscript(messages), status: status[remoteId], signals, session, now: Date.now(), graceMs });
+      const view = cloudSessionState({ transcript: buildCloudTranscript(messages, { workerIdle }), status, signals, session, now: Date.now(), graceMs });
       if (view.state !== "running") return { sessionId: session.id, stopped: false };
       await client.abort(ref.workspaceId, remoteId);
       return { sessionId: session.id, stopped: true, sessionState: "stopped" };
@@ -262,6 +263,25 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       return { sessionId: session.id, requestId: input.requestId, state: "running", alreadyAnswered: false, delivered: true, sessionState: "running" };
     },
   };
+}
+
+/**
+ * A session's messages and status, read so that "idle" can be trusted about the messages: the
+ * messages first, then the status. When the worker is idle but a reply was incomplete, the
+ * messages once more: a reply that finished meanwhile shows finished, and one still incomplete,
+ * listed before the worker said idle, was abandoned (a reply begun since is another message).
+ */
+async function observe(client: WorkerClient, workspaceId: string, sessionId: string) {
+  const first = await client.messages(workspaceId, sessionId);
+  const status = (await client.status(workspaceId))[sessionId];
+  const incomplete = lastIncompleteReply(first);
+  if (status !== undefined || incomplete === undefined) return { messages: first, status, workerIdle: status === undefined };
+  const messages = await client.messages(workspaceId, sessionId);
+  return { messages, status, workerIdle: lastIncompleteReply(messages) === incomplete };
+}
+
+function lastIncompleteReply(messages: MessageWithParts[]): string | undefined {
+  return messages.findLast((m) => m.info.role === "assistant" && m.info.time.completed === undefined && m.info.error === undefined)?.info.id;
 }
 
 async function activeWorkspace(client: WorkerClient): Promise<string> {

@@ -15,7 +15,7 @@ const done = { time: { created: 2, completed: 3 }, finish: "stop" };
 describe("buildCloudTranscript", () => {
   it("keeps a prompt queued behind a running reply out until the reply completes", () => {
     // As opencode lists it: the running reply's text part is empty; its text so far came as events.
-    const during = buildCloudTranscript([user("msg_1", "a"), assistant("msg_2", ""), user("msg_3", "b")], new Map([["msg_2", "wor"]]));
+    const during = buildCloudTranscript([user("msg_1", "a"), assistant("msg_2", ""), user("msg_3", "b")], { liveText: new Map([["msg_2", "wor"]]) });
     expect(during.messages.map((m) => m.id)).toEqual(["msg_1"]);
     expect(during.partialText).toBe("wor");
     expect(buildCloudTranscript([user("msg_1", "a"), assistant("msg_2", "")]).partialText).toBeNull();
@@ -52,5 +52,36 @@ describe("buildCloudTranscript", () => {
       buildCloudTranscript([user("msg_1", "x"), assistant("msg_2", "", { time: { created: 2, completed: 3 }, error: { name } })]).lastError;
     expect(bare("MessageAbortedError")).toEqual({ error: "MessageAbortedError", message: "the turn was stopped before it finished" });
     expect(bare("SomethingNew")).toEqual({ error: "SomethingNew", message: "the turn failed (SomethingNew)" });
+  });
+
+  it("ends a reply the engine abandoned once a later reply exists, keeping what followed it", () => {
+    // The engine was killed mid-reply and restarted: msg_2 stays without completion, error or text.
+    const listed = [user("msg_1", "first"), assistant("msg_2", ""), user("msg_3", "second"), assistant("msg_4", "echo: second", done)];
+    const transcript = buildCloudTranscript(listed, { liveText: new Map([["msg_2", "echo: fir"]]) });
+    expect(transcript.messages.map((m) => [m.id, m.text])).toEqual([
+      ["msg_1", "first"],
+      ["msg_2", expect.stringMatching(/^echo: fir\n\n\[interrupted: .*engine stopped/)],
+      ["msg_3", "second"],
+      ["msg_4", "echo: second"],
+    ]);
+    expect(transcript).toMatchObject({ turnOver: true, lastError: null, finalAssistant: { index: 3, text: "echo: second" }, partialText: null });
+  });
+
+  it("ends the latest reply as interrupted only when the worker is idle, never while a prompt waits behind it", () => {
+    const listed = [user("msg_1", "first"), assistant("msg_2", "")];
+    expect(buildCloudTranscript(listed).messages).toHaveLength(1);
+    const idle = buildCloudTranscript(listed, { workerIdle: true });
+    expect(idle.messages.map((m) => m.id)).toEqual(["msg_1", "msg_2"]);
+    expect(idle).toMatchObject({ turnOver: true, lastError: { error: "turn_interrupted" } });
+    // A prompt sent during a reply is stored at once: it proves nothing about the reply.
+    expect(buildCloudTranscript([...listed, user("msg_3", "queued")]).messages.map((m) => m.id)).toEqual(["msg_1"]);
+  });
+
+  it("never presents live text heard from the middle as the whole reply", () => {
+    const listed = [user("msg_1", "a"), assistant("msg_2", "")];
+    const liveText = new Map([["msg_2", "more more"]]);
+    expect(buildCloudTranscript(listed, { liveText }).partialText).toBe("more more");
+    const partial = buildCloudTranscript(listed, { liveText, liveTextPartial: new Set(["msg_2"]) }).partialText;
+    expect(partial).toMatch(/^\[the start of this reply is missing here.*\] …more more$/);
   });
 });

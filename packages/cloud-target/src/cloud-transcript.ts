@@ -25,13 +25,32 @@ const TOOL_STATUS: Record<string, ToolCallSummary["status"]> = {
   error: "error",
 };
 
+/** What the gateway knows beside the message list. */
+export interface TranscriptContext {
+  /** Text of replies still being written, by message id, as the event stream delivered it. */
+  liveText?: ReadonlyMap<string, string> | undefined;
+  /** Messages whose live text was heard from the middle: their start is not known here. */
+  liveTextPartial?: ReadonlySet<string> | undefined;
+  /** The worker is idle on this session (seen before and after the messages were fetched). */
+  workerIdle?: boolean | undefined;
+}
+
+/** The code of a reply the engine will never finish (it was killed or restarted mid-reply). */
+export const INTERRUPTED = "turn_interrupted";
+const INTERRUPTED_WORDS = "the cloud worker's engine stopped while writing this reply; it was never finished";
+/** Put before live text whose start was written before this gateway listened: never a tail as the whole. */
+export const START_MISSING = "[the start of this reply is missing here: it was written before this gateway began listening; the whole text comes when the reply ends] …";
+
 /**
  * Turns a worker session's messages into a transcript. opencode keeps messages in id order and
  * only appends, so the complete messages up to the first incomplete one form a list that only
  * grows: a cursor can be a position in it. A user message queued behind a running reply stays
- * out until that reply completes, or the order would change under the reader.
+ * out until that reply completes, or the order would change under the reader. A reply the engine
+ * abandoned (killed mid-reply, it stays incomplete forever) counts as ended, interrupted, once a
+ * later reply exists or the worker is idle: it never hides what follows it.
  */
-export function buildCloudTranscript(raw: MessageWithParts[], liveText: ReadonlyMap<string, string> = new Map()): CloudTranscript {
+export function buildCloudTranscript(listed: MessageWithParts[], context: TranscriptContext = {}): CloudTranscript {
+  const raw = endAbandoned(listed, context);
   const messages: TranscriptMessage[] = [];
   let index = 0;
   for (; index < raw.length && isComplete(raw[index]!); index++) messages.push(toMessage(raw[index]!));
@@ -40,7 +59,7 @@ export function buildCloudTranscript(raw: MessageWithParts[], liveText: Readonly
   const partial = raw
     .slice(index)
     .filter((m) => m.info.role === "assistant")
-    .map((m) => textOf(m) || liveText.get(m.info.id) || "")
+    .map((m) => knownText(m, context))
     .filter((text) => text !== "")
     .join("\n\n");
 
@@ -102,6 +121,31 @@ export function turnIsOver(replies: MessageWithParts[]): boolean {
 function wasAborted(message: MessageWithParts): boolean {
   const { info } = message;
   return info.error?.name === "MessageAbortedError" || (info.time.completed !== undefined && info.finish === undefined && info.error === undefined);
+}
+
+/**
+ * Marks the replies the engine will never finish: incomplete, with a later reply after them (the
+ * engine writes one reply at a time) or an idle worker. A later prompt alone proves nothing: a
+ * prompt sent during a reply is stored at once and waits. Each keeps the text known so far.
+ */
+function endAbandoned(raw: MessageWithParts[], context: TranscriptContext): MessageWithParts[] {
+  const lastReply = raw.findLastIndex((m) => m.info.role === "assistant");
+  return raw.map((message, i) => {
+    if (isComplete(message) || (i === lastReply && context.workerIdle !== true)) return message;
+    const known = knownText(message, context);
+    return {
+      info: { ...message.info, error: { name: INTERRUPTED, data: { message: INTERRUPTED_WORDS } } },
+      parts: [...message.parts.filter((p) => p.type !== "text"), { type: "text", text: `${known}${known ? "\n\n" : ""}[interrupted: ${INTERRUPTED_WORDS}]` }],
+    };
+  });
+}
+
+/** A reply's text as far as it is known here: from the list, else live, marked when its start was not heard. */
+function knownText(message: MessageWithParts, context: TranscriptContext): string {
+  const listed = textOf(message);
+  if (listed !== "") return listed;
+  const live = context.liveText?.get(message.info.id) ?? "";
+  return live !== "" && context.liveTextPartial?.has(message.info.id) ? `${START_MISSING}${live}` : live;
 }
 
 function isComplete(message: MessageWithParts): boolean {

@@ -13,6 +13,11 @@ export interface EventSource {
 export interface SessionSignals {
   /** Text of replies still being written, by message id (the message list shows it only at the end). */
   liveText: ReadonlyMap<string, string>;
+  /**
+   * Messages whose live text was heard from the middle (the stream joined, or rejoined, after the
+   * reply began): `liveText` holds only their tail.
+   */
+  liveTextPartial: ReadonlySet<string>;
   /** The error that ended the turn of `userMessageId` (null: a turn whose prompt was not seen). */
   error: { name: string; message: string; userMessageId: string | null } | null;
   /** The last status: null when idle. */
@@ -47,14 +52,24 @@ export interface WorkerEventsOptions {
 const EventSchema = z.looseObject({ type: z.string(), properties: z.looseObject({}) });
 const ErrorSchema = z.looseObject({ name: z.string(), data: z.looseObject({ message: z.string().optional() }).optional() });
 const StatusSchema = z.looseObject({ type: z.string(), attempt: z.number().optional(), message: z.string().optional(), next: z.number().optional() });
+const PartSchema = z.looseObject({ id: z.string(), messageID: z.string(), type: z.string() });
 const MessageSchema = z.looseObject({ id: z.string(), role: z.string(), time: z.looseObject({ completed: z.number().optional() }).optional(), error: z.unknown().optional() });
 // Live text is bounded per message: reads cut it further, this only stops a runaway reply.
 const LIVE_TEXT_LIMIT = 200_000;
 // Sessions remembered per stream beyond the watched ones.
 const IDLE_SESSIONS_KEPT = 500;
+// Dropped streams whose live text is kept for the next stream of the same worker workspace.
+const RETIRED_KEPT = 64;
+
+/** Live text heard by a stream that dropped, by session, then message. */
+type HeldText = Map<string, Map<string, { text: string; partial: boolean }>>;
 
 interface Tracked {
-  signals: { liveText: Map<string, string>; error: SessionSignals["error"]; status: SessionSignals["status"] };
+  signals: { liveText: Map<string, string>; liveTextPartial: Set<string>; error: SessionSignals["error"]; status: SessionSignals["status"] };
+  /** Text parts whose creation this stream heard, by message id: their deltas are the whole text. */
+  partsHeard: Map<string, Set<string>>;
+  /** Live text carried over from a stream that dropped: kept while nothing new comes for it. */
+  carried: Set<string>;
   lastUserMessageId: string | null;
   version: number;
   watchers: number;
@@ -82,16 +97,34 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
   const logger = options.logger ?? silentLogger;
   const lingerMs = options.lingerMs ?? 15_000;
   const streams = new Map<string, Stream>();
+  const retired = new Map<string, HeldText>();
   const keyOf = (source: EventSource) => `${source.url}\u0000${source.workspaceId}\u0000${source.clientToken}`;
 
-  const track = (stream: Stream, sessionId: string): Tracked => {
+  const track = (key: string, stream: Stream, sessionId: string): Tracked => {
     let tracked = stream.sessions.get(sessionId);
     if (!tracked) {
-      tracked = { signals: { liveText: new Map(), error: null, status: null }, lastUserMessageId: null, version: 0, watchers: 0, wake: new Set() };
+      tracked = { signals: emptySignals(), partsHeard: new Map(), carried: new Set(), lastUserMessageId: null, version: 0, watchers: 0, wake: new Set() };
+      // What an earlier stream heard is the text known so far of a reply that stopped meanwhile.
+      for (const [messageId, held] of retired.get(key)?.get(sessionId) ?? []) {
+        tracked.signals.liveText.set(messageId, held.text);
+        if (held.partial) tracked.signals.liveTextPartial.add(messageId);
+        tracked.carried.add(messageId);
+      }
+      retired.get(key)?.delete(sessionId);
       stream.sessions.set(sessionId, tracked);
       forgetIdle(stream);
     }
     return tracked;
+  };
+  const retire = (key: string, stream: Stream) => {
+    const held: HeldText = new Map();
+    for (const [sessionId, tracked] of stream.sessions) {
+      const { liveText, liveTextPartial } = tracked.signals;
+      if (liveText.size > 0) held.set(sessionId, new Map([...liveText].map(([id, text]) => [id, { text, partial: liveTextPartial.has(id) }])));
+    }
+    retired.delete(key);
+    if (held.size > 0) retired.set(key, held);
+    for (const old of retired.keys()) if (retired.size > RETIRED_KEPT) retired.delete(old);
   };
   const bump = (tracked: Tracked) => {
     tracked.version++;
@@ -100,6 +133,7 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
   const drop = (key: string, stream: Stream, reason: string) => {
     if (streams.get(key) !== stream) return;
     streams.delete(key);
+    retire(key, stream);
     stream.live = false;
     clearTimeout(stream.linger);
     stream.abort.abort();
@@ -176,8 +210,22 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
     const { signals } = tracked;
     const props = event.properties;
     switch (event.type) {
+      case "message.part.updated": {
+        // A text part is created empty before its first delta: heard here, its deltas are whole.
+        const part = PartSchema.safeParse(props.part);
+        if (!part.success || part.data.type !== "text") return;
+        const heard = tracked.partsHeard.get(part.data.messageID) ?? new Set();
+        tracked.partsHeard.set(part.data.messageID, heard.add(part.data.id));
+        return;
+      }
       case "message.part.delta": {
         if (props.field !== "text" || typeof props.messageID !== "string" || typeof props.delta !== "string") return;
+        if (tracked.carried.delete(props.messageID)) {
+          // The reply went on while no stream listened: what came before the gap is not known.
+          signals.liveText.set(props.messageID, "");
+          signals.liveTextPartial.add(props.messageID);
+        }
+        if (typeof props.partID !== "string" || !tracked.partsHeard.get(props.messageID)?.has(props.partID)) signals.liveTextPartial.add(props.messageID);
         const text = (signals.liveText.get(props.messageID) ?? "") + props.delta;
         signals.liveText.set(props.messageID, text.slice(0, LIVE_TEXT_LIMIT));
         return;
@@ -192,6 +240,9 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
         }
         if (info.data.role === "assistant" && (info.data.time?.completed !== undefined || info.data.error !== undefined)) {
           signals.liveText.delete(info.data.id);
+          signals.liveTextPartial.delete(info.data.id);
+          tracked.partsHeard.delete(info.data.id);
+          tracked.carried.delete(info.data.id);
           return bump(tracked);
         }
         return;
@@ -247,7 +298,7 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
       const current = stream;
       clearTimeout(current.linger);
       current.watchers++;
-      const tracked = track(current, sessionId);
+      const tracked = track(key, current, sessionId);
       tracked.watchers++;
       let closed = false;
       return {
@@ -277,20 +328,33 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
     },
     /** What is known of a session without opening anything (a read that does not wait). */
     peek(source: EventSource, sessionId: string): SessionSignals | undefined {
-      return streams.get(keyOf(source))?.sessions.get(sessionId)?.signals;
+      const key = keyOf(source);
+      const held = retired.get(key)?.get(sessionId);
+      if (streams.has(key) || !held) return streams.get(key)?.sessions.get(sessionId)?.signals;
+      const signals = emptySignals();
+      for (const [messageId, { text, partial }] of held) {
+        signals.liveText.set(messageId, text);
+        if (partial) signals.liveTextPartial.add(messageId);
+      }
+      return signals;
     },
     /** Open upstream streams (for tests and metrics). */
     openStreams: () => streams.size,
     close(): void {
       for (const [key, stream] of [...streams]) drop(key, stream, "idle");
+      retired.clear();
     },
   };
 }
 
 export type WorkerEvents = ReturnType<typeof createWorkerEvents>;
 
+function emptySignals(): Tracked["signals"] {
+  return { liveText: new Map(), liveTextPartial: new Set(), error: null, status: null };
+}
+
 function offline(): SessionWatch {
-  const signals: SessionSignals = { liveText: new Map(), error: null, status: null };
+  const signals: SessionSignals = emptySignals();
   return {
     connected: Promise.resolve(false),
     live: () => false,

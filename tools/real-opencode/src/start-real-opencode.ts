@@ -14,6 +14,11 @@ export interface RealOpencode {
   directory: string;
   /** What the fake model was asked. */
   llmRequests: FakeLlmRequest[];
+  /**
+   * Kills the engine with `signal` (mid-reply, as a crash or a redeploy does) and starts it again
+   * on the same port with the same data: what it stored survives, what it held in memory does not.
+   */
+  restart(signal?: "SIGKILL" | "SIGTERM"): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -70,33 +75,43 @@ export async function startRealOpencode(): Promise<RealOpencode> {
     }),
   );
   const port = await freePort();
-  const child = spawn(opencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", String(port)], {
-    cwd: directory,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: home,
-      XDG_CONFIG_HOME: config,
-      XDG_DATA_HOME: join(home, ".local", "share"),
-      XDG_CACHE_HOME: join(home, ".cache"),
-      XDG_STATE_HOME: join(home, ".local", "state"),
-      ...OFFLINE_ENV,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const kill = () => child.kill("SIGKILL");
+  const url = `http://127.0.0.1:${port}`;
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    XDG_CONFIG_HOME: config,
+    XDG_DATA_HOME: join(home, ".local", "share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local", "state"),
+    ...OFFLINE_ENV,
+  };
+  let child: ChildProcess | undefined;
+  const kill = () => child?.kill("SIGKILL");
   process.once("exit", kill);
   const stop = async () => {
     process.off("exit", kill);
-    await stopChild(child);
+    if (child) await stopChild(child);
     await llm.close();
     await rm(root, { recursive: true, force: true });
   };
-  try {
+  const launch = async () => {
+    child = spawn(opencodeBinary(), ["serve", "--hostname", "127.0.0.1", "--port", String(port)], { cwd: directory, env, stdio: ["ignore", "pipe", "pipe"] });
     await waitForListening(child, 30_000);
-    const url = `http://127.0.0.1:${port}`;
     const health = await fetch(`${url}/global/health`, { signal: AbortSignal.timeout(5_000) });
     if (!health.ok) throw new Error(`opencode health answered ${health.status}`);
-    return { url, directory, llmRequests: llm.requests, stop };
+  };
+  try {
+    await launch();
+    return {
+      url,
+      directory,
+      llmRequests: llm.requests,
+      restart: async (signal = "SIGKILL") => {
+        if (child) await stopChild(child, signal);
+        await launch();
+      },
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
@@ -128,10 +143,10 @@ function waitForListening(child: ChildProcess, timeoutMs: number): Promise<void>
   });
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
+async function stopChild(child: ChildProcess, signal: "SIGKILL" | "SIGTERM" = "SIGTERM"): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
+  child.kill(signal);
   const timer = setTimeout(() => child.kill("SIGKILL"), 8_000);
   await exited;
   clearTimeout(timer);

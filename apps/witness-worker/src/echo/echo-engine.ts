@@ -88,7 +88,14 @@ export function createEchoEngine(options: Partial<EchoTiming> = {}) {
     return json({ _tag: tag, requestID: id, message: `${kind === "permission" ? "Permission" : "Question"} request not found: ${id}` }, 404);
   };
 
-  return { handle, eventStreams: bus.subscribers, close: echo.close };
+  /** Kills the engine mid-whatever: turns abandoned, requests forgotten, event streams cut. */
+  const crash = () => {
+    echo.crash();
+    requests.clear();
+    bus.endAll();
+  };
+
+  return { handle, crash, cutEventStreams: bus.endAll, eventStreams: bus.subscribers, close: echo.close };
 }
 
 export type EchoEngine = ReturnType<typeof createEchoEngine>;

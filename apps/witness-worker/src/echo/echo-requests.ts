@@ -27,6 +27,8 @@ export function createEchoRequests(bus: EventBus) {
       bus.publish(`${kind}.asked`, listed);
       return () => void waiting.delete(listed.id);
     },
+    /** Forgets every request (the engine died: they lived in its memory). */
+    clear: () => waiting.clear(),
     list: (kind: Waiting["kind"]) => [...waiting.values()].filter((w) => w.kind === kind).map((w) => w.listed),
     /** Answers a request; false when none of that kind waits under the id. */
     reply(kind: Waiting["kind"], id: string, answer: EchoAnswer): boolean {

@@ -299,6 +299,16 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, timing
       if (session.onAbort) session.onAbort();
       else endTurn(session);
     },
+    /**
+     * The engine is killed mid-reply (SIGKILL or SIGTERM), as opencode is: what it stored stays,
+     * what it held in memory goes. A reply being written stays forever without completion, error
+     * or text; queued prompts stay stored, unanswered; nothing is published (it is dead).
+     */
+    crash(): void {
+      for (const cancel of timers) clearTimeout(cancel);
+      timers.clear();
+      for (const session of sessions.values()) Object.assign(session, { status: null, queue: [], cancel: null, onAbort: null });
+    },
     remove(session: EchoSession): void {
       session.cancel?.();
       sessions.delete(session.id);

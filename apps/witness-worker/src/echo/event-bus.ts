@@ -13,6 +13,7 @@ export interface EngineEvent {
  */
 export function createEventBus(options: { heartbeatMs?: number } = {}) {
   const listeners = new Set<(event: EngineEvent) => void>();
+  const enders = new Set<() => void>();
   const encoder = new TextEncoder();
   const event = (type: string, properties: Record<string, unknown>): EngineEvent => ({ id: `evt_${randomBytes(13).toString("hex")}`, type, properties });
 
@@ -21,13 +22,19 @@ export function createEventBus(options: { heartbeatMs?: number } = {}) {
       const published = event(type, properties);
       for (const listener of listeners) listener(published);
     },
+    /** Ends every open stream, as an engine that dies does. */
+    endAll(): void {
+      for (const end of [...enders]) end();
+    },
     /** How many streams are open (a test checks the gateway shares one). */
     subscribers: () => listeners.size,
     stream(signal: AbortSignal): Response {
       let listener: ((event: EngineEvent) => void) | undefined;
       let heartbeat: ReturnType<typeof setInterval> | undefined;
+      let end: (() => void) | undefined;
       const close = () => {
         if (listener) listeners.delete(listener);
+        if (end) enders.delete(end);
         clearInterval(heartbeat);
       };
       const body = new ReadableStream<Uint8Array>({
@@ -43,14 +50,16 @@ export function createEventBus(options: { heartbeatMs?: number } = {}) {
           listeners.add(send);
           send(event("server.connected", {}));
           heartbeat = setInterval(() => send(event("server.heartbeat", {})), options.heartbeatMs ?? 10_000);
-          signal.addEventListener("abort", () => {
+          end = () => {
             close();
             try {
               controller.close();
             } catch {
               // already closed
             }
-          });
+          };
+          enders.add(end);
+          signal.addEventListener("abort", end);
         },
         cancel: close,
       });
