@@ -74,14 +74,14 @@ afterAll(async () => {
 type ToolResult = { content: { type: "text"; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
 const asResult = (payload: Record<string, unknown>, isError = false): ToolResult => ({ content: [{ type: "text", text: JSON.stringify(payload) }], structuredContent: payload, ...(isError ? { isError } : {}) });
 
-async function host(options: { payload: Record<string, unknown>; isError?: boolean; theme?: "light" | "dark"; variables?: Record<string, string>; tools?: (name: string, body: Record<string, unknown>) => Record<string, unknown>; width?: number }) {
+async function host(options: { payload: Record<string, unknown>; isError?: boolean; theme?: "light" | "dark"; variables?: Record<string, string>; tools?: (name: string, body: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>; width?: number }) {
   const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
   if (options.tools) {
     const tools = options.tools;
     // A read with waitMs waits on the gateway; the stand-in waits a little too, so a running turn is no busy loop.
     await page.exposeFunction("hostCallTool", async (params: { arguments: { name: string; body: Record<string, unknown> } }) => {
       if (params.arguments.name === "remote-session:read") await new Promise((resolve) => setTimeout(resolve, 100));
-      return asResult(tools(params.arguments.name, params.arguments.body));
+      return asResult(await tools(params.arguments.name, params.arguments.body));
     });
   }
   await page.goto(hostUrl);
@@ -280,6 +280,55 @@ describe("the card in a real MCP Apps host bridge", () => {
     await expect.poll(() => inApp.card.locator("#pending .small").last().textContent()).toMatch(/OpenWork app/);
     expect(await inApp.card.locator("#pending button").count()).toBe(0);
     await inApp.page.close();
+  });
+
+  it("waits on a session that waits for input like any reader: one read from the cursor it was shown, until that changes", async () => {
+    const reads: Record<string, unknown>[] = [];
+    let answerInApp!: () => void;
+    const answered = new Promise<void>((resolve) => (answerInApp = resolve));
+    const permission = { kind: "permission", id: "per_1", title: "bash", detail: "rm -rf build" };
+    const { page, card } = await host({
+      // A read's result: the session asks; its next step is the answer, and its cursor says what it showed.
+      payload: { ...session, state: "waiting_input", finalAssistantText: undefined, pending: permission, cursor: "seen-waiting", next: { name: "remote-session:respond", body: {} } },
+      tools: async (name, body) => {
+        if (name !== "remote-session:read") return {};
+        reads.push(body);
+        // As the gateway answers it: nothing comes back until the session moves on after that cursor.
+        await answered;
+        return { sessionId: session.sessionId, state: "idle", finalAssistantText: "Answered at the desk.", messages: [], cursor: "after-answer" };
+      },
+    });
+    await expect.poll(() => card.locator("#pending .title").textContent()).toBe("Permission requested: bash");
+    await expect.poll(() => reads.length).toBe(1);
+    expect(reads[0]).toEqual({ sessionId: session.sessionId, cursor: "seen-waiting", waitMs: 20_000 });
+    // The buttons stay usable while the card waits.
+    expect(await card.locator("#pending button").count()).toBe(3);
+    answerInApp();
+    await expect.poll(() => card.locator(".reply").textContent()).toBe("Answered at the desk.");
+    expect(await card.locator(".state").textContent()).toBe("idle");
+    expect(reads).toHaveLength(1);
+    await page.close();
+
+    // Reached by following a running turn: the read after the one that showed the question starts from that read's cursor.
+    const chain: Record<string, unknown>[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const live = await host({
+      payload: { ...session, state: "running", finalAssistantText: undefined, next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "start", waitMs: 20_000 } } },
+      tools: async (name, body) => {
+        if (name !== "remote-session:read") return {};
+        chain.push(body);
+        if (chain.length === 1) return { sessionId: session.sessionId, state: "waiting_input", pending: permission, messages: [], cursor: "shown-question", next: { name: "remote-session:respond", body: {} } };
+        await released;
+        return { sessionId: session.sessionId, state: "stopped", messages: [], cursor: "end" };
+      },
+    });
+    await expect.poll(() => chain.length).toBe(2);
+    expect(chain[1]).toEqual({ sessionId: session.sessionId, cursor: "shown-question", waitMs: 20_000 });
+    release();
+    await expect.poll(() => live.card.locator(".state").textContent()).toBe("stopped");
+    expect(chain).toHaveLength(2);
+    await live.page.close();
   });
 
   it("degrades to a static card when the host does not let views call tools", async () => {

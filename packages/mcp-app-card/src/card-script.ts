@@ -154,8 +154,16 @@ export const CARD_SCRIPT = `
       });
       return renderTable("Where sessions can run", ["Target", "Machine", "Presence"], rows);
     }
-    if (p.sessionId) return watch(p, p.next);
+    if (p.sessionId) return watch(p, follow(p));
     show([el("p", "No session in this result.", "small")]);
+  }
+  // The read that waits for what comes after this result: its own next read, else — in progress,
+  // e.g. waiting for an answer given here, in the app or elsewhere — a read from its cursor, which
+  // returns on a change after it, never on what this result already shows.
+  function follow(p) {
+    if (p.next && p.next.name === "remote-session:read") return p.next;
+    if (IN_PROGRESS[p.state] && p.cursor) return { name: "remote-session:read", body: { sessionId: p.sessionId, cursor: p.cursor, waitMs: 20000 } };
+    return null;
   }
   // Live: while the session is in progress, follow its next read (each waits for news).
   function watch(p, next) {
@@ -166,13 +174,13 @@ export const CARD_SCRIPT = `
       if (mine !== live || tornDown || !read) return;
       if (read.error) return renderError(read);
       var merged = Object.assign({}, session, read, { finalAssistantText: read.finalAssistantText || (IN_PROGRESS[read.state] ? undefined : session.finalAssistantText) });
-      watch(merged, read.next && read.next.name === "remote-session:read" ? read.next : IN_PROGRESS[read.state] ? { name: "remote-session:read", body: { sessionId: p.sessionId, cursor: read.cursor, waitMs: 20000 } } : null);
+      watch(merged, follow(Object.assign({ sessionId: p.sessionId }, read)));
     }, function () {});
   }
   function refresh() {
     if (!session) return;
     callTool("remote-session:read", { sessionId: session.sessionId, from: "end", limit: 1 }).then(function (read) {
-      if (read && !read.error) watch(Object.assign({}, session, read), IN_PROGRESS[read.state] ? { name: "remote-session:read", body: { sessionId: session.sessionId, cursor: read.cursor, waitMs: 20000 } } : null);
+      if (read && !read.error) watch(Object.assign({}, session, read), follow(Object.assign({ sessionId: session.sessionId }, read)));
     });
   }
 

@@ -81,6 +81,37 @@ export function decodeRelayCursor(sessionId: string, cursor: string | undefined)
   return fail("invalid_capability_arguments", "cursor is not a cursor of this session; pass the cursor a read returned");
 }
 
+/**
+ * What a reader was shown besides messages — the session's state and the request waiting on the
+ * human — as a short digest a cursor carries (`withObservation`), so a read that waits returns on
+ * a change after the caller's cursor, never on a state that was already there when they last read.
+ */
+export function observationOf(view: { state: string; pending?: { id: string } | undefined }): string {
+  return createHash("sha256").update(`${view.state}\0${view.pending?.id ?? ""}`).digest("base64url").slice(0, 8);
+}
+
+/** The members of one of this session's cursors (either kind), or null when it is not one. */
+function membersOf(sessionId: string, cursor: string): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Record<string, unknown> | null;
+    return value !== null && typeof value === "object" && value.s === sessionTag(sessionId) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The observation `cursor` carries; undefined without one (or for a cursor that is not ours: the target refuses it). */
+export function observedIn(sessionId: string, cursor: string | undefined): string | undefined {
+  const observed = cursor === undefined ? undefined : membersOf(sessionId, cursor)?.o;
+  return typeof observed === "string" ? observed : undefined;
+}
+
+/** `cursor` carrying `observation`, every other member as its target wrote it (targets ignore `o`). */
+export function withObservation(sessionId: string, cursor: string, observation: string): string {
+  const members = membersOf(sessionId, cursor);
+  return members === null ? cursor : Buffer.from(JSON.stringify({ ...members, o: observation })).toString("base64url");
+}
+
 function sessionTag(sessionId: string): string {
   return createHash("sha256").update(sessionId).digest("base64url").slice(0, 10);
 }
