@@ -83,7 +83,7 @@ describe("a bearer token with a non-ASCII byte", () => {
     expect(await workspaces.json()).toMatchObject({ code: "unauthorized" });
     const resolve = await fetch(`${witness.resolverUrl}/v1/cloud/gateway/resolve?memberId=m`, { headers: { "x-openwork-gateway-key": withE9("gateway-key-0123456789") } });
     expect(resolve.status).toBe(404);
-    expect(await resolve.json()).toMatchObject({ code: "cloud_not_found" });
+    expect(await resolve.json()).toMatchObject({ error: "cloud_not_found" });
   });
 });
 

@@ -93,6 +93,11 @@ async function start(): Promise<void> {
       clientToken: randomBytes(16).toString("hex"),
       hostToken: randomBytes(16).toString("hex"),
       gatewayKey,
+      // As den-api: the member is whoever the request's session token names.
+      members: (token) => {
+        const m = config.members.find((member) => member.sessionToken === token);
+        return m ? { organizationId: m.organizationId, memberId: m.memberId, cloud: config.cloudOrganizations.includes(m.organizationId) } : null;
+      },
       ...(env.WITNESS_OPENCODE_URL ? { opencode: { url: env.WITNESS_OPENCODE_URL, directory: process.cwd() } } : {}),
     });
     stops.unshift(() => witness.close());
@@ -117,7 +122,15 @@ async function start(): Promise<void> {
     members: () => config.members,
     cloudEnabled: (organizationId) => config.cloudOrganizations.includes(organizationId),
     runnerTokenSecret: config.runnerTokenSecret,
-    cloudResolver: createHttpWorkerResolver({ baseUrl: resolverUrl, gatewayKey }),
+    // den-api authenticates the member from the request: the member's own session token.
+    cloudResolver: createHttpWorkerResolver({
+      baseUrl: resolverUrl,
+      gatewayKey,
+      memberHeaders: (scope): Record<string, string> => {
+        const m = config.members.find((member) => member.organizationId === scope.organizationId && member.memberId === scope.memberId);
+        return m ? { authorization: `Bearer ${m.sessionToken}` } : {};
+      },
+    }),
     webUrlTemplate: env.WEB_URL_TEMPLATE,
     createRateLimit: { bucket: "create", limit: env.CREATE_RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
     echoTarget: env.ECHO_TARGET === "1",

@@ -16,8 +16,13 @@ export interface WitnessWorkerOptions {
   echo?: Partial<EchoTiming>;
   workspaceId?: string;
   workerId?: string;
-  /** Members that have a worker; others resolve as missing. Default: everyone. */
-  hasWorker?: (memberId: string) => boolean;
+  /**
+   * den-api's member authentication on the resolver: the member a request's bearer credential
+   * names (null: 401 `unauthorized`), its organization checked against `x-openwork-org-id`, and
+   * whether its organization has cloud (no: 404 `cloud_not_found`, as den-api answers). Without
+   * it, any caller that knows the gateway key is a member with cloud.
+   */
+  members?: (bearerToken: string) => { organizationId: string; memberId: string; cloud?: boolean } | null;
 }
 
 /** The worker's power, owned by whoever serves it: asleep means its port refuses connections. */
@@ -48,14 +53,21 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
 
   const resolver = new Hono();
   resolver.get("/v1/cloud/gateway/resolve", (c) => {
-    if (!equal(c.req.header("x-openwork-gateway-key"), options.gatewayKey)) return c.json({ code: "cloud_not_found" }, 404);
-    const memberId = c.req.query("memberId") ?? "";
-    if (options.hasWorker && !options.hasWorker(memberId)) return c.json({ code: "cloud_not_found" }, 404);
+    // As den-api: the key first (a wrong one gets the same 404 as "no cloud"), then the member.
+    if (!equal(c.req.header("x-openwork-gateway-key"), options.gatewayKey)) return c.json({ error: "cloud_not_found" }, 404);
+    if (options.members) {
+      const token = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization") ?? "")?.[1]?.trim();
+      const member = token ? options.members(token) : null;
+      if (!member) return c.json({ error: "unauthorized" }, 401);
+      const organizationId = c.req.header("x-openwork-org-id") ?? member.organizationId;
+      if (organizationId !== member.organizationId) return c.json({ error: "forbidden", message: "not a member of that organization" }, 403);
+      if (member.cloud === false) return c.json({ error: "cloud_not_found" }, 404);
+    }
     if (!options.power.awake()) {
       options.power.wake();
-      return c.json({ status: "waking", workerId, url: null, clientToken: null, hostToken: null, reason: "stopped" });
+      return c.json({ status: "waking", url: null, clientToken: null, hostToken: null, expiresAt: null });
     }
-    return c.json({ status: "ready", workerId, url: options.baseUrl, clientToken: options.clientToken, hostToken: options.hostToken });
+    return c.json({ status: "ready", url: options.baseUrl, clientToken: options.clientToken, hostToken: options.hostToken, expiresAt: null });
   });
 
   const worker = new Hono();

@@ -16,16 +16,33 @@ afterEach(async () => {
   await Promise.all(witnesses.splice(0).map((w) => w.close()));
 });
 
-async function sleepingWorker(wakeDelayMs: number, budgetMs: number, extra: { hasWorker?: (memberId: string) => boolean } = {}) {
-  const witness = await startWitnessWorker({ clientToken: "client-token-123", hostToken: "host-token-123", gatewayKey: "key-123456", asleep: true, wakeDelayMs, ...extra });
+interface WorkerSetup {
+  /** Whether the member's organization has cloud on den-api's side. Default true. */
+  cloud?: boolean;
+  /** The gateway key the resolver sends. Default the witness's. */
+  gatewayKey?: string;
+  /** Whether the resolver sends the member's credentials. Default true. */
+  withCredentials?: boolean;
+  errors?: string[];
+}
+
+async function sleepingWorker(wakeDelayMs: number, budgetMs: number, setup: WorkerSetup = {}) {
+  const member = { organizationId: "org_wake", userId: `user_wake_${members + 1}`, memberId: `mem_wake_${++members}` };
+  // den-api's member authentication: the member's session token names the member.
+  const sessions = new Map([[`session-${member.memberId}`, { organizationId: member.organizationId, memberId: member.memberId, cloud: setup.cloud ?? true }]]);
+  const witness = await startWitnessWorker({ clientToken: "client-token-123", hostToken: "host-token-123", gatewayKey: "key-123456", asleep: true, wakeDelayMs, members: (token) => sessions.get(token) ?? null });
   witnesses.push(witness);
   const target = createCloudTarget({
-    resolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "key-123456" }),
+    resolver: createHttpWorkerResolver({
+      baseUrl: witness.resolverUrl,
+      gatewayKey: setup.gatewayKey ?? "key-123456",
+      ...(setup.withCredentials === false ? {} : { memberHeaders: (scope) => ({ authorization: `Bearer session-${scope.memberId}` }) }),
+    }),
     isCloudEnabled: async () => true,
     budgetMs,
     wakePollMs: 100,
+    logger: { info: () => {}, warn: () => {}, error: (message) => void setup.errors?.push(message) },
   });
-  const member = { organizationId: "org_wake", userId: `user_wake_${members + 1}`, memberId: `mem_wake_${++members}` };
   const listed = async () => (await createSessionLedger(db.current.sql).list(member, { limit: 50 })).sessions;
   return { witness, target: targetSessions(target, createSessionLedger(db.current.sql)), member, listed, call: () => ({ ...member, referenceId: newReferenceId() }) };
 }
@@ -76,12 +93,24 @@ describe("waking a sleeping cloud worker", () => {
     expect(witness.stats().wakes).toBe(1);
   });
 
-  it("answers needs_cloud_setup with the human step when the member has no worker", async () => {
-    const { target, call } = await sleepingWorker(100, 1_000, { hasWorker: () => false });
-    expect(await target.create(call(), { title: "t" }).catch(errorOf)).toMatchObject({
-      error: "needs_cloud_setup",
-      retryable: false,
-      action: expect.stringContaining("OpenWork Cloud"),
-    });
+  it("tells members a gateway key den-api refuses as retryable cloud unavailable, never as their own setup step, and the operator once", async () => {
+    const errors: string[] = [];
+    const { target, call } = await sleepingWorker(100, 1_000, { gatewayKey: "wrong-key", errors });
+    for (let i = 0; i < 2; i++) {
+      const failure = await target.create(call(), { title: "t" }).catch(errorOf);
+      expect(failure).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true, message: expect.stringContaining("OpenWork Cloud is unavailable") });
+      expect(failure).not.toHaveProperty("action");
+    }
+    expect(errors).toEqual([expect.stringContaining("check that the gateway key is den-api's")]);
+  });
+
+  it("authenticates the member from the request's own credentials, as den-api does", async () => {
+    const errors: string[] = [];
+    const without = await sleepingWorker(100, 1_000, { withCredentials: false, errors });
+    expect(await without.target.create(without.call(), { title: "t" }).catch(errorOf)).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true });
+    expect(errors).toEqual([expect.stringContaining("give createHttpWorkerResolver memberHeaders")]);
+    // An organization without cloud gets den-api's same 404: unavailable, retryable, never "set up cloud".
+    const off = await sleepingWorker(100, 1_000, { cloud: false });
+    expect(await off.target.create(off.call(), { title: "t" }).catch(errorOf)).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true });
   });
 });

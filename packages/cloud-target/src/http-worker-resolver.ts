@@ -3,6 +3,7 @@ import ky from "ky";
 import { z } from "zod";
 import type { WorkerResolution, WorkerResolver } from "./worker-resolver.js";
 
+// den-api's answer, loose at every depth: a newer den-api may add members anywhere.
 const ResolveResponseSchema = z.looseObject({
   status: z.enum(["ready", "waking", "provisioning", "failed", "missing"]),
   workerId: z.string().max(200).nullish(),
@@ -12,32 +13,51 @@ const ResolveResponseSchema = z.looseObject({
   reason: z.string().max(200).nullish(),
   failure: z.looseObject({ code: z.string().max(200) }).nullish(),
 });
+const RefusalSchema = z.looseObject({ error: z.string().max(200).optional(), code: z.string().max(200).optional() });
 
 export interface HttpWorkerResolverOptions {
-  /** den-api's base URL. */
+  /** den-api's base URL (with `/api/den` when it is reached through the web proxy). */
   baseUrl: string;
   /** The shared key den-api expects in `X-OpenWork-Gateway-Key`. */
   gatewayKey: string;
-  /** Extra headers that tell den-api which member is asking (its member auth). Default: query parameters. */
-  memberHeaders?: (scope: MemberScope) => Record<string, string>;
+  /**
+   * The member's own credentials for den-api, which authenticates the member from the request
+   * (after the key), not from parameters: e.g. `{ authorization: "Bearer <the member's den-api
+   * session or API key>" }`. The organization is sent as `x-openwork-org-id`. Without them
+   * den-api refuses every resolve (401), reported as a configuration error.
+   */
+  memberHeaders?: (scope: MemberScope) => Record<string, string> | Promise<Record<string, string>>;
   fetch?: typeof fetch;
   /** Per request. Default 5 s. */
   timeoutMs?: number;
 }
 
-/** A resolver answer that is not about the member: the gateway's configuration is wrong. */
+/**
+ * A resolver answer that is not about the member: the gateway's configuration (or den-api's) is
+ * wrong. `fix` says what the operator should check; members are told cloud is unavailable.
+ */
 export class ResolverConfigurationError extends Error {
   override readonly name = "ResolverConfigurationError";
-  constructor(readonly status: number) {
-    super(`the worker resolver answered ${status}`);
+  constructor(
+    readonly status: number,
+    /** What den-api said (its error code), or `not_json` for an answer that is not den-api's. */
+    readonly code: string,
+    readonly fix: string,
+  ) {
+    super(`the worker resolver answered ${status} ${code}: ${fix}`);
   }
 }
 
+const ROUTE = "v1/cloud/gateway/resolve";
+
 /**
  * A WorkerResolver over den-api's `GET /v1/cloud/gateway/resolve`, under the base URL's path (a
- * den-api behind `/api/den` keeps its prefix). A 404 whose JSON body names the member's missing
- * cloud reads as `missing`; a `ready` answer without a URL or client token as `failed`; any other
- * refusal (401/403, a 404 of a route that is not there) throws ResolverConfigurationError.
+ * den-api behind `/api/den` keeps its prefix), spoken as den-api serves it: the gateway key in
+ * `X-OpenWork-Gateway-Key`, then the member's own credentials (`memberHeaders`) and organization
+ * (`x-openwork-org-id`). den-api answers a wrong key with the same 404 `cloud_not_found` as a
+ * deployment without cloud, so a 404 is never read as "this member has no cloud": it throws
+ * ResolverConfigurationError naming what to check, as do a refused member credential (401) and
+ * any other refusal. A `ready` answer without a URL or client token reads as `failed`.
  */
 export function createHttpWorkerResolver(options: HttpWorkerResolverOptions): WorkerResolver {
   const api = ky.create({
@@ -47,29 +67,43 @@ export function createHttpWorkerResolver(options: HttpWorkerResolverOptions): Wo
     redirect: "error",
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+  const url = new URL(ROUTE, options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`);
   return {
     resolve: async (scope, signal) => {
-      const url = new URL("v1/cloud/gateway/resolve", options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`);
-      if (!options.memberHeaders) {
-        url.searchParams.set("organizationId", scope.organizationId);
-        url.searchParams.set("memberId", scope.memberId);
-      }
       const response = await api(url, {
-        headers: { "x-openwork-gateway-key": options.gatewayKey, ...options.memberHeaders?.(scope) },
+        headers: {
+          ...(await options.memberHeaders?.(scope)),
+          "x-openwork-org-id": scope.organizationId,
+          "x-openwork-gateway-key": options.gatewayKey,
+        },
         ...(signal ? { signal } : {}),
       });
-      if (response.status === 404 && (await namesMissingCloud(response))) return { status: "missing" };
-      if (!response.ok) throw new ResolverConfigurationError(response.status);
-      const body = ResolveResponseSchema.parse(await response.json());
-      return toResolution(body);
+      if (!response.ok) return refused(response, url, options.memberHeaders !== undefined);
+      return toResolution(ResolveResponseSchema.parse(await response.json()));
     },
   };
 }
 
-/** den-api's "no cloud for this member" is JSON naming it; a missing route is not. */
-async function namesMissingCloud(response: Response): Promise<boolean> {
-  const body = (await response.json().catch(() => null)) as { code?: unknown; error?: unknown; status?: unknown } | null;
-  return body !== null && typeof body === "object" && [body.code, body.error, body.status].some((v) => typeof v === "string" && /not_found|missing/.test(v));
+/** den-api's refusal, turned into what the operator must fix; a member without access is the member's own. */
+async function refused(response: Response, url: URL, hasMemberHeaders: boolean): Promise<WorkerResolution> {
+  const body = RefusalSchema.safeParse(await response.json().catch(() => null));
+  const code = body.success ? (body.data.error ?? body.data.code ?? `http_${response.status}`) : "not_json";
+  if (response.status === 403 && code === "openwork_web_access_required") return { status: "failed", reason: code };
+  if (response.status >= 500 || response.status === 429 || response.status === 408) throw new Error(`the worker resolver answered ${response.status}`);
+  throw new ResolverConfigurationError(response.status, code, fixFor(response.status, code, url, hasMemberHeaders));
+}
+
+function fixFor(status: number, code: string, url: URL, hasMemberHeaders: boolean): string {
+  if (code === "not_json") return `nothing at ${url.origin}${url.pathname} answers like den-api: check the resolver's base URL (den-api's, with /api/den behind the web proxy)`;
+  if (status === 404) {
+    return "den-api refused the gateway key or has OpenWork Cloud off: check that the gateway key is den-api's (X-OpenWork-Gateway-Key) and that cloud is enabled on that deployment";
+  }
+  if (status === 401) {
+    return hasMemberHeaders
+      ? "den-api did not accept the member's credentials: check what memberHeaders sends (den-api's session or API key of the member)"
+      : "den-api authenticates the member from the request's credentials: give createHttpWorkerResolver memberHeaders (the member's den-api session or API key)";
+  }
+  return `den-api refused the gateway (${status} ${code}): check the gateway key and the member credentials it sends`;
 }
 
 function toResolution(body: z.infer<typeof ResolveResponseSchema>): WorkerResolution {

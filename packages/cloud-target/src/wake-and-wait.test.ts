@@ -60,11 +60,19 @@ describe("wake and wait", () => {
     expect(await run(new Error("ECONNREFUSED"))).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true });
   });
 
-  it("reports a misconfigured resolver to the operator as unreachable, never as a member without cloud", async () => {
-    const logged: unknown[] = [];
-    const wait = createWakeAndWait({ resolver: resolverOf([new ResolverConfigurationError(403)]).resolver, logger: { error: (_m, f) => void logged.push(f) }, ...fakeClock() });
-    expect(await wait(scope).catch(errorOf)).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true });
-    expect(logged).toEqual([{ class: "ResolverConfigurationError", status: 403 }]);
+  it("reports a misconfigured resolver to the operator once, naming the fix, and to members as retryable cloud unavailable", async () => {
+    const logged: { message: string; fields: unknown }[] = [];
+    const mistake = new ResolverConfigurationError(404, "cloud_not_found", "check the gateway key");
+    const { resolver } = resolverOf([mistake, mistake, ready, mistake]);
+    const wait = createWakeAndWait({ resolver, logger: { error: (message, fields) => void logged.push({ message, fields }) }, ...fakeClock() });
+    for (let i = 0; i < 2; i++) {
+      expect(await wait(scope).catch(errorOf)).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true, message: expect.stringContaining("OpenWork Cloud is unavailable") });
+    }
+    expect(logged).toEqual([{ message: expect.stringContaining("misconfigured: check the gateway key"), fields: { status: 404, code: "cloud_not_found" } }]);
+    // Fixed, then broken again: told again.
+    await wait(scope);
+    await wait(scope).catch(errorOf);
+    expect(logged).toHaveLength(2);
   });
 
   it("shares one wait between concurrent calls of a member", async () => {

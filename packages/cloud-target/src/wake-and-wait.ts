@@ -1,4 +1,5 @@
 import { errorFacts, fail, type Logger, type MemberScope } from "@openwork/remote-session-core";
+import { ResolverConfigurationError } from "./http-worker-resolver.js";
 import type { ReadyWorker, WorkerResolver } from "./worker-resolver.js";
 
 export interface WakeAndWaitOptions {
@@ -27,6 +28,21 @@ export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberSc
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = options.now ?? Date.now;
   const inFlight = new Map<string, Promise<ReadyWorker>>();
+  // Each configuration mistake is told to the operator once (again after a success).
+  const reported = new Set<string>();
+  const resolverFailed = (error: unknown): never => {
+    if (!(error instanceof ResolverConfigurationError)) {
+      options.logger?.error("cloud target: the worker resolver failed", errorFacts(error));
+      return fail("cloud_runtime_unreachable", "the cloud worker service could not be reached; retry shortly", { retryAfterMs: 5_000 });
+    }
+    const problem = `${error.status} ${error.code}`;
+    if (!reported.has(problem)) {
+      reported.add(problem);
+      options.logger?.error(`cloud target: the worker resolver is misconfigured: ${error.fix}`, { status: error.status, code: error.code });
+    }
+    // Not the member's own setup step: nothing they can do, and it may be fixed any minute.
+    return fail("cloud_runtime_unreachable", "OpenWork Cloud is unavailable right now (the gateway could not reach it); retry later", { retryAfterMs: 30_000 });
+  };
 
   const waking = () => fail("cloud_runtime_waking", "the cloud worker is starting; retry the same call", { retryAfterMs: 5_000 });
   const wait = async (scope: MemberScope, budget: number): Promise<ReadyWorker> => {
@@ -36,11 +52,9 @@ export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberSc
       try {
         resolution = await options.resolver.resolve(scope);
       } catch (error) {
-        // A resolver that refuses the gateway (401/403) or has no such route is misconfigured,
-        // not a member without cloud: say the service is unreachable, and tell the operator.
-        options.logger?.error("cloud target: the worker resolver failed", errorFacts(error));
-        return fail("cloud_runtime_unreachable", "the cloud worker service could not be reached; retry shortly", { retryAfterMs: 5_000 });
+        return resolverFailed(error);
       }
+      if (resolution.status !== "failed") reported.clear();
       switch (resolution.status) {
         case "ready":
           return { workerId: resolution.workerId, url: resolution.url, clientToken: resolution.clientToken };
