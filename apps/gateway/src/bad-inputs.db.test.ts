@@ -41,10 +41,13 @@ async function fingerprint(): Promise<string> {
 it("answers 4 200 generated bad arguments across every capability with typed errors, changing nothing", async () => {
   const before = await fingerprint();
   const ctx = memberContext(member);
-  // Every body carries a field no capability knows, or is no object at all: never valid.
+  // Every body carries a mistyped field each capability knows (target, sessionId or includeModels)
+  // beside one none knows (set aside and named in `ignored`), or is no object at all: never valid.
   const body = fc.oneof(
     fc.record({ __unknown: fc.anything() }, { requiredKeys: ["__unknown"] }).chain((bad) =>
-      fc.record({ target: fc.constantFrom("cloud", "desktop", "moon"), sessionId: fc.string(), prompt: fc.string(), limit: fc.integer(), waitMs: fc.integer() }, { requiredKeys: [] }).map((r) => ({ ...r, ...bad })),
+      fc
+        .record({ target: fc.integer(), sessionId: fc.integer(), includeModels: fc.string(), prompt: fc.string(), limit: fc.integer(), waitMs: fc.integer() }, { requiredKeys: ["target", "sessionId", "includeModels"] })
+        .map((r) => ({ ...r, ...bad })),
     ),
     // No body reads as {} (valid for list and targets), so null and undefined are not generated;
     // a string is read as JSON, so none that parses to an object.
@@ -58,6 +61,7 @@ it("answers 4 200 generated bad arguments across every capability with typed err
         expect(result.isError).toBe(true);
         expect(SESSION_ERROR_CODES).toContain((result.structuredContent as { error: string }).error);
         expect((result.structuredContent as { error: string }).error).not.toBe("internal_error");
+        if (typeof input === "object" && input !== null && "__unknown" in input) expect(result.structuredContent.ignored).toContain("__unknown");
       }),
       { numRuns: 700 },
     );
