@@ -72,14 +72,17 @@ export async function relayRead(deps: RelayDeps, call: TargetCall, session: Ledg
   const last = messages.at(-1);
   // The latest turn is over and this slice holds its last message: that is the final reply.
   const final = result.status === "idle" && last?.role === "assistant" && last.text ? last.text : undefined;
+  // A page from the end comes backward: its `nextCursor` points at older messages, while the
+  // read's cursor goes on after its newest one.
+  const backward = request.from === "end";
   return {
     sessionId: session.id,
     target: "desktop",
     state: session.state === "queued" ? "queued" : STATUS_STATE[result.status],
     title: session.title,
     messages,
-    cursor: encodeRelayCursor(session.id, { theirs: result.nextCursor ?? last?.id ?? theirs }),
-    hasMore: result.nextCursor !== null && messages.length >= input.limit,
+    cursor: encodeRelayCursor(session.id, { theirs: backward ? (last?.id ?? theirs) : (result.nextCursor ?? last?.id ?? theirs) }),
+    hasMore: !backward && result.nextCursor !== null && messages.length >= input.limit,
     ...(final ? { finalAssistantText: boundText(final, SESSION_LIMITS.finalText).text } : {}),
     ...(result.lastError ? { lastError: { error: result.lastError.code, message: result.lastError.message } } : {}),
     ...(result.status === "waiting" ? { pending: inAppRequest(result.waitingFor ?? "permission") } : {}),

@@ -1,8 +1,10 @@
 import { createSessionLedger, type LedgerSession, SessionFailure } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import { sweepTasks } from "./store/sweep-tasks.js";
-import { type OpenworkDesktopDouble, startOpenworkDesktopDouble } from "./testing/openwork-desktop-double.js";
+import { transaction } from "./store/transaction.js";
+import { type OpenworkDesktopDouble, type OpenworkDesktopDoubleOptions, startOpenworkDesktopDouble } from "./testing/openwork-desktop-double.js";
 import { capturingLogger, type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
 
 // Remote sessions on OpenWork desktops (the wire spec's §2.6–2.7, checklist 29–34, 45–57), driven
@@ -23,18 +25,25 @@ afterAll(async () => {
 });
 
 const newMember = () => ({ organizationId: "org_ows", memberId: `mem_ows_${++members}` });
-async function desktopOf(member: ReturnType<typeof newMember>, options: { runnerId?: string; capabilitySets?: string[][]; pollMs?: number; drainMs?: number } = {}) {
+/** A released desktop (its base URL `<origin>/api/den`) on OpenWork's phases, in milliseconds instead of seconds and minutes. */
+async function desktopOf(member: ReturnType<typeof newMember>, options: Partial<OpenworkDesktopDoubleOptions> = {}) {
   const double = await startOpenworkDesktopDouble({
-    baseUrl: gateway.baseUrl,
+    baseUrl: `${gateway.baseUrl}/api/den`,
     memberToken: gateway.memberToken(member),
-    runnerId: options.runnerId ?? `install-${member.memberId}`,
-    pollMs: options.pollMs ?? 100,
-    drainMs: options.drainMs ?? 50,
+    runnerId: `install-${member.memberId}`,
+    pollMs: 100,
+    drainMs: 50,
+    watchMs: 50,
+    firstTurnMs: 2_000,
+    firstTurnPollMs: 20,
+    idleGraceMs: 300,
+    inventoryMs: 200,
+    backoffMs: 20,
     replyDelayMs: 100,
-    reportEveryMs: 60_000,
-    ...(options.capabilitySets ? { capabilitySets: options.capabilitySets } : {}),
+    ...options,
   });
   doubles.push(double);
+  expect(double.configured).toBe(true);
   return double;
 }
 const find = async (member: ReturnType<typeof newMember>, id: string) => (await createSessionLedger(gateway.sql).find(gateway.call(member), id)) as LedgerSession;
@@ -91,7 +100,8 @@ describe("remote sessions on an OpenWork desktop", () => {
     await gateway.sessions.send(call(), await find(member, created.sessionId), { prompt: "SLOW work" });
     await until(() => find(member, created.sessionId), (s) => s.state === "running" && desktop.sessions.get(idle.targetSessionId!)!.status === "running");
     expect(await gateway.sessions.stop(call(), await find(member, created.sessionId))).toEqual({ sessionId: created.sessionId, stopped: true });
-    expect(desktop.sessions.get(idle.targetSessionId!)!.status).toBe("idle");
+    // The engine ends the aborted turn with its error, which the desktop reports.
+    expect(desktop.sessions.get(idle.targetSessionId!)!.status).toBe("error");
     expect(desktop.retired).toBe(false);
   });
 
@@ -341,5 +351,121 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     await gateway.sql`update desktop_task set claim_deadline = now() - interval '1 second' where session_id = ${sessionId} and kind = 'remote_session.send'`;
     await sweepTasks(gateway.sql);
     expect(await find(member, sessionId)).toMatchObject({ state: "interrupted", lastError: { error: "runner_unavailable", message: expect.stringContaining("never ran") } });
+  });
+});
+
+describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)", () => {
+  const commandOf = async (sessionId: string) => (await gateway.sql<{ id: string; progress: Record<string, unknown> | null }[]>`select id, progress from desktop_task where session_id = ${sessionId} and kind = 'remote_session.create'`)[0]!;
+  const idleSession = async (member: ReturnType<typeof newMember>, prompt = "hello") => {
+    const created = await gateway.sessions.create(gateway.call(member), { title: "released", prompt });
+    return until(() => find(member, created.sessionId), (s) => s.state === "idle");
+  };
+
+  it("reaches the gateway at <origin>/api/den and uses its token there: mint, work, inventory in OpenWork's body, nothing refused", async () => {
+    const member = newMember();
+    const desktop = await desktopOf(member);
+    await until(async () => desktop.requests, (r) => r.includes("PUT /v1/automation-runner/inventory -> 200"));
+    expect(desktop.requests).toContain("PUT /v1/automation-runner/inventory -> 200");
+    expect(desktop.notes).toEqual([]);
+    const [row] = await gateway.sql<{ inventory: { workspaces: { workspaceId: string }[] } }[]>`select inventory from desktop_runner where runner_id = ${`install-${member.memberId}`}`;
+    expect(row?.inventory.workspaces[0]?.workspaceId).toBe("ws_double");
+    // Sent only when it changed: one PUT for an inventory that stays the same.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(desktop.requests.filter((r) => r.startsWith("PUT")).length).toBe(1);
+    expect(desktop.requests.filter((r) => !/-> 200$/.test(r))).toEqual([]);
+  });
+
+  it("reports `error` (Aborted) after a relayed stop and has it taken; once that desktop is gone, the sweep still serves everyone", async () => {
+    const member = newMember();
+    const desktop = await desktopOf(member);
+    const session = await idleSession(member);
+    await gateway.sessions.send(gateway.call(member), session, { prompt: "SLOW work" });
+    await until(() => find(member, session.id), (s) => s.state === "running" && desktop.sessions.get(session.targetSessionId!)?.status === "running");
+    expect(await gateway.sessions.stop(gateway.call(member), await find(member, session.id))).toMatchObject({ stopped: true });
+    const command = await until(() => commandOf(session.id), (c) => c.progress?.status === "error");
+    expect(command.progress).toMatchObject({ status: "error", error: { message: "Aborted" } });
+    expect(desktop.requests.filter((r) => r.includes("/session ->") && !r.endsWith("-> 200"))).toEqual([]);
+    expect((await find(member, session.id)).state).toBe("stopped");
+
+    // The desktop quits; ten minutes later another organization's store-and-forward task is due.
+    await desktop.stop();
+    await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = ${`install-${member.memberId}`}`;
+    const other = { organizationId: "org_ows_later", memberId: `mem_ows_${++members}` };
+    await mint(other, "later-org-install");
+    const later = await gateway.sessions.create(gateway.call(other), { title: "deliver by", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
+    await gateway.sql`update desktop_task set claim_deadline = now() - interval '1 second', deliver_by = now() - interval '1 second' where session_id = ${later.sessionId}`;
+    await sweepTasks(gateway.sql);
+    expect((await find(other, later.sessionId)).state).toBe("expired");
+    expect((await find(member, session.id)).state).toBe("stopped");
+  });
+
+  it("watches the first turn: an engine that never answers fails the command no_reply, a refused key provider_auth_failed", async () => {
+    const member = newMember();
+    const desktop = await desktopOf(member);
+    expect(desktop.configured).toBe(true);
+    for (const [prompt, code] of [["NOREPLY please", "no_reply"], ["AUTHFAIL please", "provider_auth_failed"]] as const) {
+      const created = await gateway.sessions.create(gateway.call(member), { title: code, prompt });
+      const failed = await until(() => find(member, created.sessionId), (s) => s.state === "failed");
+      expect(failed).toMatchObject({ state: "failed", targetSessionId: null, lastError: { error: code, message: expect.stringContaining("local session ses_") } });
+    }
+    // A failed command carries no session ids, and the gateway takes it as it is.
+    expect(desktop.requests.filter((r) => r.includes("/complete"))).toEqual([expect.stringMatching(/-> 200$/), expect.stringMatching(/-> 200$/)]);
+  });
+
+  it("answers different_turn to a stop guarded by another turn's message id", async () => {
+    const member = newMember();
+    const desktop = await desktopOf(member);
+    const session = await idleSession(member);
+    const request = await transaction(gateway.sql, (tx) =>
+      enqueueTask(tx, member, holderTask(session, { kind: "remote_session.stop", requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] }, claimWithinMs: 60_000, input: { messageId: "msg_another_turn" } })),
+    );
+    desktop.wake();
+    const [done] = await until(() => gateway.sql<{ state: string; completion: unknown }[]>`select state, completion from desktop_task where id = ${request.id}`, ([t]) => t?.state === "done");
+    expect(done?.completion).toEqual({ status: "done", outcome: { action: "stop", result: { stopped: false, reason: "different_turn" } } });
+  });
+
+  it("pages backward for from: end, and the read's cursor goes on after the newest message (no repeats)", async () => {
+    const member = newMember();
+    await desktopOf(member);
+    const session = await idleSession(member);
+    await gateway.sessions.send(gateway.call(member), session, { prompt: "and again" });
+    await until(() => find(member, session.id), (s) => s.state === "idle");
+    const tail = await gateway.sessions.read(gateway.call(member), await find(member, session.id), { limit: 2, waitMs: 0, from: "end" });
+    expect(tail.messages.map((m) => m.text)).toEqual(["and again", "echo: and again"]);
+    const after = await gateway.sessions.read(gateway.call(member), await find(member, session.id), { limit: 20, waitMs: 0, cursor: tail.cursor });
+    expect(after.messages).toEqual([]);
+  });
+
+  it("drains /pending only within its activity window, and polls work on its own phase", async () => {
+    const member = newMember();
+    const desktop = await desktopOf(member, { activityWindowMs: 400, pollMs: 200 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(desktop.requests.filter((r) => r.includes("/pending"))).toEqual([]);
+    await idleSession(member);
+    const during = desktop.requests.filter((r) => r.includes("/pending")).length;
+    expect(during).toBeGreaterThan(0);
+    // Past the window, with its watch over: no more drains, and the work poll goes on.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const settled = desktop.requests.length;
+    const pendingThen = desktop.requests.filter((r) => r.includes("/pending")).length;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(desktop.requests.filter((r) => r.includes("/pending")).length).toBe(pendingThen);
+    expect(desktop.requests.slice(settled).filter((r) => r.includes("/work")).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("mints again every refreshMs, and at once after its credential is refused (401), then works on", async () => {
+    const member = newMember();
+    const desktop = await desktopOf(member, { refreshMs: 300 });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(desktop.requests.filter((r) => r.startsWith("POST /v1/automation-runners/token")).length).toBeGreaterThanOrEqual(3);
+    // The owner revokes the desktop: its next runner request is refused, it retires the credential and mints again.
+    const revoked = await fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/install-${member.memberId}`, { method: "DELETE", headers: { authorization: `Bearer ${gateway.memberToken(member)}` } });
+    expect(revoked.status).toBe(200);
+    const mints = desktop.requests.filter((r) => r.startsWith("POST /v1/automation-runners/token")).length;
+    await until(async () => desktop.retired, Boolean, 3_000);
+    expect(desktop.retired).toBe(true);
+    const session = await idleSession(member);
+    expect(session.state).toBe("idle");
+    expect(desktop.requests.filter((r) => r.startsWith("POST /v1/automation-runners/token")).length).toBeGreaterThan(mints);
   });
 });

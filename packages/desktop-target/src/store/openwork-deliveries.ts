@@ -126,6 +126,14 @@ export async function receiveRequest(tx: Queryable, runner: RunnerIdentity, requ
   const failed = receipt.status === "failed" ? receipt.error : null;
   if (!(await settle(tx, task, receipt, { failed }))) return task;
   const newTurn = receipt.status === "done" && task.kind === "remote_session.send" && receipt.outcome.result.alreadyPresent === false;
+  // A stop the desktop accepted ends the turn now, whichever comes first: this answer, or the
+  // desktop's report of the aborted turn (which then stays on the command only). The watermark
+  // is kept, so that report, newer, is still taken as data.
+  if (receipt.status === "done" && task.kind === "remote_session.stop" && receipt.outcome.result.stopped === true) {
+    await tx`
+      update desktop_task set progress = coalesce(progress, '{}'::jsonb) || '{"status":"stopped"}'::jsonb, updated_at = now()
+      where organization_id = ${task.organization_id} and session_id = ${task.session_id} and kind = 'remote_session.create'`;
+  }
   if (newTurn) {
     await tx`
       update desktop_task set

@@ -43,7 +43,7 @@ const model = z.object({ providerId: z.string().min(1).max(160), modelId: z.stri
 export const CommandCompleteSchema = z.discriminatedUnion("status", [
   z.object({ status: z.literal("delivered"), sessionId: z.string().min(1).max(240), workspaceId: z.string().min(1).max(240), resultSummary: z.string().max(4_096).nullish() }),
   z
-    .object({ status: z.literal("failed"), error: codeAndMessage, resultSummary: z.string().max(4_096).nullish(), sessionId: z.unknown(), workspaceId: z.unknown() })
+    .object({ status: z.literal("failed"), error: codeAndMessage, resultSummary: z.string().max(4_096).nullish(), sessionId: z.unknown().optional(), workspaceId: z.unknown().optional() })
     .refine((b) => b.sessionId === undefined && b.workspaceId === undefined, "a failed command carries no session ids"),
 ]);
 
