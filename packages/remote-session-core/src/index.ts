@@ -9,9 +9,9 @@ export {
   acceptsPrompt,
 } from "./session-state.js";
 export { SESSION_LIMITS, DEFAULT_TITLE } from "./limits.js";
+export { ModelSchema, type Model, ModelReplySchema } from "./wire/model.js";
+export { RespondAnswerSchema, type RespondAnswer, RespondAnswerReplySchema } from "./wire/respond-answer.js";
 export {
-  ModelSchema,
-  type Model,
   CreateSessionInputSchema,
   type CreateSessionInput,
   WorkspaceIdSchema,
@@ -27,8 +27,6 @@ export {
   type PendingInput,
   type PendingOption,
   pendingInput,
-  RespondAnswerSchema,
-  type RespondAnswer,
   RespondInputSchema,
   type RespondInput,
   checkAnswerFits,

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { fail } from "./errors/session-error.js";
 import { SESSION_LIMITS as L } from "./limits.js";
 import { boundText } from "./transcript/transcript-message.js";
+import { type RespondAnswer, RespondAnswerSchema } from "./wire/respond-answer.js";
 
 /** A choice a question offers. */
 export interface PendingOption {
@@ -51,13 +52,6 @@ export function pendingInput(input: PendingInput): PendingInput {
     ...(input.inAppOnly ? { inAppOnly: true } : {}),
   };
 }
-
-/** An answer: a permission decision, or the text that answers a question. */
-export const RespondAnswerSchema = z.union([
-  z.strictObject({ permission: z.enum(["once", "always", "reject"]) }),
-  z.strictObject({ text: z.string().min(1).max(L.answerText) }),
-]);
-export type RespondAnswer = z.infer<typeof RespondAnswerSchema>;
 
 /** `respond`'s arguments after the session id. */
 export const RespondInputSchema = z.strictObject({

@@ -1,13 +1,8 @@
 import { z } from "zod";
 import { DEFAULT_TITLE, SESSION_LIMITS as L } from "./limits.js";
+import { ModelSchema } from "./wire/model.js";
 
-/** The model a session should use. */
-export const ModelSchema = z.strictObject({
-  providerId: z.string().min(1).max(L.providerId),
-  modelId: z.string().min(1).max(L.modelId),
-  variant: z.string().min(1).max(L.modelVariant).optional(),
-});
-export type Model = z.infer<typeof ModelSchema>;
+export { ModelSchema, type Model } from "./wire/model.js";
 
 const IdempotencyKeySchema = z.string().min(1).max(L.idempotencyKey);
 const PromptSchema = z.string().min(1).max(L.prompt);

@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import { isDeepStrictEqual } from "node:util";
 import type { z } from "zod";
 import { type Answer, type Assignment, ClaimNextRequestSchema, ClaimRequestSchema } from "../v1/assignment.js";
+import type { Model } from "../v1/common.js";
 import { canRunnerTake, grantCapabilities, RUNNER_PROTOCOL_VERSION, taskRequirements } from "../v1/capabilities.js";
 import { type CompleteRequest, CompleteRequestSchema } from "../v1/complete.js";
 import { RUNNER_ERROR_STATUS, type RunnerErrorCode } from "../v1/error-body.js";
@@ -24,6 +25,7 @@ interface DoubleTask {
   kind: Assignment["kind"];
   title: string;
   prompt: string | null;
+  model?: Model;
   pinnedRunnerId: string | null;
   state: "queued" | "claimed" | "done" | "failed" | "cancelled" | "interrupted";
   attempt: number;
@@ -98,7 +100,7 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     return task ? claim(task, runner) : null;
   };
   const assignmentOf = (task: DoubleTask): Assignment => {
-    const lease = { taskId: task.taskId, sessionId: `rs_${task.taskId}`, attempt: task.attempt, leaseExpiresAt: new Date(task.leaseExpiresAt).toISOString(), heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1_000, model: null };
+    const lease = { taskId: task.taskId, sessionId: `rs_${task.taskId}`, attempt: task.attempt, leaseExpiresAt: new Date(task.leaseExpiresAt).toISOString(), heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1_000, model: task.model ?? null };
     if (task.respond) return { ...lease, kind: "remote_session.respond", localSessionId: "ses_1", workspaceId: null, ...task.respond };
     return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, workspaceId: null };
   };
@@ -217,7 +219,7 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
   });
   baseUrl = server.url;
 
-  const enqueue = (task: Pick<DoubleTask, "kind" | "title" | "prompt" | "pinnedRunnerId" | "respond">) => {
+  const enqueue = (task: Pick<DoubleTask, "kind" | "title" | "prompt" | "model" | "pinnedRunnerId" | "respond">) => {
     const taskId = `rst_${nextId++}`;
     tasks.set(taskId, { taskId, ...task, state: "queued", attempt: 0, runnerId: null, leaseExpiresAt: 0, cancelRequested: false, events: [], completion: null });
     const notification = { id: notifications.length + 1, taskId };
@@ -226,7 +228,9 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     return { taskId };
   };
 
-  const harness: RunnerChannelHarness & {
+  const harness: Omit<RunnerChannelHarness, "enqueueCreate"> & {
+    /** As the suite's, and the model the session should use. */
+    enqueueCreate(input: Parameters<RunnerChannelHarness["enqueueCreate"]>[0] & { model?: Model }): Promise<{ taskId: string }>;
     memberToken: string;
     closeStreams(): void;
     requests: typeof server.requests;
@@ -243,7 +247,8 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
       return { token: mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId, capabilities: [], audience: baseUrl }).token };
     },
     claimNexts: () => claimNexts,
-    enqueueCreate: async ({ title, prompt, runnerId }) => enqueue({ kind: "remote_session.create", title, prompt, pinnedRunnerId: runnerId ?? null }),
+    enqueueCreate: async ({ title, prompt, runnerId, model }) =>
+      enqueue({ kind: "remote_session.create", title, prompt, pinnedRunnerId: runnerId ?? null, ...(model ? { model } : {}) }),
     enqueueRespond: async ({ runnerId, requestId, answer }) =>
       enqueue({ kind: "remote_session.respond", title: "", prompt: null, pinnedRunnerId: runnerId, respond: { requestId, answer } }),
     requestCancel: async (taskId) => {

@@ -1,7 +1,11 @@
+import { RespondAnswerReplySchema, RespondAnswerSchema } from "@openwork/remote-session-core/wire";
 import { z } from "zod";
-import { AttemptSchema, GatewayIdSchema, LocalIdSchema, ModelSchema, RequestIdSchema, TimestampSchema } from "./common.js";
+import { AttemptSchema, GatewayIdSchema, LocalIdSchema, ModelReplySchema, RequestIdSchema, TimestampSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
 import { WORK_KINDS } from "./work-kinds.js";
+
+// An assignment is a reply: the runner reads it, so every object in it ignores fields a newer
+// gateway adds (at any depth), and a new field never costs an old runner its task.
 
 /** `POST tasks/:id/claim` takes no fields; an empty or absent body is fine. */
 export const ClaimRequestSchema = z.strictObject({});
@@ -14,7 +18,7 @@ const lease = {
   leaseExpiresAt: TimestampSchema,
   /** How often the gateway expects a heartbeat. */
   heartbeatIntervalMs: z.int().min(100).max(600_000),
-  model: ModelSchema.nullable(),
+  model: ModelReplySchema.nullable(),
 };
 
 /** Create a visible local session, then run the first prompt in it if there is one. */
@@ -38,11 +42,12 @@ export const SendAssignmentSchema = z.looseObject({
   prompt: z.string().min(1).max(LIMITS.prompt),
 });
 
-/** An answer for the engine: a permission decision, or the text that answers a question. */
-export const AnswerSchema = z.union([
-  z.strictObject({ permission: z.enum(["once", "always", "reject"]) }),
-  z.strictObject({ text: z.string().min(1).max(LIMITS.answerText) }),
-]);
+/**
+ * An answer for the engine: a permission decision, or the text that answers a question. The
+ * session model's one definition (strict, as a caller sends it); an assignment carries its loose
+ * reply form.
+ */
+export const AnswerSchema = RespondAnswerSchema;
 export type Answer = z.infer<typeof AnswerSchema>;
 
 /**
@@ -56,7 +61,7 @@ export const RespondAssignmentSchema = z.looseObject({
   localSessionId: LocalIdSchema,
   workspaceId: LocalIdSchema.nullable(),
   requestId: RequestIdSchema,
-  answer: AnswerSchema,
+  answer: RespondAnswerReplySchema,
 });
 
 /** What a successful claim hands the runner. */

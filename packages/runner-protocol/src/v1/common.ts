@@ -24,13 +24,8 @@ export const TimestampSchema = z.iso.datetime({ offset: true });
 /** An attempt number: 1 for the first claim of a task, one more for each re-claim. */
 export const AttemptSchema = z.int().min(1).max(1_000);
 
-/** The model a session should use. */
-export const ModelSchema = z.strictObject({
-  providerId: z.string().min(1).max(LIMITS.providerId),
-  modelId: z.string().min(1).max(LIMITS.modelId),
-  variant: z.string().min(1).max(LIMITS.modelVariant).optional(),
-});
-export type Model = z.infer<typeof ModelSchema>;
+/** The model a session should use: the session model's one definition (strict; its reply form is loose). */
+export { ModelSchema, type Model, ModelReplySchema } from "@openwork/remote-session-core/wire";
 
 /** A machine-readable cause with a human message. */
 export const ErrorDetailSchema = z.strictObject({

@@ -1,6 +1,10 @@
+import { SESSION_LIMITS as SESSION } from "@openwork/remote-session-core/wire";
+
 /**
  * Size limits of the v1 wire contract. Every string and array in a message has one, and the
- * gateway's tables use the same numbers, so a value the schema accepts always fits.
+ * gateway's tables use the same numbers, so a value the schema accepts always fits. What a
+ * session's caller also sends (title, prompt, model, answers, what a request shows) is the
+ * session model's own limit, one number for both.
  */
 export const LIMITS = {
   /** Task, session and message ids minted by the gateway. */
@@ -14,25 +18,25 @@ export const LIMITS = {
   appVersion: 80,
   capability: 64,
   capabilities: 16,
-  title: 120,
-  prompt: 100_000,
-  providerId: 160,
-  modelId: 160,
-  modelVariant: 60,
+  title: SESSION.title,
+  prompt: SESSION.prompt,
+  providerId: SESSION.providerId,
+  modelId: SESSION.modelId,
+  modelVariant: SESSION.modelVariant,
   /** One streamed piece of assistant text. */
   deltaText: 16_000,
   /** The whole text of one assistant message. */
   finalText: 100_000,
   toolName: 160,
   /** A permission or question request's id, as the runner's engine mints it. */
-  requestId: 160,
+  requestId: SESSION.requestId,
   /** A request's one-line title and each option's label. */
-  requestTitle: 200,
+  requestTitle: SESSION.pendingTitle,
   /** What a request is about (the command, the question). */
-  requestDetail: 2_000,
-  requestOptions: 20,
+  requestDetail: SESSION.pendingDetail,
+  requestOptions: SESSION.pendingOptions,
   /** The text that answers a question. */
-  answerText: 10_000,
+  answerText: SESSION.answerText,
   toolSummary: 2_000,
   errorCode: 60,
   errorMessage: 2_000,

@@ -1,0 +1,12 @@
+import { z } from "zod";
+import { SESSION_LIMITS as L } from "../limits.js";
+
+const permission = { permission: z.enum(["once", "always", "reject"]) };
+const text = { text: z.string().min(1).max(L.answerText) };
+
+/** An answer: a permission decision, or the text that answers a question. Strict, as callers send it. */
+export const RespondAnswerSchema = z.union([z.strictObject(permission), z.strictObject(text)]);
+export type RespondAnswer = z.infer<typeof RespondAnswerSchema>;
+
+/** The same shape read from a peer's answer (a runner's assignment): fields a newer peer adds are ignored. */
+export const RespondAnswerReplySchema = z.union([z.looseObject(permission), z.looseObject(text)]);
