@@ -78,6 +78,16 @@ describe("the cloud target against a real opencode behind the witness worker", (
     expect(none.finalAssistantText).toBeUndefined();
   });
 
+  it("shows a session it created in the worker's native session list, where OpenWork Web looks", async () => {
+    const created = await sessions.create(call(), { title: "Seen on the web" });
+    const remoteId = (await find(created.sessionId)).targetSessionId!;
+    const headers = { authorization: "Bearer client-token-123" };
+    const listed = (await (await fetch(`${witness.url}/workspace/ws_witness/sessions`, { headers })).json()) as { items: { id: string; title: string }[] };
+    expect(listed.items).toContainEqual(expect.objectContaining({ id: remoteId, title: "Seen on the web" }));
+    const snapshot = (await (await fetch(`${witness.url}/workspace/ws_witness/sessions/${remoteId}/snapshot`, { headers })).json()) as { item: { session: { id: string }; status: { type: string }; todos: unknown[] } };
+    expect(snapshot.item).toMatchObject({ session: { id: remoteId }, status: { type: "idle" }, todos: [] });
+  });
+
   it("does not send a prompt twice when a send is retried with its message id", async () => {
     const created = await sessions.create(call(), { title: "Retry" });
     expect(created.state).toBe("idle");

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
 import { createEchoEngine, type EchoEngine } from "./echo/echo-engine.js";
+import { nativeSessionRoutes } from "./native-sessions.js";
 import type { EchoTiming } from "./echo/echo-sessions.js";
 
 export interface WitnessWorkerOptions {
@@ -84,14 +85,28 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
     const item = { id: workspaceId, name: "Witness workspace", workspaceType: "local" };
     return c.json({ items: [item], workspaces: [item], activeId: workspaceId });
   });
-  const mount = async (c: { req: { param(name: string): string | undefined; raw: Request; url: string } }, prefix: string) => {
-    const id = c.req.param("id");
+  /** The workspace's engine answers, or why it cannot (unknown workspace, engine down). */
+  const refusal = (id: string | undefined): Response | null => {
     if (id !== workspaceId) return Response.json({ code: "workspace_not_found", message: "Workspace not found" }, { status: 404 });
     if (state.engineDown) return Response.json({ code: "internal_error", message: "Internal server error" }, { status: 500 });
-    const url = new URL(c.req.url);
-    const path = url.pathname.slice(`/${prefix}/${workspaceId}/opencode`.length) || "/";
-    return echo ? echo.handle(c.req.raw, path) : proxy(c.req.raw, `${options.opencode!.url}${path}${url.search}`, options.opencode!.directory, streams);
+    return null;
   };
+  const toEngine = (request: Request, path: string, search: string) =>
+    echo ? echo.handle(request, path) : proxy(request, `${options.opencode!.url}${path}${search}`, options.opencode!.directory, streams);
+  const mount = async (c: { req: { param(name: string): string | undefined; raw: Request; url: string } }, prefix: string) => {
+    const refused = refusal(c.req.param("id"));
+    if (refused) return refused;
+    const url = new URL(c.req.url);
+    return toEngine(c.req.raw, url.pathname.slice(`/${prefix}/${workspaceId}/opencode`.length) || "/", url.search);
+  };
+  const native = nativeSessionRoutes((method, target, body) => {
+    const url = new URL(target, "http://engine");
+    const request = new Request(url, { method, headers: { "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    return toEngine(request, url.pathname, url.search);
+  });
+  worker.use("/workspace/:id/sessions/*", async (c, next) => refusal(c.req.param("id")) ?? next());
+  worker.use("/workspace/:id/sessions", async (c, next) => refusal(c.req.param("id")) ?? next());
+  worker.route("/workspace/:id/sessions", native);
   worker.all("/workspace/:id/opencode/*", (c) => mount(c, "workspace"));
   worker.all("/w/:id/opencode/*", (c) => mount(c, "w"));
 

@@ -22,7 +22,7 @@ export interface RealOpencode {
   stop(): Promise<void>;
 }
 
-// Every network feature of opencode that has a switch, off (see research/real-worker.md).
+// Every network feature of opencode that has a switch, off.
 const OFFLINE_ENV = {
   OPENCODE_DISABLE_AUTOUPDATE: "1",
   OPENCODE_DISABLE_MODELS_FETCH: "1",

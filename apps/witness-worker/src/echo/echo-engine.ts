@@ -1,11 +1,22 @@
 import { createEchoRequests } from "./echo-requests.js";
 import { createEventBus } from "./event-bus.js";
-import { createEchoSessions, type EchoTiming } from "./echo-sessions.js";
+import { createEchoSessions, type EchoSession, type EchoTiming } from "./echo-sessions.js";
 
 const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 const opencodeError = (status: number, name: string, message: string, extra: Record<string, unknown> = {}) =>
   json({ name, data: { message, ...extra } }, status);
 const badRequest = (message: string) => opencodeError(400, "BadRequest", message, { kind: "Payload" });
+
+/** A session as opencode lists it (the fields OpenWork Web shows; no cost, tokens or summary). */
+const sessionInfo = (session: EchoSession) => ({
+  id: session.id,
+  slug: session.id.slice(4, 16),
+  projectID: "global",
+  directory: "/witness",
+  title: session.title,
+  version: "witness",
+  time: session.time,
+});
 
 interface PromptBody {
   parts?: { type: string; text?: string }[];
@@ -23,7 +34,7 @@ interface PromptBody {
 export function createEchoEngine(options: Partial<EchoTiming> = {}) {
   const bus = createEventBus();
   const requests = createEchoRequests(bus);
-  const echo = createEchoSessions(bus, requests, { replyDelayMs: 150, slowWordMs: 300, retryMs: 1_000, ...options });
+  const echo = createEchoSessions(bus, requests, { replyDelayMs: 150, slowWordMs: 300, retryMs: 2_000, ...options });
 
   const handle = async (request: Request, path: string): Promise<Response> => {
     const method = request.method.toUpperCase();
@@ -31,14 +42,14 @@ export function createEchoEngine(options: Partial<EchoTiming> = {}) {
     if (method === "GET" && path === "/session/status") {
       return json(Object.fromEntries([...echo.sessions.values()].filter((s) => s.status).map((s) => [s.id, s.status])));
     }
+    if (method === "GET" && path === "/session") return json([...echo.sessions.values()].map(sessionInfo).reverse());
     if (method === "POST" && path === "/session") {
       const body = (await request.json().catch(() => ({}))) as { title?: string };
-      const session = echo.create(body.title);
-      return json({ id: session.id, title: session.title, time: session.time });
+      return json(sessionInfo(echo.create(body.title)));
     }
     const asked = /^\/(permission|question)(?:\/([^/]+)\/reply)?$/.exec(path);
     if (asked) return answerRoute(request, asked[1] as "permission" | "question", asked[2]);
-    const match = /^\/session\/([^/]+)(?:\/(message|prompt_async|abort)(?:\/([^/]+))?)?$/.exec(path);
+    const match = /^\/session\/([^/]+)(?:\/(message|prompt_async|abort|todo)(?:\/([^/]+))?)?$/.exec(path);
     if (!match) return opencodeError(404, "NotFoundError", "Route not found");
     const [, rawId, action, messageId] = match;
     const id = decodeURIComponent(rawId!);
@@ -46,7 +57,9 @@ export function createEchoEngine(options: Partial<EchoTiming> = {}) {
     // As opencode: aborting a session it does not know answers true; anything else is "not found".
     if (!session && action === "abort" && method === "POST") return json(true);
     if (!session) return opencodeError(404, "NotFoundError", `Session not found: ${id}`);
-    if (!action && method === "GET") return json({ id: session.id, title: session.title, time: session.time });
+    if (!action && method === "GET") return json(sessionInfo(session));
+    // The echo engine writes no todos.
+    if (action === "todo" && method === "GET") return json([]);
     if (!action && method === "DELETE") {
       echo.remove(session);
       return json(true);

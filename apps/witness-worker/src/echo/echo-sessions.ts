@@ -93,11 +93,16 @@ export interface EchoTiming {
   replyDelayMs: number;
   /** Between words of a `SLOW` reply. Default 300 ms. */
   slowWordMs: number;
-  /** Between retries of a `FAIL500` turn. Default 1 s. */
+  /**
+   * The first retry delay of a `FAIL500` turn; each next one doubles, up to 30 s, as opencode
+   * backs off (2 s, 4 s, 8 s: attempt 4 comes 14 s after the first failure). Default 2 s.
+   */
   retryMs: number;
 }
 
 const KNOWN_PROVIDER = "echo";
+// opencode's longest wait between retries when the provider names none.
+const MAX_RETRY_DELAY_MS = 30_000;
 const newPartId = () => `prt_${randomBytes(12).toString("hex")}`;
 
 /**
@@ -242,8 +247,9 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, timing
   }
 
   function retryForever(session: EchoSession, reply: EchoMessage, attempt: number) {
-    setStatus(session, { type: "retry", attempt, message: "echo provider is down", next: Date.now() + timing.retryMs });
-    session.cancel = later(timing.retryMs, () => retryForever(session, reply, attempt + 1));
+    const delay = Math.min(timing.retryMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS);
+    setStatus(session, { type: "retry", attempt, message: "echo provider is down", next: Date.now() + delay });
+    session.cancel = later(delay, () => retryForever(session, reply, attempt + 1));
     // Aborting a retrying turn completes its reply with no finish, no error and no parts (as opencode).
     session.onAbort = () => {
       complete(reply, {});
