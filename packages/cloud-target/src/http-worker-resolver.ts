@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { WorkerResolution, WorkerResolver } from "./worker-resolver.js";
 
 // den-api's answer, loose at every depth: a newer den-api may add members anywhere.
-const ResolveResponseSchema = z.looseObject({
+export const ResolveResponseSchema = z.looseObject({
   status: z.enum(["ready", "waking", "provisioning", "failed", "missing"]),
   workerId: z.string().max(200).nullish(),
   url: z.string().max(2_048).nullish(),

@@ -46,8 +46,21 @@ export type MessageWithParts = z.infer<typeof MessageWithPartsSchema>;
 
 export const MessagesSchema = z.array(MessageWithPartsSchema);
 
-/** `GET session/status`: only sessions that are not idle are listed. */
-export const StatusMapSchema = z.record(z.string(), z.looseObject({ type: z.string() }));
+const StatusEntrySchema = z.looseObject({ type: z.string() });
+
+/**
+ * `GET session/status`: only sessions that are not idle are listed. Each entry is read on its
+ * own: one a newer engine shapes otherwise (or a member that is not a session) is left out
+ * rather than failing every session's read.
+ */
+export const StatusMapSchema = z.record(z.string(), z.unknown()).transform((map) => {
+  const statuses: Record<string, z.infer<typeof StatusEntrySchema>> = {};
+  for (const [id, entry] of Object.entries(map)) {
+    const parsed = StatusEntrySchema.safeParse(entry);
+    if (parsed.success) statuses[id] = parsed.data;
+  }
+  return statuses;
+});
 
 const RequestToolSchema = z.looseObject({ messageID: z.string(), callID: z.string() });
 
@@ -87,3 +100,12 @@ export const OpencodeErrorSchema = z.looseObject({ name: z.string(), data: z.loo
 
 /** openwork-server's error body. */
 export const OpenworkErrorSchema = z.looseObject({ code: z.string(), message: z.string().optional() });
+
+/** One event of `GET …/opencode/event` (`data: {json}` lines). */
+export const EventSchema = z.looseObject({ type: z.string(), properties: z.looseObject({}) });
+/** `session.status`'s status. */
+export const EventStatusSchema = z.looseObject({ type: z.string(), attempt: z.number().optional(), message: z.string().optional(), next: z.number().optional() });
+/** `message.updated`'s info: what says a reply ended. */
+export const EventMessageSchema = z.looseObject({ id: z.string(), role: z.string(), time: z.looseObject({ completed: z.number().optional() }).optional(), error: z.unknown().optional() });
+/** `message.part.updated`'s part: a text part is announced before its first delta. */
+export const EventPartSchema = z.looseObject({ id: z.string(), messageID: z.string(), type: z.string() });

@@ -1,6 +1,7 @@
 import { type Logger, silentLogger } from "@openwork/remote-session-core";
 import { createParser } from "eventsource-parser";
-import { z } from "zod";
+import type { z } from "zod";
+import { EventMessageSchema as MessageSchema, EventPartSchema as PartSchema, EventSchema, OpencodeErrorSchema as ErrorSchema, EventStatusSchema as StatusSchema } from "./opencode-schemas.js";
 
 /** Where a worker's events come from: its URL, the client token, the workspace's opencode mount. */
 export interface EventSource {
@@ -49,11 +50,6 @@ export interface WorkerEventsOptions {
   silenceMs?: number;
 }
 
-const EventSchema = z.looseObject({ type: z.string(), properties: z.looseObject({}) });
-const ErrorSchema = z.looseObject({ name: z.string(), data: z.looseObject({ message: z.string().optional() }).optional() });
-const StatusSchema = z.looseObject({ type: z.string(), attempt: z.number().optional(), message: z.string().optional(), next: z.number().optional() });
-const PartSchema = z.looseObject({ id: z.string(), messageID: z.string(), type: z.string() });
-const MessageSchema = z.looseObject({ id: z.string(), role: z.string(), time: z.looseObject({ completed: z.number().optional() }).optional(), error: z.unknown().optional() });
 // Live text is bounded per message: reads cut it further, this only stops a runaway reply.
 const LIVE_TEXT_LIMIT = 200_000;
 // Sessions remembered per stream beyond the watched ones.
