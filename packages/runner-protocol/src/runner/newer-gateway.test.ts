@@ -14,8 +14,9 @@ const model = { providerId: "anthropic", modelId: "claude-sonnet", variant: "hig
 
 /**
  * A fetch through which every JSON answer of the gateway carries `key: extra` in each of its
- * objects, at every depth, as a newer gateway's would. The first claim is answered 503 with a
- * typed error body (the same key in each of its objects), so the error reading is crossed too.
+ * objects, at every depth, as a newer gateway's would, and each work listing offers a kind of
+ * work no runner knows yet. The first claim is answered 503 with a typed error body (the same key
+ * in each of its objects), so the error reading is crossed too.
  */
 function newerGateway(key: string, extra: unknown): typeof fetch {
   let refusedOnce = false;
@@ -29,7 +30,10 @@ function newerGateway(key: string, extra: unknown): typeof fetch {
     const response = await fetch(request);
     if (!response.headers.get("content-type")?.includes("application/json")) return response;
     const text = await response.text();
-    const body = text === "" ? text : JSON.stringify(withUnknownKey(JSON.parse(text), key, extra));
+    const answer = text === "" ? undefined : (JSON.parse(text) as Record<string, unknown>);
+    // A work listing also offers a kind of work this runner has never heard of.
+    if (Array.isArray(answer?.items)) answer.items.unshift({ taskId: "rst_future", kind: "remote_session.future" });
+    const body = answer === undefined ? "" : JSON.stringify(withUnknownKey(answer, key, extra));
     return new Response(body, { status: response.status, headers: { "content-type": "application/json" } });
   };
 }

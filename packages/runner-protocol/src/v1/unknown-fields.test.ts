@@ -109,3 +109,12 @@ describe("shapes shared with the session model", () => {
     });
   });
 });
+
+describe("a work listing from a newer gateway", () => {
+  it("passes over an offer of a kind the runner does not know, and still refuses a malformed offer of a known kind", () => {
+    const listing = { items: [{ taskId: "rst_1", kind: "remote_session.fork" }, { taskId: "rst_2", kind: "remote_session.create" }] };
+    expect(WorkResponseSchema.parse(listing)).toEqual({ items: [{ taskId: "rst_2", kind: "remote_session.create" }] });
+    expect(WorkResponseSchema.safeParse({ items: [{ taskId: "rst 2", kind: "remote_session.create" }] }).success).toBe(false);
+    expect(WorkResponseSchema.safeParse({ items: [{ taskId: "rst_2" }] }).success).toBe(false);
+  });
+});
