@@ -79,8 +79,12 @@ describe.each(["cloud", "desktop"])("a session that asks, on the %s target", (ta
     // A question's answer does not fit a permission: refused, nothing sent.
     const misfit = await test.execute("remote-session:respond", { sessionId: created.sessionId, requestId: waiting.pending.id, answer: { text: "yes" } });
     expect(misfit).toMatchObject({ isError: true, structuredContent: { error: "invalid_capability_arguments" } });
+    // A reader that already saw the request (an open card) holds one read from that cursor: it
+    // returns on the answer, never at once on the request it was shown.
+    const held = ok("remote-session:read", { sessionId: created.sessionId, cursor: waiting.cursor, waitMs: 20_000 });
     const answer = { sessionId: created.sessionId, requestId: waiting.pending.id, answer: { permission: "once" } };
     const answered = await ok("remote-session:respond", answer);
+    expect((await held).state).not.toBe("waiting_input");
     expect(answered).toMatchObject({ requestId: waiting.pending.id, alreadyAnswered: false, delivered: true, next: { name: "remote-session:read" } });
     const done = await readUntil(created.sessionId, (r) => r.state === "idle");
     expect(done.finalAssistantText).toContain("bash-ran");
