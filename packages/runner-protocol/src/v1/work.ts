@@ -15,19 +15,18 @@ export type WorkItem = z.infer<typeof WorkItemSchema>;
 const KNOWN_KINDS: ReadonlySet<string> = new Set(WORK_KINDS);
 
 /**
- * An offer of a kind this runner does not know, from a newer gateway (it should not list one the
+ * An offer of a kind this runner does not know, from a newer gateway. It should not list one the
  * runner has no capability for; if it does, the runner passes it over instead of failing the
- * whole listing). An offer of a known kind is still read in full.
+ * whole listing. Offers of known kinds are read in full.
  */
-const OfferSchema = z.looseObject({ kind: z.string().max(LIMITS.capability) }).pipe(
-  z.union([WorkItemSchema, z.looseObject({ kind: z.string().refine((kind) => !KNOWN_KINDS.has(kind)) }).transform(() => null)]),
-);
+const isUnknownKindOffer = (item: unknown): boolean =>
+  typeof item === "object" && item !== null && typeof (item as { kind?: unknown }).kind === "string" && !KNOWN_KINDS.has((item as { kind: string }).kind);
 
 /** The answer to `GET work`: the tasks this runner may claim now, oldest first. */
 export const WorkResponseSchema = z.looseObject({
-  items: z
-    .array(OfferSchema)
-    .max(LIMITS.workItems)
-    .transform((items) => items.filter((item): item is WorkItem => item !== null)),
+  items: z.preprocess(
+    (items) => (Array.isArray(items) ? items.filter((item) => !isUnknownKindOffer(item)) : items),
+    z.array(WorkItemSchema).max(LIMITS.workItems),
+  ),
 });
 export type WorkResponse = z.infer<typeof WorkResponseSchema>;
