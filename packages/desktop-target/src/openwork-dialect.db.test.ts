@@ -246,17 +246,31 @@ describe("OpenWork dialect: the wake stream", () => {
 
   it("(59) keeps a released desktop calm: 60 s connected cost at most 4 requests (1 stream + 1 work poll, one spare reconnect each)", async () => {
     const { body } = await mintFor({ runnerId: "calm-install-0001" });
-    const r0 = startR0Double({ baseUrl: gateway.baseUrl, token: body.token });
+    const r0 = await startR0Double({ baseUrl: gateway.baseUrl, token: body.token });
     await new Promise((resolve) => setTimeout(resolve, 60_000));
     await r0.stop();
     expect(r0.requests.length, r0.requests.join("\n")).toBeLessThanOrEqual(4);
     expect(r0.requests).toContain("GET /v1/automation-runners/events -> 200");
   }, 70_000);
 
+  it("(61) takes R0's bridge minting again every 5 minutes: each new token opens a new stream, the old one just ends", async () => {
+    const r0 = await startR0Double({ baseUrl: gateway.baseUrl, memberToken: gateway.memberToken(alice), runnerId: "r0-bridge-install-1", refreshMs: 300 });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await r0.stop();
+    const mints = r0.requests.filter((r) => r.startsWith("POST /v1/automation-runners/token"));
+    expect(mints.length).toBeGreaterThanOrEqual(3);
+    expect(mints.every((r) => r.endsWith("-> 200"))).toBe(true);
+    // One stream per token, each held open (200) until the next token replaced it.
+    const streams = r0.requests.filter((r) => r.startsWith("GET /v1/automation-runners/events"));
+    expect(streams.length).toBeGreaterThanOrEqual(mints.length - 1);
+    expect(streams.length).toBeLessThanOrEqual(mints.length + 1);
+    expect(streams.every((r) => r.endsWith("-> 200"))).toBe(true);
+  });
+
   it("(59) is a faithful double: against a gateway without OpenWork's paths it hot-loops as the real R0 does", async () => {
     const { body } = await mintFor({ runnerId: "loop-install-0001" });
     const oursOnly = `${gateway.baseUrl}/v1/desktop-runner`;
-    const r0 = startR0Double({ baseUrl: oursOnly, token: body.token });
+    const r0 = await startR0Double({ baseUrl: oursOnly, token: body.token });
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     await r0.stop();
     // About two stream requests and two work polls a second.

@@ -453,6 +453,26 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     expect(desktop.requests.slice(settled).filter((r) => r.includes("/work")).length).toBeGreaterThanOrEqual(2);
   });
 
+  it("retries after 5xx: backs off and polls work again, sends a failed completion once more", async () => {
+    const member = newMember();
+    // Work polls fail until the command exists, then three times more: only a retry can find it.
+    const failing = { work: Number.POSITIVE_INFINITY, complete: 1 };
+    // The network in front of the gateway answers 503 to the first work polls and the first completion.
+    const flaky: typeof fetch = async (input, init) => {
+      const path = new URL(String(input)).pathname;
+      const kind = path.endsWith("/automation-runner/work") ? "work" : path.includes("/remote-session-commands/") && path.endsWith("/complete") ? "complete" : null;
+      if (kind && failing[kind]-- > 0) return new Response(JSON.stringify({ error: "unavailable" }), { status: 503 });
+      return fetch(input, init);
+    };
+    const desktop = await desktopOf(member, { fetch: flaky, pollMs: 60_000, backoffCapMs: 100 });
+    const created = await gateway.sessions.create(gateway.call(member), { title: "flaky", prompt: "hello" });
+    failing.work = 3;
+    expect((await until(() => find(member, created.sessionId), (s) => s.state === "idle")).state).toBe("idle");
+    const work = desktop.requests.filter((r) => r.startsWith("GET /v1/automation-runner/work"));
+    expect(work.filter((r) => r.endsWith("-> 200"))).toHaveLength(1);
+    expect(desktop.requests.filter((r) => r.includes("/complete"))).toEqual([expect.stringMatching(/-> 503$/), expect.stringMatching(/-> 200$/)]);
+  });
+
   it("mints again every refreshMs, and at once after its credential is refused (401), then works on", async () => {
     const member = newMember();
     const desktop = await desktopOf(member, { refreshMs: 300 });

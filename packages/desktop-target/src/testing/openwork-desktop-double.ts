@@ -48,6 +48,8 @@ export interface OpenworkDesktopDoubleOptions {
   slowReplyMs?: number;
   /** Told of each command it claimed (a benchmark's clock). */
   onCommand?(commandId: string): void;
+  /** The network it talks through (a test's can fail requests). Default the global `fetch`. */
+  fetch?: typeof fetch;
 }
 
 export interface OpenworkDesktopDouble {
@@ -99,7 +101,7 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
 
   const send = async (method: string, path: string, body: unknown, auth: string): Promise<Reply> => {
     try {
-      const response = await fetch(`${options.baseUrl}${path}`, {
+      const response = await (options.fetch ?? fetch)(`${options.baseUrl}${path}`, {
         method,
         signal: stopped.signal,
         headers: { authorization: auth, "content-type": "application/json", accept: "application/json", "x-openwork-org-id": "org" },

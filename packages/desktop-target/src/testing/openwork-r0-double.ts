@@ -1,8 +1,11 @@
 import { abortableSleep } from "./abortable-sleep.js";
+import { openworkBridge } from "./openwork-desktop-bridge.js";
 
-// A double of OpenWork's released, automation-only desktop runner (R0), written from §3.1 of the
-// wire spec: its connect loop, its backoff that resets on any HTTP answer, its reconcile. It runs
-// no Automations (none are ever assigned here); it counts what it sends.
+// A double of OpenWork's released, automation-only desktop runner (R0) and its bridge: its connect
+// loop, its backoff that resets on any HTTP answer, its reconcile; with a member token, the
+// bridge mints (`model_attention_v1`) and mints again every `refreshMs` (5 min in the field), each
+// new token starting a new connection. It runs no Automations (none are ever assigned here); it
+// counts what it sends.
 
 export interface R0Double {
   /** Every request sent, as `METHOD path -> status` (or `-> network` for no answer). */
@@ -12,24 +15,48 @@ export interface R0Double {
 
 const jitter = () => 0.5 + Math.random();
 
-/** Starts the R0 connect loop against `baseUrl` with `token` (what R0-bridge configured). */
-export function startR0Double(options: { baseUrl: string; token: string }): R0Double {
+export type R0DoubleOptions =
+  /** Configured with `token` (what R0-bridge configured). */
+  | { baseUrl: string; token: string }
+  /** Or minting its own with the member's session, again every `refreshMs`. */
+  | { baseUrl: string; memberToken: string; runnerId: string; refreshMs?: number };
+
+/** Starts the R0 connect loop against `baseUrl`. */
+export async function startR0Double(options: R0DoubleOptions): Promise<R0Double> {
   const requests: string[] = [];
   const stopped = new AbortController();
   let backoff = 0;
   let lastEventId: string | undefined;
-  const send = async (method: string, path: string, init: RequestInit = {}): Promise<Response | null> => {
+  // A new token ends the current connection: the loop connects again with it.
+  let connection = new AbortController();
+  const bridge =
+    "memberToken" in options
+      ? openworkBridge({
+          ...options,
+          capabilitySets: [["model_attention_v1"]],
+          refreshMs: options.refreshMs ?? 5 * 60_000,
+          notes: [],
+          signal: stopped.signal,
+          send: async (method, path, body, auth) => {
+            const response = await send(method, path, { body: JSON.stringify(body), headers: { authorization: auth, "content-type": "application/json" } });
+            return { status: response?.status ?? 0, body: await response?.json().catch(() => null) };
+          },
+          onConfigured: () => connection.abort(),
+        })
+      : null;
+  const token = () => (bridge ? bridge.token : (options as { token: string }).token);
+  const send = async (method: string, path: string, init: RequestInit = {}, signal = stopped.signal): Promise<Response | null> => {
     try {
       const response = await fetch(`${options.baseUrl}${path}`, {
         ...init,
         method,
-        signal: stopped.signal,
-        headers: { authorization: `Bearer ${options.token}`, accept: "application/json", ...(init.headers as Record<string, string>) },
+        signal,
+        headers: { authorization: `Bearer ${token()}`, accept: "application/json", ...(init.headers as Record<string, string>) },
       });
       requests.push(`${method} ${path} -> ${response.status}`);
       return response;
     } catch {
-      if (!stopped.signal.aborted) requests.push(`${method} ${path} -> network`);
+      if (!signal.aborted) requests.push(`${method} ${path} -> network`);
       return null;
     }
   };
@@ -42,11 +69,20 @@ export function startR0Double(options: { baseUrl: string; token: string }): R0Do
     if (first?.runId) await send("POST", `/v1/automation-runs/${encodeURIComponent(first.runId)}/claim`, { body: "{}", headers: { "content-type": "application/json" } });
   };
 
+  await bridge?.mintNow();
+  const refreshing = bridge?.refreshLoop();
   const loop = (async () => {
     while (!stopped.signal.aborted) {
+      if (!token()) {
+        await sleep(500);
+        continue;
+      }
       void reconcile();
-      const response = await send("GET", "/v1/automation-runners/events", { headers: { accept: "text/event-stream", ...(lastEventId ? { "last-event-id": lastEventId } : {}) } });
+      connection = new AbortController();
+      const response = await send("GET", "/v1/automation-runners/events", { headers: { accept: "text/event-stream", ...(lastEventId ? { "last-event-id": lastEventId } : {}) } }, AbortSignal.any([stopped.signal, connection.signal]));
       if (!response) {
+        // A new token ended the connection: connect again with it at once.
+        if (connection.signal.aborted) continue;
         // Only network errors let the backoff grow.
         backoff = Math.min(30_000, backoff === 0 ? 500 : backoff * 2);
         await sleep(backoff * jitter());
@@ -84,7 +120,7 @@ export function startR0Double(options: { baseUrl: string; token: string }): R0Do
     requests,
     stop: async () => {
       stopped.abort();
-      await loop;
+      await Promise.all([loop, refreshing]);
     },
   };
 }
