@@ -50,6 +50,8 @@ export interface WorkerEventsOptions {
   silenceMs?: number;
 }
 
+/** Put where live text resumes after the event stream reconnected: deltas sent meanwhile were not heard. */
+export const STREAM_GAP = " […the gateway's event stream reconnected here; some of this reply may be missing…] ";
 // Live text is bounded per message: reads cut it further, this only stops a runaway reply.
 const LIVE_TEXT_LIMIT = 200_000;
 // Sessions remembered per stream beyond the watched ones.
@@ -216,13 +218,14 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
       }
       case "message.part.delta": {
         if (props.field !== "text" || typeof props.messageID !== "string" || typeof props.delta !== "string") return;
-        if (tracked.carried.delete(props.messageID)) {
-          // The reply went on while no stream listened: what came before the gap is not known.
-          signals.liveText.set(props.messageID, "");
+        const known = signals.liveText.get(props.messageID);
+        // The reply went on while no stream listened: the start is known, what was said meanwhile is not.
+        const gap = tracked.carried.delete(props.messageID) ? STREAM_GAP : "";
+        // The first delta of a part whose creation this stream did not hear: the start is missing.
+        if (known === undefined && (typeof props.partID !== "string" || !tracked.partsHeard.get(props.messageID)?.has(props.partID))) {
           signals.liveTextPartial.add(props.messageID);
         }
-        if (typeof props.partID !== "string" || !tracked.partsHeard.get(props.messageID)?.has(props.partID)) signals.liveTextPartial.add(props.messageID);
-        const text = (signals.liveText.get(props.messageID) ?? "") + props.delta;
+        const text = (known ?? "") + gap + props.delta;
         signals.liveText.set(props.messageID, text.slice(0, LIVE_TEXT_LIMIT));
         return;
       }
