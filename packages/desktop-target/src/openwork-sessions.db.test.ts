@@ -315,8 +315,11 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
 
   it("sweeps everyone's work past a stopped session whose desktop went quiet; a session that cannot be updated fails alone, logged once", async () => {
     const member = newMember();
-    const { token, sessionId } = await delivered(member, "quiet-stopped-ins");
+    const { token, commandId, sessionId } = await delivered(member, "quiet-stopped-ins");
     await stopRelayed(member, token, sessionId);
+    // The command still reads `running` (as one stopped before stops were recorded on it does):
+    // the presence sweep marks it lost, a move the stopped session refuses.
+    await gateway.sql`update desktop_task set progress = progress || '{"status":"running"}'::jsonb where id = ${commandId}`;
     await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = 'quiet-stopped-ins'`;
     // Another organization's store-and-forward task past its deadline, and one whose session refuses every update.
     const other = { organizationId: "org_ows_other", memberId: `mem_ows_${++members}` };
@@ -334,7 +337,8 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     } finally {
       await gateway.sql.unsafe("drop trigger refuse_poisoned on remote_session; drop function refuse_poisoned();");
     }
-    expect(await find(member, sessionId)).toMatchObject({ state: "stopped" });
+    expect(await find(member, sessionId)).toMatchObject({ state: "stopped", lastError: null });
+    expect((await gateway.sql<{ status: string }[]>`select progress->>'status' as status from desktop_task where id = ${commandId}`)[0]?.status).toBe("lost");
     expect(await find(other, later.sessionId)).toMatchObject({ state: "expired", lastError: { error: "delivery_deadline_passed" } });
     expect(logger.lines.filter((l) => l.includes("could not be updated"))).toHaveLength(1);
     expect(logger.lines.join("\n")).toContain(poisoned.sessionId);
