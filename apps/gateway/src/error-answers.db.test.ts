@@ -87,6 +87,28 @@ describe("a bearer token with a non-ASCII byte", () => {
   });
 });
 
+describe("the witness worker", () => {
+  it("answers an unexpected error (its opencode gone) with openwork's JSON 500, its referenceId in the log line", async () => {
+    const { logger, lines } = recordingLogger();
+    const gone = await freePort();
+    const witness = await startWitnessWorker({
+      clientToken: "client-token-0123456789",
+      hostToken: "host-token-0123456789",
+      gatewayKey: "gateway-key-0123456789",
+      opencode: { url: `http://127.0.0.1:${gone}`, directory: "/tmp" },
+      logger,
+    });
+    cleanups.push(() => witness.close());
+    const response = await fetch(`${witness.url}/workspace/ws_witness/opencode/session`, { headers: { authorization: "Bearer client-token-0123456789" } });
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ code: "internal_error", referenceId: expect.stringMatching(/^ref_[0-9a-f]{12}$/) });
+    expect(lines.filter((line) => line.fields.referenceId === body.referenceId)).toEqual([
+      { level: "error", message: "witness worker: request failed", fields: expect.objectContaining({ path: "/workspace/ws_witness/opencode/session", error: "TypeError" }) },
+    ]);
+  });
+});
+
 describe("the shard router", () => {
   it("routes a token with a non-ASCII byte to a shard that refuses it (401), and answers an unexpected error with the typed body", async () => {
     const { logger, lines } = recordingLogger();

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
 import { createEchoEngine, type EchoEngine } from "./echo/echo-engine.js";
 import { nativeSessionRoutes } from "./native-sessions.js";
@@ -24,6 +24,8 @@ export interface WitnessWorkerOptions {
    * it, any caller that knows the gateway key is a member with cloud.
    */
   members?: (bearerToken: string) => { organizationId: string; memberId: string; cloud?: boolean } | null;
+  /** Where an unexpected error's line goes (its class and referenceId, never its message). Default stderr. */
+  logger?: { error(message: string, fields?: Record<string, unknown>): void };
 }
 
 /** The worker's power, owned by whoever serves it: asleep means its port refuses connections. */
@@ -52,7 +54,17 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
   const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
   const equal = (given: string | undefined, expected: string) => given !== undefined && timingSafeEqual(digest(given), digest(expected));
 
+  // An unexpected error (an opencode that went away mid-proxy…) is openwork's JSON 500, with a
+  // referenceId that is also in the log line: never Hono's plain-text 500.
+  const logger = options.logger ?? { error: (message: string, fields?: Record<string, unknown>) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`) };
+  const unexpected = (error: Error, c: { req: { method: string; path: string } }) => {
+    const referenceId = `ref_${randomBytes(6).toString("hex")}`;
+    logger.error("witness worker: request failed", { method: c.req.method, path: c.req.path, referenceId, error: error.constructor.name });
+    return Response.json({ code: "internal_error", message: "Internal server error", referenceId }, { status: 500 });
+  };
+
   const resolver = new Hono();
+  resolver.onError(unexpected);
   resolver.get("/v1/cloud/gateway/resolve", (c) => {
     // As den-api: the key first (a wrong one gets the same 404 as "no cloud"), then the member.
     if (!equal(c.req.header("x-openwork-gateway-key"), options.gatewayKey)) return c.json({ error: "cloud_not_found" }, 404);
@@ -72,6 +84,7 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
   });
 
   const worker = new Hono();
+  worker.onError(unexpected);
   worker.get("/health", (c) => c.json({ ok: true, version: "witness" }));
   // Everything else needs the client token; the real openwork-server does not check the host
   // token on these routes, so neither does the witness.
