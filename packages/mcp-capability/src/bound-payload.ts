@@ -17,8 +17,8 @@ const MIN_TEXT = 200;
 // Lists a cursor pages through: cutting them here would skip items, so their capability sizes its
 // page instead (`itemsWithin`).
 const PAGED = new Set(["messages", "sessions"]);
-// Never shortened: the follow-up call and the position to go on from.
-const KEPT = new Set(["next", "cursor"]);
+// Never shortened: the follow-up calls and the position to go on from.
+const KEPT = new Set(["next", "cursor", "finalTextContinues"]);
 
 const sizeOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
@@ -34,6 +34,24 @@ export function itemsWithin(payload: object, key: string, max: number = RESULT_M
     count++;
   }
   return count;
+}
+
+/** The longest start of the text `payload[key]` that fits a result of `max` bytes beside everything else it carries. */
+export function textWithin(payload: object, key: string, max: number = RESULT_MAX_BYTES): string {
+  const text = (payload as Record<string, unknown>)[key];
+  if (typeof text !== "string") return "";
+  const room = max - sizeOf({ ...payload, [key]: "" }) - RESERVE_BYTES;
+  const fits = (length: number) => sizeOf(boundText(text, length).text) - 2 <= room;
+  if (fits(text.length)) return text;
+  // The longest length that fits, found by halving (escapes and multi-byte characters vary).
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (fits(middle)) low = middle;
+    else high = middle - 1;
+  }
+  return boundText(text, low).text;
 }
 
 /** How many of a read's messages fit one result. */

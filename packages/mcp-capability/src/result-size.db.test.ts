@@ -65,6 +65,24 @@ describe("results sized for the clients that read them", () => {
     expect((await readAll({ sessionId })).map((t) => t[0])).toEqual(["漢", "字"]);
   });
 
+  it("hands a final reply longer than one result in parts, each read naming the one that goes on", async () => {
+    const reply = Array.from({ length: 18_000 }, (_, i) => String.fromCharCode(97 + (i % 26))).join("");
+    const sessionId = String((await run("remote-session:create", { prompt: "write a lot" })).sessionId);
+    cloud.reply(sessionId, reply);
+    let read = await run("remote-session:read", { sessionId });
+    const next = read.next;
+    let text = String(read.finalAssistantText);
+    for (let parts = 1; read.finalTextContinues; parts++) {
+      expect(parts).toBeLessThan(8);
+      const more = read.finalTextContinues as { name: string; body: Record<string, unknown> };
+      read = await run(more.name, more.body);
+      // The same page each time: only the reply goes on.
+      expect(read.next).toEqual(next);
+      text += String(read.finalAssistantText);
+    }
+    expect(text).toBe(reply);
+  });
+
   it("shortens a long reply and drops the last of a long list, saying so, and never touches next or a cursor", () => {
     const next = { name: "remote-session:read", body: { sessionId: "rs_1", cursor: "c".repeat(500), waitMs: 20_000 } };
     const bounded = boundPayload({ sessionId: "rs_1", finalAssistantText: "x".repeat(20_000), cursor: "c".repeat(500), next });

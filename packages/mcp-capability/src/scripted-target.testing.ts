@@ -15,6 +15,8 @@ export interface ScriptedSession {
   state: SessionState;
   messages: TranscriptMessage[];
   pending?: PendingInput;
+  /** The whole text of the last reply (its message holds it cut to the per-message bound). */
+  finalText?: string;
 }
 
 /** A target the test drives by hand; it answers every read at once, as real targets do outside a running turn. */
@@ -64,7 +66,7 @@ export function createScriptedTarget(name = "cloud", options: { sendTakesModel?:
         session,
         target: name,
         state: scripted.state,
-        transcript: { messages: scripted.messages, partialText: null, finalAssistant: index < 0 || scripted.state === "running" ? null : { index, text: scripted.messages[index]!.text ?? "" } },
+        transcript: { messages: scripted.messages, partialText: null, finalAssistant: index < 0 || scripted.state === "running" ? null : { index, text: scripted.finalText ?? "" } },
         position: decodeCursor(session.id, input.cursor),
         cursor: input.cursor,
         limit: input.limit,
@@ -83,6 +85,7 @@ export function createScriptedTarget(name = "cloud", options: { sendTakesModel?:
     newMessageId: () => newId("msg"),
     reply: (sessionId, text, state = "idle") => {
       of(sessionId).messages.push(message(newId("msg"), "assistant", text));
+      of(sessionId).finalText = text;
       of(sessionId).state = state;
       delete of(sessionId).pending;
     },

@@ -1,12 +1,15 @@
-import { type LedgerSession, MessageIdSchema, ReadInputSchema, type ReadResult, type Target, fail } from "@openwork/remote-session-core";
+import { type LedgerSession, MessageIdSchema, ReadInputSchema, type ReadResult, SESSION_LIMITS, type Target, fail } from "@openwork/remote-session-core";
 import { z } from "zod";
-import { messagesWithin, RESULT_MAX_BYTES } from "../bound-payload.js";
+import { messagesWithin, RESULT_MAX_BYTES, textWithin } from "../bound-payload.js";
+import { capabilityName } from "../parse-name.js";
 import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 import { inProgress, nextRead, nextRespond, nextSend } from "./next-step.js";
 
 // A turn read by its prompt's id is looked for among the session's latest messages.
 const TURN_LOOKUP_LIMIT = 100;
+// Bytes of a result a final reply keeps beside the messages of its page, at least.
+const FINAL_TEXT_ROOM = 2_000;
 
 export const readArgs = ReadInputSchema.extend({
   sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
@@ -15,11 +18,12 @@ export const readArgs = ReadInputSchema.extend({
   limit: ReadInputSchema.shape.limit.describe("At most this many messages (1–100); fewer when they would not fit one result (hasMore says so)."),
   waitMs: ReadInputSchema.shape.waitMs.describe("Wait up to this long (≤ 25 000 ms) for something newer than the cursor."),
   messageId: MessageIdSchema.optional().describe("Read only the turn this prompt (a send's messageId) started: that prompt and the replies to it."),
+  finalTextFrom: z.int().min(0).max(SESSION_LIMITS.finalText).optional().describe("finalAssistantText from this character on: a reply too long for one result names the read that goes on (finalTextContinues)."),
 })
   .refine((a) => a.cursor === undefined || a.from === undefined, { message: "give cursor or from, not both", path: ["from"] })
   .refine((a) => a.messageId === undefined || (a.cursor === undefined && a.from === undefined), { message: "give messageId, or cursor/from, not both", path: ["messageId"] });
 
-type ReadArgs = Omit<z.output<typeof readArgs>, "sessionId" | "messageId">;
+type ReadArgs = Omit<z.output<typeof readArgs>, "sessionId" | "messageId" | "finalTextFrom">;
 
 /**
  * A read whose messages fit one result: when the page asked for would not, the same read again
@@ -27,7 +31,9 @@ type ReadArgs = Omit<z.output<typeof readArgs>, "sessionId" | "messageId">;
  */
 async function readWithin(env: RunEnv, target: Target, session: LedgerSession, input: ReadArgs): Promise<ReadResult> {
   const result = await env.sessions.read(env.call, target, session, input);
-  const fit = messagesWithin(result, RESULT_MAX_BYTES);
+  // A long final reply goes in parts of its own (finalTextContinues): it keeps only some room here.
+  const { finalAssistantText, ...rest } = result;
+  const fit = messagesWithin(rest, RESULT_MAX_BYTES - (finalAssistantText === undefined ? 0 : FINAL_TEXT_ROOM));
   if (fit >= result.messages.length) return result;
   return env.sessions.read(env.call, target, session, { ...input, limit: Math.max(1, fit), waitMs: 0 });
 }
@@ -53,9 +59,10 @@ export const read = defineCapability({
   keywords: ["transcript", "messages", "status", "result", "reply", "poll", "wait", "progress", "output"],
   write: false,
   args: readArgs,
-  run: async (env, { sessionId, messageId, ...input }) => {
+  run: async (env, { sessionId, messageId, finalTextFrom = 0, ...input }) => {
     const { session, target } = await env.session(sessionId, "read");
     const result = messageId ? await readTurn(env, target, session, messageId, input.waitMs) : await readWithin(env, target, session, input);
+    if (result.finalAssistantText !== undefined) result.finalAssistantText = result.finalAssistantText.slice(finalTextFrom);
     const next = result.pending && !result.pending.inAppOnly
       ? nextRespond(sessionId, result.pending)
       : result.hasMore || inProgress(result.state) || result.pending?.inAppOnly
@@ -66,6 +73,12 @@ export const read = defineCapability({
     // Nobody answered for too long: say so, rather than let it read as an ordinary wait.
     const waited = result.pending?.askedAt ? Date.now() - Date.parse(result.pending.askedAt) : 0;
     if (result.pending && waited > env.inputTimeoutMs) result.pending = { ...result.pending, overdue: true };
-    return { ...result, targetLabel: target.label, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
+    const payload = { ...result, targetLabel: target.label, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
+    const kept = textWithin(payload, "finalAssistantText");
+    if (result.finalAssistantText === undefined || kept.length === result.finalAssistantText.length) return payload;
+    // The same read again answers the same page; from there on it carries the rest of the reply.
+    const again = messageId ? { messageId } : { ...(input.cursor ? { cursor: input.cursor } : input.from ? { from: input.from } : {}), limit: Math.max(1, result.messages.length) };
+    const finalTextContinues = { name: capabilityName("read"), body: { sessionId, ...again, finalTextFrom: finalTextFrom + kept.length } };
+    return { ...payload, finalAssistantText: kept, finalTextContinues };
   },
 });
