@@ -281,8 +281,11 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     await gateway.sessions.create(gateway.call(journaled), { title: "recover", prompt: "p" });
     const [own] = await work(recovering);
     const claimed = await (await post(`/v1/remote-session-commands/${own!.commandId}/claim`, recovering, {})).json();
+    // Its own claim is listed to it again (first), and claimed again with the same assignment.
+    expect(await work(recovering)).toEqual([{ kind: "remote_session_create", commandId: own!.commandId }]);
     const recovered = await post(`/v1/remote-session-commands/${own!.commandId}/claim`, recovering, {});
     expect([recovered.status, await recovered.json()]).toEqual([200, claimed]);
+    expect(await work(token)).toEqual([]);
   });
 
   it("(54) answers a second claim of its own request 409 request_claim_conflict without a recovery journal", async () => {

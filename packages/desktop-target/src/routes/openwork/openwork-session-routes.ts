@@ -1,5 +1,5 @@
 import { ChannelRefusal } from "../../channel-refusal.js";
-import { OPENWORK_KIND_CAPABILITY } from "../../runner-abilities.js";
+import { kindsRunnerTakes, OPENWORK_KIND_CAPABILITY } from "../../runner-abilities.js";
 import { claimTask } from "../../store/claim-task.js";
 import { listWork } from "../../store/list-work.js";
 import { receiveCommand, receiveProgress, receiveRequest } from "../../store/openwork-deliveries.js";
@@ -149,19 +149,33 @@ const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
 };
 
 /**
- * An OpenWork runner's work: relayed requests first (at most 5), then commands (at most 5), as
- * den-api lists them; a runner without the remote-session capabilities sees none (and never an
+ * An OpenWork runner's work: relayed requests first (at most 5), then commands (at most 5), each
+ * with a recovery holder's own claims first, as den-api lists them; a runner without the remote-session capabilities sees none (and never an
  * item without `runId` it would not understand).
  */
 async function workItems(ctx: OpenworkContext, runner: AuthenticatedRunner): Promise<({ kind: "remote_session_request"; requestId: string } | { kind: "remote_session_create"; commandId: string })[]> {
   if (!runner.capabilities.some((c) => Object.values(OPENWORK_KIND_CAPABILITY).includes(c))) return [];
-  const items = await listWork(ctx.sql, runner);
+  const items = [...(await recoverableClaims(ctx, runner)), ...(await listWork(ctx.sql, runner))];
   const requests = items.filter((i) => i.kind !== "remote_session.create").slice(0, 5);
   const creates = items.filter((i) => i.kind === "remote_session.create").slice(0, 5);
   return [
     ...requests.map((i) => ({ kind: "remote_session_request" as const, requestId: i.taskId })),
     ...creates.map((i) => ({ kind: "remote_session_create" as const, commandId: i.taskId })),
   ];
+}
+
+/**
+ * A desktop with a recovery journal sees its own claims again, first, until they expire (den-api's
+ * "sticky" claims): one whose claim answer was lost takes the same assignment back.
+ */
+async function recoverableClaims(ctx: OpenworkContext, runner: AuthenticatedRunner): Promise<{ taskId: string; kind: TaskKind }[]> {
+  if (!runner.capabilities.includes(RECOVERY)) return [];
+  const rows = await ctx.sql<{ id: string; kind: TaskKind }[]>`
+    select id, kind from desktop_task
+    where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and claimed_by_runner_id = ${runner.runnerId}
+      and claimed_via = 'openwork' and state = 'claimed' and claim_deadline > now() and kind = any(${kindsRunnerTakes(runner)}::text[])
+    order by created_at limit 10`;
+  return rows.map((row) => ({ taskId: row.id, kind: row.kind }));
 }
 
 export const OPENWORK_SESSION_ROUTES = {
