@@ -75,6 +75,11 @@ describe("wake and wait", () => {
     expect(logged).toHaveLength(2);
   });
 
+  it("tells a member without OpenWork Web access their own step", async () => {
+    const wait = createWakeAndWait({ resolver: resolverOf([{ status: "failed", reason: "openwork_web_access_required" }]).resolver, ...fakeClock() });
+    expect(await wait(scope).catch(errorOf)).toMatchObject({ error: "cloud_runtime_failed", retryable: false, action: expect.stringContaining("access to OpenWork Web") });
+  });
+
   it("shares one wait between concurrent calls of a member", async () => {
     const { resolver, calls } = resolverOf([{ status: "waking" }, { status: "waking" }, ready]);
     const wait = createWakeAndWait({ resolver, pollMs: 20 });

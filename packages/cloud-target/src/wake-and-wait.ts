@@ -14,6 +14,9 @@ export interface WakeAndWaitOptions {
   now?: () => number;
 }
 
+// den-api's refusal of a member without access to OpenWork Web: the member's own step.
+const WEB_ACCESS_REQUIRED = "openwork_web_access_required";
+const WEB_ACCESS_ACTION = "Ask an admin of your organization for access to OpenWork Web, then try again.";
 const SETUP_ACTION = "Set up OpenWork Cloud for your account in the OpenWork dashboard, then try again.";
 
 /**
@@ -61,6 +64,9 @@ export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberSc
         case "missing":
           return fail("needs_cloud_setup", "this member has no cloud worker", { action: SETUP_ACTION });
         case "failed":
+          if (resolution.reason === WEB_ACCESS_REQUIRED) {
+            return fail("cloud_runtime_failed", "this member may not use OpenWork Web, where cloud workers run", { action: WEB_ACCESS_ACTION });
+          }
           return fail("cloud_runtime_failed", `the cloud worker failed${resolution.reason ? ` (${resolution.reason})` : ""}`);
         default: {
           const left = deadline - now();
