@@ -194,6 +194,9 @@ export async function createGateway(options: GatewayOptions) {
 
   const guard = createRequestGuard({ baseUrl: options.baseUrl, ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}) });
   const app = new Hono();
+  // One answer to an unexpected error for every route family mounted here (MCP and push, the
+  // runner routes, metadata, health and metrics): the typed body, its referenceId in the log.
+  app.onError((error, c) => unexpectedErrorResponse(logger, routeFamilyOf(c.req.path, runnerRoutes.prefixes), c.req.raw, error));
   app.use("*", async (c, next) => guard(c.req.raw) ?? next());
   app.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, (c) => c.json(protectedResource));
   app.get(`${MCP_PATH}/.well-known/oauth-protected-resource`, (c) => c.json(protectedResource));
@@ -207,9 +210,6 @@ export async function createGateway(options: GatewayOptions) {
   app.all(MCP_PATH, async (c) => {
     const token = bearerOf(c.req.raw);
     if (!token) return unauthorized("a bearer token is required");
-  // One answer to an unexpected error for every route family mounted here (MCP and push, the
-  // runner routes, metadata, health and metrics): the typed body, its referenceId in the log.
-  app.onError((error, c) => unexpectedErrorResponse(logger, routeFamilyOf(c.req.path, runnerRoutes.prefixes), c.req.raw, error));
     const authInfo = await verifyMcpToken(token);
     if (!authInfo) return unauthorized("this token is not valid for this gateway");
     if (c.req.method === "GET" && !push) return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
@@ -235,9 +235,6 @@ export async function createGateway(options: GatewayOptions) {
   };
 }
 
-function bearerOf(request: Request): string {
-  return bearerToken(request.headers.get("authorization"));
-}
 /** Which route family a path belongs to, for the log line of an unexpected error. */
 function routeFamilyOf(path: string, runnerPrefixes: readonly string[]): string {
   if (path === MCP_PATH || path.startsWith(`${MCP_PATH}/`)) return "gateway mcp";
@@ -245,3 +242,6 @@ function routeFamilyOf(path: string, runnerPrefixes: readonly string[]): string 
   return "gateway";
 }
 
+function bearerOf(request: Request): string {
+  return bearerToken(request.headers.get("authorization"));
+}

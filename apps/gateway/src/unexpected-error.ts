@@ -1,4 +1,5 @@
 import { errorFacts, errorPayload, type Logger, newReferenceId, sessionError } from "@openwork/remote-session-core";
+import { HTTPException } from "hono/http-exception";
 
 /**
  * The answer to an error nobody expected, on every route the gateway serves: the project's typed
@@ -7,6 +8,8 @@ import { errorFacts, errorPayload, type Logger, newReferenceId, sessionError } f
  * and code only — never its message, which may quote what a caller sent.
  */
 export function unexpectedErrorResponse(logger: Logger, family: string, request: Request, error: unknown): Response {
+  // A refusal Hono middleware raised on purpose (a body limit…) keeps its own answer.
+  if (error instanceof HTTPException) return error.getResponse();
   const referenceId = newReferenceId();
   logger.error(`${family}: request failed`, { method: request.method, path: pathOf(request), referenceId, error: errorFacts(error) });
   const body = errorPayload(sessionError("internal_error", "the gateway could not answer this request; retry, or quote the referenceId", { referenceId }));
