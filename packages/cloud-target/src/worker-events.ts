@@ -328,8 +328,9 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
     /** What is known of a session without opening anything (a read that does not wait). */
     peek(source: EventSource, sessionId: string): SessionSignals | undefined {
       const key = keyOf(source);
+      const tracked = streams.get(key)?.sessions.get(sessionId);
       const held = retired.get(key)?.get(sessionId);
-      if (streams.has(key) || !held) return streams.get(key)?.sessions.get(sessionId)?.signals;
+      if (tracked || !held) return tracked?.signals;
       const signals = emptySignals();
       for (const [messageId, { text, partial }] of held) {
         signals.liveText.set(messageId, text);
