@@ -26,10 +26,6 @@ const env = z
     OPENWORK_BASE_PATHS: z.string().optional(),
     /** Comma-separated public origins of proxies whose X-Forwarded-* headers are believed (a mint through one gets the audience <origin>/api/den). */
     TRUSTED_PROXY_ORIGINS: z.string().optional(),
-    /** Comma-separated base paths OpenWork's runner channel is served under (default: the root and /api/den; "/" for the root). */
-    OPENWORK_BASE_PATHS: z.string().optional(),
-    /** Comma-separated public origins of proxies whose X-Forwarded-* headers are believed (a mint through one gets the audience <origin>/api/den). */
-    TRUSTED_PROXY_ORIGINS: z.string().optional(),
     DATABASE_URL: z.string().optional(),
     /** A direct connection for the wake hub's LISTEN when DATABASE_URL goes through a pooler. */
     LISTEN_DATABASE_URL: z.string().optional(),
@@ -115,8 +111,6 @@ async function start(): Promise<void> {
     host: env.HOST,
     ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
     ...(env.ALLOWED_ORIGINS ? { allowedOrigins: env.ALLOWED_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean) } : {}),
-    ...(env.OPENWORK_BASE_PATHS ? { openworkBasePaths: env.OPENWORK_BASE_PATHS.split(",").map((p) => p.trim().replace(/\/+$/, "")) } : {}),
-    ...(env.TRUSTED_PROXY_ORIGINS ? { trustedProxyOrigins: env.TRUSTED_PROXY_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean) } : {}),
     ...(env.OPENWORK_BASE_PATHS ? { openworkBasePaths: env.OPENWORK_BASE_PATHS.split(",").map((p) => p.trim().replace(/\/+$/, "")) } : {}),
     ...(env.TRUSTED_PROXY_ORIGINS ? { trustedProxyOrigins: env.TRUSTED_PROXY_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean) } : {}),
     members: () => config.members,
