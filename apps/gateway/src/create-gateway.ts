@@ -197,6 +197,7 @@ export async function createGateway(options: GatewayOptions) {
   // One answer to an unexpected error for every route family mounted here (MCP and push, the
   // runner routes, metadata, health and metrics): the typed body, its referenceId in the log.
   app.onError((error, c) => unexpectedErrorResponse(logger, routeFamilyOf(c.req.path, runnerRoutes.prefixes), c.req.raw, error));
+  app.notFound((c) => c.json({ error: "not_found", message: "no such route on this gateway", retryable: false }, 404));
   app.use("*", async (c, next) => guard(c.req.raw) ?? next());
   app.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, (c) => c.json(protectedResource));
   app.get(`${MCP_PATH}/.well-known/oauth-protected-resource`, (c) => c.json(protectedResource));

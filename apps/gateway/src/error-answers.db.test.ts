@@ -156,6 +156,9 @@ describe("an unexpected error on a gateway route", () => {
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
       });
     expect((await mcp()).status).toBe(200);
+    const unknown = await fetch(`${gateway.baseUrl}/no/such/route`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: "not_found", message: "no such route on this gateway", retryable: false });
 
     introspection = "down";
     await expectTypedInternalError(await mcp(), lines);
