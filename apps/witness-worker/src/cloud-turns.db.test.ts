@@ -55,9 +55,9 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
     return { events, sessions: targetSessions(target, ledger), ledger };
   };
 
-  /** Kills the engine mid-reply (SIGKILL) and starts it again, its stored sessions kept. */
-  const restartEngine = async () => {
-    if (opencode) return opencode.restart("SIGKILL");
+  /** Kills the engine mid-reply and starts it again, its stored sessions kept. */
+  const restartEngine = async (signal: "SIGKILL" | "SIGTERM") => {
+    if (opencode) return opencode.restart(signal);
     witness.setEngineDown(true);
     witness.setEngineDown(false);
   };
@@ -204,7 +204,7 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
   });
 
   // Last: the real engine restarts, and the first prompt after a start is slow.
-  it("ends a reply whose engine was killed mid-reply, and shows every reply after it", async () => {
+  it.each(["SIGKILL", "SIGTERM"] as const)("ends a reply whose engine was killed mid-reply (%s), and shows every reply after it", async (signal) => {
     const gateway = gatewayProcess();
     const who = member();
     const call = () => ({ ...who, referenceId: newReferenceId() });
@@ -213,7 +213,7 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
     let read: ReadResult | undefined;
     for (let i = 0; i < 40 && !read?.partialText?.includes("first"); i++) read = await readOf(gateway, who, created.sessionId, { waitMs: 400 });
     expect(read?.state).toBe("running");
-    await restartEngine();
+    await restartEngine(signal);
     // The reply will never finish: it is ended, interrupted, with the text this gateway heard.
     const interrupted = await readOf(gateway, who, created.sessionId, { waitMs: 0 });
     expect(interrupted).toMatchObject({ state: "failed", lastError: { error: "turn_interrupted" } });
