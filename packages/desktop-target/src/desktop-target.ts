@@ -115,6 +115,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     label: "Desktop",
     description: "one of the member's signed-in OpenWork Desktop apps",
     createArguments: DESKTOP_CREATE_ARGUMENTS,
+    // A follow-up runs with its own model when it names one (the desktop switches per turn).
+    sendTakesModel: true,
 
     availability: async (call) => {
       const machines = presenceOf(await listRunners(sql, call), windowMs);
@@ -172,7 +174,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         fail("session_not_active", `the session is ${session.state} and takes no more prompts; create a new one`);
       }
       const holder = typeof session.targetRef.runnerId === "string" ? session.targetRef.runnerId : undefined;
-      const requirements = taskRequirements({ kind: "remote_session.send" });
+      // The follow-up's model rides on its task, re-checked at claim against the member's access, as a create's.
+      const requirements = taskRequirements({ kind: "remote_session.send", model: input.model ?? null });
       if (holder) chooseRunner(await runnersOf(call, holder), { kind: "remote_session.send", requirements }, { pin: holder, storeAndForward: false });
       const messageId = input.messageId ?? newId("msg");
       // Where the reply will appear for a reader: after everything the transcript holds now.
@@ -191,7 +194,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           kind: "remote_session.send",
           title: session.title,
           prompt: input.prompt,
-          model: null,
+          model: input.model ?? null,
           workspaceId: typeof session.targetRef.workspaceId === "string" ? session.targetRef.workspaceId : null,
           messageId,
           localSessionId: session.targetSessionId,
