@@ -66,6 +66,18 @@ const mint = async (member: ReturnType<typeof newMember>, runnerId: string, capa
 };
 const work = async (token: string) => ((await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { kind: string; commandId?: string; requestId?: string }[] }).items;
 
+/** A new member's session delivered to an OpenWork desktop over the wire, and how that desktop reports on it. */
+async function deliveredCommand(runnerId: string) {
+  const member = newMember();
+  const token = await mint(member, runnerId);
+  const created = await gateway.sessions.create(gateway.call(member), { title: runnerId, prompt: "p" });
+  const [item] = await work(token);
+  await post(`/v1/remote-session-commands/${item!.commandId}/claim`, token, {});
+  await post(`/v1/remote-session-commands/${item!.commandId}/complete`, token, { status: "delivered", sessionId: `ses_${runnerId}`, workspaceId: "ws_d" });
+  const report = (body: object) => post(`/v1/remote-session-commands/${item!.commandId}/session`, token, body);
+  return { member, token, created, commandId: item!.commandId!, report };
+}
+
 describe("remote sessions on an OpenWork desktop", () => {
   it("(29, 45, 48, 51, 54, 55) runs create → read → send → read → stop through commands, progress and requests", async () => {
     const member = newMember();
@@ -203,6 +215,21 @@ describe("OpenWork commands and requests on the wire", () => {
     const stranger = await mint(newMember(), "stranger-install1");
     const foreign = await post(`/v1/remote-session-commands/${item!.commandId}/session`, stranger, { status: "idle", observedAt: 9_000 });
     expect([foreign.status, await foreign.json()]).toEqual([404, { error: "command_not_found" }]);
+  });
+
+  it("hears a desktop whose clock ran 10 minutes ahead once it is corrected, and takes a late replay of an ahead report as a replay", async () => {
+    const { member, created, report } = await deliveredCommand("clock-install-01");
+    const ahead = Date.now() + 10 * 60_000;
+    const running = { status: "running", observedAt: ahead };
+    expect((await report(running)).status).toBe(200);
+    expect((await report({ status: "running", observedAt: ahead + 3_000 })).status).toBe(200);
+    // The clock is corrected: the next report is stamped 10 minutes earlier than the last one.
+    const corrected = await report({ status: "idle", finalText: "done", observedAt: Date.now() });
+    expect([corrected.status, await corrected.json()]).toEqual([200, { ok: true }]);
+    expect((await find(member, created.sessionId)).state).toBe("idle");
+    // The first report sent again late: acknowledged, and the session stays as it is.
+    expect((await report(running)).status).toBe(200);
+    expect((await find(member, created.sessionId)).state).toBe("idle");
   });
 
   it("interrupts a turn whose desktop went quiet for 10 minutes (no lease: presence decides), and takes its report when it is back", async () => {

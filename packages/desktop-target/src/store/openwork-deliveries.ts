@@ -78,13 +78,17 @@ export async function receiveCommand(tx: Queryable, runner: RunnerIdentity, comm
 }
 
 /**
- * A progress report of a delivered command: applied only when strictly newer than the last one
- * (the desktop's clock), acknowledged unchanged when equal, refused when older. `engine` and
- * `model` are sticky; `waitingFor` is kept only while waiting.
+ * A progress report of a delivered command: applied only when newer than the last one, an equal
+ * `observedAt` acknowledged unchanged, an older one refused. "Newer" is judged on the desktop's
+ * clock capped by the gateway's (`orderOf`): a desktop whose clock ran ahead and was corrected is
+ * still heard (its corrected reports are later than the gateway's time of the ones before), and a
+ * late replay of a report stamped ahead of the gateway's clock, no later than what the turn already
+ * saw, is acknowledged without change. `engine` and `model` are sticky; `waitingFor` is kept only
+ * while waiting.
  */
 export async function receiveProgress(tx: Queryable, runner: RunnerIdentity, commandId: string, report: ProgressReport): Promise<void> {
-  const [task] = await tx<TaskRow[]>`
-    select * from desktop_task
+  const [task] = await tx<(TaskRow & { now_ms: string })[]>`
+    select *, (extract(epoch from clock_timestamp()) * 1000)::bigint as now_ms from desktop_task
     where id = ${commandId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}
       and kind = 'remote_session.create'
     for update`;
@@ -92,9 +96,9 @@ export async function receiveProgress(tx: Queryable, runner: RunnerIdentity, com
   if (task.state !== "done" || task.claimed_by_runner_id !== runner.runnerId || task.claimed_via !== "openwork") {
     throw new ChannelRefusal("claim_conflict", "the command is not a session this desktop delivered");
   }
-  const watermark = task.progress_observed_at === null ? null : Number(task.progress_observed_at);
-  if (watermark !== null && report.observedAt < watermark) throw new ChannelRefusal("claim_conflict", "an older report");
-  if (watermark !== null && report.observedAt === watermark) return;
+  const order = progressOrder(task, report.observedAt, Number(task.now_ms));
+  if (order === "stale") throw new ChannelRefusal("claim_conflict", "an older report");
+  if (order === "replay") return;
   const previous = task.progress ?? {};
   const progress = {
     status: report.status,
@@ -107,10 +111,27 @@ export async function receiveProgress(tx: Queryable, runner: RunnerIdentity, com
     observedAt: report.observedAt,
   };
   await tx`
-    update desktop_task set progress = ${tx.json(progress as never)}, progress_observed_at = ${report.observedAt}, updated_at = now()
+    update desktop_task set
+      progress = ${tx.json(progress as never)}, progress_observed_at = ${report.observedAt}, updated_at = now(),
+      progress_order_at = ${Math.min(report.observedAt, Number(task.now_ms))},
+      progress_latest_observed_at = greatest(progress_latest_observed_at, ${report.observedAt})
     where organization_id = ${runner.organizationId} and id = ${commandId}`;
   const error = report.status === "error" ? (report.error ?? { code: "desktop_error", message: "the desktop reported an error" }) : null;
   await syncSessionState(tx, sessionKey(task), { activity: true, lastError: error ? { error: error.code, message: error.message } : null });
+}
+
+/** Where a report stands against the turn's last one: news to apply, a replay to acknowledge, or stale. */
+export function progressOrder(
+  last: Pick<TaskRow, "progress_observed_at" | "progress_order_at" | "progress_latest_observed_at">,
+  observedAt: number,
+  nowMs: number,
+): "news" | "replay" | "stale" {
+  if (last.progress_observed_at === null) return "news";
+  if (observedAt === Number(last.progress_observed_at)) return "replay";
+  // Stamped ahead of our clock, and no later than a report already seen: sent again, not new.
+  if (observedAt > nowMs && observedAt <= Number(last.progress_latest_observed_at ?? last.progress_observed_at)) return "replay";
+  const order = Number(last.progress_order_at ?? last.progress_observed_at);
+  return Math.min(observedAt, nowMs) >= order ? "news" : "stale";
 }
 
 /**
@@ -138,7 +159,7 @@ export async function receiveRequest(tx: Queryable, runner: RunnerIdentity, requ
     await tx`
       update desktop_task set
         progress = jsonb_build_object('status', 'running', 'engine', progress->'engine', 'model', progress->'model'),
-        progress_observed_at = null, updated_at = now()
+        progress_observed_at = null, progress_order_at = null, progress_latest_observed_at = null, updated_at = now()
       where organization_id = ${task.organization_id} and session_id = ${task.session_id} and kind = 'remote_session.create'`;
   }
   await syncSessionState(tx, sessionKey(task), { activity: true, ...(newTurn ? { lastError: null } : {}) });

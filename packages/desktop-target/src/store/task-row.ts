@@ -43,6 +43,10 @@ export interface TaskRow {
   /** A delivered OpenWork command's latest progress report, and its watermark (desktop clock, ms). */
   progress: Record<string, unknown> | null;
   progress_observed_at: string | null;
+  /** The last report's order key: its desktop time, capped by the gateway's clock at arrival (ms). */
+  progress_order_at: string | null;
+  /** The latest desktop time any report of this turn carried (ms). */
+  progress_latest_observed_at: string | null;
   failure_code: string | null;
   failure_message: string | null;
   created_at: Date;
