@@ -19,6 +19,7 @@ import {
   toArgumentIssues,
 } from "@openwork/remote-session-core";
 import { z } from "zod";
+import { MAX_BODY_DEPTH, pathTooDeep } from "./body-depth.js";
 import { buildCapabilities } from "./capabilities/all-capabilities.js";
 import { createSummary } from "./capabilities/create.js";
 import type { Capability } from "./capabilities/capability.js";
@@ -237,6 +238,13 @@ const withIgnored = (payload: Record<string, unknown>, ignored: readonly string[
 
 /** Validates the arguments; sizes go to the log, never text. */
 function parseArguments(capability: Capability, value: unknown, fields: Record<string, unknown>) {
+  // Before anything that recurses over the body (the NUL check, zod): a body nested thousands
+  // deep is refused in words instead of exhausting the stack.
+  const deep = pathTooDeep(value);
+  if (deep !== null) {
+    const message = `nests deeper than ${MAX_BODY_DEPTH} levels`;
+    throw new SessionFailure(sessionError("invalid_capability_arguments", `body ${message}`, { issues: [{ path: deep.slice(0, 200), message }] }));
+  }
   // NUL cannot be stored and means nothing in an argument: refused before any side effect.
   const nul = findNul(value);
   if (nul !== null) {
