@@ -66,7 +66,7 @@ export type {
   RespondOutcome,
   AvailabilityRules,
 } from "./target.js";
-export { type RemoteSessions, createRemoteSessions } from "./sessions.js";
+export { type CreateInput, type CreateOptions, type RemoteSessions, createRemoteSessions } from "./sessions.js";
 
 // The ledger, its migrations and guards.
 export { type Queryable } from "./queryable.js";

@@ -1,11 +1,13 @@
+import { fail } from "./errors/session-error.js";
+import { isSessionId, newSessionId } from "./ids.js";
 import type { LedgerSession } from "./ledger/ledger-session.js";
 import type { SessionLedger } from "./ledger/session-ledger.js";
 import type { SessionPatch } from "./ledger/update-session.js";
 import { type Logger, silentLogger } from "./logger.js";
 import type { SessionState } from "./session-state.js";
-import type { RespondInput } from "./pending-input.js";
-import type { CreateResult, ReadResult, RespondResult, SendResult, StopResult, Target, TargetCall, TargetCreateInput } from "./target.js";
-import { observationOf, observedIn, withObservation } from "./transcript/cursor.js";
+import { inputNotPending, type RespondInput } from "./pending-input.js";
+import type { CreateOutcome, CreateResult, ReadResult, RespondResult, SendResult, StopResult, Target, TargetCall, TargetCreateInput } from "./target.js";
+import { encodeCursor, observationOf, observedIn, withObservation } from "./transcript/cursor.js";
 import { createSessionChanges } from "./transcript/session-changes.js";
 
 // A waiting read looks again after 1 s, then 2 s, 4 s, and every 5 s, when its target answered
@@ -14,6 +16,10 @@ import { createSessionChanges } from "./transcript/session-changes.js";
 const relookAfter = (looks: number) => Math.min(5_000, 1_000 * 2 ** (looks - 1));
 
 /** Whether a read brought the reader anything after their cursor: messages, a final reply, another state or request. */
+/** The session id a create's idempotency key fixed at its first attempt (none on keys older than that). */
+const reservedSessionId = (reserved: Record<string, unknown> | null) =>
+  typeof reserved?.sessionId === "string" && isSessionId(reserved.sessionId) ? reserved.sessionId : undefined;
+
 const broughtNews = (result: ReadResult, seen: string) =>
   result.messages.length > 0 || result.finalAssistantText !== undefined || result.deferred !== undefined || observationOf(result) !== seen;
 
@@ -24,12 +30,45 @@ const broughtNews = (result: ReadResult, seen: string) =>
  * silently dropped.
  */
 export interface RemoteSessions {
-  create(call: TargetCall, target: Target, input: Omit<TargetCreateInput, "sessionId">): Promise<CreateResult>;
+  create(call: TargetCall, target: Target, input: CreateInput, options?: CreateOptions): Promise<CreateResult>;
   send(call: TargetCall, target: Target, session: LedgerSession, input: Parameters<Target["send"]>[2]): Promise<SendResult>;
   read(call: TargetCall, target: Target, session: LedgerSession, input: Parameters<Target["read"]>[2]): Promise<ReadResult>;
   stop(call: TargetCall, target: Target, session: LedgerSession): Promise<StopResult>;
   respond(call: TargetCall, target: Target, session: LedgerSession, input: RespondInput): Promise<RespondResult>;
 }
+
+export type CreateInput = Omit<TargetCreateInput, "sessionId" | "earlier" | "bind">;
+
+export interface CreateOptions {
+  /**
+   * Retries with the same key converge on one session whatever moment an attempt died at: the
+   * session id is fixed by the key's first attempt, and each retry finishes what the earlier
+   * one began (the target finds what it made for that id) instead of starting a second.
+   */
+  idempotencyKey?: string;
+  /** Runs before every attempt that does work, never before a replayed result (a rate limit). */
+  admit?: () => Promise<void>;
+}
+
+/** What a session whose row is still reserved reads as: its row, and nothing from a target that never took it. */
+const reservedRead = (session: LedgerSession): ReadResult => ({
+  sessionId: session.id,
+  target: session.target,
+  state: session.state,
+  title: session.title,
+  messages: [],
+  cursor: encodeCursor(session.id, 0),
+  hasMore: false,
+});
+
+const createdResult = (session: LedgerSession, state: LedgerSession["state"], { webUrl, runner, expiresAt }: CreateOutcome): CreateResult => ({
+  sessionId: session.id,
+  target: session.target,
+  state,
+  ...(webUrl ? { webUrl } : {}),
+  ...(runner ? { runner } : {}),
+  ...(expiresAt ? { expiresAt } : {}),
+});
 
 export function createRemoteSessions(ledger: SessionLedger, logger: Logger = silentLogger): RemoteSessions {
   const changes = createSessionChanges();
@@ -51,7 +90,9 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
   };
 
   /** One look at the session, recording a state the target observed that the ledger does not have yet. */
-  const look = async (call: TargetCall, target: Target, session: LedgerSession, input: Parameters<Target["read"]>[2]) => {
+  const look = async (call: TargetCall, target: Target, seen: LedgerSession, input: Parameters<Target["read"]>[2]) => {
+    const session = await current(call, seen);
+    if (session.reservedAt) return reservedRead(session);
     const result = await target.read(call, session, input);
     if (result.state !== session.state) {
       await record(call, session.id, session.state, { state: result.state, ...(result.lastError ? { lastError: result.lastError } : {}) });
@@ -59,31 +100,66 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
     return result;
   };
 
+  /**
+   * One attempt of a create under `sessionId`. The row comes first, reserved: a target's own
+   * records may reference it, and a retry of the same key finds it. The target takes it (`bind`,
+   * or in its own transaction) before anything it cannot undo, so a row still reserved means
+   * nothing was made for it: the core answers it and the retention pass removes it in the end.
+   */
+  const createAt = async (call: TargetCall, target: Target, input: CreateInput, sessionId: string): Promise<CreateResult> => {
+    const reserved = await ledger.reserve(call, { id: sessionId, target: target.name, title: input.title, state: "queued" });
+    if (!reserved) return fail("unknown_session", "the session id of this create belongs to someone else");
+    const { session, fresh } = reserved;
+    // Stopped before its target took it: nothing is made for it any more.
+    if (session.reservedAt && session.state !== "queued") return createdResult(session, session.state, { state: session.state });
+    const key = { organizationId: call.organizationId, id: session.id };
+    const bind: TargetCreateInput["bind"] = async (binding) => {
+      if (!(await ledger.update(key, { ...binding, taken: true, expect: "queued", expectReserved: true }))) {
+        fail("session_not_active", "the session was stopped or removed before its create finished");
+      }
+    };
+    const earlier = !fresh && !session.reservedAt ? { earlier: { targetSessionId: session.targetSessionId, targetRef: session.targetRef } } : {};
+    let outcome;
+    try {
+      outcome = await target.create(call, { ...input, sessionId: session.id, bind, ...earlier });
+    } catch (error) {
+      await ledger.discard(call, session.id).catch(() => false);
+      throw error;
+    }
+    const { state, targetSessionId, targetRef } = outcome;
+    // Only a row still queued moves: a retry finds it where a reader or a stop may have left it.
+    const patch = { state, activity: true, taken: true, ...(targetSessionId ? { targetSessionId } : {}), ...(targetRef ? { targetRef } : {}) } as const;
+    const recorded = await ledger.update(key, { ...patch, expect: "queued" });
+    if (recorded) {
+      changes.moved(session.id);
+      return createdResult(session, state, outcome);
+    }
+    const now = await ledger.find(call, session.id);
+    if (!now) return fail("unknown_session", "the session was removed before its create finished");
+    return createdResult(session, now.state, outcome);
+  };
+
+  /** The row as it is now when it was still reserved when last seen (its target may have taken it since). */
+  const current = async (call: TargetCall, session: LedgerSession) =>
+    session.reservedAt ? ((await ledger.find(call, session.id)) ?? fail("unknown_session", "this session no longer exists")) : session;
+
   return {
-    create: async (call, target, input) => {
-      // The row comes first: a target's own records may reference it, and a failure after the
-      // target acted leaves a session the caller can see instead of an orphan.
-      const reserved = await ledger.insert(call, { target: target.name, title: input.title, state: "queued" });
-      let outcome;
-      try {
-        outcome = await target.create(call, { ...input, sessionId: reserved.id });
-      } catch (error) {
-        await ledger.discard(call, reserved.id).catch(() => false);
-        throw error;
-      }
-      const { state, targetSessionId, targetRef, webUrl, runner, expiresAt } = outcome;
-      if (state !== reserved.state || targetSessionId || targetRef) {
-        await record(call, reserved.id, reserved.state, {
-          state,
-          activity: true,
-          ...(targetSessionId ? { targetSessionId } : {}),
-          ...(targetRef ? { targetRef } : {}),
-        });
-      }
-      return { sessionId: reserved.id, target: target.name, state, ...(webUrl ? { webUrl } : {}), ...(runner ? { runner } : {}), ...(expiresAt ? { expiresAt } : {}) };
+    create: async (call, target, input, options = {}) => {
+      const attempt = async (sessionId: string) => {
+        await options.admit?.();
+        return createAt(call, target, input, sessionId);
+      };
+      if (options.idempotencyKey === undefined) return attempt(newSessionId());
+      const request = { operation: "create" as const, key: options.idempotencyKey, args: { target: target.name, ...input } };
+      const { result } = await ledger.idempotent(call, request, (reserved) => attempt(reservedSessionId(reserved) ?? newSessionId()), {
+        reserve: () => ({ sessionId: newSessionId() }),
+      });
+      return result;
     },
 
-    send: async (call, target, session, input) => {
+    send: async (call, target, seen, input) => {
+      const session = await current(call, seen);
+      if (session.reservedAt) fail("session_not_active", "the session is still being created and takes no prompt yet; read it first");
       const { sessionState, targetRef, ...result } = await target.send(call, session, input);
       if (sessionState) {
         await record(call, session.id, session.state, { state: sessionState, activity: true, lastError: null, ...(targetRef ? { targetRef } : {}) });
@@ -110,7 +186,24 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
       }
     },
 
-    stop: async (call, target, session) => settle(call, session, await target.stop(call, session)),
-    respond: async (call, target, session, input) => settle(call, session, await target.respond(call, session, input)),
+    // A reservation whose create died would otherwise never stop: it is marked stopped here, and
+    // a retry of its create then makes nothing for it.
+    stop: async (call, target, seen) => {
+      if (seen.reservedAt) {
+        const key = { organizationId: call.organizationId, id: seen.id };
+        if (await ledger.update(key, { state: "stopped", activity: true, expect: "queued", expectReserved: true })) {
+          changes.moved(seen.id);
+          return { sessionId: seen.id, stopped: true };
+        }
+      }
+      const session = await current(call, seen);
+      if (session.reservedAt) return { sessionId: session.id, stopped: false };
+      return settle(call, session, await target.stop(call, session));
+    },
+    respond: async (call, target, seen, input) => {
+      const session = await current(call, seen);
+      if (session.reservedAt) return inputNotPending(input.requestId);
+      return settle(call, session, await target.respond(call, session, input));
+    },
   };
 }

@@ -232,4 +232,16 @@ export interface TargetCreateInput {
   model?: Model;
   /** Values of the target's `createArguments`, validated. */
   extra: Record<string, unknown>;
+  /**
+   * What an earlier attempt of this create (a retry of the same idempotency key) bound to the
+   * session: the target finds what it made there and finishes it instead of making a second.
+   * Absent when nothing was bound. A target keeping its own records (desktop tasks) looks there.
+   */
+  earlier?: { targetSessionId: string | null; targetRef: Record<string, unknown> };
+  /**
+   * Records on the reserved row what the target made (its session id, references) and that it
+   * took the row, before it does anything that cannot be undone (sending the prompt), so a retry
+   * finds it. Rejects (`session_not_active`) when the row was stopped or removed meanwhile.
+   */
+  bind(binding: { targetSessionId?: string; targetRef?: Record<string, unknown> }): Promise<void>;
 }

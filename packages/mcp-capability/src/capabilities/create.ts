@@ -78,14 +78,11 @@ export function createCapability(targets: readonly Target[]): Capability {
         });
       }
       const input = { title, ...(prompt ? { prompt } : {}), ...(model ? { model: model as never } : {}), extra };
-      const start = async () => {
-        await env.ledger.takeRateLimit(env.call, env.createRateLimit);
-        return env.sessions.create(env.call, target, input);
-      };
-      const result =
-        typeof idempotencyKey === "string"
-          ? (await env.ledger.idempotent(env.call, { operation: "create", key: idempotencyKey, args: { target: target.name, ...input } }, start)).result
-          : await start();
+      // With a key, every retry works on the session the key's first attempt reserved.
+      const result = await env.sessions.create(env.call, target, input, {
+        ...(typeof idempotencyKey === "string" ? { idempotencyKey } : {}),
+        admit: () => env.ledger.takeRateLimit(env.call, env.createRateLimit),
+      });
       return { ...result, title, targetLabel: target.label, lastActivityAt: new Date().toISOString(), next: nextRead(result.sessionId, { from: "start" }) };
     },
   });

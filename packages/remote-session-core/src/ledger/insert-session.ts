@@ -2,6 +2,7 @@ import { newSessionId } from "../ids.js";
 import type { Queryable } from "../queryable.js";
 import type { SessionState } from "../session-state.js";
 import type { OwnerScope } from "../target.js";
+import { findSession } from "./find-session.js";
 import { type SessionRow, toLedgerSession, type LedgerSession } from "./ledger-session.js";
 
 export interface NewSession {
@@ -11,16 +12,38 @@ export interface NewSession {
   state: SessionState;
   targetSessionId?: string | null;
   targetRef?: Record<string, unknown>;
+  /** A create's reservation: the target has not taken the row yet (`reservedAt` is set). */
+  reserved?: boolean;
 }
 
 export async function insertSession(sql: Queryable, scope: OwnerScope, session: NewSession): Promise<LedgerSession> {
   const [row] = await sql<SessionRow[]>`
-    insert into remote_session (id, organization_id, user_id, target, title, state, target_session_id, target_ref)
+    insert into remote_session (id, organization_id, user_id, target, title, state, target_session_id, target_ref, reserved_at)
     values (
       ${session.id ?? newSessionId()}, ${scope.organizationId}, ${scope.userId}, ${session.target},
       ${session.title}, ${session.state}, ${session.targetSessionId ?? null},
-      ${sql.json((session.targetRef ?? {}) as never)}
+      ${sql.json((session.targetRef ?? {}) as never)}, ${session.reserved ? sql`now()` : null}
     )
     returning *`;
   return toLedgerSession(row!);
+}
+
+/**
+ * Reserves the row of a create under the id its idempotency key fixed: inserted when new, else
+ * the row an earlier attempt of the same key left (`fresh: false`), whatever became of it. Null
+ * when the id is another member's (never the case for an id the key reserved).
+ */
+export async function reserveSession(
+  sql: Queryable,
+  scope: OwnerScope,
+  session: Omit<NewSession, "reserved" | "targetSessionId" | "targetRef"> & { id: string },
+): Promise<{ session: LedgerSession; fresh: boolean } | null> {
+  const [row] = await sql<SessionRow[]>`
+    insert into remote_session (id, organization_id, user_id, target, title, state, reserved_at)
+    values (${session.id}, ${scope.organizationId}, ${scope.userId}, ${session.target}, ${session.title}, ${session.state}, now())
+    on conflict do nothing
+    returning *`;
+  if (row) return { session: toLedgerSession(row), fresh: true };
+  const earlier = await findSession(sql, scope, session.id);
+  return earlier ? { session: earlier, fresh: false } : null;
 }

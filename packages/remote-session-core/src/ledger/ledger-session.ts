@@ -13,6 +13,11 @@ export interface LedgerSession {
   /** What the target needs to find the session again (ids only). */
   targetRef: Record<string, unknown>;
   lastError: { error: string; message: string } | null;
+  /**
+   * Set while the create that reserved the row has not handed it to its target yet (nothing
+   * exists on the target's side): the core answers such a row itself. Null once taken.
+   */
+  reservedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
   lastActivityAt: Date;
@@ -28,6 +33,7 @@ export interface SessionRow {
   target_session_id: string | null;
   target_ref: Record<string, unknown>;
   last_error: { error: string; message: string } | null;
+  reserved_at: Date | null;
   created_at: Date;
   updated_at: Date;
   last_activity_at: Date;
@@ -44,6 +50,7 @@ export function toLedgerSession(row: SessionRow): LedgerSession {
     targetSessionId: row.target_session_id,
     targetRef: row.target_ref,
     lastError: row.last_error,
+    reservedAt: row.reserved_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     lastActivityAt: row.last_activity_at,

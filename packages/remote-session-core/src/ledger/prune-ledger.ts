@@ -3,27 +3,33 @@ import type { Queryable } from "../queryable.js";
 /** How long the ledger keeps what it no longer needs. */
 export interface LedgerRetention {
   /**
-   * A session with no activity for this long, and no turn in progress, is deleted (with its
-   * target's rows that reference it). Default 30 days. A session still `queued` that long is an
-   * orphan (a create whose process died between the reservation and its target; no deadline is
-   * that far) and goes too.
+   * A session with no activity for this long is deleted (with its target's rows that reference
+   * it). Default 30 days. One the ledger still shows in a turn (`running`, `waking`,
+   * `waiting_input`) goes too once its row has not changed for as long either: a cloud session's
+   * state is only refreshed when it is read, and no turn runs for a month without a word.
    */
   sessionMs?: number;
-  /** Idempotency keys are honoured this long. Default 24 h. */
+  /**
+   * A session row a create reserved and its target never took (the create's process died before
+   * it asked the target) is deleted this long after the reservation: no create runs that long.
+   * A retry of its idempotency key makes it again, under the same id. Default 10 min.
+   */
+  reservationMs?: number;
+  /** Idempotency keys are honoured this long; a key still `pending` then was left by a crash. Default 24 h. */
   idempotencyMs?: number;
   /** Rows deleted per statement, so a prune never holds many locks or a long transaction. Default 500. */
   batch?: number;
 }
 
-export const DEFAULT_LEDGER_RETENTION = { sessionMs: 30 * 24 * 60 * 60_000, idempotencyMs: 24 * 60 * 60_000, batch: 500 } as const;
+export const DEFAULT_LEDGER_RETENTION = { sessionMs: 30 * 24 * 60 * 60_000, reservationMs: 10 * 60_000, idempotencyMs: 24 * 60 * 60_000, batch: 500 } as const;
 
 /**
  * One bounded pass of retention: at most `batch` rows of each kind, the oldest first. Rows are
  * picked with `skip locked`, so replicas pruning at once never wait on each other or delete a
  * row twice. Call it again while it reports a full batch.
  */
-export async function pruneLedger(sql: Queryable, retention: LedgerRetention = {}): Promise<{ sessions: number; idempotency: number; rateWindows: number }> {
-  const { sessionMs, idempotencyMs, batch } = { ...DEFAULT_LEDGER_RETENTION, ...retention };
+export async function pruneLedger(sql: Queryable, retention: LedgerRetention = {}): Promise<{ sessions: number; reservations: number; idempotency: number; rateWindows: number }> {
+  const { sessionMs, reservationMs, idempotencyMs, batch } = { ...DEFAULT_LEDGER_RETENTION, ...retention };
   // Retention spans every organization by design: on a sharded database these are multi-shard
   // statements, keyed by each row's full primary key.
   const sessions = await sql`
@@ -31,8 +37,17 @@ export async function pruneLedger(sql: Queryable, retention: LedgerRetention = {
     delete from remote_session where (organization_id, id) in (
       select organization_id, id from remote_session
       where last_activity_at < now() - make_interval(secs => ${sessionMs / 1000})
-        and state not in ('waking', 'running', 'waiting_input')
+        and (state not in ('waking', 'running', 'waiting_input') or updated_at < now() - make_interval(secs => ${sessionMs / 1000}))
       order by last_activity_at
+      limit ${batch}
+      for update skip locked)
+    returning id`;
+  const reservations = await sql`
+    /* across organizations: retention */
+    delete from remote_session where (organization_id, id) in (
+      select organization_id, id from remote_session
+      where reserved_at < now() - make_interval(secs => ${reservationMs / 1000}) and state = 'queued'
+      order by reserved_at
       limit ${batch}
       for update skip locked)
     returning id`;
@@ -40,7 +55,8 @@ export async function pruneLedger(sql: Queryable, retention: LedgerRetention = {
     /* across organizations: retention */
     delete from remote_session_idempotency where (organization_id, user_id, operation, key_digest) in (
       select organization_id, user_id, operation, key_digest from remote_session_idempotency
-      where created_at < now() - make_interval(secs => ${idempotencyMs / 1000}) and state <> 'pending'
+      where created_at < now() - make_interval(secs => ${idempotencyMs / 1000})
+        and (state <> 'pending' or claimed_at < now() - make_interval(secs => ${idempotencyMs / 1000}))
       limit ${batch}
       for update skip locked)
     returning 1`;
@@ -52,5 +68,5 @@ export async function pruneLedger(sql: Queryable, retention: LedgerRetention = {
       limit ${batch}
       for update skip locked)
     returning 1`;
-  return { sessions: sessions.length, idempotency: idempotency.length, rateWindows: rateWindows.length };
+  return { sessions: sessions.length, reservations: reservations.length, idempotency: idempotency.length, rateWindows: rateWindows.length };
 }

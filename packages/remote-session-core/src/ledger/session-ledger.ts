@@ -3,7 +3,7 @@ import type { Queryable } from "../queryable.js";
 import type { OwnerScope } from "../target.js";
 import { discardSession } from "./discard-session.js";
 import { findSession } from "./find-session.js";
-import { insertSession, type NewSession } from "./insert-session.js";
+import { insertSession, type NewSession, reserveSession } from "./insert-session.js";
 import type { LedgerSession } from "./ledger-session.js";
 import { listSessions } from "./list-sessions.js";
 import { type IdempotencyOptions, runIdempotent } from "./run-idempotent.js";
@@ -12,6 +12,8 @@ import { type SessionKey, type SessionPatch, updateSession } from "./update-sess
 /** The session ledger on one connection (a postgres.js client, or a transaction via `in`). */
 export interface SessionLedger {
   insert(scope: OwnerScope, session: NewSession): Promise<LedgerSession>;
+  /** A create's row under the id its idempotency key fixed: inserted reserved, or the one an earlier attempt left. */
+  reserve(scope: OwnerScope, session: Parameters<typeof reserveSession>[2]): ReturnType<typeof reserveSession>;
   /** The member's session, or null (unknown and foreign ids alike). */
   find(scope: OwnerScope, sessionId: string): Promise<LedgerSession | null>;
   /**
@@ -19,7 +21,7 @@ export interface SessionLedger {
    * change is not in SESSION_TRANSITIONS. Check the result: a refusal is never to be ignored.
    */
   update(session: SessionKey, patch: SessionPatch): Promise<LedgerSession | null>;
-  /** Removes a session whose create failed before its target took it. */
+  /** Removes a session whose create failed before its target took it (still reserved). */
   discard(scope: OwnerScope, sessionId: string): Promise<boolean>;
   list(scope: OwnerScope, options: { target?: string; limit: number; cursor?: string }): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }>;
   idempotent<T>(
@@ -38,6 +40,7 @@ export interface SessionLedger {
 export function createSessionLedger(sql: Queryable): SessionLedger {
   return {
     insert: (scope, session) => insertSession(sql, scope, session),
+    reserve: (scope, session) => reserveSession(sql, scope, session),
     find: (scope, sessionId) => findSession(sql, scope, sessionId),
     update: (session, patch) => updateSession(sql, session, patch),
     discard: (scope, sessionId) => discardSession(sql, scope, sessionId),

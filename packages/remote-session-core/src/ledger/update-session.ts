@@ -20,6 +20,10 @@ export interface SessionPatch {
    * so a slower writer never moves a session back over a newer writer's state.
    */
   expect?: SessionState;
+  /** The target has taken the row its create reserved (clears `reservedAt`). */
+  taken?: true;
+  /** Compare-and-set on the reservation: apply only while the row is (true) or is no longer (false) reserved. */
+  expectReserved?: boolean;
 }
 
 /**
@@ -36,10 +40,12 @@ export async function updateSession(sql: Queryable, session: SessionKey, patch: 
       target_ref = target_ref || ${sql.json((patch.targetRef ?? {}) as never)},
       last_error = case when ${patch.lastError !== undefined} then ${patch.lastError ? sql.json(patch.lastError) : null}::jsonb else last_error end,
       last_activity_at = case when ${patch.activity === true} then now() else last_activity_at end,
+      reserved_at = case when ${patch.taken === true} then null else reserved_at end,
       updated_at = now()
     where organization_id = ${session.organizationId} and id = ${session.id}
       and (${from === null} or state = any(${from ?? []}::text[]))
       and (${patch.expect ?? null}::text is null or state = ${patch.expect ?? null})
+      and (${patch.expectReserved ?? null}::boolean is null or (reserved_at is not null) = ${patch.expectReserved ?? null})
     returning *`;
   return row ? toLedgerSession(row) : null;
 }
