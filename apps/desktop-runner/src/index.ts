@@ -1,4 +1,4 @@
-export { type DesktopRunnerOptions, startDesktopRunner } from "./start-desktop-runner.js";
+export { type DesktopRunnerOptions, DesktopRevokedError, type RunnerEnd, startDesktopRunner } from "./start-desktop-runner.js";
 export type { LocalEngine } from "./local-engine.js";
 export { createEchoEngine } from "./echo-engine.js";
 export { createRunnerHandlers } from "./runner-handlers.js";

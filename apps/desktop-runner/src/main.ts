@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { createEchoEngine } from "./echo-engine.js";
 import { createOpencodeEngine } from "./opencode-engine.js";
-import { startDesktopRunner } from "./start-desktop-runner.js";
+import { DesktopRevokedError, startDesktopRunner } from "./start-desktop-runner.js";
 
 // The only place that reads the environment.
 const env = z
@@ -44,8 +44,18 @@ const runner = await startDesktopRunner({
     ? createOpencodeEngine({ url: env.OPENCODE_URL, ...(env.OPENCODE_DIRECTORY ? { directory: env.OPENCODE_DIRECTORY } : {}) })
     : createEchoEngine(),
   logger: { info: log("info"), warn: log("warn") },
+}).catch((error: unknown) => {
+  if (!(error instanceof DesktopRevokedError)) throw error;
+  log("warn")(`not started: ${error.message}`);
+  process.exit(2);
 });
 log("info")(`signed in to ${env.GATEWAY_URL} as "${env.RUNNER_NAME}"; waiting for work`);
+// A revoked desktop stops for good: only its owner can re-enable it.
+void runner.ended.then((end) => {
+  if (end.reason !== "revoked") return;
+  log("warn")(`stopped: ${end.message}`);
+  process.exit(2);
+});
 const stop = () => void runner.stop().then(() => process.exit(0));
 process.once("SIGINT", stop);
 process.once("SIGTERM", stop);

@@ -1,5 +1,6 @@
 import {
   createRunnerClient,
+  RunnerProtocolError,
   RUNNER_CAPABILITIES,
   RUNNER_PROTOCOL_VERSION,
   type RunnerLogger,
@@ -24,12 +25,24 @@ export interface DesktopRunnerOptions {
 // Renew well before the 12 h expiry, as the Electron renderer does every 30 minutes.
 const RENEW_EVERY_MS = 30 * 60_000;
 
+/** Why a runner ended: it was stopped, or its owner revoked this desktop (a person must re-enable it). */
+export type RunnerEnd = { reason: "stopped" } | { reason: "revoked"; message: string };
+
+/** The gateway's answer to a mint for a desktop its owner revoked: minting again cannot help. */
+export class DesktopRevokedError extends Error {
+  override readonly name = "DesktopRevokedError";
+}
+
+const isRevoked = (error: unknown) => RunnerProtocolError.isInstance(error) && error.code === "runner_revoked";
+
 /**
  * Signs in the runner (mints its token with the member's credential), renews the token, and
  * runs the runner loop. When the gateway retires the token (401/403, a restart with a new
- * secret), a fresh one is minted. Returns `stop()`.
+ * secret), a fresh one is minted. When the mint answers that the desktop was revoked, the runner
+ * stops and says what the person must do (`ended`); a first mint refused so throws
+ * `DesktopRevokedError`. Returns `stop()`.
  */
-export async function startDesktopRunner(options: DesktopRunnerOptions): Promise<{ stop(): Promise<void>; wake(): void }> {
+export async function startDesktopRunner(options: DesktopRunnerOptions): Promise<{ stop(): Promise<void>; wake(): void; ended: Promise<RunnerEnd> }> {
   const mint = () =>
     requestRunnerToken({
       baseUrl: options.gatewayUrl,
@@ -43,14 +56,30 @@ export async function startDesktopRunner(options: DesktopRunnerOptions): Promise
         capabilities: [...RUNNER_CAPABILITIES],
       },
     });
-  let current: TokenMintResponse = await mint();
+  let current: TokenMintResponse = await mint().catch((error: unknown) => {
+    throw isRevoked(error) ? new DesktopRevokedError((error as Error).message) : error;
+  });
   let minting: Promise<void> | null = null;
+  let end: (ended: RunnerEnd) => void = () => {};
+  const ended = new Promise<RunnerEnd>((resolve) => (end = resolve));
+  const stop = async (why: RunnerEnd) => {
+    clearInterval(timer);
+    await runner.stop();
+    end(why);
+  };
   const renew = () => {
     minting ??= mint()
       .then((fresh) => {
         current = fresh;
       })
-      .catch((error: unknown) => options.logger?.warn("desktop runner: token renewal failed", { error: error instanceof Error ? error.message : String(error) }))
+      .catch((error: unknown) => {
+        // Minting again would only be refused again: stop, and say what the person must do.
+        if (isRevoked(error)) {
+          options.logger?.warn("desktop runner: this desktop was revoked; stopping", { step: (error as Error).message });
+          return stop({ reason: "revoked", message: (error as Error).message });
+        }
+        options.logger?.warn("desktop runner: token renewal failed", { error: error instanceof Error ? error.message : String(error) });
+      })
       .finally(() => {
         minting = null;
       });
@@ -67,9 +96,7 @@ export async function startDesktopRunner(options: DesktopRunnerOptions): Promise
   });
   return {
     wake: () => runner.wake(),
-    stop: async () => {
-      clearInterval(timer);
-      await runner.stop();
-    },
+    stop: () => stop({ reason: "stopped" }),
+    ended,
   };
 }

@@ -160,14 +160,19 @@ describe("OpenWork dialect: runner routes", () => {
     expect(row?.dialect).toBe("openwork");
   });
 
-  it("(62) answers a removed member and a revoked desktop with 401 (a new mint fixes both), never 403", async () => {
+  it("(62) answers a removed member and a revoked desktop with 401, never 403; a revoked desktop mints again only once its owner re-enabled it", async () => {
     const bobScope = { organizationId: "org_ow", memberId: "mem_ow_bob" };
-    const minted = await post("/v1/automation-runners/token", `Bearer ${gateway.memberToken(bobScope)}`, mintBody({ runnerId: "bob-install-00001" }));
-    const { token } = (await minted.json()) as { token: string };
-    const revoke = await fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/bob-install-00001`, { method: "DELETE", headers: { authorization: `Bearer ${gateway.memberToken(bobScope)}` } });
-    expect(revoke.status).toBe(200);
+    const mintAgain = () => post("/v1/automation-runners/token", `Bearer ${gateway.memberToken(bobScope)}`, mintBody({ runnerId: "bob-install-00001" }));
+    const { token } = (await (await mintAgain()).json()) as { token: string };
+    const owner = (method: string, path: string) => fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/bob-install-00001${path}`, { method, headers: { authorization: `Bearer ${gateway.memberToken(bobScope)}` } });
+    expect((await owner("DELETE", "")).status).toBe(200);
     expect((await send("GET", "/v1/automation-runner/work", token)).status).toBe(401);
-    const again = await post("/v1/automation-runners/token", `Bearer ${gateway.memberToken(bobScope)}`, mintBody({ runnerId: "bob-install-00001" }));
+    // Its own mint does not undo the revocation: 404 (a released desktop then waits instead of stepping down), with the step.
+    const refused = await mintAgain();
+    expect([refused.status, await refused.json()]).toEqual([404, { error: "runner_revoked", message: expect.stringMatching(/re-enables it/) }]);
+    expect((await owner("POST", "/enable")).status).toBe(200);
+    expect((await send("GET", "/v1/automation-runner/work", token)).status).toBe(401);
+    const again = await mintAgain();
     const fresh = ((await again.json()) as { token: string }).token;
     expect((await send("GET", "/v1/automation-runner/work", fresh)).status).toBe(200);
     gateway.removeMember(bobScope);

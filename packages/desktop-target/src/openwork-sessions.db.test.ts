@@ -507,7 +507,7 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     expect(desktop.requests.filter((r) => r.includes("/complete"))).toEqual([expect.stringMatching(/-> 503$/), expect.stringMatching(/-> 200$/)]);
   });
 
-  it("mints again every refreshMs, and at once after its credential is refused (401), then works on", async () => {
+  it("mints again every refreshMs, and at once after its credential is refused (401); revoked, it works on only once its owner re-enabled it", async () => {
     const member = newMember();
     const desktop = await desktopOf(member, { refreshMs: 300 });
     await new Promise((resolve) => setTimeout(resolve, 700));
@@ -518,6 +518,11 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     const mints = desktop.requests.filter((r) => r.startsWith("POST /v1/automation-runners/token")).length;
     await until(async () => desktop.retired, Boolean, 3_000);
     expect(desktop.retired).toBe(true);
+    // Its mints are refused until the owner re-enables it; the next refresh then brings it back.
+    await until(async () => desktop.notes.filter((n) => n.startsWith("mint failed")).length, (n) => n > 0, 3_000);
+    expect(desktop.configured).toBe(false);
+    const enabled = await fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/install-${member.memberId}/enable`, { method: "POST", headers: { authorization: `Bearer ${gateway.memberToken(member)}` } });
+    expect(enabled.status).toBe(200);
     const session = await idleSession(member);
     expect(session.state).toBe("idle");
     expect(desktop.requests.filter((r) => r.startsWith("POST /v1/automation-runners/token")).length).toBeGreaterThan(mints);

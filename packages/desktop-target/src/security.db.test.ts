@@ -135,6 +135,26 @@ describe("runner route security", () => {
     expect(await (await member("GET", "/runners")).json()).toEqual({ runners: [] });
   });
 
+  it("keeps a revoked desktop revoked through its own mints until the owner re-enables it, and its tokens from before dead for good", async () => {
+    const erin = { organizationId: "org_sec", memberId: "mem_erin" };
+    const member = (method: string, path: string, as = erin) => fetch(url(path), { method, headers: { authorization: `Bearer ${gateway.memberToken(as)}` } });
+    const before = await gateway.registerRunner(erin, "runner-erin-0001");
+    expect((await member("DELETE", "/runners/runner-erin-0001")).status).toBe(200);
+    // The desktop mints again by itself, as the reference runner does: refused, with the person's step.
+    await expect(gateway.registerRunner(erin, "runner-erin-0001")).rejects.toMatchObject({ status: 403, code: "runner_revoked", message: expect.stringMatching(/re-enables it/) });
+    expect((await call("/work", before, { method: "GET" })).status).toBe(401);
+    // Nothing can be pinned to it meanwhile.
+    await expect(gateway.sessions.create(gateway.call(erin), { title: "t", prompt: "p", runner: "runner-erin-0001" })).rejects.toMatchObject({ error: { error: "unknown_computer" } });
+    // Only its owner re-enables it; to anyone else it does not exist.
+    expect((await member("POST", "/runners/runner-erin-0001/enable", bob)).status).toBe(404);
+    expect(await (await member("POST", "/runners/runner-erin-0001/enable")).json()).toEqual({ runner: { runnerId: "runner-erin-0001", revoked: false } });
+    // The token minted before the revocation stays dead; a new mint works.
+    expect((await call("/work", before, { method: "GET" })).status).toBe(401);
+    const after = await gateway.registerRunner(erin, "runner-erin-0001");
+    expect((await call("/work", after, { method: "GET" })).status).toBe(200);
+    expect((await call("/work", before, { method: "GET" })).status).toBe(401);
+  });
+
   it("shuts a removed member's runner out, and closes its open stream", async () => {
     const carol = { organizationId: "org_sec", memberId: "mem_carol" };
     const token = await gateway.registerRunner(carol, "runner-carol-0001");

@@ -6,7 +6,7 @@ import type { RunnerIdentity } from "../store/task-row.js";
 import { checkRegistration, verifyRunner } from "./authenticate-runner.js";
 import { handleEventsStream } from "./handle-events-stream.js";
 import { handlePresence } from "./handle-presence.js";
-import { handleListRunners, handleRenameRunner, handleRevokeRunner } from "./handle-runner-admin.js";
+import { handleEnableRunner, handleListRunners, handleRenameRunner, handleRevokeRunner } from "./handle-runner-admin.js";
 import { handleClaim, handleClaimNext, handleComplete, handleHeartbeat, handleTaskEvents, handleWork } from "./handle-runner-requests.js";
 import { handleToken } from "./handle-token.js";
 import type { OpenworkContext } from "./openwork/openwork-call.js";
@@ -51,6 +51,7 @@ const TASK_ACTIONS: Record<string, TaskAction> = {
 const TASK_PATH = /^\/tasks\/(rst_[0-9a-z]{26})\/(claim|heartbeat|events|complete)$/;
 // Runner ids as registered (8–160 characters, no slash).
 const RUNNER_PATH = /^\/runners\/([^/]{8,160})$/;
+const ENABLE_PATH = /^\/runners\/([^/]{8,160})\/enable$/;
 
 /**
  * Creates the desktop runner routes (DESIGN §5): our protocol under `/v1/desktop-runner`, and,
@@ -91,6 +92,8 @@ export function createRunnerRoutes(
     const owned = RUNNER_PATH.exec(path);
     if (owned && method === "PATCH") return handleRenameRunner(ctx, request, decodePathSegment(owned[1]!));
     if (owned && method === "DELETE") return handleRevokeRunner(ctx, request, decodePathSegment(owned[1]!));
+    const enable = ENABLE_PATH.exec(path);
+    if (enable && method === "POST") return handleEnableRunner(ctx, request, decodePathSegment(enable[1]!));
     const task = TASK_PATH.exec(path);
     const known = path === "/work" || path === "/events" || path === RUNNER_PATHS.claimNext || task !== null;
     if (!known) throw new ChannelRefusal("not_found", "no such route");

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { presenceOf } from "../presence.js";
 import { listRunners } from "../store/list-runners.js";
-import { renameRunner, revokeRunner } from "../store/revoke-runner.js";
+import { enableRunner, renameRunner, revokeRunner } from "../store/revoke-runner.js";
 import { readJsonBody } from "./read-json-body.js";
 import type { RouteContext } from "./route-context.js";
 import { json, parseOrRefuse } from "./to-response.js";
@@ -39,4 +39,13 @@ export async function handleRevokeRunner(ctx: RouteContext, request: Request, ru
   if (!revoked) throw new ChannelRefusal("not_found", "no such desktop");
   ctx.logger.info("desktop runner revoked by its owner", { runnerId, failedTasks: revoked.failedTasks });
   return json(200, { revoked: true, ...revoked });
+}
+
+/** `POST runners/:id/enable` (member route): re-enables one of the member's revoked desktops; it may mint again. */
+export async function handleEnableRunner(ctx: RouteContext, request: Request, runnerId: string): Promise<Response> {
+  const member = await memberOf(ctx, request);
+  const enabled = await enableRunner(ctx.sql, member, runnerId);
+  if (!enabled) throw new ChannelRefusal("not_found", "no such desktop");
+  ctx.logger.info("desktop runner re-enabled by its owner", { runnerId });
+  return json(200, { runner: enabled });
 }

@@ -13,6 +13,11 @@ import { readJsonBody } from "./read-json-body.js";
 import type { RouteContext } from "./route-context.js";
 import { json, parseOrRefuse } from "./to-response.js";
 
+/** What the person must do about a desktop its owner revoked (minting again does not bring it back). */
+export function revokedStep(runnerId: string): string {
+  return `this desktop (${runnerId}) was revoked by its owner; it stays signed out until the owner re-enables it in their list of desktops (POST runners/${encodeURIComponent(runnerId)}/enable), then start it again`;
+}
+
 /** `POST token`: the signed-in member registers a runner and gets a runner token. Never over MCP. */
 export async function handleToken(ctx: RouteContext, request: Request, prefix: string): Promise<Response> {
   const member = await ctx.authenticateMember(request);
@@ -21,7 +26,8 @@ export async function handleToken(ctx: RouteContext, request: Request, prefix: s
   const body = parseOrRefuse(TokenMintRequestSchema, await readJsonBody(request));
   const capabilities = grantCapabilities(body.capabilities, body.protocolVersion);
   const protocolVersion = Math.min(body.protocolVersion, RUNNER_PROTOCOL_VERSION);
-  await registerRunner(ctx.sql, member, { ...body, protocolVersion, capabilities, dialect: "desktop-runner" });
+  const registered = await registerRunner(ctx.sql, member, { ...body, protocolVersion, capabilities, dialect: "desktop-runner" });
+  if (!registered) throw new ChannelRefusal("runner_revoked", revokedStep(body.runnerId), { runnerId: body.runnerId });
   // The entry point the request came through when it is one of ours, else the canonical one.
   const entry = entryPointOf(request, `${prefix}${RUNNER_PATHS.token}`, ctx.proxyTrust);
   const { token, claims } = mintRunnerToken({

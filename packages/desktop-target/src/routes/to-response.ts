@@ -1,6 +1,6 @@
-import { RUNNER_ERROR_STATUS, type RunnerErrorCode, toMessageIssues } from "@openwork/runner-protocol";
+import { toMessageIssues } from "@openwork/runner-protocol";
 import type { z } from "zod";
-import { ChannelRefusal } from "../channel-refusal.js";
+import { CHANNEL_ERROR_STATUS, type ChannelErrorCode, ChannelRefusal } from "../channel-refusal.js";
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -9,9 +9,9 @@ export function json(status: number, body: unknown, headers: Record<string, stri
   });
 }
 
-export function errorResponse(code: RunnerErrorCode, message: string, extra: Record<string, unknown> = {}): Response {
+export function errorResponse(code: ChannelErrorCode, message: string, extra: Record<string, unknown> = {}): Response {
   const headers: Record<string, string> = code === "runner_unauthorized" ? { "www-authenticate": 'Bearer realm="desktop-runner"' } : {};
-  return json(RUNNER_ERROR_STATUS[code], { error: code, message, ...extra }, headers);
+  return json(CHANNEL_ERROR_STATUS[code], { error: code, message, ...extra }, headers);
 }
 
 /** The one place a refusal becomes an HTTP answer. */

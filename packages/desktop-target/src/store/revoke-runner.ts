@@ -5,11 +5,13 @@ import { syncSessionState } from "./sync-session-state.js";
  * Revokes one of the member's runners: it is marked revoked, so tokens minted before are refused on their next
  * request and its streams close at their next keepalive; tasks waiting for it alone fail at once
  * with `runner_revoked`. A turn it is running ends as `interrupted` when its lease lapses (it can
- * no longer heartbeat). Returns null when the member has no such runner. Runs in a transaction.
+ * no longer heartbeat). It stays revoked until its owner re-enables it (a mint does not clear it),
+ * and the tokens minted before stay refused even then. Returns null when the member has no such
+ * runner. Runs in a transaction.
  */
 export async function revokeRunner(tx: Queryable, scope: MemberScope, runnerId: string): Promise<{ failedTasks: number } | null> {
   const removed = await tx`
-    update desktop_runner set revoked_at = now()
+    update desktop_runner set revoked_at = now(), tokens_not_before = now()
     where organization_id = ${scope.organizationId} and member_id = ${scope.memberId} and runner_id = ${runnerId}
       and revoked_at is null
     returning runner_id`;
@@ -24,6 +26,18 @@ export async function revokeRunner(tx: Queryable, scope: MemberScope, runnerId: 
     await syncSessionState(tx, { organizationId: scope.organizationId, id }, { lastError: { error: "runner_revoked", message: "the desktop this was waiting for was revoked by its owner" } });
   }
   return { failedTasks: failed.length };
+}
+
+/**
+ * Re-enables one of the member's revoked runners: it may mint again. The tokens minted before its
+ * revocation stay refused (`tokens_not_before` is kept). Null when the member has no such runner.
+ */
+export async function enableRunner(sql: Queryable, scope: MemberScope, runnerId: string): Promise<{ runnerId: string; revoked: false } | null> {
+  const [row] = await sql<{ runner_id: string }[]>`
+    update desktop_runner set revoked_at = null
+    where organization_id = ${scope.organizationId} and member_id = ${scope.memberId} and runner_id = ${runnerId}
+    returning runner_id`;
+  return row ? { runnerId: row.runner_id, revoked: false } : null;
 }
 
 /** Renames one of the member's runners; null when there is no such runner. */

@@ -24,13 +24,13 @@ export interface RegisteredRunner {
 
 /**
  * Marks the runner as seen now (throttled) and returns its registration, or null when the runner
- * is not registered to this member or was revoked after the token was minted (its token must not
- * work).
+ * is not registered to this member, is revoked, or was revoked after the token was minted — even
+ * if it was re-enabled since: a token minted before a revocation never works again.
  */
 export async function touchRunner(sql: Queryable, holder: TokenHolder): Promise<RegisteredRunner | null> {
   const [row] = await sql<(RegisteredRunner & { stale: boolean; revoked: boolean })[]>`
     select protocol_version as "protocolVersion", capabilities, dialect,
-      coalesce(revoked_at >= to_timestamp(${holder.mintedAt}::double precision / 1000), false) as revoked,
+      (revoked_at is not null or coalesce(tokens_not_before >= to_timestamp(${holder.mintedAt}::double precision / 1000), false)) as revoked,
       (last_seen_at < now() - make_interval(secs => ${PRESENCE_WRITE_INTERVAL_SECONDS}) or disconnected_at is not null) as stale
     from desktop_runner
     where runner_id = ${holder.runnerId} and organization_id = ${holder.organizationId} and member_id = ${holder.memberId}`;

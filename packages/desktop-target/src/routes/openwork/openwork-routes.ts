@@ -5,6 +5,7 @@ import { DEFAULT_PRESENCE_WINDOW_MS } from "../../presence.js";
 import { listRunners } from "../../store/list-runners.js";
 import { registerRunner } from "../../store/register-runner.js";
 import { entryPointOf } from "../entry-point.js";
+import { revokedStep } from "../handle-token.js";
 import { handleEventsStream, type StreamFraming } from "../handle-events-stream.js";
 import { readJsonBody } from "../read-json-body.js";
 import { type OpenworkContext, type OpenworkHandler, type OpenworkRoute, runnerCall } from "./openwork-call.js";
@@ -40,7 +41,11 @@ const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request) =
   // (`<origin>/api/den`, what the desktop uses as its base URL).
   const audience = entryPointOf(request, route, ctx.proxyTrust);
   if (!audience) throw new OpenworkRefusal(500, "automation_runner_audience_invalid");
-  await registerRunner(ctx.sql, member, { ...body, name: null, capabilities, dialect: "openwork" });
+  // A revoked desktop is told so; a 404 on the mint makes a released desktop wait (30 minutes)
+  // instead of stepping its capabilities down, as a 400 would.
+  if (!(await registerRunner(ctx.sql, member, { ...body, name: null, capabilities, dialect: "openwork" }))) {
+    throw new OpenworkRefusal(404, "runner_revoked", revokedStep(body.runnerId));
+  }
   const { token, claims } = mintRunnerToken({ secret: ctx.secret, organizationId: member.organizationId, memberId: member.memberId, runnerId: body.runnerId, capabilities, audience });
   ctx.logger.info("desktop runner: OpenWork token minted", { runnerId: body.runnerId, capabilities: capabilities.length });
   return openworkJson(200, { token, expiresAt: claims.e, eventsPath: "/v1/automation-runners/events" });
