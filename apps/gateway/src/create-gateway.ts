@@ -10,6 +10,7 @@ import { type DevMember, userIdOf } from "./dev-members.js";
 import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
 import { createMetrics } from "./metrics.js";
+import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
 import { createRequestGuard } from "./request-guard.js";
 import { sameSecret } from "./same-secret.js";
 import { StartupError } from "./startup-errors.js";
@@ -69,6 +70,8 @@ export interface GatewayOptions {
   createRateLimit?: RateLimit;
   /** Sends per member per window (default 120 a minute). */
   sendRateLimit?: RateLimit;
+  /** What one member may hold or start on one process (waiting reads, push streams, MCP sessions, runner streams). */
+  memberLimits?: Partial<MemberLimits>;
   /** How long a session may wait on the human before its reads call the request overdue. Default 15 min. */
   inputTimeoutMs?: number;
   /** The MCP endpoint: default `@modelcontextprotocol/server` 2.x (`mcpEndpointV2()`, which can add a host's own tools). */
@@ -105,6 +108,7 @@ export async function createGateway(options: GatewayOptions) {
     throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error instanceof Error ? error.message : String(error)}`);
   });
   const timings = options.timings ?? {};
+  const memberLimits: MemberLimits = { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits };
   const metrics = createMetrics({ sql, hub });
   const sweeper = startSweeper({ sql, logger, onSweep: metrics.swept, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });
 
@@ -170,6 +174,7 @@ export async function createGateway(options: GatewayOptions) {
     ...(options.createRateLimit ? { createRateLimit: options.createRateLimit } : {}),
     ...(options.sendRateLimit ? { sendRateLimit: options.sendRateLimit } : {}),
     ...(options.inputTimeoutMs ? { inputTimeoutMs: options.inputTimeoutMs } : {}),
+    waitingReadsPerMember: memberLimits.waitingReads,
   });
 
   const push = (options.push ?? !options.mcpEndpoint) ? await startPush({ sql, hub, source, logger }) : null;

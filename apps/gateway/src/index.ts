@@ -1,5 +1,6 @@
 export { type GatewayOptions, createGateway } from "./create-gateway.js";
 export { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, serveGateway } from "./serve-gateway.js";
+export { type MemberLimits, type Rate, DEFAULT_MEMBER_LIMITS } from "./member-limits.js";
 export { type DevConfig, type DevMember, fixedDevMember, loadDevConfig, memberCall, memberContext, userIdOf } from "./dev-members.js";
 export { type McpAuth, type McpEndpoint, type McpEndpointFactory } from "./mcp-endpoint.js";
 export { mcpEndpointV2 } from "./mcp-endpoint-v2.js";

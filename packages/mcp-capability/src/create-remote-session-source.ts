@@ -31,6 +31,7 @@ import { rankMatches, scoreMatch } from "./score-match.js";
 import { createTargetCatalog, type OfferedTarget } from "./target-catalog.js";
 import { fromOpenworkDialect } from "./openwork-dialect.js";
 import { toolResult, type ToolResult } from "./to-tool-result.js";
+import { createWaitingReads } from "./waiting-reads.js";
 
 /** A match in den-api's registry shape (openwork-wire §4.4). */
 export interface CapabilityMatch {
@@ -66,8 +67,19 @@ export interface RemoteSessionSource {
   search(ctx: SearchContext, query: string, limit: number): Promise<CapabilityMatch[]>;
   /** Remote sessions stay out of Code Mode script tool trees, as in OpenWork. */
   enumerate(ctx: RegistryContext): Promise<[]>;
-  /** Runs a capability. Every outcome is a result value (den-api's rendering); it never rejects. */
-  execute(ctx: RegistryContext, parsed: ParsedCapability, input: ExecuteInput): Promise<ToolResult>;
+  /**
+   * Runs a capability. Every outcome is a result value (den-api's rendering); it never rejects.
+   * `signal` ends the call's waiting (a read's `waitMs`) when its client goes away.
+   */
+  execute(ctx: RegistryContext, parsed: ParsedCapability, input: ExecuteInput, options?: ExecuteOptions): Promise<ToolResult>;
+  /** Reads with `waitMs` waiting now in this process. */
+  waitingReads(): number;
+}
+
+/** How one execute runs: the host's request it serves. */
+export interface ExecuteOptions {
+  /** Aborted when the request's client disconnects (or cancels the call). */
+  signal?: AbortSignal;
 }
 
 export interface RemoteSessionSourceOptions {
@@ -86,8 +98,17 @@ export interface RemoteSessionSourceOptions {
    * request `overdue` and point the caller at answering or stopping it. Default 15 minutes.
    */
   inputTimeoutMs?: number;
+  /**
+   * Reads with `waitMs` one member may have waiting at once in this process; past it a read that
+   * would wait is refused with `rate_limited` (`retryAfterMs`). Default 16.
+   */
+  waitingReadsPerMember?: number;
   logger?: Logger;
 }
+
+/** Default of {@link RemoteSessionSourceOptions.waitingReadsPerMember}. */
+export const DEFAULT_WAITING_READS_PER_MEMBER = 16;
+const WAITING_RETRY_AFTER_MS = 1_000;
 
 /**
  * Creates the remote-session capability source: search and execute for create, send, read,
@@ -104,6 +125,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
   const sessions = createRemoteSessions(options.ledger, logger);
   const CAPABILITIES = buildCapabilities(options.targets);
   const schemas = new Map(ACTIONS.map((action) => [action, z.toJSONSchema(CAPABILITIES[action].args, { io: "input" }) as Record<string, unknown>]));
+  const waiting = createWaitingReads(options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
   const gated = (ctx: RegistryContext) => policy.gateScope !== undefined && !ctx.principal.scopes.has(policy.gateScope);
 
   /** Create's schema as this caller may use it: the targets offered to them, and the real default. */
@@ -145,6 +167,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
     kind: "remoteSession",
     parseName,
     enumerate: async () => [],
+    waitingReads: waiting.count,
 
     search: async (ctx, query, limit) => {
       // A rejected search fails den-api's whole search_capabilities: a target's failure hides us instead.
@@ -156,22 +179,24 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
       }
     },
 
-    execute: async (ctx, parsed, input) => {
+    execute: async (ctx, parsed, input, execution = {}) => {
       const referenceId = newReferenceId();
       const started = performance.now();
       const fields: Record<string, unknown> = { capability: capabilityName(parsed.action), referenceId };
       // Body members set aside (OpenWork's names with no use here, misspellings): named in the result.
       const ignored: string[] = [];
+      let leave = () => {};
       try {
         if (parsed.kind !== "remoteSession" || (!ctx.remoteSessionsEnabled && !KEPT_WHEN_DISABLED.has(parsed.action))) {
           throw new SessionFailure(sessionError("unknown_capability", `no capability named ${parsed.name}; call search_capabilities to find a valid name`));
         }
         const capability = CAPABILITIES[parsed.action];
-        const call = authorize(ctx, capability, policy, referenceId);
+        const call = { ...authorize(ctx, capability, policy, referenceId), ...(execution.signal ? { signal: execution.signal } : {}) };
         const known = new Set(Object.keys((schemas.get(parsed.action)!.properties ?? {}) as object));
         const dialect = fromOpenworkDialect(parsed.action, readBody(input.body), known, options.targets.map((t) => t.name));
         ignored.push(...dialect.ignored);
         const args = parseArguments(capability, dialect.body, fields);
+        if (typeof args.waitMs === "number" && args.waitMs > 0) leave = enterWaiting(waiting, call, options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
         const env = createRunEnv(call, ignored, { ledger: options.ledger, sessions, catalog, createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT, sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT, inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS });
         const payload = await capability.run(env, args);
         fields.sessionId = payload.sessionId;
@@ -184,6 +209,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
         fields.cause = value.message.slice(0, 300);
         return toolResult(withIgnored(errorPayload(value), ignored), true);
       } finally {
+        leave();
         fields.durationMs = Math.round(performance.now() - started);
         logger.info("remote session capability", fields);
       }
@@ -231,6 +257,17 @@ function readBody(body: unknown): unknown {
     // Left as the string: validation names it.
     return value;
   }
+}
+
+/** Counts a read that will wait, or refuses it past the member's limit. */
+function enterWaiting(waiting: ReturnType<typeof createWaitingReads>, call: TargetCall, limit: number): () => void {
+  const leave = waiting.enter(`${call.organizationId}\u0000${call.memberId}`);
+  if (leave) return leave;
+  throw new SessionFailure(
+    sessionError("rate_limited", `at most ${limit} reads with waitMs may wait at once per member; retry after the others answer, or read without waitMs`, {
+      retryAfterMs: WAITING_RETRY_AFTER_MS,
+    }),
+  );
 }
 
 /** The payload, naming the body members that were set aside, when there were any. */

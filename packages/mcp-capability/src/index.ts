@@ -5,7 +5,9 @@ export {
   type RemoteSessionSourceOptions,
   type CapabilityMatch,
   type ExecuteInput,
+  type ExecuteOptions,
   createRemoteSessionSource,
+  DEFAULT_WAITING_READS_PER_MEMBER,
 } from "./create-remote-session-source.js";
 export { type RegistryContext, type SearchContext, type SourceFilter, ALL_SOURCES, remoteSessionContext } from "./registry-context.js";
 export { type RemoteSessionPolicy, DEFAULT_POLICY } from "./policy.js";

@@ -110,7 +110,8 @@ export function createToolHandlers(options: RemoteSessionToolsOptions) {
       const matches = found.flat().sort(compareMatches).slice(0, args.limit);
       return toolResult({ matches });
     },
-    execute: async (args: z.output<typeof EXECUTE_TOOL.inputSchema>, authInfo: AuthInfoLike | undefined): Promise<ToolResult | SkillToolResult> => {
+    // `signal`: the call's client went away (or cancelled it): a waiting read stops waiting.
+    execute: async (args: z.output<typeof EXECUTE_TOOL.inputSchema>, authInfo: AuthInfoLike | undefined, signal?: AbortSignal): Promise<ToolResult | SkillToolResult> => {
       const unknown = Object.keys(args).filter((key) => !EXECUTE_KEYS.has(key));
       if (unknown.length > 0) {
         const message = "not an argument of execute_capability: put the capability's arguments in body";
@@ -126,7 +127,7 @@ export function createToolHandlers(options: RemoteSessionToolsOptions) {
       if (skills && skill) return skills.execute(ctx, skill, args);
       const parsed = options.source.parseName(args.name);
       if (!parsed) return errorResult(sessionError("unknown_capability", `no capability named ${args.name}; call search_capabilities to find a valid name`));
-      return options.source.execute(ctx, parsed, args);
+      return options.source.execute(ctx, parsed, args, signal ? { signal } : {});
     },
   };
 }

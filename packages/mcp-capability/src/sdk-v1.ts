@@ -16,8 +16,8 @@ export function registerRemoteSessionTools(server: McpServer, options: RemoteSes
   server.registerTool(searchName, search, (args, extra) => handlers.search(args, extra.authInfo));
 
   const { name: executeName, ...execute } = EXECUTE_TOOL;
-  const run = (args: Parameters<typeof handlers.execute>[0], extra: { authInfo?: Parameters<typeof handlers.execute>[1] }) =>
-    handlers.execute(args, extra.authInfo);
+  const run = (args: Parameters<typeof handlers.execute>[0], extra: { authInfo?: Parameters<typeof handlers.execute>[1]; signal?: AbortSignal }) =>
+    handlers.execute(args, extra.authInfo, extra.signal);
   if (options.card === false) {
     server.registerTool(executeName, execute, run);
     return;

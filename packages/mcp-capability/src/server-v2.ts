@@ -23,9 +23,17 @@ export function registerRemoteSessionTools(server: McpServer, options: RemoteSes
   const withCard = options.card !== false;
   if (withCard) registerCardResource(server);
   server.registerTool(executeName, { ...execute, ...(withCard ? { _meta: CARD_TOOL_META } : {}) }, (args, ctx) =>
-    handlers.execute(args, ctx.http?.authInfo),
+    handlers.execute(args, ctx.http?.authInfo, callSignal(ctx.mcpReq.signal, ctx.http?.req?.signal)),
   );
   if (options.skills !== false) REMOTE_SESSIONS_EXTENSION.attach(server);
+}
+
+/**
+ * Aborted when the call is cancelled or its HTTP request's client disconnects: the transport
+ * answering with JSON does not abort the call itself when the client goes away.
+ */
+function callSignal(call: AbortSignal, request: AbortSignal | undefined): AbortSignal {
+  return request ? AbortSignal.any([call, request]) : call;
 }
 
 /**

@@ -8,7 +8,7 @@ import { keyOf, PUSH_CHANNEL, type PushStore, type Subscription } from "./push-s
  * A session read as the caller: the capability's `read` payload, null when the caller may not
  * read it (unknown, another member's), or a rejection when the target cannot answer now.
  */
-export type ReadAs = (auth: McpAuth, body: { sessionId: string; cursor?: string; waitMs?: number }) => Promise<Record<string, unknown> | null>;
+export type ReadAs = (auth: McpAuth, body: { sessionId: string; cursor?: string; waitMs?: number }, signal?: AbortSignal) => Promise<Record<string, unknown> | null>;
 
 export interface PushHubOptions {
   sql: Sql;
@@ -84,9 +84,11 @@ export function createPushHub(options: PushHubOptions) {
         await store.announce(keyOf(mcpSessionId, auth), subscription.uri, fingerprint, message);
         announced = fingerprint;
       }
-      // Targets whose changes are not notified here (the cloud) are watched with a waiting read.
+      // Targets whose changes are not notified here (the cloud) are watched with a waiting read,
+      // which ends with the watcher; one refused (the member's waiting reads are all taken) waits for the change.
       const waits = slice.target !== "desktop" && WAITABLE.has(String(slice.state));
-      await (waits ? Promise.race([changed, options.read(auth, { sessionId: subscription.remoteSessionId, cursor: String(slice.cursor), waitMs: WATCH_TIMEOUT_MS })]) : changed);
+      const waited = () => options.read(auth, { sessionId: subscription.remoteSessionId, cursor: String(slice.cursor), waitMs: WATCH_TIMEOUT_MS }, signal).catch(() => changed);
+      await (waits ? Promise.race([changed, waited()]) : changed);
     }
   };
 

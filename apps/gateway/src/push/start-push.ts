@@ -19,10 +19,10 @@ export async function startPush(options: { sql: Sql; hub: WakeHub; source: Remot
   const { sql, logger } = options;
   await migratePush(sql);
   const store = createPushStore(sql);
-  const read: ReadAs = async (auth, body) => {
+  const read: ReadAs = async (auth, body, signal) => {
     const ctx = contextFromAuthInfo(auth);
     if (!ctx) return null;
-    const result = await options.source.execute(ctx, READ, { name: READ.name, body });
+    const result = await options.source.execute(ctx, READ, { name: READ.name, body }, signal ? { signal } : {});
     const error = result.isError ? String(result.structuredContent.error) : null;
     if (error && NOT_READABLE.has(error)) return null;
     if (error) throw new Error(`remote-session:read answered ${error}`);
@@ -36,8 +36,8 @@ export async function startPush(options: { sql: Sql; hub: WakeHub; source: Remot
   // is announced here, so its watchers look at once instead of at their next timeout.
   const source: RemoteSessionSource = {
     ...options.source,
-    execute: async (ctx, parsed, input) => {
-      const result = await options.source.execute(ctx, parsed, input);
+    execute: async (ctx, parsed, input, execution) => {
+      const result = await options.source.execute(ctx, parsed, input, execution);
       const sessionId = result.structuredContent.sessionId;
       if (!result.isError && MOVES.has(parsed.action) && typeof sessionId === "string") options.hub.announceSession(ctx.organizationId, sessionId);
       return result;

@@ -103,6 +103,8 @@ export function createWakeHub(options: {
       };
       const wake = () => done(true);
       const notWoken = () => done(false);
+      // An aborted signal fires no more: waiting on it would hold the waiter for all of timeoutMs.
+      if (signal?.aborted) return resolve(false);
       const timer = setTimeout(notWoken, timeoutMs);
       signal?.addEventListener("abort", notWoken, { once: true });
       const set = sessions.get(sessionId) ?? new Set();
