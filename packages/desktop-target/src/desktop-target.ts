@@ -25,7 +25,7 @@ import { chooseRunner } from "./choose-runner.js";
 import { isRelayed, RELAY_WAIT_MS, relayRead, relayStop, settled } from "./openwork-relay.js";
 import { DEFAULT_PRESENCE_WINDOW_MS, presenceOf } from "./presence.js";
 import { cancelSessionTasks } from "./store/cancel-session-tasks.js";
-import { enqueueTask, holderTask } from "./store/enqueue-task.js";
+import { enqueueTask, findCreateTask, holderTask } from "./store/enqueue-task.js";
 import { findPinnedRunners } from "./store/find-pinned-runners.js";
 import { listRunners } from "./store/list-runners.js";
 import { loadSessionTasks } from "./store/load-session-tasks.js";
@@ -106,6 +106,19 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     const holder = String(session.targetRef.runnerId);
     chooseRunner(await runnersOf(call, holder), { kind, requirements }, { pin: holder, storeAndForward: false });
   };
+  /** What a create answers for the task it (or an earlier attempt of it) queued, and the runner it is pinned to. */
+  const createdOutcome = async (call: TargetCall, sessionId: string, task: { pinned_runner_id: string | null; claim_deadline: Date }, chosen?: { runner_id: string; name: string } | null) => {
+    const pinned = task.pinned_runner_id;
+    const known = chosen?.runner_id === pinned ? [chosen] : [];
+    const [runner] = pinned && known.length === 0 ? (await findPinnedRunners(sql, call, pinned)).filter((r) => r.runner_id === pinned) : known;
+    const webUrl = options.webUrl?.({ sessionId, localSessionId: null });
+    return {
+      state: "queued" as const,
+      ...(webUrl ? { webUrl } : {}),
+      ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}),
+      expiresAt: task.claim_deadline.toISOString(),
+    };
+  };
   const webUrlOf = (session: LedgerSession) =>
     options.webUrl?.({ sessionId: session.id, localSessionId: session.targetSessionId });
 
@@ -124,6 +137,9 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     },
 
     create: async (call, input) => {
+      // A retried create (the same reserved session id) answers with the task it already queued.
+      const queued = await findCreateTask(sql, call.organizationId, input.sessionId);
+      if (queued) return createdOutcome(call, input.sessionId, queued);
       const extra = DesktopCreateSchema.parse(input.extra);
       const deliverBy = extra.deliverBy === undefined ? null : new Date(extra.deliverBy);
       if (deliverBy && deliverBy.getTime() <= Date.now()) {
@@ -135,9 +151,11 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         storeAndForward: deliverBy !== null,
       });
       const task = await transaction(sql, async (tx) => {
-        // The desktop's own store: the pinned runner is recorded with the task, atomically.
-        if (runner && !(await ledger.in(tx).update({ organizationId: call.organizationId, id: input.sessionId }, { targetRef: { runnerId: runner.runner_id } }))) {
-          fail("unknown_session", "the session was not reserved");
+        // The desktop's own store: the row is taken (and its runner recorded) with the task,
+        // atomically, under the row's lock; an attempt that finds it taken answers that task.
+        const patch = { ...(runner ? { targetRef: { runnerId: runner.runner_id } } : {}), taken: true, expect: "queued", expectReserved: true } as const;
+        if (!(await ledger.in(tx).update({ organizationId: call.organizationId, id: input.sessionId }, patch))) {
+          return (await findCreateTask(tx, call.organizationId, input.sessionId)) ?? fail("session_not_active", "the session was stopped or removed before its create finished");
         }
         return enqueueTask(tx, call, {
           sessionId: input.sessionId,
@@ -157,16 +175,10 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       logger.info("desktop target: session queued", {
         sessionId: input.sessionId,
         referenceId: call.referenceId,
-        runnerId: runner?.runner_id ?? null,
+        runnerId: task.pinned_runner_id,
         promptChars: input.prompt?.length ?? 0,
       });
-      const webUrl = options.webUrl?.({ sessionId: input.sessionId, localSessionId: null });
-      return {
-        state: "queued",
-        ...(webUrl ? { webUrl } : {}),
-        ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}),
-        expiresAt: task.claim_deadline.toISOString(),
-      };
+      return createdOutcome(call, input.sessionId, task, runner);
     },
 
     send: async (call, session, input) => {

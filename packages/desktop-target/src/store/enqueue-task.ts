@@ -65,6 +65,19 @@ export async function enqueueTask(sql: Queryable, scope: MemberScope, task: NewT
   return row!;
 }
 
+/**
+ * The task a create queued for `sessionId`, if one did. A session gets one create task however
+ * often its create is retried: the attempt that queues it takes the reserved ledger row in the
+ * same transaction, under that row's lock.
+ */
+export async function findCreateTask(sql: Queryable, organizationId: string, sessionId: string): Promise<TaskRow | null> {
+  const [row] = await sql<TaskRow[]>`
+    select * from desktop_task
+    where organization_id = ${organizationId} and session_id = ${sessionId} and kind = 'remote_session.create'
+    limit 1`;
+  return row ?? null;
+}
+
 /** Records a wake-up hint for the task's runner(s); every gateway process is told after the commit. */
 export async function wakeRunners(sql: Queryable, task: Pick<TaskRow, "id" | "organization_id" | "member_id" | "pinned_runner_id">): Promise<void> {
   const [wake] = await sql<{ id: string }[]>`
