@@ -182,6 +182,9 @@ describe("the desktop target end to end", () => {
     expect(answer).toMatchObject({ kind: "remote_session.respond", localSessionId: "ses_local_asks", requestId: "per_asked1", answer: { permission: "always" } });
     await client.complete(item.taskId, { attempt: answer.attempt, status: "done", localSessionId: "ses_local_asks" });
     expect(await responding).toEqual({ sessionId: created.sessionId, requestId: "per_asked1", state: "running", alreadyAnswered: false, delivered: true });
+    // The human's answer lived in the task only until the desktop took it.
+    const [kept] = await gateway.sql<{ input: unknown }[]>`select input from desktop_task where id = ${item.taskId}`;
+    expect(kept?.input).toEqual({ requestId: "per_asked1" });
     await client.postEvents(task!.taskId, attempt, [{ sequence: 3, type: "input.resolved", payload: { requestId: "per_asked1" } }]);
     const after = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
     expect(after.state).toBe("running");

@@ -46,17 +46,34 @@ export function isRelayed(session: LedgerSession): boolean {
 /**
  * A read of a session on an OpenWork desktop: the desktop keeps the transcript, so the read is a
  * request to it (the same input waiting already is reused), answered within `RELAY_WAIT_MS` or
- * reported `pending` for the caller to read again. Cursors carry the desktop's own.
+ * reported `pending` for the caller to read again. Cursors carry the desktop's own. The answer is
+ * handed to one reader and dropped (`takeAnswer`): a reader who finds it taken by another reader of
+ * the same question asks again, once.
  */
 export async function relayRead(deps: RelayDeps, call: TargetCall, session: LedgerSession, input: ReadInput): Promise<ReadResult> {
   const { theirs, pending } = decodeRelayCursor(session.id, input.cursor);
-  const request = { from: theirs === null && input.cursor === undefined ? (input.from ?? "start") : "start", cursor: theirs, limit: input.limit };
+  const request = { from: theirs === null && input.cursor === undefined ? (input.from ?? "start") : "start", cursor: theirs, limit: input.limit } as const;
   // A cursor handed out with a pending answer takes that answer; else the same question waiting is reused.
   const earlier = pending ? await pendingRequest(deps, session, pending) : undefined;
-  const asked = earlier ?? (await requestOf(deps, call, session, "remote_session.read", request));
-  const task = await settled(deps, session.id, asked, call.signal);
-  if (!task) return pendingRead(session, theirs, asked.id);
-  const result = answerOf(task, "read") as RelayedReadResult;
+  let asked = earlier ?? (await requestOf(deps, call, session, "remote_session.read", request));
+  for (let again = false; ; again = true) {
+    const task = await settled(deps, session.id, asked, call.signal);
+    if (!task) return pendingRead(session, theirs, asked.id);
+    const result = task.state === "done" ? await takeAnswer(deps, task) : (answerOf(task, "read") as RelayedReadResult);
+    if (result) return readResultOf(session, input, request, theirs, result);
+    if (again) return pendingRead(session, theirs, asked.id);
+    asked = await requestOf(deps, call, session, "remote_session.read", request);
+  }
+}
+
+/** A desktop's read answer as the read's result. */
+function readResultOf(
+  session: LedgerSession,
+  input: ReadInput,
+  request: { from: "start" | "end" },
+  theirs: string | null,
+  result: RelayedReadResult,
+): ReadResult {
   const messages = result.messages.map((m) => ({
     id: m.id,
     role: m.role,
@@ -142,6 +159,22 @@ export async function settled(deps: RelayDeps, sessionId: string, task: TaskRow,
     }
     await changed;
   }
+}
+
+/**
+ * Takes a read's answer off its task, once: the first reader gets it and the row keeps nothing of
+ * it (null when another reader took it, or the sweeper dropped it unread).
+ */
+async function takeAnswer(deps: RelayDeps, task: TaskRow): Promise<RelayedReadResult | null> {
+  const [row] = await deps.sql<{ answer: RelayedReadResult }[]>`
+    with taken as (
+      select organization_id, id, answer from desktop_task
+      where organization_id = ${task.organization_id} and id = ${task.id} and answer is not null
+      for update)
+    update desktop_task d set answer = null from taken
+    where d.organization_id = taken.organization_id and d.id = taken.id
+    returning taken.answer`;
+  return row?.answer ?? null;
 }
 
 /** The desktop's answer, or its refusal as a session error. */

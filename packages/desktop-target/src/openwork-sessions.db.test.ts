@@ -269,6 +269,26 @@ describe("OpenWork commands and requests on the wire", () => {
     expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, answer)).status).toBe(200);
     expect((await reading).messages.map((m) => m.text)).toEqual(["hi"]);
   });
+  it("keeps none of a desktop's transcript: a read's answer is handed to its reader and dropped, its digest still recognising a replay", async () => {
+    const { member, token, created, report } = await deliveredCommand("no-transcript-01");
+    await report({ status: "idle", finalText: "THE-DESKTOP-REPLY", observedAt: 1_000 });
+    const reading = gateway.sessions.read(gateway.call(member), await find(member, created.sessionId), { limit: 5, waitMs: 0 });
+    const requestId = await until(async () => (await work(token)).find((i) => i.kind === "remote_session_request")?.requestId, Boolean);
+    await post(`/v1/remote-session-requests/${requestId}/claim`, token, {});
+    const message = (id: string, role: string, text: string) => ({ id, role, createdAt: 1, text, truncated: false, toolCalls: [], error: null });
+    const result = { title: null, status: "idle", waitingFor: null, lastError: null, messageCount: 2, from: "start", nextCursor: null };
+    const answer = { status: "done", outcome: { action: "read", result: { ...result, messages: [message("u1", "user", "THE-USER-PROMPT"), message("a1", "assistant", "THE-DESKTOP-REPLY")] } } };
+    expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, answer)).status).toBe(200);
+    // The reader gets the whole answer…
+    expect((await reading).messages.map((m) => m.text)).toEqual(["THE-USER-PROMPT", "THE-DESKTOP-REPLY"]);
+    // …and no row of the session keeps any of it (nor the desktop's final text from its report).
+    const rows = await gateway.sql<{ row: string }[]>`select t::text as row from desktop_task t where session_id = ${created.sessionId}`;
+    expect(rows.filter((r) => /THE-USER-PROMPT|THE-DESKTOP-REPLY/.test(r.row))).toEqual([]);
+    // The same receipt again is still the same; another one still a conflict.
+    expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, answer)).status).toBe(200);
+    const changed = { status: "done", outcome: { action: "read", result: { ...result, messages: [message("a1", "assistant", "other")] } } };
+    expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, changed)).status).toBe(409);
+  });
 });
 
 describe("OpenWork desktops as released: claims, late reports, sweeps, follow-ups", () => {

@@ -25,6 +25,9 @@ export interface SweeperOptions {
  * idempotency keys, wake-up hints, desktops long gone). Safe to run on every replica at once
  * (each move is one guarded update; retention picks rows `skip locked`). Returns `stop()`.
  */
+/** How long a relayed read's answer waits for its reader (one who got `pending` reads again with its cursor). */
+const UNREAD_ANSWER_SECONDS = 5 * 60;
+
 export function startSweeper(options: SweeperOptions): { stop(): Promise<void> } {
   const intervalMs = options.intervalMs ?? 2_000;
   const retentionSeconds = (options.wakeRetentionMs ?? 10 * 60_000) / 1000;
@@ -46,7 +49,13 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
       delete from desktop_runner where (organization_id, member_id, runner_id) in (
         select organization_id, member_id, runner_id from desktop_runner where last_seen_at < now() - make_interval(secs => ${runnerRetentionSeconds})
         limit 500 for update skip locked)`;
-    const removed = { ...pruned, wakes: wakes.count, runners: runners.count };
+    // A relayed read's answer nobody came back for is dropped: answers are handed on, never kept.
+    const answers = await options.sql`
+      /* across organizations: retention */
+      update desktop_task set answer = null where (organization_id, id) in (
+        select organization_id, id from desktop_task where answer is not null and finished_at < now() - make_interval(secs => ${UNREAD_ANSWER_SECONDS})
+        limit 500 for update skip locked)`;
+    const removed = { ...pruned, wakes: wakes.count, runners: runners.count, answers: answers.count };
     if (Object.values(removed).some((n) => n > 0)) logger.info("desktop sweeper: retention", removed);
   };
   const sweep = async () => {

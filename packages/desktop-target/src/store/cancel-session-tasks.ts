@@ -1,7 +1,7 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import { hintsOf } from "../wake/hints.js";
 import { syncSessionState } from "./sync-session-state.js";
-import type { RowKey } from "./task-row.js";
+import { endedClears, type RowKey } from "./task-row.js";
 
 /**
  * Stops a session's work: queued tasks are cancelled at once (their prompts cleared); the running
@@ -10,7 +10,7 @@ import type { RowKey } from "./task-row.js";
  */
 export async function cancelSessionTasks(tx: Queryable, session: RowKey): Promise<boolean> {
   const cancelled = await tx`
-    update desktop_task set state = 'cancelled', prompt = null, finished_at = now(), updated_at = now(),
+    update desktop_task set state = 'cancelled', ${endedClears(tx)}, finished_at = now(), updated_at = now(),
       failure_code = 'stopped', failure_message = 'stopped before a desktop took it'
     where organization_id = ${session.organizationId} and session_id = ${session.id} and state = 'queued'
     returning id`;

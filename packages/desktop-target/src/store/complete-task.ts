@@ -6,7 +6,7 @@ import { freshEvents, heldEvents, insertEvents, sessionEffects } from "./append-
 import type { ClaimOutcome } from "./claim-task.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
 import { lockSession, writeSessionState } from "./sync-session-state.js";
-import { sessionKey, type TaskOwner } from "./task-row.js";
+import { endedClears, sessionKey, type TaskOwner } from "./task-row.js";
 import { pipeline } from "./transaction.js";
 
 /**
@@ -43,7 +43,7 @@ export async function completeTask(
     stored.length > 0 ? insertEvents(tx, key, body.attempt, stored).execute() : null,
     tx`
       update desktop_task set
-        state = ${body.status}, completion = ${tx.json(completion as never)}, prompt = null,
+        state = ${body.status}, completion = ${tx.json(completion as never)}, ${endedClears(tx)},
         local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
         failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()
       where organization_id = ${owner.organizationId} and id = ${taskId}`.execute(),

@@ -1,6 +1,6 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import { syncSessionState } from "./sync-session-state.js";
-import { type RowKey, sessionKey } from "./task-row.js";
+import { endedClears, type RowKey, sessionKey } from "./task-row.js";
 
 /**
  * Fails a task at claim time for a reason the gateway found (model access lost, no local session
@@ -8,7 +8,7 @@ import { type RowKey, sessionKey } from "./task-row.js";
  */
 export async function failClaimedTask(tx: Queryable, task: RowKey, cause: { code: string; message: string }): Promise<void> {
   const [failed] = await tx<{ organization_id: string; session_id: string }[]>`
-    update desktop_task set state = 'failed', prompt = null, failure_code = ${cause.code},
+    update desktop_task set state = 'failed', ${endedClears(tx)}, failure_code = ${cause.code},
       failure_message = ${cause.message}, finished_at = now(), updated_at = now()
     where organization_id = ${task.organizationId} and id = ${task.id} and state = 'claimed'
     returning organization_id, session_id`;

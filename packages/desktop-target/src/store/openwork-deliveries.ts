@@ -1,8 +1,9 @@
+import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { Queryable } from "@openwork/remote-session-core";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { syncSessionState } from "./sync-session-state.js";
-import { type RunnerIdentity, sessionKey, type TaskKind, type TaskRow } from "./task-row.js";
+import { endedClears, type RunnerIdentity, sessionKey, type TaskKind, type TaskRow } from "./task-row.js";
 
 // What OpenWork desktops report back over its command protocol, written to the task store: a
 // command's delivery, its progress reports, and the answers to relayed requests. Each refusal is
@@ -44,22 +45,33 @@ async function lockOwn(tx: Queryable, runner: RunnerIdentity, taskId: string, ki
 /**
  * Settles a claimed task with an OpenWork receipt. Immutable: the same receipt again is accepted
  * (a lost answer), a different one is a conflict. A receipt after the lease lapsed is accepted
- * as OpenWork accepts it (the desktop did the work).
+ * as OpenWork accepts it (the desktop did the work). A read's answer (the desktop's transcript) is
+ * not kept: it waits in `answer` for its reader only, and the completion holds its digest.
  */
 async function settle(tx: Queryable, task: TaskRow, receipt: object, outcome: { failed: { code: string; message: string } | null; localSessionId?: string }): Promise<boolean> {
+  const { kept, answer } = keptReceipt(task.kind, receipt);
   if (task.completion) {
-    if (isDeepStrictEqual(task.completion, receipt)) return false;
+    if (isDeepStrictEqual(task.completion, kept)) return false;
     throw new ChannelRefusal("completion_conflict", "the task was already completed differently");
   }
   if (task.state !== "claimed" && task.state !== "interrupted") throw new ChannelRefusal("completion_conflict", `the task is ${task.state}`);
   await tx`
     update desktop_task set
-      state = ${outcome.failed ? "failed" : "done"}, completion = ${tx.json(receipt as never)}, prompt = null,
+      state = ${outcome.failed ? "failed" : "done"}, completion = ${tx.json(kept as never)}, ${endedClears(tx)},
+      answer = ${answer ? tx.json(answer as never) : null},
       local_session_id = coalesce(${outcome.localSessionId ?? null}, local_session_id),
       failure_code = ${outcome.failed?.code ?? null}, failure_message = ${outcome.failed?.message ?? null},
       finished_at = now(), updated_at = now()
     where organization_id = ${task.organization_id} and id = ${task.id}`;
   return true;
+}
+
+/** What the completion keeps of a receipt: a read's result only as its digest (the result is handed on, in `answer`). */
+function keptReceipt(kind: TaskKind, receipt: object): { kept: object; answer: Record<string, unknown> | null } {
+  const { outcome } = receipt as { outcome?: { action: string; result: Record<string, unknown> } };
+  if (kind !== "remote_session.read" || !outcome) return { kept: receipt, answer: null };
+  const digest = createHash("sha256").update(JSON.stringify(outcome.result)).digest("base64url");
+  return { kept: { status: "done", outcome: { action: outcome.action, digest } }, answer: outcome.result };
 }
 
 /** `complete` of a command: the session now lives on the desktop (delivered) or never started (failed). */
@@ -105,7 +117,8 @@ export async function receiveProgress(tx: Queryable, runner: RunnerIdentity, com
     waitingFor: report.status === "waiting" ? (report.waitingFor ?? null) : null,
     engine: report.engine ?? previous.engine ?? null,
     model: report.model === undefined ? (previous.model ?? null) : report.model,
-    finalText: report.finalText ?? null,
+    // The desktop's reply is its own: only its size is kept (a read asks the desktop for the text).
+    finalTextChars: report.finalText?.length ?? null,
     error: report.error ?? null,
     messageCount: report.messageCount ?? previous.messageCount ?? null,
     observedAt: report.observedAt,

@@ -1,5 +1,6 @@
 import type { MemberScope, Queryable } from "@openwork/remote-session-core";
 import { syncSessionState } from "./sync-session-state.js";
+import { endedClears } from "./task-row.js";
 
 /**
  * Revokes one of the member's runners: it is marked revoked, so tokens minted before are refused on their next
@@ -17,7 +18,7 @@ export async function revokeRunner(tx: Queryable, scope: MemberScope, runnerId: 
     returning runner_id`;
   if (removed.length === 0) return null;
   const failed = await tx<{ session_id: string }[]>`
-    update desktop_task set state = 'failed', prompt = null, failure_code = 'runner_revoked',
+    update desktop_task set state = 'failed', ${endedClears(tx)}, failure_code = 'runner_revoked',
       failure_message = 'the desktop this was waiting for was revoked by its owner', finished_at = now(), updated_at = now()
     where organization_id = ${scope.organizationId} and member_id = ${scope.memberId}
       and pinned_runner_id = ${runnerId} and state = 'queued'

@@ -3,7 +3,7 @@ import type { Sql } from "postgres";
 import { hintsOf } from "../wake/hints.js";
 import { transaction } from "./transaction.js";
 import { syncSessionState } from "./sync-session-state.js";
-import { sessionKey } from "./task-row.js";
+import { endedClears, sessionKey } from "./task-row.js";
 
 interface Moved {
   session_id: string;
@@ -36,7 +36,7 @@ export async function sweepTasks(sql: Sql, logger: Logger = silentLogger): Promi
     // statements, each row named by its full key.
     const interrupted = await tx<Moved[]>`
       /* across organizations: the lease sweep */
-      update desktop_task set state = 'interrupted', prompt = null, failure_code = 'lease_lost',
+      update desktop_task set state = 'interrupted', ${endedClears(tx)}, failure_code = 'lease_lost',
         failure_message = 'the desktop stopped sending heartbeats; events it posted are kept',
         finished_at = now(), updated_at = now()
       where (organization_id, id) in (
@@ -46,7 +46,7 @@ export async function sweepTasks(sql: Sql, logger: Logger = silentLogger): Promi
       returning session_id, organization_id, kind, failure_code, failure_message`;
     const expired = await tx<Moved[]>`
       /* across organizations: the deadline sweep */
-      update desktop_task set state = 'expired', prompt = null, finished_at = now(), updated_at = now(),
+      update desktop_task set state = 'expired', ${endedClears(tx)}, finished_at = now(), updated_at = now(),
         failure_code = case when deliver_by is not null and deliver_by <= now() then 'delivery_deadline_passed' else 'runner_unavailable' end,
         failure_message = case when deliver_by is not null and deliver_by <= now()
           then 'no desktop claimed the task before its deliverBy time'

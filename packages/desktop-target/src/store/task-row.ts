@@ -1,4 +1,4 @@
-import type { Model } from "@openwork/remote-session-core";
+import type { Model, Queryable } from "@openwork/remote-session-core";
 import type { CompleteRequest, WorkKind } from "@openwork/runner-protocol";
 import type { TaskState } from "../task-state.js";
 import type { RunnerDialect } from "./runner-row.js";
@@ -38,6 +38,8 @@ export interface TaskRow {
   claimed_via: RunnerDialect | null;
   /** A relayed read's or stop's input; a respond's request id and answer. */
   input: Record<string, unknown> | null;
+  /** A relayed read's answer, until its reader takes it: never kept beyond that. */
+  answer: Record<string, unknown> | null;
   /** The task its completion claimed for the same runner (protocol 3). */
   next_task_id: string | null;
   /** A delivered OpenWork command's latest progress report, and its watermark (desktop clock, ms). */
@@ -80,3 +82,11 @@ export const taskKey = (task: Pick<TaskRow, "organization_id" | "id">): RowKey =
 
 /** The key of the task's session. */
 export const sessionKey = (task: Pick<TaskRow, "organization_id" | "session_id">): RowKey => ({ organizationId: task.organization_id, id: task.session_id });
+
+/**
+ * What every ended attempt drops, in the update that ends it: the prompt, and a respond's answer
+ * (the human's words). Only ids, kinds and sizes outlive the attempt.
+ */
+export function endedClears(tx: Queryable) {
+  return tx`prompt = null, input = input - 'answer'`;
+}
