@@ -143,6 +143,8 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
     },
     /** Open engine event streams (echo engine only). */
     engineEventStreams: () => echo?.eventStreams() ?? 0,
+    /** Every prompt the engine accepted, oldest first (echo engine only; ids and model, no text). */
+    receivedPrompts: () => echo?.receivedPrompts() ?? [],
     close: () => echo?.close(),
     workspaceId,
     workerId,

@@ -10,6 +10,7 @@ import {
   sliceTranscript,
   type Target,
   type TargetCall,
+  type TargetCreateInput,
   fail,
   WorkspaceIdSchema,
 } from "@openwork/remote-session-core";
@@ -19,7 +20,7 @@ import { sessionRequests } from "./pending-requests.js";
 import { newOpencodeMessageId } from "./opencode-message-id.js";
 import { cloudSessionState } from "./turn-state.js";
 import { createWakeAndWait } from "./wake-and-wait.js";
-import { createWorkerClient, type WorkerClient } from "./worker-client.js";
+import { createWorkerClient, type PromptBody, type WorkerClient } from "./worker-client.js";
 import { createWorkerEvents, type EventSource, type WorkerEvents } from "./worker-events.js";
 import type { ReadyWorker, WorkerResolver } from "./worker-resolver.js";
 
@@ -113,6 +114,25 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
           .replaceAll("{workerId}", encodeURIComponent(ref.workerId))
       : undefined;
 
+  /** A create's prompt, listened to from before it goes (see `follow`). */
+  const promptCreate = async ({ client, worker }: { client: WorkerClient; worker: ReadyWorker }, ref: CloudRef, remoteId: string, prompt: PromptBody) => {
+    await follow(sourceOf(worker, ref.workspaceId), remoteId);
+    await client.promptAsync(ref.workspaceId, remoteId, prompt);
+  };
+  const createdOutcome = (input: TargetCreateInput, ref: CloudRef, remoteId: string, targetRef: Record<string, unknown>) => {
+    const webUrl = webUrlOf(ref, remoteId);
+    return { state: input.prompt ? ("running" as const) : ("idle" as const), targetSessionId: remoteId, targetRef, ...(webUrl ? { webUrl } : {}) };
+  };
+  /** A retried create: the worker's session an earlier attempt bound, prompted only if it does not hold the prompt yet. */
+  const resumeCreate = async (call: TargetCall, client: WorkerClient, worker: ReadyWorker, input: TargetCreateInput, earlier: NonNullable<TargetCreateInput["earlier"]>) => {
+    const { ref, remoteId } = locate(earlier);
+    const promptId = typeof earlier.targetRef.createPromptId === "string" ? earlier.targetRef.createPromptId : undefined;
+    const held = promptId === undefined || (await client.messages(ref.workspaceId, remoteId)).some((m) => m.info.id === promptId);
+    if (input.prompt && promptId && !held) await promptCreate({ client, worker }, ref, remoteId, { text: input.prompt, messageID: promptId, model: input.model });
+    logger.info("cloud target: session create resumed", { sessionId: input.sessionId, referenceId: call.referenceId, promptHeld: held });
+    return createdOutcome(input, ref, remoteId, earlier.targetRef);
+  };
+
   return {
     specificationVersion: "v1",
     name: "cloud",
@@ -128,34 +148,34 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       allowWhileUnavailable: ["stop"],
     },
 
+    // A follow-up's model goes to the worker with its prompt: opencode runs that turn with it.
+    sendTakesModel: true,
+
     availability: async (call) => ({ available: await options.isCloudEnabled(call) }),
 
+    // Idempotent per session id: the worker's session and the prompt's message id are bound to
+    // the reserved row before the prompt goes, so a retry of the create finds them and sends the
+    // prompt only if the worker does not hold it yet. A failed prompt keeps the binding (the
+    // worker may have taken it before the answer was lost): a retry checks instead of guessing.
     create: async (call, input) => {
       const { client, worker } = await clientFor(call);
+      if (input.earlier?.targetSessionId) return resumeCreate(call, client, worker, input, input.earlier);
       const { workerId } = worker;
       const workspaceId = (input.extra.workspaceId as string | undefined) ?? (await activeWorkspace(client));
       const remote = await client.createSession(workspaceId, input.title);
       const promptId = input.prompt ? newOpencodeMessageId() : undefined;
-      const promptAt = Date.now();
-      if (input.prompt && promptId) {
-        try {
-          await follow(sourceOf(worker, workspaceId), remote.id);
-          await client.promptAsync(workspaceId, remote.id, { text: input.prompt, messageID: promptId, model: input.model });
-        } catch (error) {
-          // No half-created session: the caller will retry the whole create.
-          await client.deleteSession(workspaceId, remote.id).catch(() => {});
-          throw error;
-        }
-      }
       const ref: CloudRef = { workerId, workspaceId };
+      const targetRef = { ...ref, ...(promptId ? { createPromptId: promptId, lastPromptId: promptId, lastPromptAt: Date.now() } : {}) };
+      try {
+        await input.bind({ targetSessionId: remote.id, targetRef });
+      } catch (error) {
+        // Nothing was prompted and no row points at it: the worker keeps no half-made session.
+        await client.deleteSession(workspaceId, remote.id).catch(() => {});
+        throw error;
+      }
+      if (input.prompt && promptId) await promptCreate({ client, worker }, ref, remote.id, { text: input.prompt, messageID: promptId, model: input.model });
       logger.info("cloud target: session created", { sessionId: input.sessionId, referenceId: call.referenceId, workerId, promptChars: input.prompt?.length ?? 0 });
-      const webUrl = webUrlOf(ref, remote.id);
-      return {
-        state: input.prompt ? "running" : "idle",
-        targetSessionId: remote.id,
-        targetRef: { ...ref, ...(promptId ? { lastPromptId: promptId, lastPromptAt: promptAt } : {}) },
-        ...(webUrl ? { webUrl } : {}),
-      };
+      return createdOutcome(input, ref, remote.id, targetRef);
     },
 
     send: async (call, session, input) => {
@@ -172,7 +192,7 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       const promptAt = Date.now();
       if (!alreadyPresent) {
         await follow(sourceOf(worker, ref.workspaceId), remoteId);
-        await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId });
+        await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId, ...(input.model ? { model: input.model } : {}) });
       }
       logger.info("cloud target: prompt sent", { sessionId: session.id, referenceId: call.referenceId, alreadyPresent, promptChars: input.prompt.length });
       const targetRef = alreadyPresent ? { lastPromptId: messageId } : { lastPromptId: messageId, lastPromptAt: promptAt };
@@ -290,7 +310,7 @@ async function activeWorkspace(client: WorkerClient): Promise<string> {
   return id ?? fail("cloud_runtime_failed", "the cloud worker has no workspace");
 }
 
-function locate(session: LedgerSession): { ref: CloudRef; remoteId: string } {
+function locate(session: Pick<LedgerSession, "targetRef" | "targetSessionId">): { ref: CloudRef; remoteId: string } {
   const { workerId, workspaceId } = session.targetRef;
   if (typeof workspaceId !== "string" || !session.targetSessionId) {
     return fail("unknown_session", "this session has no cloud worker session");

@@ -10,8 +10,11 @@ import { packagedBinaries, type PostgresBinaries, reachableBinaries, type RunAs,
 export interface EmbeddedServer {
   /** Admin connection string (database `postgres`). */
   url: string;
-  /** Stops the server process and starts it again on the same data and port. */
-  restart(): Promise<void>;
+  /**
+   * Stops the server process and starts it again on the same data and port; with `whileStopped`,
+   * only once that has settled (an outage as long as the test needs, not a timed one).
+   */
+  restart(options?: { whileStopped?: () => Promise<void> }): Promise<void>;
   /** Stops the server and deletes its folder. */
   stop(): Promise<void>;
 }
@@ -46,8 +49,9 @@ export async function startEmbeddedPostgres(options: { port?: number; /** Server
     exitHook((done) => void remove().finally(done));
     return {
       url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
-      restart: async () => {
+      restart: async (restartOptions = {}) => {
         await stopServer(server);
+        await restartOptions.whileStopped?.().catch(() => {});
         server = await startServer(binaries, data, port, dir, user, settings);
       },
       stop: remove,

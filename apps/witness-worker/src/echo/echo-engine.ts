@@ -35,6 +35,8 @@ export function createEchoEngine(options: Partial<EchoTiming> = {}) {
   const bus = createEventBus();
   const requests = createEchoRequests(bus);
   const echo = createEchoSessions(bus, requests, { replyDelayMs: 150, slowWordMs: 300, retryMs: 2_000, ...options });
+  // Every prompt_async it accepted, ids and model only: what tests count ("sent once").
+  const received: ReceivedPrompt[] = [];
 
   const handle = async (request: Request, path: string): Promise<Response> => {
     const method = request.method.toUpperCase();
@@ -76,6 +78,7 @@ export function createEchoEngine(options: Partial<EchoTiming> = {}) {
         return badRequest(`Expected a string starting with "msg", got ${JSON.stringify(body.messageID)}\n  at ["messageID"]`);
       }
       const text = body.parts.filter((p) => p.type === "text").map((p) => p.text ?? "").join("");
+      received.push({ sessionID: session.id, messageID: typeof body.messageID === "string" ? body.messageID : null, model: body.model ?? null });
       echo.prompt(session, { text, ...(body.messageID ? { messageID: body.messageID } : {}), ...(body.model ? { model: body.model } : {}) });
       return new Response(null, { status: 204 });
     }
@@ -108,7 +111,14 @@ export function createEchoEngine(options: Partial<EchoTiming> = {}) {
     bus.endAll();
   };
 
-  return { handle, crash, cutEventStreams: bus.endAll, eventStreams: bus.subscribers, close: echo.close };
+  return { handle, crash, cutEventStreams: bus.endAll, eventStreams: bus.subscribers, close: echo.close, receivedPrompts: () => [...received] };
+}
+
+/** A prompt the engine accepted (`prompt_async`): its session, the message id it was sent with, its model. */
+export interface ReceivedPrompt {
+  sessionID: string;
+  messageID: string | null;
+  model: { providerID: string; modelID: string } | null;
 }
 
 export type EchoEngine = ReturnType<typeof createEchoEngine>;

@@ -1,0 +1,131 @@
+import { createCloudTarget, createHttpWorkerResolver } from "@openwork/cloud-target";
+import { createRemoteSessions, createSessionLedger, type LedgerSession, migrate, newReferenceId } from "@openwork/remote-session-core";
+import { type EmbeddedServer, startEmbeddedPostgres } from "@openwork/test-postgres";
+import postgres, { type Sql } from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningWitness, startWitnessWorker } from "./start-witness-worker.js";
+
+// PostgreSQL goes down between the worker taking a create's prompt and the gateway recording it
+// (a server of this file's own), then the client retries with the same key: one session, and
+// the worker receives the prompt once.
+let server: EmbeddedServer;
+let sql: Sql;
+let witness: RunningWitness;
+let members = 0;
+/** Armed by a test: the next accepted prompt stops PostgreSQL until `outage.end()`. */
+let outage: { begun: Promise<void>; end: () => void; restarted?: Promise<void>; start: () => void } | null = null;
+
+beforeAll(async () => {
+  server = await startEmbeddedPostgres();
+  sql = postgres(server.url, { max: 4, onnotice: () => {}, connect_timeout: 5 });
+  await migrate(sql);
+  witness = await startWitnessWorker({ clientToken: "client-token-outage", hostToken: "host-token-outage", gatewayKey: "gateway-key-outage", echo: { replyDelayMs: 50 } });
+}, 60_000);
+afterAll(async () => {
+  await witness?.close();
+  await sql?.end({ timeout: 5 });
+  await server?.stop();
+});
+
+/** Stops PostgreSQL once the worker has answered a prompt, before the gateway hears the answer. */
+const fetchWithOutage: typeof fetch = async (input, init) => {
+  const response = await fetch(input, init);
+  const url = input instanceof Request ? input.url : String(input);
+  if (outage && url.endsWith("/prompt_async") && response.status === 204) {
+    const armed = outage;
+    outage = null;
+    armed.start();
+    await armed.begun;
+  }
+  return response;
+};
+
+function armOutage() {
+  let down!: () => void;
+  let up!: () => void;
+  const begun = new Promise<void>((resolve) => (down = resolve));
+  const ended = new Promise<void>((resolve) => (up = resolve));
+  const armed = {
+    begun,
+    end: () => up(),
+    start: () => {
+      armed.restarted = server.restart({ whileStopped: async () => (down(), await ended) });
+    },
+  } as NonNullable<typeof outage>;
+  outage = armed;
+  return armed;
+}
+
+const target = () =>
+  createCloudTarget({
+    resolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-outage" }),
+    isCloudEnabled: async () => true,
+    fetch: fetchWithOutage,
+    readPollMs: 50,
+  });
+
+/** A gateway process over the file's database. */
+const gatewayProcess = () => {
+  const ledger = createSessionLedger(sql);
+  return { ledger, target: target(), sessions: createRemoteSessions(ledger) };
+};
+
+/** Runs `fn` until a query succeeds: pooled connections the restart cut fail their next query once. */
+async function once<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (attempt >= 5) throw error;
+    }
+  }
+}
+
+describe("a cloud create whose database went away after the worker took the prompt", () => {
+  it("converges on one session when retried with the same key, and the worker gets the prompt once", async () => {
+    const member = { organizationId: "org_outage", userId: `user_outage_${++members}`, memberId: `mem_outage_${members}` };
+    const call = () => ({ ...member, referenceId: newReferenceId() });
+    const input = { title: "Outage", prompt: "only once please", extra: {} };
+    const armed = armOutage();
+
+    const first = gatewayProcess();
+    const failed = await first.sessions.create(call(), first.target, input, { idempotencyKey: "outage-key" }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(failed).not.toBeNull();
+    armed.end();
+    await armed.restarted;
+    expect(witness.receivedPrompts()).toHaveLength(1);
+
+    // Meanwhile the row the failed attempt left is what list shows and what read and stop act on.
+    const later = gatewayProcess();
+    const { sessions: listed } = await once(() => later.ledger.list(member, { limit: 10 }));
+    expect(listed).toHaveLength(1);
+    const read = await later.sessions.read(call(), later.target, listed[0]!, { limit: 20, waitMs: 3_000, from: "start" });
+    expect(read.messages.filter((m) => m.role === "user").map((m) => m.text)).toEqual(["only once please"]);
+    expect((await later.ledger.find(member, listed[0]!.id))?.state).toBe(read.state);
+
+    // The dead attempt's claim is taken over after 120 s: as if they had passed.
+    await sql`update remote_session_idempotency set claimed_at = claimed_at - interval '3 minutes' where user_id = ${member.userId}`;
+    const retried = await later.sessions.create(call(), later.target, input, { idempotencyKey: "outage-key" });
+    expect(retried.sessionId).toBe(listed[0]!.id);
+    expect((await later.ledger.list(member, { limit: 10 })).sessions.map((s) => s.id)).toEqual([retried.sessionId]);
+    const session = (await later.ledger.find(member, retried.sessionId)) as LedgerSession;
+    expect(witness.receivedPrompts().map((p) => [p.sessionID, p.messageID])).toEqual([[session.targetSessionId, session.targetRef.createPromptId]]);
+  });
+});
+
+describe("a cloud follow-up with a model", () => {
+  it("goes to the worker with that model", async () => {
+    const member = { organizationId: "org_outage", userId: `user_outage_${++members}`, memberId: `mem_outage_${members}` };
+    const call = () => ({ ...member, referenceId: newReferenceId() });
+    const gateway = gatewayProcess();
+    expect(gateway.target.sendTakesModel).toBe(true);
+    const created = await gateway.sessions.create(call(), gateway.target, { title: "Models", extra: {} });
+    const session = (await gateway.ledger.find(member, created.sessionId)) as LedgerSession;
+    const sent = await gateway.sessions.send(call(), gateway.target, session, { prompt: "with a model", model: { providerId: "openai", modelId: "gpt-test" } });
+    const received = witness.receivedPrompts().find((p) => p.messageID === sent.messageId);
+    expect(received).toEqual({ sessionID: session.targetSessionId, messageID: sent.messageId, model: { providerID: "openai", modelID: "gpt-test" } });
+  });
+});
