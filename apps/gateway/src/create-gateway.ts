@@ -10,7 +10,9 @@ import { type DevMember, userIdOf } from "./dev-members.js";
 import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
 import { createMetrics } from "./metrics.js";
+import { createMemberGate } from "./member-gate.js";
 import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
+import { createRunnerStreamGate } from "./runner-stream-gate.js";
 import { createRequestGuard } from "./request-guard.js";
 import { sameSecret } from "./same-secret.js";
 import { StartupError } from "./startup-errors.js";
@@ -109,6 +111,8 @@ export async function createGateway(options: GatewayOptions) {
   });
   const timings = options.timings ?? {};
   const memberLimits: MemberLimits = { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits };
+  const gate = createMemberGate();
+  const runnerStreamGate = createRunnerStreamGate({ gate, limits: memberLimits, secret: options.runnerTokenSecret });
   const metrics = createMetrics({ sql, hub });
   const sweeper = startSweeper({ sql, logger, onSweep: metrics.swept, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });
 
@@ -179,7 +183,7 @@ export async function createGateway(options: GatewayOptions) {
 
   const push = (options.push ?? !options.mcpEndpoint) ? await startPush({ sql, hub, source, logger }) : null;
   const mcpEndpoint = push
-    ? withPushSessions(mcpEndpointV2((server) => registerSessionResources(server, push))(push.source), push)
+    ? withPushSessions(mcpEndpointV2((server) => registerSessionResources(server, push))(push.source), { ...push, gate, limits: memberLimits })
     : (options.mcpEndpoint ?? mcpEndpointV2())(source);
   const resourceMetadataUrl = `${options.baseUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
   const protectedResource = {
@@ -223,7 +227,7 @@ export async function createGateway(options: GatewayOptions) {
   });
   for (const prefix of runnerRoutes.prefixes) {
     app.all(prefix, (c) => runnerRoutes.fetch(c.req.raw));
-    app.all(`${prefix}/*`, (c) => runnerRoutes.fetch(c.req.raw));
+    app.all(`${prefix}/*`, (c) => runnerStreamGate(c.req.raw) ?? runnerRoutes.fetch(c.req.raw));
   }
 
   return {

@@ -2,7 +2,7 @@ import { requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from
 import { eventually } from "@openwork/runner-protocol/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type DevMember, fixedDevMember } from "./dev-members.js";
+import { type DevMember, fixedDevMember, userIdOf } from "./dev-members.js";
 import { startTestGateway } from "./testing/test-gateway.js";
 
 // One member floods; another uses the same process. Each flood must cost the flooder only.
@@ -15,7 +15,13 @@ let test: Awaited<ReturnType<typeof startTestGateway>>;
 beforeAll(async () => {
   test = await startTestGateway(db.current.url, bystander, {
     members: () => [flooder, bystander],
-    memberLimits: { waitingReads: WAITING_READS },
+    memberLimits: {
+      waitingReads: WAITING_READS,
+      pushStreams: 2,
+      mcpSessions: 3,
+      mcpSessionOpens: { burst: 8, perSecond: 0.5 },
+      runnerStreamOpensPerToken: { burst: 4, perSecond: 0.5 },
+    },
   });
 }, 60_000);
 
@@ -34,6 +40,28 @@ async function execute(who: DevMember, name: string, body: unknown, signal?: Abo
   const json = (await response.json()) as { result: { structuredContent: Record<string, unknown>; isError?: boolean } };
   return json.result;
 }
+
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" };
+
+/** A raw `initialize` as `who`: the response (its `mcp-session-id` when it is one). */
+async function initialize(who: DevMember): Promise<Response> {
+  const response = await fetch(test.gateway.mcpUrl, {
+    method: "POST",
+    headers: { authorization: `Bearer ${who.mcpToken}`, ...MCP_HEADERS },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }),
+  });
+  await response.body?.cancel();
+  return response;
+}
+const sessionOf = async (who: DevMember) => (await initialize(who)).headers.get("mcp-session-id")!;
+/** `method` on an MCP session (GET: its push stream, left open for the caller). */
+const onSession = (who: DevMember, mcpSessionId: string, method: "GET" | "POST", signal?: AbortSignal) =>
+  fetch(test.gateway.mcpUrl, {
+    method,
+    headers: { authorization: `Bearer ${who.mcpToken}`, "mcp-session-id": mcpSessionId, ...MCP_HEADERS },
+    ...(method === "POST" ? { body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) } : {}),
+    ...(signal ? { signal } : {}),
+  });
 
 /** A queued desktop session of `who` (a registered runner makes the desktop target available). */
 async function queuedSession(who: DevMember): Promise<string> {
@@ -73,4 +101,75 @@ it("refuses a member's waiting read past its limit at once (rate_limited, retryA
   await eventually(() => (test.gateway.source.waitingReads() === WAITING_READS + 1 ? true : undefined));
   for (const client of [...clients, calm]) client.abort();
   await Promise.all([...reads, waiting]);
+});
+
+it("keeps a member's newest MCP sessions only, ending the oldest (404, its stream closed), without touching another member's", async () => {
+  const calm = await sessionOf(bystander);
+  const first = await sessionOf(flooder);
+  const stream = await onSession(flooder, first, "GET");
+  expect(stream.status).toBe(200);
+  const later = [await sessionOf(flooder), await sessionOf(flooder), await sessionOf(flooder)];
+  const rows = await test.sql<{ n: number }[]>`select count(*)::int as n from mcp_session where user_id = ${userIdOf(flooder)}`;
+  expect(rows[0]!.n).toBe(3);
+  expect((await onSession(flooder, first, "POST")).status).toBe(404);
+  for (const id of later) expect((await onSession(flooder, id, "POST")).status).toBe(200);
+  expect((await onSession(bystander, calm, "POST")).status).toBe(200);
+  // The ended session's stream was closed by the gateway (every replica hears it).
+  const reader = stream.body!.getReader();
+  expect(await eventually(async () => ((await reader.read()).done ? true : undefined), 5_000)).toBe(true);
+});
+
+it("refuses a member's push stream past its limit before the store is asked, and gives the slot back when a stream closes", async () => {
+  const ids = [await sessionOf(flooder), await sessionOf(flooder), await sessionOf(flooder)];
+  const clients = ids.map(() => new AbortController());
+  const [a, b] = [await onSession(flooder, ids[0]!, "GET", clients[0]!.signal), await onSession(flooder, ids[1]!, "GET", clients[1]!.signal)];
+  expect([a.status, b.status]).toEqual([200, 200]);
+  const refused = await onSession(flooder, ids[2]!, "GET", clients[2]!.signal);
+  expect(refused.status).toBe(429);
+  expect(await refused.json()).toMatchObject({ error: "rate_limited", retryable: true, retryAfterMs: expect.any(Number) });
+  // Another member's stream is not counted against this one.
+  const calm = await onSession(bystander, await sessionOf(bystander), "GET");
+  expect(calm.status).toBe(200);
+  await calm.body!.cancel();
+  clients[0]!.abort();
+  const third = await eventually(async () => {
+    const response = await onSession(flooder, ids[2]!, "GET", clients[2]!.signal);
+    if (response.status === 200) return response;
+    await response.body?.cancel();
+    return undefined;
+  }, 5_000);
+  expect(third.status).toBe(200);
+  for (const client of clients) client.abort();
+});
+
+it("refuses a member's burst of initializes past its rate with a typed 429, while another member initializes", async () => {
+  const statuses: number[] = [];
+  let refusal: Response | undefined;
+  for (let i = 0; i < 12; i++) {
+    const response = await initialize(flooder);
+    statuses.push(response.status);
+    if (response.status === 429) refusal ??= response;
+  }
+  expect(statuses).toContain(429);
+  expect(Number(refusal!.headers.get("retry-after"))).toBeGreaterThan(0);
+  expect((await initialize(bystander)).status).toBe(200);
+});
+
+it("refuses a runner token's flood of wake-stream opens with a typed 429 before the runner routes run, keeping its two streams", async () => {
+  const { token } = await requestRunnerToken({
+    baseUrl: test.gateway.baseUrl,
+    memberToken: flooder.sessionToken,
+    request: { runnerId: "runner-flooder-streams", name: "Streams", platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+  });
+  const controller = new AbortController();
+  const opened = await Promise.all(
+    Array.from({ length: 200 }, () => fetch(`${test.gateway.baseUrl}/v1/desktop-runner/events`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal })),
+  );
+  const refused = opened.filter((r) => r.status === 429);
+  // The burst (4) got through: the newest two of those stay open; everything else was refused at once.
+  expect(opened.filter((r) => r.status === 200).length).toBeLessThanOrEqual(5);
+  expect(refused.length).toBeGreaterThanOrEqual(195);
+  expect(await refused[0]!.json()).toMatchObject({ error: "rate_limited", retryAfterMs: expect.any(Number) });
+  await eventually(() => (test.gateway.hub.stats().runnerStreams === 2 ? true : undefined));
+  controller.abort();
 });

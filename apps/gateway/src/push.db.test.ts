@@ -6,6 +6,7 @@ import { startWitnessWorker } from "@openwork/witness-worker";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevMember, fixedDevMember, userIdOf } from "./dev-members.js";
+import { DEFAULT_MEMBER_LIMITS } from "./member-limits.js";
 import { createPushStore } from "./push/push-store.js";
 import { serveGateway } from "./serve-gateway.js";
 
@@ -208,8 +209,8 @@ describe("push over MCP resource subscriptions", () => {
   it("announces a change once however many replicas see it, and keeps events an hour, 1 000 per session, sessions a day unseen", async () => {
     const store = createPushStore(sql);
     const owner = { organizationId: alice.organizationId, userId: userIdOf(alice) };
-    const kept = await store.open(owner);
-    const idle = await store.open(owner);
+    const kept = await store.open(owner, DEFAULT_MEMBER_LIMITS.mcpSessions);
+    const idle = await store.open(owner, DEFAULT_MEMBER_LIMITS.mcpSessions);
     const key = { organizationId: owner.organizationId, id: kept };
     const uri = `remote-session://${aliceSessionId}`;
     await store.subscribe(key, { uri, remoteSessionId: aliceSessionId, fingerprint: "seen" });

@@ -31,7 +31,7 @@ import { rankMatches, scoreMatch } from "./score-match.js";
 import { createTargetCatalog, type OfferedTarget } from "./target-catalog.js";
 import { fromOpenworkDialect } from "./openwork-dialect.js";
 import { toolResult, type ToolResult } from "./to-tool-result.js";
-import { createWaitingReads } from "./waiting-reads.js";
+import { createMemberSlots, type MemberSlots } from "./member-slots.js";
 
 /** A match in den-api's registry shape (openwork-wire §4.4). */
 export interface CapabilityMatch {
@@ -125,7 +125,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
   const sessions = createRemoteSessions(options.ledger, logger);
   const CAPABILITIES = buildCapabilities(options.targets);
   const schemas = new Map(ACTIONS.map((action) => [action, z.toJSONSchema(CAPABILITIES[action].args, { io: "input" }) as Record<string, unknown>]));
-  const waiting = createWaitingReads(options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
+  const waiting = createMemberSlots(options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
   const gated = (ctx: RegistryContext) => policy.gateScope !== undefined && !ctx.principal.scopes.has(policy.gateScope);
 
   /** Create's schema as this caller may use it: the targets offered to them, and the real default. */
@@ -260,7 +260,7 @@ function readBody(body: unknown): unknown {
 }
 
 /** Counts a read that will wait, or refuses it past the member's limit. */
-function enterWaiting(waiting: ReturnType<typeof createWaitingReads>, call: TargetCall, limit: number): () => void {
+function enterWaiting(waiting: MemberSlots, call: TargetCall, limit: number): () => void {
   const leave = waiting.enter(`${call.organizationId}\u0000${call.memberId}`);
   if (leave) return leave;
   throw new SessionFailure(

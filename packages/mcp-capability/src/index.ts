@@ -9,6 +9,7 @@ export {
   createRemoteSessionSource,
   DEFAULT_WAITING_READS_PER_MEMBER,
 } from "./create-remote-session-source.js";
+export { type MemberSlots, createMemberSlots } from "./member-slots.js";
 export { type RegistryContext, type SearchContext, type SourceFilter, ALL_SOURCES, remoteSessionContext } from "./registry-context.js";
 export { type RemoteSessionPolicy, DEFAULT_POLICY } from "./policy.js";
 export { ACTIONS, type Action, type ParsedCapability, parseName, capabilityName } from "./parse-name.js";

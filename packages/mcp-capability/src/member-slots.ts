@@ -1,12 +1,12 @@
 /**
- * Reads with `waitMs` in progress in this process, per member. A waiting read holds a request
- * (and its connection) for up to 25 s, so a member past `perMember` of them is refused at once,
- * before any database work, and the flood costs that member only.
+ * What each member holds open in this process (reads with `waitMs`, a host's streams), at most
+ * `perMember` each: past it the member is refused at once, before any database work, and a
+ * flood costs that member only.
  */
-export function createWaitingReads(perMember: number) {
+export function createMemberSlots(perMember: number) {
   const counts = new Map<string, number>();
   return {
-    /** Counts one more waiting read of `member`; returns how to count it out, or null past the limit. */
+    /** Counts one more of `member`'s; returns how to count it out (once), or null past the limit. */
     enter(member: string): (() => void) | null {
       const count = counts.get(member) ?? 0;
       if (count >= perMember) return null;
@@ -20,7 +20,9 @@ export function createWaitingReads(perMember: number) {
         else counts.delete(member);
       };
     },
-    /** Waiting reads in progress, all members together. */
+    /** Held now, all members together. */
     count: () => [...counts.values()].reduce((sum, n) => sum + n, 0),
   };
 }
+
+export type MemberSlots = ReturnType<typeof createMemberSlots>;

@@ -121,6 +121,7 @@ export function createPushHub(options: PushHubOptions) {
     const session = local.get(mcpSessionId ?? "");
     if (!session) return;
     if (what === "subs") void syncWatchers(mcpSessionId!).catch(() => {});
+    else if (what === "gone") for (const entry of [...session.streams]) release(mcpSessionId!, entry);
     else for (const stream of session.streams) void stream.drain();
   };
   const listening = options.sql.listen(PUSH_CHANNEL, onNotify, () => {

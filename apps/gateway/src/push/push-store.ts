@@ -3,7 +3,7 @@ import type { Sql } from "postgres";
 import type { McpAuth } from "../mcp-endpoint.js";
 import { MIGRATIONS } from "../sql-migrations.generated.js";
 
-/** Tells the replicas that a session's events changed (payload: the MCP session id) or its subscriptions (`<id>:subs`). */
+/** Tells the replicas that a session's events changed (payload: the MCP session id), its subscriptions (`<id>:subs`), or that it ended (`<id>:gone`). */
 export const PUSH_CHANNEL = "openwork_mcp_push";
 
 /** One server-to-client message of an MCP session, as its stream sends it. */
@@ -43,10 +43,22 @@ export const migratePush = (sql: Sql) => runMigrations(sql, { namespace: "gatewa
 /** The MCP sessions, subscriptions and events of the push path, in PostgreSQL. */
 export function createPushStore(sql: Sql) {
   return {
-    /** A new stateful MCP session of `owner`. */
-    open: async (owner: OwnerScope): Promise<string> => {
+    /**
+     * A new stateful MCP session of `owner`, who keeps at most `keep`: their oldest beyond it end
+     * (with what they hold), and the replicas are told so their streams close.
+     */
+    open: async (owner: OwnerScope, keep: number): Promise<string> => {
       const id = newId("mcps");
-      await sql`insert into mcp_session (id, organization_id, user_id) values (${id}, ${owner.organizationId}, ${owner.userId})`;
+      // The delete sees the sessions as they were before this insert: keep - 1 of them stay.
+      await sql`
+        with created as (
+          insert into mcp_session (id, organization_id, user_id) values (${id}, ${owner.organizationId}, ${owner.userId}) returning id),
+        evicted as (
+          delete from mcp_session where organization_id = ${owner.organizationId} and id in (
+            select id from mcp_session where organization_id = ${owner.organizationId} and user_id = ${owner.userId}
+            order by created_at desc, id desc offset ${Math.max(0, keep - 1)})
+          returning id)
+        select pg_notify(${PUSH_CHANNEL}, id || ':gone') from evicted`;
       return id;
     },
     /** Whether the session exists and belongs to `owner` (another owner's reads as absent); marks it seen, once a minute at most. */
