@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { errorPayload, sessionError, silentLogger } from "@openwork/remote-session-core";
+import { createConnectionShare } from "./connection-share.js";
 import { createGateway, type GatewayOptions } from "./create-gateway.js";
 import { unexpectedErrorResponse } from "./unexpected-error.js";
 
@@ -9,6 +10,11 @@ import { unexpectedErrorResponse } from "./unexpected-error.js";
 export interface ConnectionLimits {
   /** Open connections (streams included). Default 4 096. */
   maxConnections: number;
+  /**
+   * Connections one credential may hold when the process is full before its own are closed to
+   * admit others. Default an eighth of `maxConnections`.
+   */
+  sharePerCredential?: number;
   /** Time to receive a request's headers. Default 10 s. */
   headersTimeoutMs: number;
   /** Idle time of a kept-alive connection between requests. Default 5 s. */
@@ -28,8 +34,10 @@ const starting = () =>
 /**
  * Serves the gateway on `host:port` (port 0: a free one). The base URL must be known before the
  * gateway is built (it is the runner-token audience), so the handler is attached after listening.
- * Connections past `maxConnections` get a 503 at once and are closed, so a flood of streams or
- * slow headers cannot take the process's file descriptors from every other member.
+ * At `maxConnections` a new connection takes the slot of a connection that has sent no whole
+ * request yet (idle, slow headers), else of one of the credential holding the most connections
+ * past its share; only when there is neither is it answered 503 and closed. So a flood of
+ * sockets, slow headers, slow bodies or streams costs the one flooding, not every other member.
  */
 export async function serveGateway(
   options: Omit<GatewayOptions, "baseUrl"> & { port: number; host?: string; publicUrl?: string; connectionLimits?: Partial<ConnectionLimits> },
@@ -58,15 +66,12 @@ export async function serveGateway(
       connectionsCheckingInterval: Math.min(limits.headersTimeoutMs / 2, 5_000),
     },
   }) as Server;
-  let open = 0;
+  const share = createConnectionShare({ maxConnections: limits.maxConnections, sharePerCredential: limits.sharePerCredential ?? Math.max(1, Math.floor(limits.maxConnections / 8)) });
   server.on("connection", (socket) => {
-    if (open >= limits.maxConnections) {
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: ${BUSY.length}\r\n\r\n${BUSY}`);
-      return;
-    }
-    open++;
-    socket.once("close", () => open--);
+    if (share.admit(socket)) return;
+    socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: ${BUSY.length}\r\n\r\n${BUSY}`);
   });
+  server.on("request", (request, response) => share.request(request, response));
   await new Promise<void>((resolve, reject) => {
     server.once("listening", () => resolve());
     server.once("error", reject);
@@ -80,6 +85,8 @@ export async function serveGateway(
     baseUrl,
     /** Where this process listens (differs from `baseUrl` behind a proxy). */
     serverUrl,
+    /** Open connections, those that have sent no whole request yet, and the credentials holding the rest. */
+    connections: share.stats,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

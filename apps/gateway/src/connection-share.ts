@@ -1,0 +1,82 @@
+import { createHash } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+
+/**
+ * Who holds the process's connections, so that reaching the cap costs the one who reached it.
+ * A connection that has not sent a whole request yet (idle, slow headers) is nobody's; once it
+ * has, it is its credential's (the bearer token's digest, or the peer address without one).
+ * At the cap a new connection takes the slot of, first, the oldest connection that is nobody's,
+ * then a connection of the credential holding the most, if that is more than its share (the
+ * idle ones first). Only when neither exists is the new connection refused.
+ */
+export function createConnectionShare(options: { maxConnections: number; sharePerCredential: number }) {
+  const fresh = new Set<Socket>();
+  const byCredential = new Map<string, Set<Socket>>();
+  const credentialOf = new WeakMap<Socket, string>();
+  const inFlight = new WeakMap<Socket, number>();
+  let open = 0;
+
+  /** Takes `socket` out of its credential's set; false when it is in none. */
+  const leave = (socket: Socket): boolean => {
+    const credential = credentialOf.get(socket);
+    const sockets = credential === undefined ? undefined : byCredential.get(credential);
+    if (!sockets?.delete(socket)) return false;
+    if (sockets.size === 0) byCredential.delete(credential!);
+    return true;
+  };
+  const forget = (socket: Socket) => {
+    if (fresh.delete(socket) || leave(socket)) open--;
+  };
+  const largest = (): Set<Socket> | undefined => {
+    let found: Set<Socket> | undefined;
+    for (const sockets of byCredential.values()) if (!found || sockets.size > found.size) found = sockets;
+    return found && found.size > options.sharePerCredential ? found : undefined;
+  };
+  const victim = (): Socket | undefined => {
+    const oldest = fresh.values().next();
+    if (!oldest.done) return oldest.value;
+    const sockets = largest();
+    if (!sockets) return undefined;
+    for (const socket of sockets) if (!inFlight.get(socket)) return socket;
+    return sockets.values().next().value;
+  };
+
+  return {
+    /** A new connection: true when it may stay (maybe ending another), false when the process is full. */
+    admit(socket: Socket): boolean {
+      if (open >= options.maxConnections) {
+        const taken = victim();
+        if (!taken) return false;
+        forget(taken);
+        taken.destroy();
+      }
+      open++;
+      fresh.add(socket);
+      socket.once("close", () => forget(socket));
+      return true;
+    },
+    /** A request's headers arrived: its connection is its credential's until the next request says otherwise. */
+    request(request: IncomingMessage, response: ServerResponse) {
+      const socket = request.socket;
+      // Not counted any more (ended, or its slot taken): nothing to move.
+      if (!fresh.delete(socket) && !leave(socket)) return;
+      const credential = credentialKey(request);
+      const sockets = byCredential.get(credential) ?? new Set();
+      // Added last: each credential's set runs from its least recently used connection.
+      sockets.add(socket);
+      byCredential.set(credential, sockets);
+      credentialOf.set(socket, credential);
+      inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+      response.once("close", () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
+    },
+    stats: () => ({ open, unidentified: fresh.size, credentials: byCredential.size }),
+  };
+}
+
+/** A request's credential, as a digest (never the token itself), or its peer's address without one. */
+function credentialKey(request: IncomingMessage): string {
+  const header = request.headers.authorization;
+  if (!header) return `peer ${request.socket.remoteAddress ?? ""}`;
+  return `bearer ${createHash("sha256").update(header).digest("base64url").slice(0, 22)}`;
+}
