@@ -1,4 +1,5 @@
 import { library } from "../../tsup.presets";
 
-// `testing` is the runner-channel conformance suite for gateway implementers (imports vitest).
-export default library({ index: "src/index.ts", "testing/index": "src/testing/index.ts" });
+// `.` is the wire contract, `client` the runner side (no server code), `server` token minting and
+// verification; `testing` is the runner-channel conformance suite for gateway implementers (imports vitest).
+export default library({ index: "src/index.ts", client: "src/client.ts", server: "src/server.ts", "testing/index": "src/testing/index.ts" });

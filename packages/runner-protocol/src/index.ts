@@ -75,11 +75,19 @@ export {
 export { type MessageIssue, toMessageIssues } from "./v1/issues.js";
 export { RUNNER_ROUTE_PREFIX, RUNNER_PATHS } from "./v1/paths.js";
 
-// Runner tokens.
+// Runner tokens: the claims and what a runner may check without the key (minting and verifying
+// are the gateway's: `@openwork/runner-protocol/server`).
 export {
   RUNNER_TOKEN_TTL_MS,
   RunnerTokenClaimsSchema,
   type RunnerTokenClaims,
+  OPENWORK_CAPABILITIES,
+  type OpenworkCapability,
+  decodeRunnerToken,
+  mayPresentRunnerToken,
+  normalizeAudience,
+} from "./v1/token-claims.js";
+export {
   type RunnerTokenRejection,
   type RunnerTokenVerification,
   type RunnerTokenSecret,
@@ -87,11 +95,6 @@ export {
   mintRunnerToken,
   verifyRunnerToken,
   bearerToken,
-  OPENWORK_CAPABILITIES,
-  type OpenworkCapability,
-  decodeRunnerToken,
-  mayPresentRunnerToken,
-  normalizeAudience,
 } from "./v1/token.js";
 
 // Runner side: the client, the wake stream and the loop.

@@ -6,7 +6,7 @@ import { describeIssues } from "../v1/issues.js";
 import { RUNNER_PATHS, RUNNER_ROUTE_PREFIX } from "../v1/paths.js";
 import { TokenMintResponseSchema, type TokenMintRequest, TokenMintRequestSchema } from "../v1/registration.js";
 import { PostEventsRequestSchema, PostEventsResponseSchema, type TaskEvent } from "../v1/task-events.js";
-import { mayPresentRunnerToken } from "../v1/token.js";
+import { mayPresentRunnerToken } from "../v1/token-claims.js";
 import { WorkResponseSchema } from "../v1/work.js";
 import type { WorkKind } from "../v1/work-kinds.js";
 import { type TransportOptions, createHttpTransport } from "./http-transport.js";

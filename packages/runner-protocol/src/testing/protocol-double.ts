@@ -11,7 +11,8 @@ import { toMessageIssues } from "../v1/issues.js";
 import { RUNNER_ROUTE_PREFIX } from "../v1/paths.js";
 import { TokenMintRequestSchema } from "../v1/registration.js";
 import { PostEventsRequestSchema, type TaskEvent } from "../v1/task-events.js";
-import { bearerToken, type RunnerTokenClaims, mintRunnerToken, verifyRunnerToken } from "../v1/token.js";
+import type { RunnerTokenClaims } from "../v1/token-claims.js";
+import { bearerToken, mintRunnerToken, verifyRunnerToken } from "../v1/token.js";
 import type { RunnerChannelHarness } from "./runner-channel-harness.js";
 import { sendJson, startTestServer } from "./http-test-server.js";
 

@@ -1,0 +1,12 @@
+// The gateway side of runner tokens: minting and verifying (HMAC-SHA256, interoperable with
+// OpenWork's), and reading the bearer token of a request.
+export {
+  type MintRunnerTokenInput,
+  type RunnerTokenRejection,
+  type RunnerTokenSecret,
+  type RunnerTokenVerification,
+  bearerToken,
+  mintRunnerToken,
+  verifyRunnerToken,
+} from "./v1/token.js";
+export { normalizeAudience, RUNNER_TOKEN_TTL_MS } from "./v1/token-claims.js";
