@@ -1,6 +1,6 @@
 import { createCloudTarget, createHttpWorkerResolver } from "@openwork/cloud-target";
 import { createRemoteSessions, createSessionLedger, type LedgerSession, migrate, newReferenceId } from "@openwork/remote-session-core";
-import { type EmbeddedServer, startEmbeddedPostgres } from "@openwork/test-postgres";
+import { type EmbeddedServer, killableClient, ProcessKilled, startEmbeddedPostgres } from "@openwork/test-postgres";
 import postgres, { type Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningWitness, startWitnessWorker } from "./start-witness-worker.js";
@@ -114,6 +114,52 @@ describe("a cloud create whose database went away after the worker took the prom
     const session = (await later.ledger.find(member, retried.sessionId)) as LedgerSession;
     expect(witness.receivedPrompts().map((p) => [p.sessionID, p.messageID])).toEqual([[session.targetSessionId, session.targetRef.createPromptId]]);
   });
+});
+
+describe("an idempotent cloud create killed after every statement and worker request", () => {
+  /** A gateway process killed once it has sent `lives` statements and requests to the worker (its event stream aside). */
+  const killedProcess = (lives: number) => {
+    const dying = killableClient(sql, lives);
+    const ledger = createSessionLedger(dying.sql);
+    const target = createCloudTarget({
+      resolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-outage" }),
+      isCloudEnabled: async () => true,
+      fetch: async (input, init) => {
+        const url = input instanceof Request ? input.url : String(input);
+        if (!url.endsWith("/event")) dying.step();
+        return fetch(input, init);
+      },
+    });
+    return { dying, run: (call: ReturnType<typeof callOf>, key: string) => createRemoteSessions(ledger).create(call, target, createInput, { idempotencyKey: key, admit: () => ledger.takeRateLimit(call) }) };
+  };
+  const createInput = { title: "Killed", prompt: "exactly once", extra: {} };
+  const callOf = (member: { organizationId: string; userId: string; memberId: string }) => ({ ...member, referenceId: newReferenceId() });
+  const newMember = () => ({ organizationId: "org_outage", userId: `user_outage_${++members}`, memberId: `mem_outage_${members}` });
+
+  it("converges on one session whose worker session got the prompt once, wherever the process died", async () => {
+    const whole = killedProcess(Number.POSITIVE_INFINITY);
+    await whole.run(callOf(newMember()), "whole");
+    const steps = whole.dying.sent();
+    expect(steps).toBeGreaterThan(8);
+    const live = gatewayProcess();
+    for (let lives = 0; lives < steps; lives++) {
+      const member = newMember();
+      const killed = await killedProcess(lives).run(callOf(member), "killed-key").then(
+        () => "finished",
+        (error: unknown) => (error instanceof ProcessKilled ? "killed" : error),
+      );
+      expect(killed, `killed after ${lives}`).toBe("killed");
+      await sql`update remote_session_idempotency set claimed_at = claimed_at - interval '3 minutes' where user_id = ${member.userId}`;
+      const retried = await live.sessions.create(callOf(member), live.target, createInput, { idempotencyKey: "killed-key" });
+      const { sessions } = await live.ledger.list(member, { limit: 10 });
+      expect(sessions.map((s) => s.id), `killed after ${lives}`).toEqual([retried.sessionId]);
+      const session = sessions[0]!;
+      const prompts = witness.receivedPrompts().filter((p) => p.messageID === session.targetRef.createPromptId);
+      expect(prompts.map((p) => p.sessionID), `killed after ${lives}`).toEqual([session.targetSessionId]);
+      const read = await live.sessions.read(callOf(member), live.target, session, { limit: 20, waitMs: 3_000, from: "start" });
+      expect(read.messages.filter((m) => m.role === "user").map((m) => m.text), `killed after ${lives}`).toEqual(["exactly once"]);
+    }
+  }, 120_000);
 });
 
 describe("a cloud follow-up with a model", () => {

@@ -1,5 +1,5 @@
 import { createRemoteSessions, createSessionLedger, type MemberScope, pruneLedger, type Target } from "@openwork/remote-session-core";
-import { useTestDatabase } from "@openwork/test-postgres";
+import { killableClient, ProcessKilled, useTestDatabase } from "@openwork/test-postgres";
 import type { Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDesktopTarget } from "./desktop-target.js";
@@ -20,67 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close();
 });
-
-class Killed extends Error {
-  constructor() {
-    super("the process was killed");
-  }
-}
-
-/**
- * The database client of a process killed once it has sent `lives` statements: it sends nothing
- * after that (a transaction it was in never commits, no cleanup runs), as a killed process.
- */
-function mortal(sql: Sql, lives: number): { sql: Sql; sent(): number } {
-  let sent = 0;
-  const send = () => {
-    if (sent >= lives) throw new Killed();
-    sent++;
-  };
-  const query = (pending: object) =>
-    new Proxy(pending, {
-      get(target, property) {
-        if (property === "then") {
-          return (ok?: (v: unknown) => unknown, ko?: (e: unknown) => unknown) => {
-            try {
-              send();
-            } catch (error) {
-              return Promise.reject(error).then(ok, ko);
-            }
-            return (target as Promise<unknown>).then(ok, ko);
-          };
-        }
-        if (property === "execute") return () => (send(), (target as { execute(): unknown }).execute());
-        return Reflect.get(target, property, target);
-      },
-    });
-  const client = (real: Sql): Sql =>
-    new Proxy(real, {
-      apply: (target, self, args) => query(Reflect.apply(target, self, args) as object),
-      get(target, property) {
-        // Its server ends a killed process's transaction when the connection drops.
-        if (property === "release" && "release" in target) {
-          return () => {
-            const reserved = target as unknown as Sql & { release(): void };
-            if (sent < lives) return reserved.release();
-            void reserved`rollback`.then(
-              () => reserved.release(),
-              () => reserved.release(),
-            );
-          };
-        }
-        if (property === "unsafe") return (...args: Parameters<Sql["unsafe"]>) => query(target.unsafe(...args));
-        if (property === "reserve") {
-          return async () => {
-            if (sent >= lives) throw new Killed();
-            return client(await target.reserve());
-          };
-        }
-        return Reflect.get(target, property, target);
-      },
-    }) as Sql;
-  return { sql: client(sql), sent: () => sent };
-}
 
 /** One gateway process: the core and the desktop target over its own database client. */
 const processOn = (sql: Sql) => {
@@ -107,11 +46,11 @@ async function stored(userId: string) {
 /** A new owner, and a create of theirs killed after `lives` statements; null when it finished first. */
 async function killedCreate(lives: number) {
   const call = gateway.call({ ...member, userId: `user_deaths_${++users}` });
-  const dying = mortal(gateway.sql, lives);
+  const dying = killableClient(gateway.sql, lives);
   const outcome = await createIn(processOn(dying.sql), call, `key-${users}`).then(
     () => "finished" as const,
     (error: unknown) => {
-      if (!(error instanceof Killed)) throw error;
+      if (!(error instanceof ProcessKilled)) throw error;
       return "killed" as const;
     },
   );

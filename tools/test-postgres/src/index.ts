@@ -89,3 +89,4 @@ function withDatabase(url: string, database: string): string {
   parsed.pathname = `/${database}`;
   return parsed.toString();
 }
+export { killableClient, ProcessKilled } from "./killable-client.js";
