@@ -69,11 +69,36 @@ export interface RemoteSessionSource {
   enumerate(ctx: RegistryContext): Promise<[]>;
   /**
    * Runs a capability. Every outcome is a result value (den-api's rendering); it never rejects.
+   * `parsed` may be any kind den-api's registry parses (catalog, native, externalMcp, marketplace,
+   * builtinSkill, remoteSession, admin): a kind or name not this source's answers `unknown_capability`.
    * `signal` ends the call's waiting (a read's `waitMs`) when its client goes away.
    */
-  execute(ctx: RegistryContext, parsed: ParsedCapability, input: ExecuteInput, options?: ExecuteOptions): Promise<ToolResult>;
+  execute(ctx: RegistryContext, parsed: AnyParsedCapability, input: ExecuteInput, options?: ExecuteOptions): Promise<ToolResult>;
   /** Reads with `waitMs` waiting now in this process. */
   waitingReads(): number;
+}
+
+/** Any capability a registry parsed, of whatever source's kind: what den-api hands every source's `execute`. */
+export interface AnyParsedCapability {
+  kind: string;
+  name: string;
+}
+
+/**
+ * One remote-session action that changed something (create, send, respond, stop), for the host's
+ * audit log: who, what, which session, how it ended. Never prompt or answer text.
+ */
+export interface AuditEvent {
+  action: Action;
+  organizationId: string;
+  userId: string;
+  /** The caller's membership; null when the caller was not an active member (then refused). */
+  memberId: string | null;
+  /** The session acted on, when the call named or made one. */
+  sessionId?: string;
+  /** `ok`, or the error code the caller got. */
+  outcome: string;
+  referenceId: string;
 }
 
 /** How one execute runs: the host's request it serves. */
@@ -103,6 +128,12 @@ export interface RemoteSessionSourceOptions {
    * would wait is refused with `rate_limited` (`retryAfterMs`). Default 16.
    */
   waitingReadsPerMember?: number;
+  /**
+   * Called once for every create, send, respond and stop, whatever its outcome (den-api audits
+   * remote-session actions as service actions). Awaited; a hook that throws is logged, never
+   * turned into the caller's error.
+   */
+  audit?: (event: AuditEvent) => void | Promise<void>;
   logger?: Logger;
 }
 
@@ -182,20 +213,23 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
     execute: async (ctx, parsed, input, execution = {}) => {
       const referenceId = newReferenceId();
       const started = performance.now();
-      const fields: Record<string, unknown> = { capability: capabilityName(parsed.action), referenceId };
+      // Only this source's kind, and a name it parses itself: den-api hands every kind to every source's type.
+      const own = parsed.kind === "remoteSession" ? parseName(parsed.name) : null;
+      const fields: Record<string, unknown> = { capability: own ? capabilityName(own.action) : "unknown", referenceId };
       // Body members set aside (OpenWork's names with no use here, misspellings): named in the result.
       const ignored: string[] = [];
       let leave = () => {};
       try {
-        if (parsed.kind !== "remoteSession" || (!ctx.remoteSessionsEnabled && !KEPT_WHEN_DISABLED.has(parsed.action))) {
+        if (!own || (!ctx.remoteSessionsEnabled && !KEPT_WHEN_DISABLED.has(own.action))) {
           throw new SessionFailure(sessionError("unknown_capability", `no capability named ${parsed.name}; call search_capabilities to find a valid name`));
         }
-        const capability = CAPABILITIES[parsed.action];
+        const capability = CAPABILITIES[own.action];
         const call = { ...authorize(ctx, capability, policy, referenceId), ...(execution.signal ? { signal: execution.signal } : {}) };
-        const known = new Set(Object.keys((schemas.get(parsed.action)!.properties ?? {}) as object));
-        const dialect = fromOpenworkDialect(parsed.action, readBody(input.body), known, options.targets.map((t) => t.name));
+        const known = new Set(Object.keys((schemas.get(own.action)!.properties ?? {}) as object));
+        const dialect = fromOpenworkDialect(own.action, readBody(input.body), known, options.targets.map((t) => t.name));
         ignored.push(...dialect.ignored);
         const args = parseArguments(capability, dialect.body, fields);
+        if (typeof args.sessionId === "string") fields.sessionId = args.sessionId;
         if (typeof args.waitMs === "number" && args.waitMs > 0) leave = enterWaiting(waiting, call, options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
         const env = createRunEnv(call, ignored, { ledger: options.ledger, sessions, catalog, createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT, sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT, inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS });
         const payload = await capability.run(env, args);
@@ -212,9 +246,30 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
         leave();
         fields.durationMs = Math.round(performance.now() - started);
         logger.info("remote session capability", fields);
+        if (own && CAPABILITIES[own.action].write && options.audit) await audited(options.audit, auditEvent(ctx, own.action, fields), logger);
       }
     },
   };
+}
+
+function auditEvent(ctx: RegistryContext, action: Action, fields: Record<string, unknown>): AuditEvent {
+  return {
+    action,
+    organizationId: ctx.organizationId,
+    userId: ctx.principal.userId,
+    memberId: ctx.member?.orgMembershipId ?? null,
+    ...(typeof fields.sessionId === "string" ? { sessionId: fields.sessionId } : {}),
+    outcome: String(fields.outcome),
+    referenceId: String(fields.referenceId),
+  };
+}
+
+async function audited(hook: (event: AuditEvent) => void | Promise<void>, event: AuditEvent, logger: Logger): Promise<void> {
+  try {
+    await hook(event);
+  } catch (error) {
+    logger.error("remote session audit hook failed", { referenceId: event.referenceId, action: event.action, error: errorFacts(error) });
+  }
 }
 
 /**

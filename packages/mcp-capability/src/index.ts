@@ -6,6 +6,8 @@ export {
   type CapabilityMatch,
   type ExecuteInput,
   type ExecuteOptions,
+  type AnyParsedCapability,
+  type AuditEvent,
   createRemoteSessionSource,
   DEFAULT_WAITING_READS_PER_MEMBER,
 } from "./create-remote-session-source.js";

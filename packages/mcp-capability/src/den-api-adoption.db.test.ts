@@ -1,0 +1,70 @@
+import { createSessionLedger, migrate } from "@openwork/remote-session-core";
+import { useTestDatabase } from "@openwork/test-postgres";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type AuditEvent, createRemoteSessionSource, type RemoteSessionSource } from "./create-remote-session-source.js";
+import { remoteSessionContext, type SearchContext } from "./registry-context.js";
+import { createScriptedTarget } from "./scripted-target.testing.js";
+
+// What den-api needs beyond the registry contract: every parsed kind may reach `execute` (its
+// declared type), and its audit of remote-session actions, through the source's hook.
+const db = useTestDatabase();
+const ctx: SearchContext = remoteSessionContext({ organizationId: "org_audit", userId: "user_audit", orgMembershipId: "mem_audit", scopes: ["mcp:read", "mcp:write"] });
+const audited: AuditEvent[] = [];
+let source: RemoteSessionSource;
+
+beforeAll(async () => {
+  await migrate(db.current.sql);
+  source = createRemoteSessionSource({
+    targets: [createScriptedTarget("cloud")],
+    ledger: createSessionLedger(db.current.sql),
+    audit: async (event) => {
+      audited.push(event);
+      if (event.action === "stop") throw new Error("the audit store is down");
+    },
+  });
+});
+
+const run = async (name: string, body: unknown) => (await source.execute(ctx, { kind: "remoteSession", name }, { name, body })).structuredContent;
+
+describe("den-api adopting the source", () => {
+  it("answers unknown_capability for every parsed kind that is not its own, and for a remoteSession name it does not parse", async () => {
+    const others = [
+      { kind: "catalog", name: "listMembers" },
+      { kind: "native", name: "github:issues", connectionId: "c1", toolName: "issues" },
+      { kind: "externalMcp", name: "x:y", connectionId: "c2", toolName: "y" },
+      { kind: "marketplace", name: "plugin:p:o", configObjectId: "o", pluginId: "p" },
+      { kind: "builtinSkill", name: "skill:remote-sessions" },
+      { kind: "admin", name: "admin:users", toolName: "users" },
+      { kind: "remoteSession", name: "remote-session:delete", action: "delete" },
+    ];
+    for (const parsed of others) {
+      const result = await source.execute(ctx, parsed, { name: parsed.name, body: {} });
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ error: "unknown_capability" });
+    }
+    expect(audited).toEqual([]);
+  });
+
+  it("tells the audit hook of each create, send and stop with who, which session and the outcome, never prompt text, and a failing hook is not the caller's error", async () => {
+    const secret = "prompt text that must stay out of the audit";
+    const created = await run("remote-session:create", { prompt: secret });
+    const sessionId = String(created.sessionId);
+    await run("remote-session:send", { sessionId, prompt: secret });
+    await run("remote-session:read", { sessionId });
+    await run("remote-session:send", { sessionId: "rs_00000000000000000000000000", prompt: secret });
+    const stopped = await run("remote-session:stop", { sessionId });
+    expect(stopped).not.toHaveProperty("error");
+
+    expect(audited.map((e) => [e.action, e.outcome])).toEqual([
+      ["create", "ok"],
+      ["send", "ok"],
+      ["send", "unknown_session"],
+      ["stop", "ok"],
+    ]);
+    for (const event of audited) {
+      expect(event).toMatchObject({ organizationId: "org_audit", userId: "user_audit", memberId: "mem_audit", referenceId: expect.stringMatching(/^ref_/) });
+    }
+    expect(audited.filter((e) => e.outcome === "ok").every((e) => e.sessionId === sessionId)).toBe(true);
+    expect(JSON.stringify(audited)).not.toContain("prompt text");
+  });
+});
