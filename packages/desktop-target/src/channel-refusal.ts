@@ -8,6 +8,8 @@ export const CHANNEL_ERROR_STATUS = {
   ...RUNNER_ERROR_STATUS,
   /** The mint of a desktop its owner revoked: only the owner re-enabling it brings it back. */
   runner_revoked: 403,
+  /** Events past what one turn may store: the turn has been ended (`failed`, `turn_too_large`); stop it. */
+  turn_too_large: 413,
 } as const satisfies Record<string, number>;
 export type ChannelErrorCode = RunnerErrorCode | keyof typeof CHANNEL_ERROR_STATUS;
 

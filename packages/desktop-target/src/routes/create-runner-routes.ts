@@ -2,6 +2,7 @@ import { errorFacts, newReferenceId, silentLogger } from "@openwork/remote-sessi
 import { normalizeAudience, RUNNER_PATHS, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { DEFAULT_PRESENCE_WINDOW_MS } from "../presence.js";
+import { MAX_TASK_EVENT_BYTES } from "../store/append-events.js";
 import type { RunnerIdentity } from "../store/task-row.js";
 import { checkRegistration, verifyRunner } from "./authenticate-runner.js";
 import { handleEventsStream } from "./handle-events-stream.js";
@@ -67,6 +68,7 @@ export function createRunnerRoutes(
     heartbeatIntervalMs: 10_000,
     keepaliveMs: 15_000,
     membershipCheckMs: 15_000,
+    turnEventBytes: MAX_TASK_EVENT_BYTES,
     logger: silentLogger,
     proxyTrust: { origins: [], prefix: "/api/den" },
     ...options,

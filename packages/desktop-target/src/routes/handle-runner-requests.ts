@@ -7,7 +7,7 @@ import {
   PostEventsRequestSchema,
 } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
-import { appendEvents } from "../store/append-events.js";
+import { appendEvents, tooLarge } from "../store/append-events.js";
 import { type ClaimOutcome, claimNextTask, claimTask } from "../store/claim-task.js";
 import { kindsRunnerTakes } from "../runner-abilities.js";
 import { completeTask } from "../store/complete-task.js";
@@ -109,7 +109,10 @@ export async function handleHeartbeat(ctx: RouteContext, runner: RunnerIdentity,
 /** `POST tasks/:id/events`. */
 export async function handleTaskEvents(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
   const body = parseOrRefuse(PostEventsRequestSchema, await readJsonBody(request));
-  return json(200, await transaction(ctx.sql, (tx) => appendEvents(tx, runner, taskId, body)));
+  const answer = await transaction(ctx.sql, (tx) => appendEvents(tx, runner, taskId, body, ctx.turnEventBytes));
+  // The turn was ended in that transaction: the runner stops it (its heartbeats now say the lease is gone).
+  if (!answer) throw new ChannelRefusal("turn_too_large", tooLarge(ctx.turnEventBytes).message, { taskId });
+  return json(200, answer);
 }
 
 /**
@@ -126,7 +129,7 @@ export async function handleComplete(ctx: RouteContext, verified: VerifiedRunner
       return takes.length > 0 ? claimNextTask(tx, await registered, takes, ctx.leaseMs, taskId) : null;
     };
     // A refused registration is the error thrown, whatever the completion did: it rolls back.
-    const [runner, done] = await pipeline([registered, completeTask(tx, verified.holder, taskId, body, body.next ? claimAlong : undefined)]);
+    const [runner, done] = await pipeline([registered, completeTask(tx, verified.holder, taskId, body, body.next ? claimAlong : undefined, ctx.turnEventBytes)]);
     return { runner, done };
   });
   const { replayed, nextTaskId, claimed, ...answer } = done;

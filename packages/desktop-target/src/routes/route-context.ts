@@ -43,6 +43,8 @@ export interface RunnerRoutesOptions {
   isActiveMember(scope: MemberScope): Promise<boolean>;
   /** Whether the member may still use a task's model; asked at claim. Default: yes. */
   mayUseModel?(scope: MemberScope, model: Model): Promise<boolean>;
+  /** What one task's events may take (JSON bytes, every attempt together). Default 4 MiB. */
+  turnEventBytes?: number;
   /** Lease granted by a claim or heartbeat. Default 30 s. */
   leaseMs?: number;
   /** Heartbeat interval the runner is told. Default 10 s. */

@@ -4,31 +4,83 @@ import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork
 import { ChannelRefusal } from "../channel-refusal.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
 import { type LiveState, syncSessionState } from "./sync-session-state.js";
-import { type RowKey, type RunnerIdentity, sessionKey } from "./task-row.js";
+import { emptyFold, foldEvents, type TaskFold } from "../transcript/task-fold.js";
+import { endedClears, type RowKey, type RunnerIdentity, sessionKey, type TaskRow, taskKey } from "./task-row.js";
 import { pipeline } from "./transaction.js";
+
+/** What one task's events may take at most (JSON bytes, every attempt together): 4 MiB. */
+export const MAX_TASK_EVENT_BYTES = 4 * 1024 * 1024;
 
 /**
  * Appends a batch of events to the runner's attempt. Events already held must be replayed
  * unchanged (accepted, not stored twice); a changed replay is `event_conflict`, a gap is
- * `sequence_gap`. The batch is checked whole before anything is written. Runs in a transaction.
+ * `sequence_gap`. The batch is checked whole before anything is written, and folded into the
+ * task's transcript state. A batch that would take the task's events past `capBytes` is not
+ * stored: the turn ends `failed` (`turn_too_large`) with what it had, and null is returned (the
+ * route answers 413 `turn_too_large`, after the commit). Runs in a transaction.
  */
 export async function appendEvents(
   tx: Queryable,
   runner: RunnerIdentity,
   taskId: string,
   body: PostEventsRequest,
-): Promise<PostEventsResponse> {
+  capBytes = MAX_TASK_EVENT_BYTES,
+): Promise<PostEventsResponse | null> {
   // The task's lock and the events it holds, in one round trip.
   const key = { organizationId: runner.organizationId, id: taskId };
   const [task, held] = await pipeline([lockOwnTask(tx, runner, taskId), heldEvents(tx, key, body.attempt, body.events)]);
   assertAttemptHeld(task, body.attempt);
   const { fresh, nextSequence } = freshEvents(body.events, held);
   if (fresh.length > 0) {
-    await insertEvents(tx, key, body.attempt, fresh);
+    const grown = await grownFold(tx, task, fresh, capBytes);
+    if (!grown) {
+      await endTooLarge(tx, task, capBytes);
+      return null;
+    }
+    await pipeline([insertEvents(tx, key, body.attempt, fresh).execute(), storeFold(tx, key, grown).execute()]);
     const { patch, live } = await sessionEffects(tx, key, fresh);
     await syncSessionState(tx, sessionKey(task), patch, live);
   }
   return { taskId, attempt: body.attempt, nextSequence };
+}
+
+/** A task's fold with `fresh` added, and the bytes its events then take; null past `capBytes`. */
+export async function grownFold(tx: Queryable, task: TaskRow, fresh: TaskEvent[], capBytes: number): Promise<{ fold: TaskFold; bytes: number } | null> {
+  const bytes = task.event_bytes + fresh.reduce((sum, event) => sum + Buffer.byteLength(JSON.stringify(event)), 0);
+  if (bytes > capBytes) return null;
+  const receivedAt = new Date();
+  return { fold: foldEvents(task.folded ?? (await foldHeld(tx, taskKey(task))), fresh.map((event) => ({ event, receivedAt }))), bytes };
+}
+
+/** Records a grown fold (`grownFold`). */
+export function storeFold(tx: Queryable, task: RowKey, grown: { fold: TaskFold; bytes: number }) {
+  return tx`
+    update desktop_task set folded = ${tx.json(grown.fold as never)}, event_bytes = ${grown.bytes}
+    where organization_id = ${task.organizationId} and id = ${task.id}`;
+}
+
+/** The fold of a task from before folding, from the events it holds. */
+async function foldHeld(tx: Queryable, task: RowKey): Promise<TaskFold> {
+  const rows = await tx<{ event: TaskEvent; received_at: Date }[]>`
+    select event, received_at from desktop_task_event
+    where organization_id = ${task.organizationId} and task_id = ${task.id} order by attempt, sequence`;
+  return foldEvents(emptyFold(), rows.map((row) => ({ event: row.event, receivedAt: row.received_at })));
+}
+
+/** Why a turn was ended for its size. */
+export const tooLarge = (capBytes: number) => ({
+  code: "turn_too_large",
+  message: `the turn's events passed the ${Math.round(capBytes / 1024)} KiB a turn may store; it was ended with what came before`,
+});
+
+/** Ends a turn whose events would pass what a task may store: failed, with what it had. */
+export async function endTooLarge(tx: Queryable, task: TaskRow, capBytes: number): Promise<void> {
+  const { message } = tooLarge(capBytes);
+  await tx`
+    update desktop_task set state = 'failed', ${endedClears(tx)}, failure_code = 'turn_too_large', failure_message = ${message},
+      finished_at = now(), updated_at = now()
+    where organization_id = ${task.organization_id} and id = ${task.id} and state = 'claimed'`;
+  await syncSessionState(tx, sessionKey(task), { activity: true, lastError: { error: "turn_too_large", message } });
 }
 
 /** What an attempt holds of a batch: the sequence it expects next and the held events the batch replays. */

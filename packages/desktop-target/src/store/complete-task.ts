@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Queryable } from "@openwork/remote-session-core";
 import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
-import { freshEvents, heldEvents, insertEvents, sessionEffects } from "./append-events.js";
+import { freshEvents, grownFold, heldEvents, insertEvents, MAX_TASK_EVENT_BYTES, sessionEffects, storeFold, tooLarge } from "./append-events.js";
 import type { ClaimOutcome } from "./claim-task.js";
 import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
 import { lockSession, writeSessionState } from "./sync-session-state.js";
@@ -14,8 +14,9 @@ import { pipeline } from "./transaction.js";
  * transaction for both). A completion is immutable: the same body again is accepted (even after
  * the lease), a different one is `completion_conflict`. The prompt is cleared: the task no longer
  * needs it. `claimAlong` (protocol 3's next claim) is sent with the session's move, the last
- * write, so both take one round trip; it is not called for a replay. Runs in a transaction, in
- * three round trips.
+ * write, so both take one round trip; it is not called for a replay. Last events that would take
+ * the task past `capBytes` are not stored and the turn ends `failed` (`turn_too_large`). Runs in a
+ * transaction, in three round trips.
  */
 export async function completeTask(
   tx: Queryable,
@@ -23,6 +24,7 @@ export async function completeTask(
   taskId: string,
   body: CompleteRequest,
   claimAlong?: () => Promise<ClaimOutcome | null>,
+  capBytes = MAX_TASK_EVENT_BYTES,
 ): Promise<CompleteResponse & { replayed: boolean; nextTaskId: string | null; claimed: ClaimOutcome | null }> {
   const { events, next: _, ...completion } = body;
   // The task's lock and the events it holds.
@@ -33,17 +35,23 @@ export async function completeTask(
     throw new ChannelRefusal("completion_conflict", "the task was already completed differently");
   }
   assertAttemptHeld(task, body.attempt);
-  const stored = events && held ? freshEvents(events, held).fresh : [];
+  const fresh = events && held ? freshEvents(events, held).fresh : [];
+  const grown = fresh.length > 0 ? await grownFold(tx, task, fresh, capBytes) : null;
+  // Last events past what the turn may store are not kept: the turn ends failed, with what it had.
+  const oversized = fresh.length > 0 && !grown;
+  const stored = oversized ? [] : fresh;
+  const state = oversized ? "failed" : body.status;
   const effects = stored.length > 0 ? (await sessionEffects(tx, key, stored)).patch : {};
-  const failure = body.status === "failed" ? body.error : null;
+  const failure = oversized ? tooLarge(capBytes) : body.status === "failed" ? body.error : null;
   const localSessionId = body.localSessionId ?? task.local_session_id;
   // The events, the settled task, then the session's lock with its turns, which sees them: the
   // writes are handed to the connection (`execute`) before the reads are built.
-  const [, , session] = await pipeline([
+  const [, , , session] = await pipeline([
     stored.length > 0 ? insertEvents(tx, key, body.attempt, stored).execute() : null,
+    grown ? storeFold(tx, key, grown).execute() : null,
     tx`
       update desktop_task set
-        state = ${body.status}, completion = ${tx.json(completion as never)}, ${endedClears(tx)},
+        state = ${state}, completion = ${tx.json(completion as never)}, ${endedClears(tx)},
         local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
         failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()
       where organization_id = ${owner.organizationId} and id = ${taskId}`.execute(),
@@ -60,5 +68,5 @@ export async function completeTask(
   // the claim's statement is built after the move's was handed to the connection (it awaits the
   // registration first); desktop-target.db.test.ts's protocol-3 follow-up test guards it.
   const [, claimed] = await pipeline([writeSessionState(tx, session, patch), claimAlong ? claimAlong() : null]);
-  return { taskId, state: body.status, replayed: false, nextTaskId: null, claimed };
+  return { taskId, state, replayed: false, nextTaskId: null, claimed };
 }

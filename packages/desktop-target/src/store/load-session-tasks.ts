@@ -1,11 +1,12 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import type { TaskEvent } from "@openwork/runner-protocol";
 import type { TranscriptTask } from "../transcript/build-transcript.js";
+import { emptyFold, foldEvents, type TaskFold } from "../transcript/task-fold.js";
 import type { TaskState } from "../task-state.js";
 import type { RowKey } from "./task-row.js";
 
 /**
- * A session's turns (creates and follow-ups) with their events, oldest first: the input of the
+ * A session's turns (creates and follow-ups) with their folded events, oldest first: the input of the
  * transcript. With `fromTaskId`, only that turn and the ones after it, when it is one of the
  * session's (the first task returned is then that one); else all of them.
  */
@@ -21,12 +22,15 @@ export async function loadSessionTasks(sql: Queryable, session: RowKey, fromTask
       created_at: Date;
       pinned_runner_id: string | null;
       claim_deadline: Date;
+      folded: TaskFold | null;
       events: { event: TaskEvent; receivedAt: string }[] | null;
     }[]
   >`
-    select t.id, t.state, t.attempt, t.message_id, t.prompt_chars, t.created_at, t.pinned_runner_id, t.claim_deadline,
-      (select jsonb_agg(jsonb_build_object('event', e.event, 'receivedAt', e.received_at) order by e.attempt, e.sequence)
-       from desktop_task_event e where e.organization_id = t.organization_id and e.task_id = t.id) as events
+    select t.id, t.state, t.attempt, t.message_id, t.prompt_chars, t.created_at, t.pinned_runner_id, t.claim_deadline, t.folded,
+      -- Only a task from before events were folded has its events read (then folded here).
+      case when t.folded is null then
+        (select jsonb_agg(jsonb_build_object('event', e.event, 'receivedAt', e.received_at) order by e.attempt, e.sequence)
+         from desktop_task_event e where e.organization_id = t.organization_id and e.task_id = t.id) end as events
     from desktop_task t
     left join desktop_task a on a.organization_id = t.organization_id and a.id = ${fromTaskId ?? null} and a.session_id = t.session_id
     where t.organization_id = ${organizationId} and t.session_id = ${sessionId} and t.kind in ('remote_session.create', 'remote_session.send')
@@ -41,6 +45,6 @@ export async function loadSessionTasks(sql: Queryable, session: RowKey, fromTask
     createdAt: row.created_at,
     pinnedRunnerId: row.pinned_runner_id,
     claimDeadline: row.claim_deadline,
-    events: (row.events ?? []).map((e) => ({ event: e.event, receivedAt: new Date(e.receivedAt) })),
+    fold: row.folded ?? foldEvents(emptyFold(), (row.events ?? []).map((e) => ({ event: e.event, receivedAt: new Date(e.receivedAt) }))),
   }));
 }

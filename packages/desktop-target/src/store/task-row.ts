@@ -1,6 +1,7 @@
 import type { Model, Queryable } from "@openwork/remote-session-core";
 import type { CompleteRequest, WorkKind } from "@openwork/runner-protocol";
 import type { TaskState } from "../task-state.js";
+import type { TaskFold } from "../transcript/task-fold.js";
 import type { RunnerDialect } from "./runner-row.js";
 
 /**
@@ -38,6 +39,10 @@ export interface TaskRow {
   claimed_via: RunnerDialect | null;
   /** A relayed read's or stop's input; a respond's request id and answer. */
   input: Record<string, unknown> | null;
+  /** What its events have made so far (null: a task from before folding; fold its events). */
+  folded: TaskFold | null;
+  /** The JSON bytes its events take, every attempt together. */
+  event_bytes: number;
   /** A relayed read's answer, until its reader takes it: never kept beyond that. */
   answer: Record<string, unknown> | null;
   /** The task its completion claimed for the same runner (protocol 3). */

@@ -2,6 +2,7 @@ import type { TaskEvent } from "@openwork/runner-protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildTranscript, type TranscriptTask } from "./build-transcript.js";
+import { emptyFold, foldEvents } from "./task-fold.js";
 
 type Step = { type: "delta" | "final" | "tool"; message: "a" | "b" | "c"; text: string };
 const at = new Date("2026-11-29T12:00:00Z");
@@ -40,7 +41,7 @@ function snapshot(turns: Step[][], done: number): TranscriptTask[] {
       createdAt: at,
       pinnedRunnerId: null,
       claimDeadline: at,
-      events: toEvents(steps.slice(0, taken)),
+      fold: foldEvents(emptyFold(), toEvents(steps.slice(0, taken))),
     };
   });
 }
@@ -77,10 +78,13 @@ describe("buildTranscript", () => {
       createdAt: at,
       pinnedRunnerId: null,
       claimDeadline: at,
-      events: toEvents([
-        { type: "tool", message: "a", text: "" },
-        { type: "delta", message: "a", text: "Hel" },
-      ]),
+      fold: foldEvents(
+        emptyFold(),
+        toEvents([
+          { type: "tool", message: "a", text: "" },
+          { type: "delta", message: "a", text: "Hel" },
+        ]),
+      ),
     };
     const during = buildTranscript([running]);
     expect(during.messages.map((m) => m.role)).toEqual(["user"]);
@@ -88,5 +92,18 @@ describe("buildTranscript", () => {
     const after = buildTranscript([{ ...running, state: "done" }]);
     expect(after.messages[1]).toMatchObject({ role: "assistant", text: "Hel", toolCalls: [{ name: "bash" }] });
     expect(after.finalAssistant).toEqual({ index: 1, text: "Hel" });
+  });
+
+  it("folds a turn's events in batches, as they are posted, exactly as all at once", () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), fc.array(fc.nat(30), { maxLength: 5 }), (steps, cuts) => {
+        const events = toEvents(steps);
+        const bounds = [...new Set([0, ...cuts.map((c) => Math.min(c, events.length)), events.length])].sort((a, b) => a - b);
+        let folded = emptyFold();
+        for (let i = 1; i < bounds.length; i++) folded = foldEvents(folded, events.slice(bounds[i - 1], bounds[i]));
+        expect(folded).toEqual(foldEvents(emptyFold(), events));
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,6 +1,6 @@
-import { boundText, type ToolCallSummary, type Transcript, type TranscriptMessage } from "@openwork/remote-session-core";
-import type { TaskEvent } from "@openwork/runner-protocol";
+import { boundText, type Transcript, type TranscriptMessage } from "@openwork/remote-session-core";
 import type { TaskState } from "../task-state.js";
+import type { FoldedMessage, TaskFold } from "./task-fold.js";
 
 /** What the transcript needs of one task of the session. */
 export interface TranscriptTask {
@@ -13,21 +13,13 @@ export interface TranscriptTask {
   /** The runner the task is pinned to, if any, and until when it may be claimed. */
   pinnedRunnerId: string | null;
   claimDeadline: Date;
-  /** Its events in (attempt, sequence) order, with when the gateway received each. */
-  events: { event: TaskEvent; receivedAt: Date }[];
-}
-
-
-interface Draft {
-  id: string;
-  text: string;
-  tools: Map<string, ToolCallSummary>;
-  createdAt: Date;
+  /** What its events (of every attempt, in order) have made. */
+  fold: TaskFold;
 }
 
 /**
- * Builds a desktop session's transcript from its tasks' events. A message enters the list only
- * once complete (its `assistant.final`, or the end of its turn), and a turn's user marker only
+ * Builds a desktop session's transcript from its tasks' folded events. A message enters the list
+ * only once complete (its `assistant.final`, or the end of its turn), and a turn's user marker only
  * once a runner took the turn; since a session's turns run one at a time, the list is
  * append-only, which is what lets a cursor be a plain position that never skips or repeats.
  * Prompt text stays on the desktop: user messages carry no text here.
@@ -46,57 +38,23 @@ export function buildTranscript(tasks: TranscriptTask[], offset = 0): Transcript
     if (task.promptChars > 0) {
       messages.push({ id: task.messageId ?? task.id, role: "user", text: null, truncated: false, toolCalls: [], createdAt: task.createdAt.toISOString() });
     }
-    const open = new Map<string, Draft>();
-    let current: string | null = null;
-    let lastCompleted: Transcript["finalAssistant"] = null;
-    // Tool calls seen before any text belong to the message that follows them.
-    let unattached = new Map<string, ToolCallSummary>();
-    const draft = (id: string, at: Date) => {
-      const existing = open.get(id);
-      if (existing) return existing;
-      const created: Draft = { id, text: "", tools: unattached, createdAt: at };
-      unattached = new Map();
-      open.set(id, created);
-      return created;
-    };
-    const complete = (d: Draft) => {
-      open.delete(d.id);
-      messages.push(toMessage(d));
-      if (d.text !== "") lastCompleted = { index: offset + messages.length - 1, text: d.text };
-    };
-    for (const { event, receivedAt } of task.events) {
-      if (event.type === "assistant.delta") {
-        draft(event.payload.messageId, receivedAt).text += event.payload.text;
-        current = event.payload.messageId;
-      } else if (event.type === "assistant.final") {
-        const d = draft(event.payload.messageId, receivedAt);
-        d.text = event.payload.text;
-        complete(d);
-        current = null;
-      } else if (event.type === "tool.call") {
-        const { callId, name, status, summary } = event.payload;
-        const tools = current ? draft(current, receivedAt).tools : unattached;
-        tools.set(callId, { id: callId, name, status, ...(summary ? { summary } : {}) });
-      }
-    }
+    const { done, open, unattached } = task.fold;
     const finished = task.state !== "queued" && task.state !== "claimed";
-    if (finished) {
-      if (unattached.size > 0) draft(`${task.id}:tools`, task.createdAt);
-      for (const d of [...open.values()]) complete(d);
-      if (lastCompleted) finalAssistant = lastCompleted;
-    } else if (open.size > 0) partialText = [...open.values()].map((d) => d.text).join("\n\n");
+    // A finished turn's unfinished messages complete with it; tools seen before any text get one of their own.
+    const orphanTools = finished && unattached.length > 0 ? [{ id: `${task.id}:tools`, text: "", tools: unattached, createdAt: task.createdAt.toISOString() }] : [];
+    const completed = finished ? [...done, ...open, ...orphanTools] : done;
+    let lastCompleted: Transcript["finalAssistant"] = null;
+    for (const message of completed) {
+      messages.push(toMessage(message));
+      if (message.text !== "") lastCompleted = { index: offset + messages.length - 1, text: message.text };
+    }
+    if (finished && lastCompleted) finalAssistant = lastCompleted;
+    else if (!finished && open.length > 0) partialText = open.map((m) => m.text).join("\n\n");
   }
   return { messages, partialText, finalAssistant, offset, turns };
 }
 
-function toMessage(draft: Draft): TranscriptMessage {
-  const { text, truncated } = boundText(draft.text);
-  return {
-    id: draft.id,
-    role: "assistant",
-    text,
-    truncated,
-    toolCalls: [...draft.tools.values()],
-    createdAt: draft.createdAt.toISOString(),
-  };
+function toMessage(message: FoldedMessage): TranscriptMessage {
+  const { text, truncated } = boundText(message.text);
+  return { id: message.id, role: "assistant", text, truncated, toolCalls: message.tools, createdAt: message.createdAt };
 }
