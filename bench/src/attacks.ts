@@ -1,81 +1,99 @@
 // Attacks on one gateway process, each measured by another member's `list` round trips while it
-// runs, beside the same member's `list` with no attack in the same run. Budget: p99 ≤ 100 ms.
-import { connect, type Socket } from "node:net";
+// holds, beside the same member's `list` with no attack in the same run (before the first flood
+// and after the last). Each flood runs in a process of its own (attack-process.ts), one
+// credential (or none) per flood. Budget: p99 ≤ 100 ms during each attack.
+import { fork } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
 import { fixedDevMember } from "@openwork/gateway";
 import { requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import { type FloodSpec, rawRequest } from "./attack-floods.js";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
 import { benchGateway, member as bystander } from "./gateway-fixture.js";
 
 const SAMPLES = Number(process.env.SAMPLES ?? 200);
-const STREAMS = Number(process.env.STREAMS ?? 2_000);
-const SLOW = Number(process.env.SLOW_HEADERS ?? 1_000);
-const DUPLICATES = Number(process.env.DUPLICATES ?? 300);
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 4_200);
+const WAITERS = Number(process.env.WAITERS ?? 4_200);
+const PUSH_STREAMS = Number(process.env.PUSH_STREAMS ?? 4_200);
+const STREAMS = Number(process.env.STREAMS ?? 20_000);
+const DUPLICATES = Number(process.env.DUPLICATES ?? 1_000);
+const FRESH = 20;
 const attacker = fixedDevMember("attacker");
 
 const db = await benchDatabase("attacks");
 const rows: Record<string, Record<string, unknown>> = {};
 try {
-  const fixture = await benchGateway(db.url, { members: () => [bystander, attacker], connectionLimits: { maxConnections: 1_500 } });
+  // The default connection cap (4 096) and member limits: the connection floods are sized past the cap.
+  const fixture = await benchGateway(db.url, { members: () => [bystander, attacker] });
+  const { baseUrl } = fixture.gateway;
   const mcp = await fixture.mcpClient();
-  const listTimes = async (during: Promise<unknown> | null) => {
+  const listTimes = async () => {
     const samples: number[] = [];
     for (let i = 0; i < SAMPLES; i++) {
       const t0 = performance.now();
       await mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:list", body: {} } });
       samples.push(performance.now() - t0);
     }
-    await during;
     return summarize(samples);
   };
-  rows["no attack (baseline)"] = { ...(await listTimes(null)), unit: "ms" };
+  // The bystander's new connections (not its client's kept-alive ones): how many are served.
+  const freshServed = async () => {
+    const answers = await Promise.all(Array.from({ length: FRESH }, () => rawRequest(`${baseUrl}/health`, {})));
+    return `${answers.filter((a) => a.status === 200).length}/${FRESH}`;
+  };
+  const settle = async () => {
+    for (let i = 0; i < 200 && fixture.gateway.connections().open > 50; i++) await sleep(100);
+    await sleep(500);
+  };
+  /** Starts a flood in its own process, lets it take hold, measures the bystander, ends it. */
+  const during = async (name: string, spec: Omit<FloodSpec, "baseUrl" | "mcpToken">, holdMs: number) => {
+    const child = fork(fileURLToPath(new URL("./attack-process.ts", import.meta.url)), { execArgv: ["--import", "tsx"] });
+    child.send({ baseUrl, mcpToken: attacker.mcpToken, ...spec });
+    await once(child, "message");
+    await sleep(holdMs);
+    const list = await listTimes();
+    const fresh = await freshServed();
+    const { open } = fixture.gateway.connections();
+    const held = { open, waitingReads: fixture.gateway.source.waitingReads(), runnerStreams: fixture.gateway.hub.stats().runnerStreams, pushStreams: fixture.gateway.push?.stats().pushStreams };
+    child.send("stop");
+    const [{ facts }] = (await once(child, "message")) as [{ facts: Record<string, unknown> }];
+    rows[name] = { ...list, unit: "ms", freshConnectionsServed: fresh, ...facts, ...held };
+    await settle();
+  };
 
-  // 1. One runner token opening thousands of wake streams (the cap keeps the newest two).
+  rows["no attack (baseline)"] = { ...(await listTimes()), unit: "ms", freshConnectionsServed: await freshServed() };
+
+  await during(`${CONNECTIONS} idle sockets`, { kind: "idle-sockets", count: CONNECTIONS }, 2_000);
+  await during(`${CONNECTIONS} slow-header connections`, { kind: "slow-headers", count: CONNECTIONS }, 2_000);
+  await during(`${CONNECTIONS} slow bodies with a valid token`, { kind: "slow-bodies", count: CONNECTIONS }, 2_000);
+
+  // The attacker's own queued session to wait on (store-and-forward: no runner needed).
+  const created = await rawRequest(`${baseUrl}/mcp/agent`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${attacker.mcpToken}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", deliverBy: new Date(Date.now() + 600_000).toISOString(), prompt: "wait" } } } }),
+  });
+  const sessionId = /"sessionId":"(rs_[0-9a-z]+)"/.exec(created.body)?.[1];
+  await during(`${WAITERS} waiting reads (waitMs 25 000), one token`, { kind: "waiting-reads", count: WAITERS, ...(sessionId ? { sessionId } : {}) }, 2_000);
+  await during(`${PUSH_STREAMS} push streams (initialize + GET), one token`, { kind: "push-streams", count: PUSH_STREAMS, concurrency: 500 }, 2_000);
+
   const { token } = await requestRunnerToken({
-    baseUrl: fixture.gateway.baseUrl,
+    baseUrl,
     memberToken: attacker.sessionToken,
     request: { runnerId: "runner-attacker-01", name: "Attacker", platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
   });
-  const opened: AbortController[] = [];
-  const flood = (async () => {
-    for (let i = 0; i < STREAMS; i++) {
-      const abort = new AbortController();
-      opened.push(abort);
-      await fetch(`${fixture.gateway.baseUrl}/v1/desktop-runner/events`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal }).catch(() => {});
-    }
-  })();
-  rows[`${STREAMS} streams from one runner token`] = { ...(await listTimes(flood)), unit: "ms", streamsKept: fixture.gateway.hub.stats().runnerStreams };
-  for (const abort of opened) abort.abort();
+  await during(`${STREAMS} runner-stream requests, one runner token`, { kind: "runner-streams", count: STREAMS, concurrency: 64, runnerToken: token }, 300);
+  await during(`${DUPLICATES} duplicate idempotent creates`, { kind: "duplicate-creates", count: DUPLICATES }, 0);
 
-  // 2. Connections that never finish their headers.
-  const sockets: Socket[] = [];
-  const port = Number(new URL(fixture.gateway.baseUrl).port);
-  for (let i = 0; i < SLOW; i++) {
-    const socket = connect(port, "127.0.0.1");
-    socket.on("error", () => {});
-    socket.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n");
-    sockets.push(socket);
-  }
-  await sleep(200);
-  rows[`${SLOW} slow-header connections`] = { ...(await listTimes(null)), unit: "ms" };
-  for (const socket of sockets) socket.destroy();
-
-  // 3. Duplicates waiting on one idempotent create that takes a while (a waking worker would).
-  const attackerMcp = await fixture.mcpClient(attacker);
-  const storm = Promise.all(
-    Array.from({ length: DUPLICATES }, () =>
-      attackerMcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", deliverBy: new Date(Date.now() + 600_000).toISOString(), idempotencyKey: "storm" } } }),
-    ),
-  );
-  rows[`${DUPLICATES} duplicate idempotent creates`] = { ...(await listTimes(storm)), unit: "ms" };
-  await attackerMcp.close();
+  rows["no attack (after)"] = { ...(await listTimes()), unit: "ms", freshConnectionsServed: await freshServed() };
   await mcp.close();
   await fixture.close();
 } finally {
   await db.stop();
 }
 await report("attacks", db.server, rows, [
-  "Another member's remote-session:list over MCP (real HTTP, stateless endpoint), one call at a time, while each attack runs against the same gateway process.",
-  "Stream cap: 2 per runner, 20 per member (newest wins); connection cap 1 500 here (default 4 096) with an immediate 503; header timeout 10 s; duplicates wait on a notification.",
+  "Another member's remote-session:list over MCP (real HTTP, its client's kept-alive connection), one call at a time, while each flood (from a process of its own) holds against the same gateway process; freshConnectionsServed: 20 new connections of that member to /health at the end of the flood's window.",
+  `Default limits: 4 096 connections (at the cap a new connection takes the slot of one with no whole request yet, else of the credential holding the most past 512), header timeout 10 s, member limits (16 waiting reads, 16 push streams, 64 MCP sessions, initializes 32 + 2/s, runner-stream opens 8 + 1/s per token). Sizes: CONNECTIONS ${CONNECTIONS}, WAITERS ${WAITERS}, PUSH_STREAMS ${PUSH_STREAMS} (500 at a time), STREAMS ${STREAMS} (64 at a time), DUPLICATES ${DUPLICATES}.`,
   "Budget: the other member's p99 ≤ 100 ms during each attack.",
 ]);
 process.exit(0);
