@@ -15,7 +15,8 @@ const SESSIONS = Number(process.env.SESSIONS ?? 50);
 const db = await benchDatabase("push");
 const rows: Record<string, Record<string, unknown>> = {};
 try {
-  const fixture = await benchGateway(db.url);
+  // Every client is the bench member's: its per-member limits (16 streams, 64 sessions) would refuse the rest.
+  const fixture = await benchGateway(db.url, { memberLimits: { pushStreams: CLIENTS, mcpSessions: CLIENTS, mcpSessionOpens: { burst: CLIENTS, perSecond: CLIENTS } } });
   const runner = await fixture.runnerClient("bench-push-desktop");
   const ok = async (name: string, body: unknown) => {
     const result = await fixture.execute(name, body);
