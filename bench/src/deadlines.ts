@@ -50,6 +50,6 @@ try {
 }
 await report("deadlines", db.server, rows, [
   "Defaults: lease 30 s, heartbeat every 10 s, sweep every 2 s; expected interruption ≈ lease + ≤ 1 sweep ≈ 30–32 s.",
-  "Baselines for the same event elsewhere (research/anchors.md): graphile-worker keeps a crashed worker's jobs locked ≥ 4 h; pg-boss detects in heartbeat + up to 60 s; Buildkite reassigns lost agents in ~4 min.",
+  "Baselines for the same event in other job systems, with their defaults: graphile-worker keeps a crashed worker's jobs locked ≥ 4 h; pg-boss detects in heartbeat + up to 60 s; Buildkite reassigns lost agents in ~4 min.",
 ]);
 process.exit(0);

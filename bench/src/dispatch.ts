@@ -130,6 +130,6 @@ await report("dispatch", db.server, rows, [
   "OpenWork desktop (its own dialect, a double written from the wire spec): to its command claim. It has no stream for commands:",
   "  a create waits for its next 60 s poll (uniform 0–60 s, ~30 s on average) unless something calls wake() (resume from sleep).",
   "graphile-worker 0.16.6: from addJob() called to the task function starting (LISTEN/NOTIFY).",
-  "Budget (DESIGN §9): p50 ≤ 25 ms, p99 ≤ 100 ms.",
+  "Budget (docs/architecture.md, Budgets): p50 ≤ 25 ms, p99 ≤ 100 ms.",
 ]);
 process.exit(0);

@@ -132,7 +132,7 @@ describe("push over MCP resource subscriptions", () => {
       await runner.postEvents(taskId, attempt, [{ sequence: 3, type: "assistant.delta", payload: { messageId: "m1", text: "partial words" } }]);
       while (updates.length === 0 && Date.now() < posted + 5_000) await new Promise((resolve) => setTimeout(resolve, 5));
       expect(updates).toEqual([{ uri: `remote-session://${sessionId}`, at: expect.any(Number) }]);
-      // DESIGN §9's dispatch budget (p99 ≤ 100 ms), with room for two shared cores under a test run.
+      // The dispatch budget (p99 ≤ 100 ms; docs/architecture.md, Budgets), with room for two shared cores under a test run.
       expect(updates[0]!.at - posted).toBeLessThan(500);
       // Reading the resource answers what read answers: the text being written is there.
       const read = await client.readResource({ uri: `remote-session://${sessionId}` });

@@ -3,9 +3,9 @@ import { REMOTE_SESSIONS_SKILL_MD } from "./remote-sessions-skill.generated.js";
 import { rankMatches, scoreMatch } from "./score-match.js";
 
 /**
- * A built-in skill in den-api's shape (its `BuiltinSkillDefinition`, research: openwork-wire
- * §4): den-api serves each one as `skill:<name>` from its `builtinSkill` source, so a den-api
- * host appends {@link REMOTE_SESSIONS_SKILL} to its built-in skills as it is.
+ * A built-in skill in den-api's shape (its `BuiltinSkillDefinition`): den-api serves each one as
+ * `skill:<name>` from its `builtinSkill` source, so a den-api host appends
+ * {@link REMOTE_SESSIONS_SKILL} to its built-in skills as it is.
  */
 export interface BuiltinSkill {
   descriptor: {
@@ -75,7 +75,7 @@ export interface BuiltinSkillSource {
 }
 
 /**
- * den-api's built-in skill source (openwork-wire §4: `skill:<…>` names, `method: "SKILL"`
+ * den-api's built-in skill source (as den-api's registry has it: `skill:<…>` names, `method: "SKILL"`
  * matches, the skill's whole text on execute), for hosts that are not den-api: the reference
  * gateway serves it beside the remote-session source. In den-api, add the skill definitions to
  * its own built-in skills instead of this source.

@@ -33,7 +33,7 @@ import { fromOpenworkDialect } from "./openwork-dialect.js";
 import { toolResult, type ToolResult } from "./to-tool-result.js";
 import { createMemberSlots, type MemberSlots } from "./member-slots.js";
 
-/** A match in den-api's registry shape (openwork-wire §4.4). */
+/** A match in the shape den-api's capability registry ranks and returns. */
 export interface CapabilityMatch {
   name: string;
   summary: string;

@@ -3,7 +3,7 @@ import type { RegistryContext, SearchContext } from "./registry-context.js";
 import type { ToolResult } from "./to-tool-result.js";
 
 /**
- * A double of den-api's capability registry, written from its contract (openwork-wire §4.3): the
+ * A double of den-api's capability registry, written from its contract (the order in which den-api consults its sources): the
  * catalog source first, claiming every name without a colon (as den-api's OpenAPI catalog does),
  * then the remote-session slot. Execute goes to the first source whose `parseName` claims the
  * name, with no fall-through; search concatenates every source and sorts by score, then name.

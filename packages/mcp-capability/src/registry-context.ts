@@ -1,7 +1,7 @@
 /**
- * den-api's registry context, as its capability registry hands it to every source (research:
- * openwork-wire §4.2). Only the members this source reads are declared: den-api's full context
- * (with `app`, `env`, `catalog`, …) is assignable as it is.
+ * den-api's registry context, as its capability registry hands it to every source. Only the
+ * members this source reads are declared: den-api's full context (with `app`, `env`, `catalog`,
+ * …) is assignable as it is.
  */
 export interface RegistryContext {
   /** The verified MCP token. `scopes` is a Set: den-api's scopes are `mcp:read`, `mcp:write`, `offline_access`. */

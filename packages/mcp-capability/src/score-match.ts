@@ -1,7 +1,7 @@
 const tokens = (text: string) => text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
 
 /**
- * OpenWork's token scorer (openwork-wire §4.4): per query word, +5 if it equals a word of the
+ * OpenWork's token scorer, as den-api's registry ranks matches: per query word, +5 if it equals a word of the
  * name, else +3 if either is a prefix of the other; +2 if the summary has it; +1 if it is an
  * extra keyword. An empty query scores 0, so it matches nothing.
  */

@@ -55,7 +55,7 @@ const RUNNER_PATH = /^\/runners\/([^/]{8,160})$/;
 const ENABLE_PATH = /^\/runners\/([^/]{8,160})\/enable$/;
 
 /**
- * Creates the desktop runner routes (DESIGN §5): our protocol under `/v1/desktop-runner`, and,
+ * Creates the desktop runner routes (docs/architecture.md, The desktop channel): our protocol under `/v1/desktop-runner`, and,
  * when asked for (`dialects`), OpenWork's runner channel for OpenWork desktops already installed.
  * Every bad input is a typed 4xx that changes nothing; anything of another member or another
  * runner is a 404.

@@ -1,8 +1,7 @@
 /**
  * The error vocabulary of remote sessions, with whether the same call may succeed later. One
  * table: `retryable` is never decided anywhere else. Codes are den-api's wherever the condition
- * is the same (research: openwork-wire §4.6); the last block holds ours, for conditions den-api
- * has no code for.
+ * is the same; the last block holds ours, for conditions den-api has no code for.
  */
 export const SESSION_ERROR_RETRYABLE = {
   // den-api's codes, with den-api's meanings.
