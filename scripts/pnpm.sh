@@ -16,5 +16,26 @@ if [ "$("$TOOLS/node_modules/.bin/pnpm" --version 2>/dev/null)" != "$PNPM_VERSIO
     || { cat "$ROOT/.tools.log" >&2; echo "could not install the tools into .tools/" >&2; exit 1; }
   rm -f "$ROOT/.tools.log"
 fi
+# The consumer tests (tools/consumers) install the packed packages with `npm install --offline`
+# in a folder outside the workspace: npm's cache must hold every third-party package they need.
+# Installing the list once fills the cache with each one's whole tree (about 20 s, 160 packages);
+# the marker holds the list, so this runs again only when the list changes.
+CONSUMER_LISTS="$ROOT/tools/consumers/cache-packages.txt $ROOT/tools/consumers/cache-extra.txt"
+CONSUMER_MARKER="$TOOLS/consumer-cache.done"
+if [ -f "$ROOT/tools/consumers/cache-packages.txt" ] && ! cat $CONSUMER_LISTS 2>/dev/null | cmp -s - "$CONSUMER_MARKER"; then
+  echo "› filling npm's cache for the consumer tests"
+  specs() { grep -v '^#' "$1" | grep -v '^$'; }
+  # A folder of its own: several shells may source this at once.
+  consumer_prefix="$(mktemp -d)"
+  if { npm install --prefix "$consumer_prefix" --no-save --no-audit --no-fund --loglevel=error --engine-strict=false --ignore-scripts \
+      $(specs "$ROOT/tools/consumers/cache-packages.txt") \
+    && npm cache add $(specs "$ROOT/tools/consumers/cache-extra.txt"); } >"$consumer_prefix.log" 2>&1; then
+    cat $CONSUMER_LISTS >"$CONSUMER_MARKER"
+  else
+    # Not fatal for this shell: only the consumer tests need the cache, and they say what is missing.
+    cat "$consumer_prefix.log" >&2; echo "could not fill npm's cache for the consumer tests" >&2
+  fi
+  rm -rf "$consumer_prefix" "$consumer_prefix.log"
+fi
 export PATH="$TOOLS/node_modules/.bin:$ROOT/node_modules/.bin:$PATH"
 export TURBO_TELEMETRY_DISABLED=1
