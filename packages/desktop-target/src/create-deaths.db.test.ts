@@ -1,4 +1,4 @@
-import { createRemoteSessions, createSessionLedger, type MemberScope, pruneLedger, type Target } from "@openwork/remote-session-core";
+import { createRemoteSessions, createSessionLedger, type MemberScope, pruneLedger, SessionFailure, type Target } from "@openwork/remote-session-core";
 import { killableClient, ProcessKilled, useTestDatabase } from "@openwork/test-postgres";
 import type { Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -111,6 +111,9 @@ describe("an idempotent desktop create killed at every statement", () => {
       if (rows[0]!.reserved) {
         reservations++;
         expect(rows[0]!.tasks).toBe(0);
+        // Nothing exists on the desktop's side: a follow-up is refused, not queued for nobody.
+        const refused = await live.sessions.send(call, live.target, after, { prompt: "and then" }).catch((error: unknown) => error);
+        expect(SessionFailure.isInstance(refused) && refused.error.error).toBe("session_not_active");
       }
     }
     expect(reservations).toBeGreaterThan(0);
