@@ -39,7 +39,8 @@ export async function startPush(options: { sql: Sql; hub: WakeHub; source: Remot
     execute: async (ctx, parsed, input, execution) => {
       const result = await options.source.execute(ctx, parsed, input, execution);
       const sessionId = result.structuredContent.sessionId;
-      if (!result.isError && MOVES.has(parsed.action) && typeof sessionId === "string") options.hub.announceSession(ctx.organizationId, sessionId);
+      const action = parsed.kind === "remoteSession" ? parseName(parsed.name)?.action : undefined;
+      if (!result.isError && action && MOVES.has(action) && typeof sessionId === "string") options.hub.announceSession(ctx.organizationId, sessionId);
       return result;
     },
   };
