@@ -8,11 +8,17 @@ INSPECTOR_VERSION=2.12.0
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
 inspector_version() { node -p "require('$TOOLS/node_modules/@modelcontextprotocol/inspector/package.json').version" 2>/dev/null; }
-if [ "$("$TOOLS/node_modules/.bin/pnpm" --version 2>/dev/null)" != "$PNPM_VERSION" ] || [ "$(inspector_version)" != "$INSPECTOR_VERSION" ]; then
-  echo "› installing pnpm $PNPM_VERSION and the MCP Inspector $INSPECTOR_VERSION into .tools/"
+# OPENWORK_TOOLS=start (set by scripts/start.sh) asks for pnpm alone: the Inspector and the consumer
+# tests' npm cache serve only the tests, and a cold start need not wait for them.
+OPENWORK_TOOLS="${OPENWORK_TOOLS:-test}"
+TOOL_SPECS="pnpm@$PNPM_VERSION"
+[ "$OPENWORK_TOOLS" = start ] || TOOL_SPECS="$TOOL_SPECS @modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+if [ "$("$TOOLS/node_modules/.bin/pnpm" --version 2>/dev/null)" != "$PNPM_VERSION" ] \
+  || { [ "$OPENWORK_TOOLS" != start ] && [ "$(inspector_version)" != "$INSPECTOR_VERSION" ]; }; then
+  echo "› installing $TOOL_SPECS into .tools/"
   # engine-strict off for this one install only: the repository's .npmrc turns it on.
   npm install --prefix "$TOOLS" --no-save --no-audit --no-fund --loglevel=error --engine-strict=false \
-    "pnpm@$PNPM_VERSION" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >"$ROOT/.tools.log" 2>&1 \
+    $TOOL_SPECS >"$ROOT/.tools.log" 2>&1 \
     || { cat "$ROOT/.tools.log" >&2; echo "could not install the tools into .tools/" >&2; exit 1; }
   rm -f "$ROOT/.tools.log"
 fi
@@ -22,7 +28,7 @@ fi
 # the marker holds the list, so this runs again only when the list changes.
 CONSUMER_LISTS="$ROOT/tools/consumers/cache-packages.txt $ROOT/tools/consumers/cache-extra.txt"
 CONSUMER_MARKER="$TOOLS/consumer-cache.done"
-if [ -f "$ROOT/tools/consumers/cache-packages.txt" ] && ! cat $CONSUMER_LISTS 2>/dev/null | cmp -s - "$CONSUMER_MARKER"; then
+if [ "$OPENWORK_TOOLS" != start ] && [ -f "$ROOT/tools/consumers/cache-packages.txt" ] && ! cat $CONSUMER_LISTS 2>/dev/null | cmp -s - "$CONSUMER_MARKER"; then
   echo "› filling npm's cache for the consumer tests"
   specs() { grep -v '^#' "$1" | grep -v '^$'; }
   # A folder of its own: several shells may source this at once.
