@@ -43,6 +43,20 @@ it("reads a turn from the text its deltas made, not from its events (the same tr
   expect(after.finalAssistantText).toBe(before.finalAssistantText);
 });
 
+it("reads a long reply as before while loading no more of its text than a read can show", async () => {
+  const member = newMember();
+  const client = createRunnerClient({ baseUrl: gateway.baseUrl, token: await gateway.registerRunner(member, "runner-long-0001") });
+  const created = await gateway.sessions.create(gateway.call(member), { title: "long", prompt: "p" });
+  const [item] = (await client.work()).items;
+  const { attempt } = await client.claim(item!.taskId);
+  const reply = "0123456789".repeat(3_000);
+  await client.postEvents(item!.taskId, attempt, [{ sequence: 1, type: "assistant.final", payload: { messageId: "m1", text: reply } }]);
+  await client.complete(item!.taskId, { attempt, status: "done", localSessionId: "ses_long" });
+  const read = await gateway.sessions.read(gateway.call(member), await find(member, created.sessionId), { limit: 20, waitMs: 0 });
+  expect(read.messages[1]).toMatchObject({ text: reply.slice(0, 4_000), truncated: true });
+  expect(read.finalAssistantText).toBe(reply.slice(0, 20_000));
+});
+
 it("ends a turn whose events pass what a task may store (413 turn_too_large, failed with what came before), and the runner stops it", async () => {
   const member = newMember();
   const token = await gateway.registerRunner(member, "runner-big-00001");

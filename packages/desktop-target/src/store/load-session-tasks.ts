@@ -1,4 +1,5 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import { type Queryable, SESSION_LIMITS } from "@openwork/remote-session-core";
+import type { PendingQuery, Row } from "postgres";
 import type { TaskEvent } from "@openwork/runner-protocol";
 import type { TranscriptTask } from "../transcript/build-transcript.js";
 import { emptyFold, foldEvents, type TaskFold } from "../transcript/task-fold.js";
@@ -26,7 +27,11 @@ export async function loadSessionTasks(sql: Queryable, session: RowKey, fromTask
       events: { event: TaskEvent; receivedAt: string }[] | null;
     }[]
   >`
-    select t.id, t.state, t.attempt, t.message_id, t.prompt_chars, t.created_at, t.pinned_runner_id, t.claim_deadline, t.folded,
+    select t.id, t.state, t.attempt, t.message_id, t.prompt_chars, t.created_at, t.pinned_runner_id, t.claim_deadline,
+      -- A read shows no more of a message than a final reply's bound: longer text stays in the database.
+      jsonb_set(jsonb_set(t.folded,
+        '{done}', ${cutTexts(sql, sql`t.folded->'done'`)}),
+        '{open}', ${cutTexts(sql, sql`t.folded->'open'`)}) as folded,
       -- Only a task from before events were folded has its events read (then folded here).
       case when t.folded is null then
         (select jsonb_agg(jsonb_build_object('event', e.event, 'receivedAt', e.received_at) order by e.attempt, e.sequence)
@@ -47,4 +52,15 @@ export async function loadSessionTasks(sql: Queryable, session: RowKey, fromTask
     claimDeadline: row.claim_deadline,
     fold: row.folded ?? foldEvents(emptyFold(), (row.events ?? []).map((e) => ({ event: e.event, receivedAt: new Date(e.receivedAt) }))),
   }));
+}
+
+// The most of a message's text a read can show (a final reply's bound), and one more character so
+// a cut text still reads as truncated.
+const TEXT_READ = SESSION_LIMITS.finalText + 1;
+
+/** A fold's message list with each text cut to what a read can show, in order. */
+function cutTexts(sql: Queryable, messages: PendingQuery<Row[]>) {
+  return sql`(
+    select coalesce(jsonb_agg(m || jsonb_build_object('text', left(m->>'text', ${TEXT_READ})) order by i), '[]'::jsonb)
+    from jsonb_array_elements(${messages}) with ordinality as x(m, i))`;
 }
