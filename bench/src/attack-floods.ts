@@ -8,6 +8,8 @@ export interface Flood {
   /** What was sent and what came back, for the table. */
   facts(): Record<string, unknown>;
   stop(): Promise<void>;
+  /** Resolves when a flood of requests has sent them all (connection floods hold until stopped). */
+  done?: Promise<void>;
 }
 
 /** `count` raw connections to `port`, each sent `opening` (nothing: idle sockets). */
@@ -134,7 +136,7 @@ export function startFlood(spec: FloodSpec): Flood {
       const flood = requestFlood(spec.count, all, async (signal) =>
         (await rawRequest(`${spec.baseUrl}/v1/desktop-runner/events`, { headers: { authorization: `Bearer ${spec.runnerToken}` }, signal, agent, stream: true })).status,
       );
-      return { facts: flood.facts, stop: async () => (await flood.stop(), agent.destroy()) };
+      return { facts: flood.facts, done: flood.done, stop: async () => (await flood.stop(), agent.destroy()) };
     }
     case "duplicate-creates": {
       const deliverBy = new Date(Date.now() + 600_000).toISOString();

@@ -3,7 +3,6 @@
 // and after the last). Each flood runs in a process of its own (attack-process.ts), one
 // credential (or none) per flood. Budget: p99 ≤ 100 ms during each attack.
 import { fork } from "node:child_process";
-import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { fixedDevMember } from "@openwork/gateway";
 import { requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
@@ -27,9 +26,12 @@ try {
   const fixture = await benchGateway(db.url, { members: () => [bystander, attacker] });
   const { baseUrl } = fixture.gateway;
   const mcp = await fixture.mcpClient();
-  const listTimes = async () => {
+  /** SAMPLES list calls, and more until `until` (a flood's last request) if given. */
+  const listTimes = async (until?: Promise<unknown>) => {
     const samples: number[] = [];
-    for (let i = 0; i < SAMPLES; i++) {
+    let over = until === undefined;
+    void until?.then(() => (over = true));
+    for (let i = 0; i < SAMPLES || !over; i++) {
       const t0 = performance.now();
       await mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:list", body: {} } });
       samples.push(performance.now() - t0);
@@ -46,17 +48,19 @@ try {
     await sleep(500);
   };
   /** Starts a flood in its own process, lets it take hold, measures the bystander, ends it. */
-  const during = async (name: string, spec: Omit<FloodSpec, "baseUrl" | "mcpToken">, holdMs: number) => {
+  const during = async (name: string, spec: Omit<FloodSpec, "baseUrl" | "mcpToken">, holdMs: number, wholeFlood = false) => {
     const child = fork(fileURLToPath(new URL("./attack-process.ts", import.meta.url)), { execArgv: ["--import", "tsx"] });
+    const heard = (key: string) => new Promise<Record<string, unknown>>((resolve) => child.on("message", (m: Record<string, unknown>) => key in m && resolve(m)));
+    const [started, finished, stopped] = [heard("started"), heard("finished"), heard("facts")];
     child.send({ baseUrl, mcpToken: attacker.mcpToken, ...spec });
-    await once(child, "message");
+    await started;
     await sleep(holdMs);
-    const list = await listTimes();
+    const list = await listTimes(wholeFlood ? finished : undefined);
     const fresh = await freshServed();
     const { open } = fixture.gateway.connections();
     const held = { open, waitingReads: fixture.gateway.source.waitingReads(), runnerStreams: fixture.gateway.hub.stats().runnerStreams, pushStreams: fixture.gateway.push?.stats().pushStreams };
     child.send("stop");
-    const [{ facts }] = (await once(child, "message")) as [{ facts: Record<string, unknown> }];
+    const { facts } = (await stopped) as { facts: Record<string, unknown> };
     rows[name] = { ...list, unit: "ms", freshConnectionsServed: fresh, ...facts, ...held };
     await settle();
   };
@@ -82,8 +86,8 @@ try {
     memberToken: attacker.sessionToken,
     request: { runnerId: "runner-attacker-01", name: "Attacker", platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
   });
-  await during(`${STREAMS} runner-stream requests, one runner token`, { kind: "runner-streams", count: STREAMS, concurrency: 64, runnerToken: token }, 300);
-  await during(`${DUPLICATES} duplicate idempotent creates`, { kind: "duplicate-creates", count: DUPLICATES }, 0);
+  await during(`${STREAMS} runner-stream requests, one runner token`, { kind: "runner-streams", count: STREAMS, concurrency: 64, runnerToken: token }, 300, true);
+  await during(`${DUPLICATES} duplicate idempotent creates`, { kind: "duplicate-creates", count: DUPLICATES }, 0, true);
 
   rows["no attack (after)"] = { ...(await listTimes()), unit: "ms", freshConnectionsServed: await freshServed() };
   await mcp.close();
