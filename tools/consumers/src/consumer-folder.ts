@@ -1,0 +1,89 @@
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const PNPM = join(ROOT, ".tools", "node_modules", ".bin", "pnpm");
+
+/** A folder outside the workspace with the packed packages and their peers installed by npm. */
+export interface ConsumerFolder {
+  dir: string;
+  /** Runs `node` with these arguments in the folder (the environment given, no npm or pnpm variables). */
+  node(args: string[], env?: Record<string, string>): Promise<{ stdout: string; stderr: string }>;
+  remove(): Promise<void>;
+}
+
+/** Pinned third-party versions, as the cache lists name them (`zod@4.6.7`), keyed by package name. */
+async function cachedVersions(): Promise<Map<string, string>> {
+  const lines = async (file: string) => (await readFile(new URL(`../${file}`, import.meta.url), "utf8")).split("\n").filter((line) => line && !line.startsWith("#"));
+  const versions = new Map<string, string>();
+  // The extra list comes last: its versions (other compatible ones) are what consumers install.
+  for (const spec of [...(await lines("cache-packages.txt")), ...(await lines("cache-extra.txt"))]) versions.set(spec.slice(0, spec.lastIndexOf("@")), spec);
+  return versions;
+}
+
+/** The environment without what a pnpm-run test inherits (npm_config_*, npm_package_*): npm must see only its defaults. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_|^pnpm_|^PNPM_/i.test(key)));
+  return { ...env, ...extra };
+}
+
+/** `pnpm pack` of packages/<name> into `into` (pnpm turns `workspace:^` into the real version). */
+async function pack(name: string, into: string): Promise<string> {
+  const before = new Set(await readdir(into));
+  await run(PNPM, ["pack", "--pack-destination", into], { cwd: join(ROOT, "packages", name), env: cleanEnv() });
+  const made = (await readdir(into)).filter((file) => !before.has(file) && file.endsWith(".tgz"));
+  if (made.length !== 1) throw new Error(`pnpm pack of ${name} made ${made.length} tarballs`);
+  return join(into, made[0]!);
+}
+
+/**
+ * Packs `packages` (folder names under packages/) and installs them with npm, offline, in a fresh
+ * folder of the system temp dir, beside `thirdParty` (package names; the versions come from the
+ * cache lists). Nothing of the workspace is reachable from there: Node resolves every import from
+ * the folder's own node_modules.
+ */
+export async function installConsumer(packages: string[], thirdParty: string[]): Promise<ConsumerFolder> {
+  const dir = await mkdtemp(join(tmpdir(), "openwork-consumer-"));
+  const tarballs = join(dir, ".tarballs");
+  await mkdir(tarballs);
+  const files: string[] = [];
+  for (const name of packages) files.push(await pack(name, tarballs));
+  const versions = await cachedVersions();
+  const specs = thirdParty.map((name) => versions.get(name) ?? `${name} (not in tools/consumers/cache-*.txt)`);
+  await writeFile(join(dir, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }));
+  const args = ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", ...files, ...specs];
+  await run("npm", args, { cwd: dir, env: cleanEnv() }).catch((error: { stderr?: string }) => {
+    throw new Error(`npm install --offline failed (is npm's cache filled? source scripts/pnpm.sh does it):\n${error.stderr ?? String(error)}`);
+  });
+  return {
+    dir,
+    node: (nodeArgs, env) => run(process.execPath, nodeArgs, { cwd: dir, env: cleanEnv(env), maxBuffer: 16 * 1024 * 1024 }),
+    remove: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Every installed copy of `name` in the folder's node_modules tree, as `path@version`. */
+export async function installedCopies(dir: string, name: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (modules: string): Promise<void> => {
+    const entries = await readdir(modules, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      const names = entry.name.startsWith("@")
+        ? (await readdir(join(modules, entry.name), { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => `${entry.name}/${e.name}`)
+        : [entry.name];
+      for (const packageName of names) {
+        const at = join(modules, packageName);
+        if (packageName === name) found.push(`${at}@${JSON.parse(await readFile(join(at, "package.json"), "utf8")).version}`);
+        await walk(join(at, "node_modules"));
+      }
+    }
+  };
+  await walk(join(dir, "node_modules"));
+  return found;
+}
