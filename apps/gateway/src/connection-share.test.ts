@@ -1,0 +1,51 @@
+import { EventEmitter } from "node:events";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { expect, it } from "vitest";
+import { createConnectionShare } from "./connection-share.js";
+
+/** A socket as the share sees it: it can be destroyed, and says when it closed. */
+const socket = () => {
+  const fake = Object.assign(new EventEmitter(), { destroyed: false, remoteAddress: "127.0.0.1" });
+  return Object.assign(fake, { destroy: () => ((fake.destroyed = true), fake.emit("close"), fake) }) as unknown as Socket & { destroyed: boolean };
+};
+/** A request on `on` with `token` (none: a request without credentials); returns its response, to finish. */
+const request = (share: ReturnType<typeof createConnectionShare>, on: Socket, token?: string) => {
+  const response = new EventEmitter();
+  share.request({ socket: on, headers: token ? { authorization: `Bearer ${token}` } : {} } as unknown as IncomingMessage, response as unknown as ServerResponse);
+  return () => response.emit("close");
+};
+
+it("at the cap, takes the oldest connection that sent no whole request, then the idle one of a credential past its share, else refuses", () => {
+  const share = createConnectionShare({ maxConnections: 5, sharePerCredential: 1 });
+  const [quiet, a1, a2, a3, b1] = [socket(), socket(), socket(), socket(), socket()];
+  for (const s of [quiet, a1, a2, a3, b1]) expect(share.admit(s)).toBe(true);
+  // a1's request is still being answered; the others' are done.
+  request(share, a1, "flooder");
+  request(share, a2, "flooder")();
+  request(share, a3, "flooder")();
+  request(share, b1, "calm")();
+  // Full: the one that never sent a request goes first.
+  const next = socket();
+  expect(share.admit(next)).toBe(true);
+  expect(quiet.destroyed).toBe(true);
+  request(share, next, "calm")();
+  // Full again: the flooder holds the most (3, its share is 1), its least recently used idle connection goes, not its busy one.
+  expect(share.admit(socket())).toBe(true);
+  expect([a1.destroyed, a2.destroyed, a3.destroyed, b1.destroyed, next.destroyed]).toEqual([false, true, false, false, false]);
+  expect(share.stats()).toMatchObject({ open: 5, unidentified: 1 });
+});
+
+it("answers false when every connection is within its credential's share", () => {
+  const share = createConnectionShare({ maxConnections: 2, sharePerCredential: 1 });
+  const [a, b] = [socket(), socket()];
+  share.admit(a);
+  share.admit(b);
+  request(share, a, "one")();
+  request(share, b, "two")();
+  expect(share.admit(socket())).toBe(false);
+  expect([a.destroyed, b.destroyed]).toEqual([false, false]);
+  // A closed connection frees its slot.
+  a.destroy();
+  expect(share.admit(socket())).toBe(true);
+});
