@@ -62,6 +62,22 @@ export function createPushHub(options: PushHubOptions) {
   const backstopMs = options.backstopMs ?? 5_000;
   const local = new Map<string, LocalSession>();
   let closed = false;
+  // Watchers of one session woken by the same change share one read of it per caller: a read
+  // asked for joins the one not started yet, which starts on the next turn of the event loop,
+  // after every watcher woken with it has asked (so it sees what each was told of).
+  const nextReads = new Map<string, Promise<Record<string, unknown> | null>>();
+  const sharedRead = (auth: McpAuth, sessionId: string) => {
+    const key = `${auth.token}\u0000${sessionId}`;
+    let read = nextReads.get(key);
+    if (!read) {
+      read = new Promise((resolve) => setImmediate(resolve)).then(() => {
+        nextReads.delete(key);
+        return options.read(auth, { sessionId });
+      });
+      nextReads.set(key, read);
+    }
+    return read;
+  };
 
   const watch = async (mcpSessionId: string, auth: McpAuth, subscription: Subscription, signal: AbortSignal) => {
     let announced = subscription.fingerprint;
@@ -69,7 +85,7 @@ export function createPushHub(options: PushHubOptions) {
     while (!signal.aborted) {
       // Listen before looking, so a change between the look and the wait is not missed.
       const changed = options.waitForChange(subscription.remoteSessionId, WATCH_TIMEOUT_MS, signal);
-      const slice = await options.read(auth, { sessionId: subscription.remoteSessionId }).catch((error: unknown) => {
+      const slice = await sharedRead(auth, subscription.remoteSessionId).catch((error: unknown) => {
         // A target that cannot answer now (a waking worker): look again at the next change or timeout.
         logger.warn("push: a watched session could not be read", { mcpSessionId, error: errorFacts(error) });
         return undefined;
