@@ -15,9 +15,11 @@ let members = 0;
 /** Armed by a test: the next accepted prompt stops PostgreSQL until `outage.end()`. */
 let outage: { begun: Promise<void>; end: () => void; restarted?: Promise<void>; start: () => void } | null = null;
 
+const connect = () => postgres(server.url, { max: 4, onnotice: () => {}, connect_timeout: 5 });
+
 beforeAll(async () => {
   server = await startEmbeddedPostgres();
-  sql = postgres(server.url, { max: 4, onnotice: () => {}, connect_timeout: 5 });
+  sql = connect();
   await migrate(sql);
   witness = await startWitnessWorker({ clientToken: "client-token-outage", hostToken: "host-token-outage", gatewayKey: "gateway-key-outage", echo: { replyDelayMs: 50 } });
 }, 60_000);
@@ -70,17 +72,6 @@ const gatewayProcess = () => {
   return { ledger, target: target(), sessions: createRemoteSessions(ledger) };
 };
 
-/** Runs `fn` until a query succeeds: pooled connections the restart cut fail their next query once. */
-async function once<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (error) {
-      if (attempt >= 5) throw error;
-    }
-  }
-}
-
 describe("a cloud create whose database went away after the worker took the prompt", () => {
   it("converges on one session when retried with the same key, and the worker gets the prompt once", async () => {
     const member = { organizationId: "org_outage", userId: `user_outage_${++members}`, memberId: `mem_outage_${members}` };
@@ -97,14 +88,19 @@ describe("a cloud create whose database went away after the worker took the prom
     armed.end();
     await armed.restarted;
     expect(witness.receivedPrompts()).toHaveLength(1);
+    // The rest runs in another gateway process, with connections of its own.
+    await sql.end({ timeout: 5 });
+    sql = connect();
 
     // Meanwhile the row the failed attempt left is what list shows and what read and stop act on.
     const later = gatewayProcess();
-    const { sessions: listed } = await once(() => later.ledger.list(member, { limit: 10 }));
+    const { sessions: listed } = await later.ledger.list(member, { limit: 10 });
     expect(listed).toHaveLength(1);
     const read = await later.sessions.read(call(), later.target, listed[0]!, { limit: 20, waitMs: 3_000, from: "start" });
     expect(read.messages.filter((m) => m.role === "user").map((m) => m.text)).toEqual(["only once please"]);
     expect((await later.ledger.find(member, listed[0]!.id))?.state).toBe(read.state);
+    // And stop reaches the worker's session (its turn is over: nothing to stop), never unknown_session.
+    expect(await later.sessions.stop(call(), later.target, (await later.ledger.find(member, listed[0]!.id))!)).toEqual({ sessionId: listed[0]!.id, stopped: false });
 
     // The dead attempt's claim is taken over after 120 s: as if they had passed.
     await sql`update remote_session_idempotency set claimed_at = claimed_at - interval '3 minutes' where user_id = ${member.userId}`;
