@@ -11,7 +11,7 @@ import { appendEvents, tooLarge } from "../store/append-events.js";
 import { type ClaimOutcome, claimNextTask, claimTask } from "../store/claim-task.js";
 import { kindsRunnerTakes } from "../runner-abilities.js";
 import { completeTask } from "../store/complete-task.js";
-import { failClaimedTask } from "../store/fail-claimed-task.js";
+import { failClaimedTask, MODEL_ACCESS_LOST } from "../store/fail-claimed-task.js";
 import { heartbeatLease } from "../store/heartbeat-lease.js";
 import { listWork } from "../store/list-work.js";
 import { pipeline, transaction } from "../store/transaction.js";
@@ -92,7 +92,7 @@ async function claimTimeRefusal(
 ): Promise<{ code: string; message: string } | null> {
   const scope = { organizationId: task.organization_id, memberId: task.member_id };
   if (task.model && ctx.mayUseModel && !(await ctx.mayUseModel(scope, task.model))) {
-    return { code: "model_access_lost", message: "the member may no longer use the requested model" };
+    return MODEL_ACCESS_LOST;
   }
   if (task.kind === "remote_session.send" && !localSessionId) {
     return { code: "session_not_bound", message: "the desktop never reported a local session for this remote session" };

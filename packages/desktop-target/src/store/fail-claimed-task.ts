@@ -2,6 +2,9 @@ import type { Queryable } from "@openwork/remote-session-core";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, type RowKey, sessionKey } from "./task-row.js";
 
+/** Why a task whose model the member may no longer use fails at claim. */
+export const MODEL_ACCESS_LOST = { code: "model_access_lost", message: "the member may no longer use the requested model" } as const;
+
 /**
  * Fails a task at claim time for a reason the gateway found (model access lost, no local session
  * to follow up in). The cause is recorded on the task and as the session's last error.

@@ -3,7 +3,8 @@ import { kindsRunnerTakes, OPENWORK_KIND_CAPABILITY } from "../../runner-abiliti
 import { claimTask } from "../../store/claim-task.js";
 import { listWork } from "../../store/list-work.js";
 import { receiveCommand, receiveProgress, receiveRequest } from "../../store/openwork-deliveries.js";
-import type { TaskKind, TaskRow } from "../../store/task-row.js";
+import { failClaimedTask, MODEL_ACCESS_LOST } from "../../store/fail-claimed-task.js";
+import { type TaskKind, type TaskRow, taskKey } from "../../store/task-row.js";
 import type { AuthenticatedRunner } from "../authenticate-runner.js";
 import { type OpenworkContext, type OpenworkHandler, type OpenworkRoute, runnerCall } from "./openwork-call.js";
 import {
@@ -53,6 +54,12 @@ async function claimOfKind(ctx: OpenworkContext, runner: AuthenticatedRunner, id
   if (!kind || !kinds.includes(kind.kind)) throw new OpenworkRefusal(409, conflict);
   const outcome = await orConflict(409, conflict, () => transaction(ctx.sql, (tx) => claimTask(tx, runner, id, leaseMs)));
   if (outcome.kind === "replayed" && !(runner.capabilities.includes(RECOVERY) && outcome.task.claim_deadline.getTime() > Date.now())) {
+    throw new OpenworkRefusal(409, conflict);
+  }
+  // A model the member may no longer use fails the task instead of running it, as on our protocol.
+  const { model, organization_id: organizationId, member_id: memberId } = outcome.task;
+  if (outcome.kind === "claimed" && model && ctx.mayUseModel && !(await ctx.mayUseModel({ organizationId, memberId }, model))) {
+    await transaction(ctx.sql, (tx) => failClaimedTask(tx, taskKey(outcome.task), MODEL_ACCESS_LOST));
     throw new OpenworkRefusal(409, conflict);
   }
   return outcome.task;
