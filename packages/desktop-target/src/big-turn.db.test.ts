@@ -115,3 +115,18 @@ it("answers an events post past the cap with 413 turn_too_large and keeps none o
   expect(count).toBe(50);
   expect((await client.heartbeat(item!.taskId, attempt)).leaseValid).toBe(false);
 });
+
+it("ends a turn whose completion carries last events past the cap: failed turn_too_large, those events not kept, a replay the same", async () => {
+  const member = newMember();
+  const client = createRunnerClient({ baseUrl: gateway.baseUrl, token: await gateway.registerRunner(member, "runner-big-00003"), retry: { limit: 0 } });
+  const created = await gateway.sessions.create(gateway.call(member), { title: "big", prompt: "p" });
+  const [item] = (await client.work()).items;
+  const { attempt } = await client.claim(item!.taskId);
+  await client.postEvents(item!.taskId, attempt, deltas(1, 40, "z".repeat(1_000)));
+  const completion = { attempt, status: "done" as const, localSessionId: "ses_big3", events: deltas(41, 40, "z".repeat(1_000)) };
+  expect(await client.complete(item!.taskId, completion)).toMatchObject({ state: "failed" });
+  expect(await client.complete(item!.taskId, completion)).toMatchObject({ state: "failed" });
+  const [{ count }] = (await gateway.sql`select count(*)::int as count from desktop_task_event where task_id = ${item!.taskId}`) as unknown as [{ count: number }];
+  expect(count).toBe(40);
+  expect(await find(member, created.sessionId)).toMatchObject({ state: "failed", lastError: { error: "turn_too_large" } });
+});
