@@ -62,7 +62,8 @@ export async function installConsumer(packages: string[], thirdParty: string[]):
   });
   return {
     dir,
-    node: (nodeArgs, env) => run(process.execPath, nodeArgs, { cwd: dir, env: cleanEnv(env), maxBuffer: 16 * 1024 * 1024 }),
+    // A bound on every run, so a host that hangs fails with what it printed instead of a test timeout.
+    node: (nodeArgs, env) => run(process.execPath, nodeArgs, { cwd: dir, env: cleanEnv(env), maxBuffer: 16 * 1024 * 1024, timeout: 60_000 }),
     remove: () => rm(dir, { recursive: true, force: true }),
   };
 }
