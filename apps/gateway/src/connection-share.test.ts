@@ -17,9 +17,11 @@ const request = (share: ReturnType<typeof createConnectionShare>, on: Socket, to
 };
 
 it("at the cap, takes the oldest connection that sent no whole request, then the idle one of a credential past its share, else refuses", () => {
-  const share = createConnectionShare({ maxConnections: 5, sharePerCredential: 1 });
+  let clock = 0;
+  const share = createConnectionShare({ maxConnections: 5, sharePerCredential: 1, now: () => clock });
   const [quiet, a1, a2, a3, b1] = [socket(), socket(), socket(), socket(), socket()];
   for (const s of [quiet, a1, a2, a3, b1]) expect(share.admit(s)).toBe(true);
+  clock += 1_000;
   // a1's request is still being answered; the others' are done.
   request(share, a1, "flooder");
   request(share, a2, "flooder")();
@@ -30,10 +32,12 @@ it("at the cap, takes the oldest connection that sent no whole request, then the
   expect(share.admit(next)).toBe(true);
   expect(quiet.destroyed).toBe(true);
   request(share, next, "calm")();
-  // Full again: the flooder holds the most (3, its share is 1), its least recently used idle connection goes, not its busy one.
+  // Full again, with a connection just made that has sent nothing yet: it keeps its slot; the flooder holds the most (3, its share is 1), its least recently used idle connection goes, not its busy one.
+  const newest = socket();
+  expect(share.admit(newest)).toBe(true);
   expect(share.admit(socket())).toBe(true);
-  expect([a1.destroyed, a2.destroyed, a3.destroyed, b1.destroyed, next.destroyed]).toEqual([false, true, false, false, false]);
-  expect(share.stats()).toMatchObject({ open: 5, unidentified: 1 });
+  expect([a1.destroyed, a2.destroyed, a3.destroyed, b1.destroyed, next.destroyed, newest.destroyed]).toEqual([false, true, true, false, false, false]);
+  expect(share.stats()).toMatchObject({ open: 5, unidentified: 2 });
 });
 
 it("answers false when every connection is within its credential's share", () => {

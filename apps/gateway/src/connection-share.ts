@@ -2,16 +2,22 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
+// A connection younger than this may not have had the time to send its request: it is not
+// taken for a newer one (at the cap, many new connections at once would take each other's slots).
+const FRESH_GRACE_MS = 1_000;
+
 /**
  * Who holds the process's connections, so that reaching the cap costs the one who reached it.
  * A connection that has not sent a whole request yet (idle, slow headers) is nobody's; once it
  * has, it is its credential's (the bearer token's digest, or the peer address without one).
- * At the cap a new connection takes the slot of, first, the oldest connection that is nobody's,
- * then a connection of the credential holding the most, if that is more than its share (the
- * idle ones first). Only when neither exists is the new connection refused.
+ * At the cap a new connection takes the slot of, first, the oldest connection that is nobody's
+ * (if it had a second to send its request), then a connection of the credential holding the
+ * most, if that is more than its share (the idle ones first). Only when neither exists is the
+ * new connection refused.
  */
-export function createConnectionShare(options: { maxConnections: number; sharePerCredential: number }) {
-  const fresh = new Set<Socket>();
+export function createConnectionShare(options: { maxConnections: number; sharePerCredential: number; now?: () => number }) {
+  const now = options.now ?? Date.now;
+  const fresh = new Map<Socket, number>();
   const byCredential = new Map<string, Set<Socket>>();
   const credentialOf = new WeakMap<Socket, string>();
   const inFlight = new WeakMap<Socket, number>();
@@ -34,8 +40,8 @@ export function createConnectionShare(options: { maxConnections: number; sharePe
     return found && found.size > options.sharePerCredential ? found : undefined;
   };
   const victim = (): Socket | undefined => {
-    const oldest = fresh.values().next();
-    if (!oldest.done) return oldest.value;
+    const oldest = fresh.entries().next();
+    if (!oldest.done && now() - oldest.value[1] >= FRESH_GRACE_MS) return oldest.value[0];
     const sockets = largest();
     if (!sockets) return undefined;
     for (const socket of sockets) if (!inFlight.get(socket)) return socket;
@@ -52,7 +58,7 @@ export function createConnectionShare(options: { maxConnections: number; sharePe
         taken.destroy();
       }
       open++;
-      fresh.add(socket);
+      fresh.set(socket, now());
       socket.once("close", () => forget(socket));
       return true;
     },
