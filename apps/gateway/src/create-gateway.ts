@@ -1,7 +1,7 @@
 import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
 import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, type StreamLimits, startSweeper, type WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
-import { createRemoteSessionSource } from "@openwork/mcp-capability";
+import { createMemberSlots, createRemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
 import { bearerToken } from "@openwork/runner-protocol";
 import { Hono } from "hono";
@@ -10,7 +10,7 @@ import { type DevMember, userIdOf } from "./dev-members.js";
 import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
 import { createMetrics } from "./metrics.js";
-import { createMemberGate } from "./member-gate.js";
+import { createMemberGate, mcpMemberKey, rateLimited, whenBodyEnds } from "./member-gate.js";
 import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
 import { createRunnerStreamGate } from "./runner-stream-gate.js";
 import { createRequestGuard } from "./request-guard.js";
@@ -112,6 +112,7 @@ export async function createGateway(options: GatewayOptions) {
   const timings = options.timings ?? {};
   const memberLimits: MemberLimits = { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits };
   const gate = createMemberGate();
+  const mcpInFlight = createMemberSlots(memberLimits.mcpRequestsInFlight);
   const runnerStreamGate = createRunnerStreamGate({ gate, limits: memberLimits, secret: options.runnerTokenSecret });
   const metrics = createMetrics({ sql, hub });
   const sweeper = startSweeper({ sql, logger, onSweep: metrics.swept, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });
@@ -223,7 +224,16 @@ export async function createGateway(options: GatewayOptions) {
     const authInfo = await verifyMcpToken(token);
     if (!authInfo) return unauthorized("this token is not valid for this gateway");
     if (c.req.method === "GET" && !push) return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
-    return mcpEndpoint(c.req.raw, authInfo);
+    // Before an MCP server is built for it: a member's flood of requests is refused for the cost of a 429.
+    const release = mcpInFlight.enter(mcpMemberKey(authInfo));
+    if (!release) return rateLimited(`at most ${memberLimits.mcpRequestsInFlight} MCP requests of one member are answered at once; retry after retryAfterMs`, 1_000);
+    c.req.raw.signal.addEventListener("abort", release, { once: true });
+    try {
+      return whenBodyEnds(await mcpEndpoint(c.req.raw, authInfo), release);
+    } catch (error) {
+      release();
+      throw error;
+    }
   });
   for (const prefix of runnerRoutes.prefixes) {
     app.all(prefix, (c) => runnerRoutes.fetch(c.req.raw));

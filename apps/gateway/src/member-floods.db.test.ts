@@ -10,16 +10,18 @@ const db = useTestDatabase();
 const flooder = fixedDevMember("flooder");
 const bystander = fixedDevMember("calm");
 const WAITING_READS = 6;
+const IN_FLIGHT = 8;
 let test: Awaited<ReturnType<typeof startTestGateway>>;
 
 beforeAll(async () => {
   test = await startTestGateway(db.current.url, bystander, {
     members: () => [flooder, bystander],
     memberLimits: {
+      mcpRequestsInFlight: IN_FLIGHT,
       waitingReads: WAITING_READS,
       pushStreams: 2,
       mcpSessions: 3,
-      mcpSessionOpens: { burst: 8, perSecond: 0.5 },
+      mcpSessionOpens: { burst: 12, perSecond: 0.5 },
       runnerStreamOpensPerToken: { burst: 4, perSecond: 0.5 },
     },
   });
@@ -142,10 +144,29 @@ it("refuses a member's push stream past its limit before the store is asked, and
   for (const client of clients) client.abort();
 });
 
+it("answers a member's MCP requests past its in-flight limit with a 429 before any server is built, while another member's pass", async () => {
+  const sessionId = await queuedSession(flooder);
+  const clients = Array.from({ length: IN_FLIGHT }, () => new AbortController());
+  // Six waiting reads and two push streams hold all eight of the flooder's slots.
+  const reads = clients.slice(0, WAITING_READS).map((client) => execute(flooder, "remote-session:read", { sessionId, waitMs: 25_000 }, client.signal).catch(() => "aborted"));
+  await eventually(() => (test.gateway.source.waitingReads() === WAITING_READS ? true : undefined));
+  const streams = [await sessionOf(flooder), await sessionOf(flooder)];
+  const opened = await Promise.all(streams.map((id, i) => onSession(flooder, id, "GET", clients[WAITING_READS + i]!.signal)));
+  expect(opened.map((r) => r.status)).toEqual([200, 200]);
+  const refused = await initialize(flooder);
+  expect(refused.status).toBe(429);
+  expect((await initialize(bystander)).status).toBe(200);
+  // A slot comes back when its request's client goes.
+  clients[0]!.abort();
+  await eventually(async () => ((await initialize(flooder)).status === 200 ? true : undefined), 3_000);
+  for (const client of clients) client.abort();
+  await Promise.all(reads);
+});
+
 it("refuses a member's burst of initializes past its rate with a typed 429, while another member initializes", async () => {
   const statuses: number[] = [];
   let refusal: Response | undefined;
-  for (let i = 0; i < 12; i++) {
+  for (let i = 0; i < 20; i++) {
     const response = await initialize(flooder);
     statuses.push(response.status);
     if (response.status === 429) refusal ??= response;

@@ -1,4 +1,5 @@
 import { errorPayload, sessionError } from "@openwork/remote-session-core";
+import type { McpAuth } from "./mcp-endpoint.js";
 import type { Rate } from "./member-limits.js";
 
 // Past this many keys, buckets that have refilled (they hold nothing) are forgotten.
@@ -33,6 +34,12 @@ export function createMemberGate(now: () => number = Date.now) {
 }
 
 export type MemberGate = ReturnType<typeof createMemberGate>;
+
+/** Whose flood an MCP request is: the organization and the user of the verified token (else its client). */
+export function mcpMemberKey(auth: McpAuth): string {
+  const { organizationId, userId } = auth.extra ?? {};
+  return typeof organizationId === "string" && typeof userId === "string" ? `${organizationId}\u0000${userId}` : `client\u0000${auth.clientId}`;
+}
 
 /** The typed 429 a refused member gets. */
 export function rateLimited(message: string, retryAfterMs: number): Response {

@@ -10,6 +10,11 @@ export interface Rate {
  * Each refusal is a typed `rate_limited` with `retryAfterMs`.
  */
 export interface MemberLimits {
+  /**
+   * MCP requests of one member answered at once (waiting reads and push streams included),
+   * checked before any MCP server is built for them. Default 64.
+   */
+  mcpRequestsInFlight: number;
   /** Reads with `waitMs` one member may have waiting at once. Default 16. */
   waitingReads: number;
   /** Push GET streams one member may hold open. Default 16; past it a new stream is refused. */
@@ -28,6 +33,7 @@ export interface MemberLimits {
 }
 
 export const DEFAULT_MEMBER_LIMITS: MemberLimits = {
+  mcpRequestsInFlight: 64,
   waitingReads: 16,
   pushStreams: 16,
   mcpSessions: 64,

@@ -1,6 +1,6 @@
 import { createMemberSlots } from "@openwork/mcp-capability";
-import type { McpAuth, McpEndpoint } from "../mcp-endpoint.js";
-import { type MemberGate, rateLimited, whenBodyEnds } from "../member-gate.js";
+import type { McpEndpoint } from "../mcp-endpoint.js";
+import { type MemberGate, mcpMemberKey as memberKey, rateLimited, whenBodyEnds } from "../member-gate.js";
 import type { MemberLimits } from "../member-limits.js";
 import type { PushHub } from "./push-hub.js";
 import { ownerOf, type PushStore } from "./push-store.js";
@@ -61,12 +61,6 @@ export function withPushSessions(endpoint: McpEndpoint, options: PushSessionsOpt
 }
 
 const sessionNotFound = () => Response.json({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }, { status: 404 });
-
-/** Whose flood it is: the organization and the user of the verified token. */
-const memberKey = (auth: McpAuth): string => {
-  const owner = ownerOf(auth);
-  return owner ? `${owner.organizationId}\u0000${owner.userId}` : `token\u0000${auth.clientId}`;
-};
 
 function isInitialize(body: unknown): boolean {
   return typeof body === "object" && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === "initialize";
