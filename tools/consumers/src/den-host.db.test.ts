@@ -33,7 +33,7 @@ it("installs one copy of zod, postgres and the core, the host's, beside every pa
   expect(await copies("@openwork/remote-session-core")).toEqual(["/node_modules/@openwork/remote-session-core@0.0.0"]);
 });
 
-it("creates, reads and stops a cloud session and a queued desktop session through a den-api-shaped registry", async () => {
+it("creates, reads and stops a cloud session and a queued desktop session through a den-api-shaped registry, and the cloud one again through the MCP server 2.x adapter", async () => {
   const { stdout } = await folder.node([join(folder.dir, "host", "host.mjs")], { DATABASE_URL: db.current.url, RESOLVER_URL: witness.resolverUrl, GATEWAY_KEY: "gateway-key-host" });
   const seen = JSON.parse(stdout);
   expect(seen.search).toEqual(expect.arrayContaining(["remote-session:create", "remote-session:read", "remote-session:stop"]));
@@ -46,4 +46,8 @@ it("creates, reads and stops a cloud session and a queued desktop session throug
   expect(seen.desktop.stopped).toMatchObject({ sessionId: seen.desktop.created.sessionId, stopped: true });
   expect(seen.desktop.after.state).not.toBe("queued");
   expect(seen.unknown).toMatchObject({ error: "unknown_capability" });
+  // The same through the MCP server 2.x adapter of the tarball.
+  expect(seen.mcp.created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "cloud" });
+  expect(seen.mcp.read).toMatchObject({ sessionId: seen.mcp.created.sessionId, state: "idle", finalAssistantText: expect.stringContaining("hello over mcp") });
+  expect(seen.mcp.stopped).toMatchObject({ sessionId: seen.mcp.created.sessionId, stopped: expect.any(Boolean) });
 });
