@@ -10,7 +10,7 @@ import { type ConsumerFolder, installConsumer, installedCopies } from "./consume
 // that folder: the capability source with the desktop and cloud targets, in a registry double.
 const db = useTestDatabase();
 const PACKAGES = ["remote-session-core", "runner-protocol", "desktop-target", "cloud-target", "mcp-app-card", "mcp-capability", "wake-bus-nats"];
-const THIRD_PARTY = ["zod", "postgres", "ky", "eventsource-parser", "@nats-io/transport-node", "@modelcontextprotocol/server"];
+const THIRD_PARTY = ["zod", "postgres", "ky", "eventsource-parser", "@nats-io/transport-node", "@modelcontextprotocol/server", "@modelcontextprotocol/sdk", "@modelcontextprotocol/ext-apps"];
 let folder: ConsumerFolder;
 let witness: RunningWitness;
 
@@ -33,7 +33,7 @@ it("installs one copy of zod, postgres and the core, the host's, beside every pa
   expect(await copies("@openwork/remote-session-core")).toEqual(["/node_modules/@openwork/remote-session-core@0.0.0"]);
 });
 
-it("creates, reads and stops a cloud session and a queued desktop session through a den-api-shaped registry, and the cloud one again through the MCP server 2.x adapter", async () => {
+it("creates, reads and stops a cloud session and a queued desktop session through a den-api-shaped registry, and the cloud one again through the MCP server 2.x and sdk 1.x adapters", async () => {
   const { stdout } = await folder.node([join(folder.dir, "host", "host.mjs")], { DATABASE_URL: db.current.url, RESOLVER_URL: witness.resolverUrl, GATEWAY_KEY: "gateway-key-host" });
   const seen = JSON.parse(stdout);
   expect(seen.search).toEqual(expect.arrayContaining(["remote-session:create", "remote-session:read", "remote-session:stop"]));
@@ -46,8 +46,11 @@ it("creates, reads and stops a cloud session and a queued desktop session throug
   expect(seen.desktop.stopped).toMatchObject({ sessionId: seen.desktop.created.sessionId, stopped: true });
   expect(seen.desktop.after.state).not.toBe("queued");
   expect(seen.unknown).toMatchObject({ error: "unknown_capability" });
-  // The same through the MCP server 2.x adapter of the tarball.
-  expect(seen.mcp.created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "cloud" });
-  expect(seen.mcp.read).toMatchObject({ sessionId: seen.mcp.created.sessionId, state: "idle", finalAssistantText: expect.stringContaining("hello over mcp") });
-  expect(seen.mcp.stopped).toMatchObject({ sessionId: seen.mcp.created.sessionId, stopped: expect.any(Boolean) });
+  // The same through both MCP adapters of the tarball.
+  expect(Object.keys(seen.mcp)).toEqual(["server-v2", "sdk-v1"]);
+  for (const [which, { created, read, stopped }] of Object.entries<Record<string, { sessionId: string }>>(seen.mcp)) {
+    expect(created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "cloud" });
+    expect(read).toMatchObject({ sessionId: created!.sessionId, state: "idle", finalAssistantText: expect.stringContaining(`hello over ${which}`) });
+    expect(stopped).toMatchObject({ sessionId: created!.sessionId, stopped: expect.any(Boolean) });
+  }
 });
