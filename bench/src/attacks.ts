@@ -29,13 +29,16 @@ try {
   /** SAMPLES list calls, and more until `until` (a flood's last request) if given. */
   const listTimes = async (until?: Promise<unknown>) => {
     const samples: number[] = [];
+    // A flood slowed by its refusals is measured for 30 s at most.
     let over = until === undefined;
     void until?.then(() => (over = true));
+    const cutoff = setTimeout(() => (over = true), 30_000);
     for (let i = 0; i < SAMPLES || !over; i++) {
       const t0 = performance.now();
       await mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:list", body: {} } });
       samples.push(performance.now() - t0);
     }
+    clearTimeout(cutoff);
     return summarize(samples);
   };
   // The bystander's new connections (not its client's kept-alive ones): how many are served.
