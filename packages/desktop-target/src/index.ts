@@ -13,6 +13,8 @@ export { DEFAULT_PRESENCE_WINDOW_MS } from "./presence.js";
 export { type RunnerRoutes, createRunnerRoutes, OPENWORK_BASE_PATHS } from "./routes/create-runner-routes.js";
 export { type RunnerRoutesOptions } from "./routes/route-context.js";
 export { type ProxyTrust } from "./routes/entry-point.js";
+export { CHANNEL_ERROR_STATUS, type ChannelErrorCode } from "./channel-refusal.js";
+export { MAX_TASK_EVENT_BYTES } from "./store/append-events.js";
 
 // The task model, for hosts that inspect tasks.
 export { TASK_STATES, type TaskState, TASK_TRANSITIONS, toSessionState } from "./task-state.js";
