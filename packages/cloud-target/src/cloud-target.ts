@@ -63,7 +63,10 @@ interface CloudRef {
  * The cloud Target: sessions on the member's cloud worker (openwork-server fronting opencode). It
  * keeps no state of its own: the worker holds the session, the core records the ledger row.
  */
-export function createCloudTarget(options: CloudTargetOptions): Target {
+/** The cloud Target, and `close()` for the worker event streams it opened. */
+export type CloudTarget = Target & { close(): void };
+
+export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
   const logger = options.logger ?? silentLogger;
   const readPollMs = options.readPollMs ?? 500;
   const graceMs = options.turnStartGraceMs ?? 10_000;
@@ -281,6 +284,12 @@ export function createCloudTarget(options: CloudTargetOptions): Target {
       if (!delivered) return inputNotPending(input.requestId);
       logger.info("cloud target: request answered", { sessionId: session.id, referenceId: call.referenceId, kind: request.kind });
       return { sessionId: session.id, requestId: input.requestId, state: "running", alreadyAnswered: false, delivered: true, sessionState: "running" };
+    },
+
+    // The event streams this target opened (none it was handed: their owner closes those), so a
+    // host's process can end once it stops the target.
+    close: () => {
+      if (!options.events) events.close();
     },
   };
 }

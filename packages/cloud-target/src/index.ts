@@ -1,4 +1,4 @@
-export { type CloudTargetOptions, createCloudTarget } from "./cloud-target.js";
+export { type CloudTarget, type CloudTargetOptions, createCloudTarget } from "./cloud-target.js";
 export type { ReadyWorker, WorkerResolution, WorkerResolver } from "./worker-resolver.js";
 export { type HttpWorkerResolverOptions, createHttpWorkerResolver, ResolverConfigurationError } from "./http-worker-resolver.js";
 export { type WakeAndWaitOptions, createWakeAndWait } from "./wake-and-wait.js";
