@@ -159,17 +159,16 @@ export async function createGateway(options: GatewayOptions) {
   const targets: Target[] = [
     createDesktopTarget({ sql, hub, logger, ...(timings.claimDeadlineMs ? { claimDeadlineMs: timings.claimDeadlineMs } : {}) }),
   ];
-  if (options.cloudResolver) {
-    targets.unshift(
-      createCloudTarget({
+  const cloud = options.cloudResolver
+    ? createCloudTarget({
         resolver: options.cloudResolver,
         isCloudEnabled: async (scope) => options.cloudEnabled(scope.organizationId),
         logger,
         ...(options.webUrlTemplate ? { webUrlTemplate: options.webUrlTemplate } : {}),
         ...(timings.cloudBudgetMs ? { budgetMs: timings.cloudBudgetMs } : {}),
-      }),
-    );
-  }
+      })
+    : undefined;
+  if (cloud) targets.unshift(cloud);
   if (options.echoTarget) targets.push(createEchoTarget());
   const source = createRemoteSessionSource({
     targets,
@@ -250,6 +249,7 @@ export async function createGateway(options: GatewayOptions) {
     close: async () => {
       await push?.close();
       await sweeper.stop();
+      cloud?.close();
       await hub.close();
     },
   };
