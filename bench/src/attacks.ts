@@ -5,7 +5,8 @@
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { fixedDevMember } from "@openwork/gateway";
-import { requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import { requestRunnerToken } from "@openwork/runner-protocol/client";
 import { type FloodSpec, rawRequest } from "./attack-floods.js";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
 import { benchGateway, member as bystander } from "./gateway-fixture.js";

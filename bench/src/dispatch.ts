@@ -3,7 +3,8 @@
 // the SSE stream off (the 60 s backstop poll), and graphile-worker's add → start.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { startOpenworkDesktopDouble } from "@openwork/desktop-target/testing";
-import { RUNNER_PROTOCOL_VERSION, type Runner, runRunner } from "@openwork/runner-protocol";
+import { RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import { type Runner, runRunner } from "@openwork/runner-protocol/client";
 import { Logger, makeWorkerUtils, run } from "graphile-worker";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
 import { benchGateway, member } from "./gateway-fixture.js";

@@ -1,4 +1,4 @@
-import type { RunnerClient } from "@openwork/runner-protocol";
+import type { RunnerClient } from "@openwork/runner-protocol/client";
 
 /**
  * Works through the offered tasks as runRunner does with one slot: try them in a random order

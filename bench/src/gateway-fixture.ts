@@ -2,7 +2,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type DevMember, memberContext, serveGateway } from "@openwork/gateway";
 import { parseName } from "@openwork/mcp-capability";
-import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type RunnerClient } from "@openwork/runner-protocol";
+import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import { createRunnerClient, requestRunnerToken, type RunnerClient } from "@openwork/runner-protocol/client";
 import postgres from "postgres";
 
 export const member: DevMember = {

@@ -1,6 +1,6 @@
 // Runner clients in a process of their own, as runners live on their own machines: the gateway's
 // process spends its CPU on the gateway only. throughput.ts forks it and sends { baseUrl, tokens, loop }.
-import { createRunnerClient } from "@openwork/runner-protocol";
+import { createRunnerClient } from "@openwork/runner-protocol/client";
 import { drainAsRunner, drainWithClaimNext } from "./drain-as-runner.js";
 
 process.once("message", async (message) => {

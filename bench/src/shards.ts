@@ -5,7 +5,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type DevMember, fixedDevMember, shardOf, startShards } from "@openwork/gateway";
-import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, runRunner } from "@openwork/runner-protocol";
+import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import { createRunnerClient, requestRunnerToken, runRunner } from "@openwork/runner-protocol/client";
 import { connectNatsWakeBus } from "@openwork/wake-bus-nats";
 import { findNatsServer, startNatsServer } from "@openwork/wake-bus-nats/testing";
 import postgres from "postgres";

@@ -1,4 +1,5 @@
-import { type RunnerHandlers, type TaskContext, type TaskEventInput, taskAbortReason } from "@openwork/runner-protocol";
+import { type TaskEventInput } from "@openwork/runner-protocol";
+import { type RunnerHandlers, type TaskContext, taskAbortReason } from "@openwork/runner-protocol/client";
 import type { EngineProgress, LocalEngine } from "./local-engine.js";
 
 /** A turn's progress as protocol events (the runner client cuts long text to protocol size). */

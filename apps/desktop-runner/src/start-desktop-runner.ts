@@ -1,13 +1,5 @@
-import {
-  createRunnerClient,
-  RunnerProtocolError,
-  RUNNER_CAPABILITIES,
-  RUNNER_PROTOCOL_VERSION,
-  type RunnerLogger,
-  requestRunnerToken,
-  runRunner,
-  type TokenMintResponse,
-} from "@openwork/runner-protocol";
+import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type TokenMintResponse } from "@openwork/runner-protocol";
+import { createRunnerClient, RunnerProtocolError, type RunnerLogger, requestRunnerToken, runRunner } from "@openwork/runner-protocol/client";
 import type { LocalEngine } from "./local-engine.js";
 import { createRunnerHandlers } from "./runner-handlers.js";
 

@@ -3,7 +3,7 @@ import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopT
 import { createEchoTarget } from "@openwork/echo-target";
 import { createMemberSlots, createRemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
-import { bearerToken } from "@openwork/runner-protocol";
+import { bearerToken } from "@openwork/runner-protocol/server";
 import { Hono } from "hono";
 import type { Sql } from "postgres";
 import { type DevMember, userIdOf } from "./dev-members.js";

@@ -1,4 +1,4 @@
-import { verifyRunnerToken } from "@openwork/runner-protocol";
+import { verifyRunnerToken } from "@openwork/runner-protocol/server";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";

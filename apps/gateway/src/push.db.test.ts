@@ -1,5 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type RunnerClient } from "@openwork/runner-protocol";
+import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import { createRunnerClient, requestRunnerToken, type RunnerClient } from "@openwork/runner-protocol/client";
 import { createHttpWorkerResolver } from "@openwork/cloud-target";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { startWitnessWorker } from "@openwork/witness-worker";

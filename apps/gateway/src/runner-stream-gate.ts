@@ -1,4 +1,4 @@
-import { bearerToken, verifyRunnerToken } from "@openwork/runner-protocol";
+import { bearerToken, verifyRunnerToken } from "@openwork/runner-protocol/server";
 import { type MemberGate, rateLimited } from "./member-gate.js";
 import type { MemberLimits } from "./member-limits.js";
 

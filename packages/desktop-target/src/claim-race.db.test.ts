@@ -1,4 +1,4 @@
-import { createRunnerClient, RunnerProtocolError } from "@openwork/runner-protocol";
+import { createRunnerClient, RunnerProtocolError } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { expect, it } from "vitest";
 import { startRunnerGateway } from "./testing/runner-gateway.js";

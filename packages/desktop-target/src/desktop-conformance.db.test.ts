@@ -1,6 +1,6 @@
 import { createSessionLedger } from "@openwork/remote-session-core";
 import { runTargetConformance } from "@openwork/remote-session-core/testing";
-import { createRunnerClient, runRunner } from "@openwork/runner-protocol";
+import { createRunnerClient, runRunner } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { startRunnerGateway } from "./testing/runner-gateway.js";
 

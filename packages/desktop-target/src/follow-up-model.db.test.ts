@@ -1,5 +1,5 @@
 import { createSessionLedger, type LedgerSession, type MemberScope, type Model } from "@openwork/remote-session-core";
-import { createRunnerClient } from "@openwork/runner-protocol";
+import { createRunnerClient } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";

@@ -1,5 +1,5 @@
 import { createSessionLedger, type LedgerSession, type ReadResult } from "@openwork/remote-session-core";
-import { createRunnerClient, type Runner, runRunner } from "@openwork/runner-protocol";
+import { createRunnerClient, type Runner, runRunner } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadSessionTasks } from "./store/load-session-tasks.js";

@@ -1,4 +1,4 @@
-import { createRunnerClient, type Runner, runRunner } from "@openwork/runner-protocol";
+import { createRunnerClient, type Runner, runRunner } from "@openwork/runner-protocol/client";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { startEmbeddedPostgres } from "@openwork/test-postgres";
 import { it } from "vitest";

@@ -1,4 +1,4 @@
-import { mintRunnerToken, verifyRunnerToken } from "@openwork/runner-protocol";
+import { mintRunnerToken, verifyRunnerToken } from "@openwork/runner-protocol/server";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startR0Double } from "./testing/openwork-r0-double.js";

@@ -1,4 +1,4 @@
-import { createRunnerClient } from "@openwork/runner-protocol";
+import { createRunnerClient } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";

@@ -1,4 +1,5 @@
-import { type CompleteRequest, createRunnerClient, RunnerProtocolError, type RunnerClient, type TaskEvent } from "@openwork/runner-protocol";
+import { type CompleteRequest, type TaskEvent } from "@openwork/runner-protocol";
+import { createRunnerClient, RunnerProtocolError, type RunnerClient } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";

@@ -1,4 +1,5 @@
-import { createRunnerClient, openWakeStream, type WakeEvent } from "@openwork/runner-protocol";
+import { type WakeEvent } from "@openwork/runner-protocol";
+import { createRunnerClient, openWakeStream } from "@openwork/runner-protocol/client";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { expect, it } from "vitest";

@@ -1,5 +1,5 @@
 import { createSessionLedger, pruneLedger } from "@openwork/remote-session-core";
-import { createRunnerClient } from "@openwork/runner-protocol";
+import { createRunnerClient } from "@openwork/runner-protocol/client";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";

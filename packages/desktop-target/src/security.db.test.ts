@@ -1,15 +1,8 @@
 import { createHash } from "node:crypto";
 import { createSessionLedger } from "@openwork/remote-session-core";
-import {
-  ClaimRequestSchema,
-  CompleteRequestSchema,
-  createRunnerClient,
-  HeartbeatRequestSchema,
-  mintRunnerToken,
-  PostEventsRequestSchema,
-  RUNNER_ERROR_CODES,
-  TokenMintRequestSchema,
-} from "@openwork/runner-protocol";
+import { ClaimRequestSchema, CompleteRequestSchema, HeartbeatRequestSchema, PostEventsRequestSchema, RUNNER_ERROR_CODES, TokenMintRequestSchema } from "@openwork/runner-protocol";
+import { createRunnerClient } from "@openwork/runner-protocol/client";
+import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import fc from "fast-check";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { errorFacts, type Logger, newReferenceId, silentLogger } from "@openwork/remote-session-core";
-import { verifyRunnerToken } from "@openwork/runner-protocol";
+import { verifyRunnerToken } from "@openwork/runner-protocol/server";
 import type { DevMember } from "../dev-members.js";
 import { sameSecret } from "../same-secret.js";
 import { unexpectedErrorResponse } from "../unexpected-error.js";

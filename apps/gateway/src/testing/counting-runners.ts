@@ -1,4 +1,5 @@
-import { createRunnerClient, requestRunnerToken, RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type Runner, runRunner } from "@openwork/runner-protocol";
+import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import { createRunnerClient, requestRunnerToken, type Runner, runRunner } from "@openwork/runner-protocol/client";
 import type { DevMember } from "../dev-members.js";
 
 /**

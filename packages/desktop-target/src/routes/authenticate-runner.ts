@@ -1,5 +1,6 @@
 import type { Queryable } from "@openwork/remote-session-core";
-import { bearerToken, RUNNER_TOKEN_TTL_MS, verifyRunnerToken } from "@openwork/runner-protocol";
+import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol";
+import { bearerToken, verifyRunnerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../channel-refusal.js";
 import type { RunnerDialect } from "../store/runner-row.js";
 import type { RunnerIdentity } from "../store/task-row.js";

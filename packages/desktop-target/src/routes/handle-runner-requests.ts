@@ -1,11 +1,4 @@
-import {
-  type Assignment,
-  ClaimNextRequestSchema,
-  ClaimRequestSchema,
-  CompleteRequestSchema,
-  HeartbeatRequestSchema,
-  PostEventsRequestSchema,
-} from "@openwork/runner-protocol";
+import { type Assignment, ClaimNextRequestSchema, ClaimRequestSchema, CompleteRequestSchema, HeartbeatRequestSchema, PostEventsRequestSchema } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { appendEvents, tooLarge } from "../store/append-events.js";
 import { type ClaimOutcome, claimNextTask, claimTask } from "../store/claim-task.js";

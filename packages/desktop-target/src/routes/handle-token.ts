@@ -1,11 +1,5 @@
-import {
-  grantCapabilities,
-  mintRunnerToken,
-  RUNNER_PATHS,
-  RUNNER_PROTOCOL_VERSION,
-  TokenMintRequestSchema,
-  type TokenMintResponse,
-} from "@openwork/runner-protocol";
+import { grantCapabilities, RUNNER_PATHS, RUNNER_PROTOCOL_VERSION, TokenMintRequestSchema, type TokenMintResponse } from "@openwork/runner-protocol";
+import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { registerRunner } from "../store/register-runner.js";
 import { entryPointOf } from "./entry-point.js";

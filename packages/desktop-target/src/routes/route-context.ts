@@ -1,5 +1,5 @@
 import type { Logger, MemberScope, Model } from "@openwork/remote-session-core";
-import type { RunnerTokenSecret } from "@openwork/runner-protocol";
+import type { RunnerTokenSecret } from "@openwork/runner-protocol/server";
 import type { Sql } from "postgres";
 import type { RunnerDialect } from "../store/runner-row.js";
 import type { WakeHub } from "../wake/wake-hub.js";

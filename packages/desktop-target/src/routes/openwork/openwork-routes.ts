@@ -1,5 +1,6 @@
 import { errorFacts, newReferenceId } from "@openwork/remote-session-core";
-import { mintRunnerToken, type OpenworkCapability } from "@openwork/runner-protocol";
+import { type OpenworkCapability } from "@openwork/runner-protocol";
+import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../../channel-refusal.js";
 import { DEFAULT_PRESENCE_WINDOW_MS } from "../../presence.js";
 import { listRunners } from "../../store/list-runners.js";
