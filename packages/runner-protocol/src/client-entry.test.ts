@@ -14,3 +14,9 @@ it("bundles the client entry without server code or node:crypto", async () => {
   expect(code).not.toMatch(/node:crypto|from "crypto"|createHmac|timingSafeEqual/);
   expect(code).not.toMatch(/function (mintRunnerToken|verifyRunnerToken)\b/);
 });
+
+it("keeps the main entry (the wire contract, shared by both sides) free of server code as well", async () => {
+  const entry = fileURLToPath(new URL("./index.ts", import.meta.url));
+  const result = await build({ entryPoints: [entry], bundle: true, platform: "node", format: "esm", write: false, logLevel: "silent" });
+  expect(result.outputFiles[0]!.text).not.toMatch(/node:crypto|createHmac|function (mintRunnerToken|verifyRunnerToken|runRunner)\b/);
+});

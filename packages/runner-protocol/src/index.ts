@@ -75,8 +75,8 @@ export {
 export { type MessageIssue, toMessageIssues } from "./v1/issues.js";
 export { RUNNER_ROUTE_PREFIX, RUNNER_PATHS } from "./v1/paths.js";
 
-// Runner tokens: the claims and what a runner may check without the key (minting and verifying
-// are the gateway's: `@openwork/runner-protocol/server`).
+// Runner tokens: the claims and what a runner may check without the key. Minting and verifying
+// are the gateway's (`@openwork/runner-protocol/server`); the runner side is `./client`.
 export {
   RUNNER_TOKEN_TTL_MS,
   RunnerTokenClaimsSchema,
@@ -87,28 +87,3 @@ export {
   mayPresentRunnerToken,
   normalizeAudience,
 } from "./v1/token-claims.js";
-export {
-  type RunnerTokenRejection,
-  type RunnerTokenVerification,
-  type RunnerTokenSecret,
-  type MintRunnerTokenInput,
-  mintRunnerToken,
-  verifyRunnerToken,
-  bearerToken,
-} from "./v1/token.js";
-
-// Runner side: the client, the wake stream and the loop.
-export { type Timers, systemTimers } from "./timers.js";
-export { type Backoff, DEFAULT_BACKOFF, backoffDelay } from "./client/backoff.js";
-export { type ClientErrorCode, RunnerProtocolError } from "./client/runner-protocol-error.js";
-export { type RetryOptions } from "./client/http-transport.js";
-export {
-  type RunnerClient,
-  type RunnerClientOptions,
-  createRunnerClient,
-  requestRunnerToken,
-} from "./client/runner-client.js";
-export { type WakeStream, type WakeStreamOptions, openWakeStream } from "./client/wake-stream.js";
-export { type TaskContext, type TaskHandler, type TaskOutcome } from "./runner/run-task.js";
-export { type TaskAbortReason, TaskAbortedError, taskAbortReason } from "./runner/task-aborted.js";
-export { type Runner, type RunnerHandlers, type RunnerLogger, type RunRunnerOptions, runRunner } from "./runner/run-runner.js";
