@@ -1,4 +1,4 @@
-import { cp } from "node:fs/promises";
+import { cp, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type RunningWitness, startWitnessWorker } from "@openwork/witness-worker";
 import { useTestDatabase } from "@openwork/test-postgres";
@@ -30,7 +30,8 @@ it("installs one copy of zod, postgres and the core, the host's, beside every pa
   const copies = async (name: string) => (await installedCopies(folder.dir, name)).map((copy) => copy.slice(folder.dir.length));
   expect(await copies("zod")).toEqual(["/node_modules/zod@4.6.5"]);
   expect(await copies("postgres")).toEqual(["/node_modules/postgres@3.4.9"]);
-  expect(await copies("@openwork/remote-session-core")).toEqual(["/node_modules/@openwork/remote-session-core@0.0.0"]);
+  const core = JSON.parse(await readFile(new URL("../../../packages/remote-session-core/package.json", import.meta.url), "utf8")) as { version: string };
+  expect(await copies("@openwork/remote-session-core")).toEqual([`/node_modules/@openwork/remote-session-core@${core.version}`]);
 });
 
 it("creates, reads and stops a cloud session and a queued desktop session through a den-api-shaped registry, and the cloud one again through the MCP server 2.x and sdk 1.x adapters", async () => {
