@@ -37,7 +37,8 @@ describe("the witness behaves like the real server", () => {
     // The engine's own schedule (its `next`): waits of 200, 400 and 800 ms after the first 100 ms.
     for (const attempt of [2, 3, 4]) {
       const wait = next.get(attempt)! - next.get(attempt - 1)!;
-      expect(wait).toBeGreaterThanOrEqual(100 * 2 ** (attempt - 1));
+      // Each `next` is stamped when the timer fires, and Node's timers may fire a millisecond early.
+      expect(wait).toBeGreaterThanOrEqual(100 * 2 ** (attempt - 1) - 5);
       expect(wait).toBeLessThan(100 * 2 ** (attempt - 1) + 150);
     }
   });
