@@ -1,3 +1,4 @@
+-- breaking: primary and foreign keys lead with organization_id, and rows of sessions gone are deleted; the release before conflicts on the old keys.
 -- Ready to shard by organization, like the packages' tables: the organization leads every key
 -- of the push tables, and every statement names it.
 alter table mcp_subscription drop constraint mcp_subscription_mcp_session_id_fkey;
