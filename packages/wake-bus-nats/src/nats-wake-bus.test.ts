@@ -1,4 +1,4 @@
-import type { WakeBus, WakeBusHandlers, WakeNotice } from "@openwork/desktop-target";
+import type { PushHint, WakeBus, WakeBusHandlers, WakeNotice } from "@openwork/desktop-target";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,10 +7,11 @@ import { findNatsServer, type NatsServer, startNatsServer } from "./testing/nats
 
 /** Handlers that record what the bus delivered. */
 function recording() {
-  const seen = { sessions: [] as string[], wakes: [] as WakeNotice[], resyncs: 0, unreadable: [] as string[] };
+  const seen = { sessions: [] as string[], wakes: [] as WakeNotice[], push: [] as PushHint[], resyncs: 0, unreadable: [] as string[] };
   const handlers: WakeBusHandlers = {
     sessions: (ids) => void seen.sessions.push(...ids),
     wakes: (notices) => void seen.wakes.push(...notices),
+    push: (hints) => void seen.push.push(...hints),
     resync: () => void seen.resyncs++,
     unreadable: (where) => void seen.unreadable.push(where),
   };
@@ -66,6 +67,26 @@ describe.skipIf(!findNatsServer())("the NATS wake bus (Debian's nats-server)", (
     raw.publish("openwork.wake.task.org_x", JSON.stringify([{ w: "one" }]));
     await until(() => seen.unreadable.length === 2);
     expect(seen.wakes).toHaveLength(2);
+  });
+
+  it("carries push hints on a subject per organization, with the organization read back from it", async () => {
+    const { seen, handlers } = recording();
+    const listener = await bus();
+    await listener.subscribe(handlers);
+    const push: PushHint[] = [
+      { o: "org.a*>", m: "mcps_one", k: "events" },
+      { o: "org_Ünï", m: "mcps_two", k: "subs" },
+      { o: "org_Ünï", m: "mcps_three", k: "gone" },
+    ];
+    await (await bus()).publish({ sessions: [], wakes: [], push });
+    await until(() => seen.push.length === 3);
+    expect([...seen.push].sort((x, y) => x.m.localeCompare(y.m))).toEqual([...push].sort((x, y) => x.m.localeCompare(y.m)));
+
+    raw.publish("openwork.wake.push.org_x", "mcps_x:exploded");
+    raw.publish("openwork.wake.push.org_x", "not an entry");
+    await until(() => seen.unreadable.length === 2);
+    expect(seen.unreadable).toEqual(["openwork.wake.push.org_x", "openwork.wake.push.org_x"]);
+    expect(seen.push).toHaveLength(3);
   });
 
   it("splits a large batch into messages under the server's max payload", async () => {

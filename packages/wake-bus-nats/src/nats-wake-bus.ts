@@ -1,4 +1,4 @@
-import { readSessions, readWakes, type HintBatch, type WakeBus, type WakeBusHandlers } from "@openwork/desktop-target";
+import { readPush, readSessions, readWakes, renderPush, type HintBatch, type WakeBus, type WakeBusHandlers } from "@openwork/desktop-target";
 import { connect, type ConnectionOptions, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 
 export interface NatsWakeBusOptions {
@@ -17,7 +17,8 @@ const PER_MESSAGE = 1_000;
  * The `WakeBus` on NATS: hints leave the gateway through NATS instead of PostgreSQL, so no
  * commit of the primary ever waits on its notify lock, and a process's listening costs the
  * database nothing. Subjects are per organization — `<prefix>.task.<org>` (a JSON array of wake
- * notices) and `<prefix>.session.<org>` (session ids joined with commas) — so a process serving
+ * notices), `<prefix>.session.<org>` (session ids joined with commas) and `<prefix>.push.<org>`
+ * (push hints, `<mcpSessionId>:<kind>` joined with commas) — so a process serving
  * some organizations can subscribe to theirs alone. Core NATS delivers at most once: a hint lost
  * while the server is away is covered by the runners' poll and replay, and on reconnecting the
  * bus tells the hub to resync.
@@ -37,6 +38,9 @@ export function natsWakeBus(options: NatsWakeBusOptions): WakeBus {
       subscriptions.push(
         nc.subscribe(`${prefix}.task.*`, { callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readWakes(msg.string(), handlers, msg.subject)) }),
         nc.subscribe(`${prefix}.session.*`, { callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readSessions(msg.string(), handlers)) }),
+        nc.subscribe(`${prefix}.push.*`, {
+          callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readPush(msg.string(), organizationOf(msg.subject), handlers, msg.subject)),
+        }),
       );
       void resyncOnReconnect(nc, handlers);
       // The server has the subscriptions once it answers a flush.
@@ -89,7 +93,24 @@ function messagesOf(prefix: string, batch: HintBatch): [subject: string, payload
   for (const [org, notices] of groupBy(batch.wakes, (notice) => notice.o)) {
     for (const part of slices(notices)) out.push([`${prefix}.task.${subjectToken(org)}`, JSON.stringify(part)]);
   }
+  for (const [org, hints] of groupBy(batch.push ?? [], (hint) => hint.o)) {
+    for (const part of slices(hints)) out.push([`${prefix}.push.${subjectToken(org)}`, renderPush(part)]);
+  }
   return out;
+}
+
+/** The organization id a subject's last token names (the inverse of `subjectToken`). */
+export function organizationOf(subject: string): string {
+  const token = subject.slice(subject.lastIndexOf(".") + 1);
+  if (token === "%") return "";
+  const bytes: number[] = [];
+  for (let i = 0; i < token.length; i++) {
+    if (token[i] === "%") {
+      bytes.push(Number.parseInt(token.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else bytes.push(token.charCodeAt(i));
+  }
+  return Buffer.from(bytes).toString("utf8");
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {

@@ -16,3 +16,9 @@ export interface WakeNotice {
   r: string | null;
   t: string;
 }
+
+/**
+ * NOTIFY channel of push hints (MCP sessions' streams, a host's push package): `<mcpSessionId>:<kind>`
+ * entries joined with commas.
+ */
+export const PUSH_CHANNEL = "openwork_push";

@@ -3,6 +3,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { transaction } from "../store/transaction.js";
 import { hintsOf, publisherOf } from "./hints.js";
+import type { PushHint, WakeBus, WakeBusHandlers } from "./wake-bus.js";
 import { createWakeHub, type WakeHub } from "./wake-hub.js";
 
 const db = useTestDatabase();
@@ -88,5 +89,56 @@ describe("hints after commit", () => {
     await expect(proven.ready).resolves.toBeUndefined();
     await proven.close();
     await direct.end({ timeout: 5 });
+  });
+});
+
+/** A bus inside one process: what it publishes comes straight back (push hints only when `carriesPush`). */
+function loopbackBus(carriesPush: boolean) {
+  let handlers: WakeBusHandlers | undefined;
+  const bus: WakeBus = {
+    name: "loopback",
+    publish: async (batch) => {
+      handlers?.sessions(batch.sessions.map((hint) => hint.s));
+      if (carriesPush && batch.push) handlers?.push?.(batch.push);
+    },
+    subscribe: async (given) => void (handlers = given),
+    close: async () => {},
+  };
+  return { bus, resync: () => handlers?.resync() };
+}
+
+describe("push hints on the bus", () => {
+  it("reach every push subscriber once published, after the other hints' commit path, and a resync reaches them too", async () => {
+    const heard: PushHint[] = [];
+    let resyncs = 0;
+    const stop = hub.subscribePush({ push: (hints) => void heard.push(...hints), resync: () => void resyncs++ });
+    hub.publishPush([
+      { o: "org_push", m: "mcps_push_one", k: "events" },
+      { o: "org_push", m: "mcps_push_two", k: "gone" },
+    ]);
+    const deadline = Date.now() + 2_000;
+    while (heard.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    // PostgreSQL's payload carries no organization: the MCP session id is what routes.
+    expect(heard).toEqual([
+      { o: "", m: "mcps_push_one", k: "events" },
+      { o: "", m: "mcps_push_two", k: "gone" },
+    ]);
+    expect(hub.stats().pushSubscribers).toBe(1);
+    stop();
+    expect(hub.stats().pushSubscribers).toBe(0);
+
+    const loop = loopbackBus(true);
+    const looped = createWakeHub({ sql, bus: loop.bus, probeTimeoutMs: 500 });
+    await looped.ready;
+    looped.subscribePush({ push: () => {}, resync: () => void resyncs++ });
+    loop.resync();
+    expect(resyncs).toBe(1);
+    await looped.close();
+  });
+
+  it("refuses to start on a bus that drops push hints: the start-up probe sends one", async () => {
+    const deaf = createWakeHub({ sql, bus: loopbackBus(false).bus, probeTimeoutMs: 300 });
+    await expect(deaf.ready).rejects.toThrow(/did not receive a push hint it sent through loopback.*does not carry push hints/);
+    await deaf.close();
   });
 });

@@ -1,7 +1,7 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import type { WakeNotice } from "./channels.js";
-import { postgresWakeBus, type SessionHint, type WakeBus } from "./wake-bus.js";
+import { postgresWakeBus, type PushHint, type SessionHint, type WakeBus } from "./wake-bus.js";
 
 /**
  * What a transaction tells the other gateway processes once it has committed: sessions that
@@ -17,9 +17,11 @@ export interface Hints {
 interface Gathered {
   sessions: Map<string, SessionHint>;
   wakes: WakeNotice[];
+  push: PushHint[];
 }
 
-const empty = (): Gathered => ({ sessions: new Map(), wakes: [] });
+const empty = (): Gathered => ({ sessions: new Map(), wakes: [], push: [] });
+const isEmpty = (gathered: Gathered) => gathered.sessions.size === 0 && gathered.wakes.length === 0 && gathered.push.length === 0;
 const gathering = new WeakMap<object, Gathered>();
 
 /** The hints `tx` gathers; `tx` must be a transaction opened by `transaction()`. */
@@ -50,24 +52,25 @@ function createPublisher(sql: Sql) {
   const flush = async () => {
     const batch = pending;
     pending = empty();
-    if (batch.sessions.size === 0 && batch.wakes.length === 0) return;
+    if (isEmpty(batch)) return;
     try {
-      await (bus ??= postgresWakeBus({ sql })).publish({ sessions: [...batch.sessions.values()], wakes: batch.wakes });
-      stats = { ...stats, published: stats.published + batch.sessions.size + batch.wakes.length, statements: stats.statements + 1 };
+      await (bus ??= postgresWakeBus({ sql })).publish({ sessions: [...batch.sessions.values()], wakes: batch.wakes, ...(batch.push.length > 0 ? { push: batch.push } : {}) });
+      stats = { ...stats, published: stats.published + batch.sessions.size + batch.wakes.length + batch.push.length, statements: stats.statements + 1 };
     } catch {
       stats = { ...stats, failed: stats.failed + 1 };
     }
   };
   const drain = async () => {
     busy = true;
-    while (pending.sessions.size > 0 || pending.wakes.length > 0) await flush();
+    while (!isEmpty(pending)) await flush();
     busy = false;
   };
   return {
     add: (gathered: Gathered) => {
-      if (gathered.sessions.size === 0 && gathered.wakes.length === 0) return;
+      if (isEmpty(gathered)) return;
       for (const [id, hint] of gathered.sessions) pending.sessions.set(id, hint);
       pending.wakes.push(...gathered.wakes);
+      pending.push.push(...gathered.push);
       if (!busy) {
         busy = true;
         setImmediate(() => void drain());
@@ -90,4 +93,7 @@ export function publisherOf(sql: Sql): ReturnType<typeof createPublisher> {
 
 /** Tells every process's waiters, soon, that a session changed (outside any transaction). */
 export const publishSession = (sql: Sql, organizationId: string, sessionId: string): void =>
-  publisherOf(sql).add({ sessions: new Map([[sessionId, { o: organizationId, s: sessionId }]]), wakes: [] });
+  publisherOf(sql).add({ sessions: new Map([[sessionId, { o: organizationId, s: sessionId }]]), wakes: [], push: [] });
+
+/** Sends push hints to every process, soon, coalesced with the other hints (call it after the change committed). */
+export const publishPush = (sql: Sql, hints: readonly PushHint[]): void => publisherOf(sql).add({ sessions: new Map(), wakes: [], push: [...hints] });

@@ -1,6 +1,6 @@
 import type { Sql } from "postgres";
 import { z } from "zod";
-import { SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
+import { PUSH_CHANNEL, SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
 
 /** A session that changed, with its organization (the NATS adapter's subject). */
 export interface SessionHint {
@@ -8,16 +8,34 @@ export interface SessionHint {
   s: string;
 }
 
+/**
+ * A hint for a push package's streams (stateful MCP sessions): MCP session `m` of organization `o`
+ * has new events to send (`events`), changed its subscriptions (`subs`), or ended (`gone`).
+ * Delivered, `o` is "" from a bus whose payload does not carry it (PostgreSQL's, which needs no
+ * organization to route).
+ */
+export interface PushHint {
+  o: string;
+  m: string;
+  k: PushHintKind;
+}
+
+export type PushHintKind = "events" | "subs" | "gone";
+
 /** Hints from transactions that committed, coalesced: one publish carries them all. */
 export interface HintBatch {
   sessions: readonly SessionHint[];
   wakes: readonly WakeNotice[];
+  /** Push hints; absent when there are none. */
+  push?: readonly PushHint[];
 }
 
 /** What a bus tells the process's wake hub. */
 export interface WakeBusHandlers {
   sessions(ids: readonly string[]): void;
   wakes(notices: readonly WakeNotice[]): void;
+  /** Push hints for the push streams this process holds (a bus must carry them: the hub's start-up probe checks). */
+  push?(hints: readonly PushHint[]): void;
   /** The bus reconnected: hints sent meanwhile may be lost, so every stream and waiter looks again. */
   resync(): void;
   /** A payload that could not be read (logged by the hub, never thrown into the bus). */
@@ -58,6 +76,7 @@ export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
       const parts = [
         ...chunks(batch.sessions, (hint) => hint.s.length + 1, (hints) => hints.map((hint) => hint.s).join(","), MAX_NOTIFY_PAYLOAD).map((p) => [SESSION_CHANNEL, p] as const),
         ...chunks(batch.wakes, (notice) => JSON.stringify(notice).length + 1, (notices) => JSON.stringify(notices), MAX_NOTIFY_PAYLOAD).map((p) => [WAKE_CHANNEL, p] as const),
+        ...chunks(batch.push ?? [], (hint) => pushEntry(hint).length + 1, renderPush, MAX_NOTIFY_PAYLOAD).map((p) => [PUSH_CHANNEL, p] as const),
       ];
       if (parts.length === 0) return;
       await options.sql`select pg_notify(c, p) from unnest(${parts.map((part) => part[0])}::text[], ${parts.map((part) => part[1])}::text[]) as hint(c, p)`;
@@ -66,6 +85,7 @@ export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
       const channels = [
         [WAKE_CHANNEL, (payload: string) => readWakes(payload, handlers, WAKE_CHANNEL)],
         [SESSION_CHANNEL, (payload: string) => readSessions(payload, handlers)],
+        [PUSH_CHANNEL, (payload: string) => readPush(payload, "", handlers, PUSH_CHANNEL)],
       ] as const;
       // onlisten runs on every (re)connect of the listening connection; after the first, resync.
       await Promise.all(
@@ -92,6 +112,28 @@ export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
 
 /** Hands the session ids of one payload (one id, or several joined with commas) to `handlers`. For bus adapters. */
 export const readSessions = (payload: string, handlers: WakeBusHandlers): void => handlers.sessions(payload.split(",").filter(Boolean));
+
+const pushEntry = (hint: PushHint) => `${hint.m}:${hint.k}`;
+
+/** The payload of push hints (all of one organization on NATS, any on PostgreSQL): `<m>:<k>` joined with commas. */
+export const renderPush = (hints: readonly PushHint[]): string => hints.map(pushEntry).join(",");
+
+const PUSH_ENTRY = /^([A-Za-z0-9_-]{1,64}):(events|subs|gone)$/;
+
+/**
+ * Hands the push hints of one payload to `handlers` (`organizationId`: the subject's, when the
+ * bus knows it; "" when the payload does not carry it); a payload with an entry that does not
+ * read goes to `handlers.unreadable`, whole. For bus adapters.
+ */
+export function readPush(payload: string, organizationId: string, handlers: WakeBusHandlers, where: string): void {
+  const hints: PushHint[] = [];
+  for (const entry of payload.split(",")) {
+    const match = PUSH_ENTRY.exec(entry);
+    if (!match) return handlers.unreadable(where);
+    hints.push({ o: organizationId, m: match[1]!, k: match[2] as PushHintKind });
+  }
+  handlers.push?.(hints);
+}
 
 const wakeNotice = z.object({ w: z.number(), o: z.string(), m: z.string(), r: z.string().nullable(), t: z.string() });
 const wakePayload = z.union([wakeNotice, z.array(wakeNotice)]);

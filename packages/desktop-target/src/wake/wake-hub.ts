@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Sql } from "postgres";
 import type { WakeNotice } from "./channels.js";
-import { publisherOf, publishSession } from "./hints.js";
-import { postgresWakeBus, type WakeBus } from "./wake-bus.js";
+import { publisherOf, publishPush, publishSession } from "./hints.js";
+import { postgresWakeBus, type PushHint, type WakeBus } from "./wake-bus.js";
 
 /** What a runner's stream is told: a hint for one task, or "look again" after the listener reconnected. */
 export type WakeSignal = { kind: "task"; notice: WakeNotice } | { kind: "resync" };
@@ -30,10 +30,27 @@ export interface WakeHub {
    * transactions (another target's session moved through the capability).
    */
   announceSession(organizationId: string, sessionId: string): void;
-  /** Resolves once LISTEN is in place. */
+  /**
+   * Sends push hints to every process (this one too), soon, coalesced with the other hints; call
+   * it once the change they tell of has committed. A lost one is covered by the push streams'
+   * own backstop.
+   */
+  publishPush(hints: readonly PushHint[]): void;
+  /**
+   * Delivers every process's push hints to `handlers.push`, and calls `handlers.resync` when
+   * some may have been lost (the bus reconnected), until the returned function is called.
+   */
+  subscribePush(handlers: PushSubscriber): () => void;
+  /** Resolves once the bus listens and carried the start-up probe's hints back (session and push). */
   readonly ready: Promise<void>;
-  stats(): { runnerStreams: number; sessionWaiters: number; listens: number };
+  stats(): { runnerStreams: number; sessionWaiters: number; pushSubscribers: number; listens: number };
   close(): Promise<void>;
+}
+
+/** What a push package hands the hub to hear push hints. */
+export interface PushSubscriber {
+  push(hints: readonly PushHint[]): void;
+  resync(): void;
 }
 
 /** Open streams one process keeps, per runner and per member. */
@@ -74,11 +91,17 @@ export function createWakeHub(options: {
   publisherOf(options.sql).route(bus);
   const runners = new Map<string, Set<{ runnerId: string; deliver: (signal: WakeSignal) => void; evict: () => void }>>();
   const sessions = new Map<string, Set<() => void>>();
+  const pushSubscribers = new Set<PushSubscriber>();
   let listens = 0;
   const memberKey = (organizationId: string, memberId: string) => `${organizationId}\u0000${memberId}`;
   const resync = () => {
     for (const set of runners.values()) for (const subscriber of set) subscriber.deliver({ kind: "resync" });
     for (const sessionId of [...sessions.keys()]) wakeSession(sessionId);
+    for (const subscriber of [...pushSubscribers]) subscriber.resync();
+  };
+  const subscribePush = (subscriber: PushSubscriber) => {
+    pushSubscribers.add(subscriber);
+    return () => void pushSubscribers.delete(subscriber);
   };
   const wakeSession = (sessionId: string) => {
     const waiters = sessions.get(sessionId);
@@ -114,6 +137,9 @@ export function createWakeHub(options: {
   const subscribed = bus.subscribe({
     wakes: onWakes,
     sessions: (ids) => ids.forEach(wakeSession),
+    push: (hints) => {
+      for (const subscriber of [...pushSubscribers]) subscriber.push(hints);
+    },
     resync: () => {
       listens++;
       resync();
@@ -122,7 +148,7 @@ export function createWakeHub(options: {
   });
   const ready = subscribed.then(() => {
     listens++;
-    return probe(bus, waitFor, options.probeTimeoutMs ?? 5_000);
+    return probe(bus, waitFor, subscribePush, options.probeTimeoutMs ?? 5_000);
   });
   return {
     ready,
@@ -144,34 +170,62 @@ export function createWakeHub(options: {
     runnerStreamCount: (runner) => [...(runners.get(memberKey(runner.organizationId, runner.memberId)) ?? [])].filter((e) => e.runnerId === runner.runnerId).length,
     waitForSession: async (sessionId, timeoutMs, signal) => void (await waitFor(sessionId, timeoutMs, signal)),
     announceSession: (organizationId, sessionId) => publishSession(options.sql, organizationId, sessionId),
+    publishPush: (hints) => publishPush(options.sql, hints),
+    subscribePush,
     stats: () => ({
       runnerStreams: [...runners.values()].reduce((n, set) => n + set.size, 0),
       sessionWaiters: [...sessions.values()].reduce((n, set) => n + set.size, 0),
+      pushSubscribers: pushSubscribers.size,
       listens,
     }),
     close: async () => {
       await bus.close();
       resync();
       runners.clear();
+      pushSubscribers.clear();
     },
   };
 }
 
 /**
- * Sends a hint through the bus and waits for it to come back: with PostgreSQL, a pooler in
- * transaction mode between the pool and the LISTEN connection (or the two on different databases)
- * drops it silently, and the runners would fall back to their slow poll with nothing reporting
- * it. Fails loudly instead.
+ * Sends a session hint and a push hint through the bus and waits for both to come back: with
+ * PostgreSQL, a pooler in transaction mode between the pool and the LISTEN connection (or the two
+ * on different databases) drops them silently, and the runners and push streams would fall back
+ * to their slow backstops with nothing reporting it; a bus that does not carry push hints would
+ * do the same to push. Fails loudly instead.
  */
-async function probe(bus: WakeBus, heard: (id: string, timeoutMs: number) => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const id = `probe_${randomUUID()}`;
+async function probe(
+  bus: WakeBus,
+  heard: (id: string, timeoutMs: number) => Promise<boolean>,
+  subscribePush: (subscriber: PushSubscriber) => () => void,
+  timeoutMs: number,
+): Promise<void> {
+  const id = `probe_${randomUUID().replaceAll("-", "")}`;
   const arrived = heard(id, timeoutMs);
-  await bus.publish({ sessions: [{ o: "probe", s: id }], wakes: [] });
-  if (!(await arrived)) {
-    throw new Error(
-      bus.name === "PostgreSQL LISTEN/NOTIFY"
-        ? `the wake hub's LISTEN connection did not receive a hint the gateway sent within ${timeoutMs} ms: a connection pooler in transaction mode (or another database) sits between them; give the hub a direct connection to the primary`
-        : `the wake hub did not receive a hint it sent through ${bus.name} within ${timeoutMs} ms`,
-    );
+  let unsubscribe = () => {};
+  const pushArrived = new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    unsubscribe = subscribePush({
+      push: (hints) => {
+        if (!hints.some((hint) => hint.m === id)) return;
+        clearTimeout(timer);
+        resolve(true);
+      },
+      resync: () => {},
+    });
+  });
+  try {
+    await bus.publish({ sessions: [{ o: "probe", s: id }], wakes: [], push: [{ o: "probe", m: id, k: "events" }] });
+    const [session, push] = await Promise.all([arrived, pushArrived]);
+    if (!session) {
+      throw new Error(
+        bus.name === "PostgreSQL LISTEN/NOTIFY"
+          ? `the wake hub's LISTEN connection did not receive a hint the gateway sent within ${timeoutMs} ms: a connection pooler in transaction mode (or another database) sits between them; give the hub a direct connection to the primary`
+          : `the wake hub did not receive a hint it sent through ${bus.name} within ${timeoutMs} ms`,
+      );
+    }
+    if (!push) throw new Error(`the wake hub did not receive a push hint it sent through ${bus.name} within ${timeoutMs} ms: the bus does not carry push hints`);
+  } finally {
+    unsubscribe();
   }
 }
