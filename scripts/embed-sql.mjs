@@ -8,7 +8,11 @@ import { join } from "node:path";
 
 export function renderMigrations(folder, typeModule = "@openwork/remote-session-core") {
   const names = readdirSync(folder).filter((name) => /^\d{4}_.+\.sql$/.test(name)).sort();
-  const entries = names.map((name) => `  { name: ${JSON.stringify(name)}, sql: ${JSON.stringify(readFileSync(join(folder, name), "utf8"))} },`);
+  const entries = names.map((name) => {
+    const sql = readFileSync(join(folder, name), "utf8");
+    const breaking = breakingOf(sql);
+    return `  { name: ${JSON.stringify(name)}, sql: ${JSON.stringify(sql)}${breaking ? `, breaking: ${JSON.stringify(breaking)}` : ""} },`;
+  });
   return [
     "// Generated from sql/*.sql by scripts/embed-sql.mjs during the build. Do not edit: edit the .sql files.",
     `import type { Migration } from ${JSON.stringify(typeModule)};`,
@@ -19,6 +23,9 @@ export function renderMigrations(folder, typeModule = "@openwork/remote-session-
     "",
   ].join("\n");
 }
+
+/** The reason on a migration's `-- breaking:` line (the previous release cannot run on the schema after it). */
+export const breakingOf = (sql) => /^-- breaking: (.+)$/m.exec(sql)?.[1]?.trim();
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop())) {
   const [folder, output, typeModule] = process.argv.slice(2);

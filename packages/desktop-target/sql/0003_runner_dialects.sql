@@ -1,3 +1,4 @@
+-- breaking: capability names in rows are renamed (remote_session_v1 to session_create_v1); the release before finds no runner able to take its tasks.
 -- Each runner is served in the dialect it registered with: our protocol ('desktop-runner') or
 -- OpenWork's runner channel ('openwork'). Capabilities of our protocol are renamed so they can
 -- never be mistaken for OpenWork's (`remote_session_v1` means OpenWork's command protocol).

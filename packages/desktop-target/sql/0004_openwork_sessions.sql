@@ -1,3 +1,4 @@
+-- compatible: the kind check is widened, the new columns are nullable, an index is added.
 -- Remote sessions on OpenWork desktops, in the same task store: a create task is OpenWork's
 -- command, send / read / stop tasks are its requests (relayed to the desktop that holds the
 -- session), and the desktop's progress reports are kept on the command.

@@ -1,3 +1,4 @@
+-- compatible: the kind check is widened.
 -- The human's answer to what a running turn asks (a permission, a question) is a task too: it
 -- goes to the desktop holding the session and never waits behind that turn. Its input holds the
 -- request id and the answer.

@@ -1,3 +1,4 @@
+-- compatible: two indexes are replaced; the statements are the same, only their plans change.
 -- Presence and heartbeats are the most frequent writes (every desktop, every running turn).
 -- Kept HOT (heap-only: no index entry written) by indexing none of the columns they change:
 -- runners by member without last_seen_at (a member's few runners sort in memory), and claimed

@@ -1,3 +1,4 @@
+-- breaking: primary and foreign keys lead with organization_id and task events require it; the release before writes events without it and conflicts on the old keys.
 -- Ready to shard by organization (Citus: each table distributed on organization_id, colocated
 -- with remote_session): the organization leads every primary key and foreign key, task events
 -- carry it too, and every statement of this package names it.

@@ -1,3 +1,4 @@
+-- compatible: a nullable column is added and filled; the release before ignores it.
 -- A revocation sticks: a mint no longer clears it (only the owner re-enables the desktop), and the
 -- tokens minted before it stay refused for good, re-enabled or not. `tokens_not_before` is the
 -- latest revocation; `revoked_at` is cleared by a re-enable only.

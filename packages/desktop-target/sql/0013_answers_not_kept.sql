@@ -1,3 +1,4 @@
+-- breaking: ended read tasks keep a digest instead of the answer; a replica of the release before serving a returning reader finds no answer there.
 -- A relayed read's answer (the desktop's transcript, user prompts included) is handed on, not
 -- kept: it waits here only until the reader takes it (or a few minutes, when nobody comes back for
 -- it); the completion keeps a digest of it, so an identical replay is still recognised.

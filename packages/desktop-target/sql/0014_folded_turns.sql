@@ -1,3 +1,4 @@
+-- compatible: columns added with defaults; rows without a fold are folded when read.
 -- A turn's events are folded as they arrive into what they make (messages with their text and
 -- tool calls, the requests waiting on the human), kept on the task: a read loads that, never the
 -- turn's events, so its cost follows the turn's text, not how many deltas made it. Rows from

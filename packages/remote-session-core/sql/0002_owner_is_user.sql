@@ -1,3 +1,4 @@
+-- breaking: columns renamed (member_id to user_id); the release before still names member_id.
 -- Sessions belong to the organization and the creating principal's user id, as OpenWork keys
 -- them (research: openwork-wire §4.6); membership is checked on every call, separately. Rows
 -- written before this migration were keyed by the member id their host passed: hosts that

@@ -90,3 +90,4 @@ function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 export { killableClient, ProcessKilled } from "./killable-client.js";
+export { describeSchema, dumpMigrations } from "./schema-dump.js";
