@@ -3,6 +3,7 @@ import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopT
 import { createEchoTarget } from "@openwork/echo-target";
 import { createMemberSlots, createRemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
+import { createSessionPush } from "@openwork/session-push";
 import { bearerToken } from "@openwork/runner-protocol/server";
 import { Hono } from "hono";
 import type { Sql } from "postgres";
@@ -16,9 +17,6 @@ import { createRunnerStreamGate } from "./runner-stream-gate.js";
 import { createRequestGuard } from "./request-guard.js";
 import { sameSecret } from "./same-secret.js";
 import { StartupError } from "./startup-errors.js";
-import { startPush } from "./push/start-push.js";
-import { registerSessionResources } from "./push/push-resources.js";
-import { withPushSessions } from "./push/push-route.js";
 import { unexpectedErrorResponse } from "./unexpected-error.js";
 
 export interface GatewayOptions {
@@ -181,10 +179,12 @@ export async function createGateway(options: GatewayOptions) {
     waitingReadsPerMember: memberLimits.waitingReads,
   });
 
-  const push = (options.push ?? !options.mcpEndpoint) ? await startPush({ sql, hub, source, logger }) : null;
-  const mcpEndpoint = push
-    ? withPushSessions(mcpEndpointV2((server) => registerSessionResources(server, push))(push.source), { ...push, gate, limits: memberLimits })
-    : (options.mcpEndpoint ?? mcpEndpointV2())(source);
+  const push =
+    (options.push ?? !options.mcpEndpoint)
+      ? createSessionPush({ sql, hub, source, logger, limits: memberLimits, admitOpen: (auth) => gate.take(`mcp-open\u0000${mcpMemberKey(auth)}`, memberLimits.mcpSessionOpens) })
+      : null;
+  await push?.start();
+  const mcpEndpoint = push ? push.endpoint(mcpEndpointV2(push.registerResources)(push.source)) : (options.mcpEndpoint ?? mcpEndpointV2())(source);
   const resourceMetadataUrl = `${options.baseUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
   const protectedResource = {
     resource: `${options.baseUrl}${MCP_PATH}`,
@@ -213,7 +213,7 @@ export async function createGateway(options: GatewayOptions) {
   // Operational figures for dashboards and the benchmarks: counts and bytes, nothing per member.
   app.get("/health", (c) => {
     const { rss, heapUsed } = process.memoryUsage();
-    return c.json({ ok: true, ...hub.stats(), ...push?.hub.stats(), memory: { rss, heapUsed } });
+    return c.json({ ok: true, ...hub.stats(), ...push?.stats(), memory: { rss, heapUsed } });
   });
   // Prometheus text: operators scrape it; it names no member.
   app.get("/metrics", async (c) => c.text(await metrics.render(), 200, { "content-type": "text/plain; version=0.0.4" }));
@@ -245,7 +245,7 @@ export async function createGateway(options: GatewayOptions) {
     source,
     hub,
     mcpUrl: `${options.baseUrl}${MCP_PATH}`,
-    push: push?.hub ?? null,
+    push,
     close: async () => {
       await push?.close();
       await sweeper.stop();

@@ -6,9 +6,7 @@ import { useTestDatabase } from "@openwork/test-postgres";
 import { startWitnessWorker } from "@openwork/witness-worker";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DevMember, fixedDevMember, userIdOf } from "./dev-members.js";
-import { DEFAULT_MEMBER_LIMITS } from "./member-limits.js";
-import { createPushStore } from "./push/push-store.js";
+import { type DevMember, fixedDevMember } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
 
 // Push over MCP resource subscriptions, on two gateway replicas sharing one PostgreSQL: a stateful
@@ -205,35 +203,6 @@ describe("push over MCP resource subscriptions", () => {
     const ended = await fetch(b.mcpUrl, { method: "DELETE", headers: { authorization: `Bearer ${alice.mcpToken}`, "mcp-session-id": mcpSessionId } });
     expect(ended.status).toBe(200);
     expect((await rpc(b, alice, { id: 6, method: "tools/list" }, mcpSessionId)).response.status).toBe(404);
-  });
-
-  it("announces a change once however many replicas see it, and keeps events an hour, 1 000 per session, sessions a day unseen", async () => {
-    const store = createPushStore(sql);
-    const owner = { organizationId: alice.organizationId, userId: userIdOf(alice) };
-    const kept = await store.open(owner, DEFAULT_MEMBER_LIMITS.mcpSessions);
-    const idle = await store.open(owner, DEFAULT_MEMBER_LIMITS.mcpSessions);
-    const key = { organizationId: owner.organizationId, id: kept };
-    const uri = `remote-session://${aliceSessionId}`;
-    await store.subscribe(key, { uri, remoteSessionId: aliceSessionId, fingerprint: "seen" });
-    const message = { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri } };
-    // Two replicas seeing the same change: one event.
-    expect(await Promise.all([store.announce(key, uri, "changed", message), store.announce(key, uri, "changed", message)])).toEqual(expect.arrayContaining([true, false]));
-    expect(await store.eventsAfter(key, null)).toHaveLength(1);
-
-    await sql`insert into mcp_push_event (organization_id, mcp_session_id, message, created_at) select ${owner.organizationId}, ${kept}, '{}'::jsonb, now() - interval '2 hours' from generate_series(1, 3)`;
-    await sql`insert into mcp_push_event (organization_id, mcp_session_id, message) select ${owner.organizationId}, ${kept}, jsonb_build_object('n', n) from generate_series(1, 1000) as n`;
-    await sql`insert into mcp_push_event (organization_id, mcp_session_id, message) select ${owner.organizationId}, ${idle}, '{}'::jsonb from generate_series(1, 5)`;
-    await sql`update mcp_session set last_seen_at = now() - interval '2 days' where id = ${idle}`;
-    await store.prune();
-    const left = await sql<{ id: string; n: number }[]>`select mcp_session_id as id, count(*)::int as n from mcp_push_event group by 1`;
-    expect(left.find((row) => row.id === kept)?.n).toBe(1_000);
-    expect(left.find((row) => row.id === idle)).toBeUndefined();
-    // The newest thousand are the ones kept, and they come back in the order they were recorded.
-    const keptEvents = await store.eventsAfter(key, null, 1_000);
-    expect(keptEvents.map((e) => (e.message as { n: number }).n)).toEqual(Array.from({ length: 1_000 }, (_, i) => i + 1));
-    expect(keptEvents.at(-1)?.message).toEqual({ n: 1000 });
-    expect(await store.touch(idle, owner)).toBe(false);
-    expect(await store.touch(kept, owner)).toBe(true);
   });
 
   it("announces subscriptions only where push is served: a gateway without it stays stateless", async () => {

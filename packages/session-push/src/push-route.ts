@@ -1,16 +1,42 @@
 import { createMemberSlots } from "@openwork/mcp-capability";
-import type { McpEndpoint } from "../mcp-endpoint.js";
-import { type MemberGate, mcpMemberKey as memberKey, rateLimited, whenBodyEnds } from "../member-gate.js";
-import type { MemberLimits } from "../member-limits.js";
+import { errorPayload, sessionError } from "@openwork/remote-session-core";
+import type { PushAuth } from "./push-bus.js";
 import type { PushHub } from "./push-hub.js";
 import { ownerOf, type PushStore } from "./push-store.js";
+
+/** Answers one MCP request (stateless: one server and transport per request) for a verified caller. */
+export type PushEndpoint = (request: Request, auth: PushAuth) => Promise<Response>;
+
+/** What one member may hold on one process, and keep across replicas. */
+export interface PushLimits {
+  /** Push GET streams one member holds open on this process. Default 16; one more is a 429. */
+  pushStreams: number;
+  /** Stateful MCP sessions one member keeps (in PostgreSQL). Default 64; an `initialize` past it ends their oldest. */
+  mcpSessions: number;
+}
+
+export const DEFAULT_PUSH_LIMITS: PushLimits = { pushStreams: 16, mcpSessions: 64 };
 
 export interface PushSessionsOptions {
   store: PushStore;
   hub: PushHub;
-  gate: MemberGate;
-  limits: Pick<MemberLimits, "pushStreams" | "mcpSessions" | "mcpSessionOpens">;
+  limits: PushLimits;
+  /** Whether the caller may open one more MCP session now: null when it may, else how long until it may (ms). */
+  admitOpen?: (auth: PushAuth) => number | null;
 }
+
+/** Whose limits a request counts against: the organization and user of the verified token, else its client. */
+const memberKey = (auth: PushAuth) => {
+  const owner = ownerOf(auth);
+  return owner ? `${owner.organizationId}\u0000${owner.userId}` : `client\u0000${auth.clientId}`;
+};
+
+/** The typed 429 of a refused member. */
+const rateLimited = (message: string, retryAfterMs: number) =>
+  Response.json(errorPayload(sessionError("rate_limited", message, { retryAfterMs })), {
+    status: 429,
+    headers: { "retry-after": String(Math.max(1, Math.ceil(retryAfterMs / 1_000))) },
+  });
 
 /**
  * The MCP endpoint with stateful sessions kept in PostgreSQL, so any replica answers any request:
@@ -18,21 +44,21 @@ export interface PushSessionsOptions {
  * against the store (unknown, or another caller's: 404, and the client initializes again) and
  * answered statelessly with the session on its auth; `GET` opens the session's push stream
  * (resumed after `Last-Event-ID`); `DELETE` ends the session. Requests without a session id are
- * answered exactly as before. Per member: new sessions are rate-limited, the oldest beyond
+ * answered exactly as before. Per member: new sessions pass `admitOpen`, the oldest beyond
  * `mcpSessions` ends, and at most `pushStreams` streams are open on this process (one more is a
  * 429, refused before the store is asked).
  */
-export function withPushSessions(endpoint: McpEndpoint, options: PushSessionsOptions): McpEndpoint {
-  const { store, hub, gate, limits } = options;
+export function withPushSessions(endpoint: PushEndpoint, options: PushSessionsOptions): PushEndpoint {
+  const { store, hub, limits } = options;
   const streams = createMemberSlots(limits.pushStreams);
   return async (request, auth) => {
     const owner = ownerOf(auth);
     const mcpSessionId = request.headers.get("mcp-session-id");
     if (!mcpSessionId || !owner) {
-      if (request.method === "GET") return Response.json({ error: "method_not_allowed", message: "GET needs the Mcp-Session-Id this gateway assigned at initialize" }, { status: 405 });
+      if (request.method === "GET") return Response.json({ error: "method_not_allowed", message: "GET needs the Mcp-Session-Id this server assigned at initialize" }, { status: 405 });
       const initialize = owner && request.method === "POST" && isInitialize(await request.clone().json().catch(() => null));
       if (initialize) {
-        const wait = gate.take(`mcp-open\u0000${memberKey(auth)}`, limits.mcpSessionOpens);
+        const wait = options.admitOpen?.(auth) ?? null;
         if (wait !== null) return rateLimited("this member opens MCP sessions too fast; retry after retryAfterMs", wait);
       }
       const response = await endpoint(request, auth);
@@ -49,7 +75,7 @@ export function withPushSessions(endpoint: McpEndpoint, options: PushSessionsOpt
         release();
         return sessionNotFound();
       }
-      return whenBodyEnds(hub.stream(mcpSessionId, auth, request.headers.get("last-event-id")), release);
+      return hub.stream(mcpSessionId, auth, request.headers.get("last-event-id"), release);
     }
     if (!(await store.touch(mcpSessionId, owner))) return sessionNotFound();
     if (request.method === "DELETE") {

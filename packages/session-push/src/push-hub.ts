@@ -1,28 +1,27 @@
 import { createHash } from "node:crypto";
 import { errorFacts, type Logger } from "@openwork/remote-session-core";
-import type { Sql } from "postgres";
-import type { McpAuth } from "../mcp-endpoint.js";
-import { keyOf, PUSH_CHANNEL, type PushStore, type Subscription } from "./push-store.js";
+import type { PushAuth, PushBus, PushHint } from "./push-bus.js";
+import { keyOf, type PushStore, type Subscription } from "./push-store.js";
 
 /**
  * A session read as the caller: the capability's `read` payload, null when the caller may not
  * read it (unknown, another member's), or a rejection when the target cannot answer now.
  */
-export type ReadAs = (auth: McpAuth, body: { sessionId: string; cursor?: string; waitMs?: number }, signal?: AbortSignal) => Promise<Record<string, unknown> | null>;
+export type ReadAs = (auth: PushAuth, body: { sessionId: string; cursor?: string; waitMs?: number }, signal?: AbortSignal) => Promise<Record<string, unknown> | null>;
 
 export interface PushHubOptions {
-  sql: Sql;
   store: PushStore;
   read: ReadAs;
   /**
-   * Resolves when a session may have changed, after `timeoutMs`, or on abort: the desktop target's
-   * LISTEN fan-out (every event a runner posts and every move of a desktop session notifies it).
+   * The process's wake hub: `waitForSession` resolves when a session may have changed (every
+   * event a runner posts and every move of a desktop session tells it), and push hints between
+   * replicas travel on its bus.
    */
-  waitForChange(sessionId: string, timeoutMs: number, signal: AbortSignal): Promise<void>;
+  bus: Pick<PushBus, "waitForSession" | "subscribePush">;
   logger: Logger;
   /** SSE keepalive comments. Default 15 s. */
   keepaliveMs?: number;
-  /** A stream looks for events it was not told of (a lost NOTIFY) this often. Default 5 s. */
+  /** A stream looks for events it was not told of (a lost hint) this often. Default 5 s. */
   backstopMs?: number;
 }
 
@@ -45,16 +44,16 @@ export function fingerprintOf(slice: Record<string, unknown>): string {
 export const sessionIdOfUri = (uri: string): string | null => /^remote-session:\/\/(rs_[0-9a-z]{26})$/.exec(uri)?.[1] ?? null;
 
 interface LocalSession {
-  auth: McpAuth;
-  streams: Set<{ drain(): Promise<void>; close(): void }>;
+  auth: PushAuth;
+  streams: Set<{ drain(): Promise<void>; close(): void; ended(): void }>;
   watchers: Map<string, AbortController>;
 }
 
 /**
  * One replica's side of push: the GET streams it holds, and for each MCP session with a stream
  * here, one watcher per subscription. A watcher announces a change in the store (exactly once
- * across replicas); every replica holding a stream of that session is told by NOTIFY and sends
- * the new events from the store, which is also what `Last-Event-ID` replays.
+ * across replicas); every replica holding a stream of that session is told by a push hint on the
+ * wake bus and sends the new events from the store, which is also what `Last-Event-ID` replays.
  */
 export function createPushHub(options: PushHubOptions) {
   const { store, logger } = options;
@@ -66,7 +65,7 @@ export function createPushHub(options: PushHubOptions) {
   // asked for joins the one not started yet, which starts on the next turn of the event loop,
   // after every watcher woken with it has asked (so it sees what each was told of).
   const nextReads = new Map<string, Promise<Record<string, unknown> | null>>();
-  const sharedRead = (auth: McpAuth, sessionId: string) => {
+  const sharedRead = (auth: PushAuth, sessionId: string) => {
     const key = `${auth.token}\u0000${sessionId}`;
     let read = nextReads.get(key);
     if (!read) {
@@ -79,12 +78,12 @@ export function createPushHub(options: PushHubOptions) {
     return read;
   };
 
-  const watch = async (mcpSessionId: string, auth: McpAuth, subscription: Subscription, signal: AbortSignal) => {
+  const watch = async (mcpSessionId: string, auth: PushAuth, subscription: Subscription, signal: AbortSignal) => {
     let announced = subscription.fingerprint;
     const message = { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri: subscription.uri } };
     while (!signal.aborted) {
       // Listen before looking, so a change between the look and the wait is not missed.
-      const changed = options.waitForChange(subscription.remoteSessionId, WATCH_TIMEOUT_MS, signal);
+      const changed = options.bus.waitForSession(subscription.remoteSessionId, WATCH_TIMEOUT_MS, signal);
       const slice = await sharedRead(auth, subscription.remoteSessionId).catch((error: unknown) => {
         // A target that cannot answer now (a waking worker): look again at the next change or timeout.
         logger.warn("push: a watched session could not be read", { mcpSessionId, error: errorFacts(error) });
@@ -132,34 +131,38 @@ export function createPushHub(options: PushHubOptions) {
     }
   };
 
-  const onNotify = (payload: string) => {
-    const [mcpSessionId, what] = payload.split(":");
-    const session = local.get(mcpSessionId ?? "");
-    if (!session) return;
-    if (what === "subs") void syncWatchers(mcpSessionId!).catch(() => {});
-    else if (what === "gone") for (const entry of [...session.streams]) release(mcpSessionId!, entry);
-    else for (const stream of session.streams) void stream.drain();
-  };
-  const listening = options.sql.listen(PUSH_CHANNEL, onNotify, () => {
-    // After a reconnect NOTIFYs sent meanwhile are lost: every stream and watcher looks again.
-    for (const [id, session] of local) {
-      for (const stream of session.streams) void stream.drain();
-      void syncWatchers(id).catch(() => {});
+  const onHints = (hints: readonly PushHint[]) => {
+    for (const hint of hints) {
+      const session = local.get(hint.m);
+      if (!session) continue;
+      if (hint.k === "subs") void syncWatchers(hint.m).catch(() => {});
+      else if (hint.k === "gone") for (const entry of [...session.streams]) release(hint.m, entry);
+      else for (const stream of session.streams) void stream.drain();
     }
+  };
+  const unsubscribe = options.bus.subscribePush({
+    push: onHints,
+    // After the bus reconnected hints sent meanwhile are lost: every stream and watcher looks again.
+    resync: () => {
+      for (const [id, session] of local) {
+        for (const stream of session.streams) void stream.drain();
+        void syncWatchers(id).catch(() => {});
+      }
+    },
   });
 
-  /** Opens a session's GET stream: what came after `lastEventId`, then each new event. */
-  const stream = (mcpSessionId: string, auth: McpAuth, lastEventId: string | null): Response => {
+  /** Opens a session's GET stream: what came after `lastEventId`, then each new event; `ended` runs once when it ends. */
+  const stream = (mcpSessionId: string, auth: PushAuth, lastEventId: string | null, ended: () => void = () => {}): Response => {
     const encoder = new TextEncoder();
     let sent = lastEventId && /^\d{1,19}$/.test(lastEventId) ? lastEventId : null;
     let draining: Promise<void> = Promise.resolve();
     let timers: NodeJS.Timeout[] = [];
     let entry: LocalStream | undefined;
-    type LocalStream = { drain(): Promise<void>; close(): void };
+    type LocalStream = { drain(): Promise<void>; close(): void; ended(): void };
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
         const write = (text: string) => controller.enqueue(encoder.encode(text));
-        // Serialized: events leave in order and each once, however many NOTIFYs arrive.
+        // Serialized: events leave in order and each once, however many hints arrive.
         const drain = () =>
           (draining = draining.then(async () => {
             for (;;) {
@@ -177,7 +180,7 @@ export function createPushHub(options: PushHubOptions) {
             // Already closed by the client.
           }
         };
-        entry = { drain, close };
+        entry = { drain, close, ended };
         const session = local.get(mcpSessionId) ?? { auth, streams: new Set(), watchers: new Map() };
         local.set(mcpSessionId, session);
         session.streams.add(entry);
@@ -192,18 +195,17 @@ export function createPushHub(options: PushHubOptions) {
   };
 
   /** A stream ended: the session's watchers stop with its last stream here. */
-  const release = (mcpSessionId: string, entry: { close(): void } | undefined) => {
+  const release = (mcpSessionId: string, entry: { close(): void; ended(): void } | undefined) => {
     const session = local.get(mcpSessionId);
-    if (!session || !entry) return;
+    if (!session || !entry || !session.streams.delete(entry as never)) return;
     entry.close();
-    session.streams.delete(entry as never);
+    entry.ended();
     if (session.streams.size > 0) return;
     for (const controller of session.watchers.values()) controller.abort();
     local.delete(mcpSessionId);
   };
 
   return {
-    ready: listening.then(() => undefined),
     stream,
     stats: () => ({
       pushStreams: [...local.values()].reduce((n, s) => n + s.streams.size, 0),
@@ -212,8 +214,8 @@ export function createPushHub(options: PushHubOptions) {
     close: async () => {
       if (closed) return;
       closed = true;
+      unsubscribe();
       for (const [id, session] of [...local]) for (const entry of [...session.streams]) release(id, entry);
-      await (await listening).unlisten();
     },
   };
 }

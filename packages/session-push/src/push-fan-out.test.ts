@@ -1,7 +1,6 @@
 import { silentLogger } from "@openwork/remote-session-core";
-import type { Sql } from "postgres";
 import { expect, it } from "vitest";
-import type { McpAuth } from "../mcp-endpoint.js";
+import type { PushAuth } from "./push-bus.js";
 import { createPushHub } from "./push-hub.js";
 import type { PushStore } from "./push-store.js";
 
@@ -11,7 +10,7 @@ const SUBSCRIBERS = 200;
 const SESSION = "rs_0000000000000000000000fan0";
 
 it("reads a watched session once per change on a replica, however many subscribers watch it", async () => {
-  const auth: McpAuth = { token: "mcp_token_fan_out", clientId: "client", scopes: ["mcp:read"], extra: { organizationId: "org_fan", userId: "u", memberId: "m" } };
+  const auth: PushAuth = { token: "mcp_token_fan_out", clientId: "client", scopes: ["mcp:read"], extra: { organizationId: "org_fan", userId: "u", memberId: "m" } };
   let version = 0;
   let reads = 0;
   let wake = () => {};
@@ -28,18 +27,18 @@ it("reads a watched session once per change on a replica, however many subscribe
     announce: async (key: { id: string }, _uri: string, fingerprint: string) => void announced.push(`${key.id}:${fingerprint}`),
     eventsAfter: async () => [],
   } as unknown as PushStore;
-  const sql = { listen: async () => ({ unlisten: async () => {} }) } as unknown as Sql;
   const hub = createPushHub({
-    sql,
     store,
     logger: silentLogger,
     read: async () => {
       reads++;
       return { state: "running", cursor: String(version), target: "desktop" };
     },
-    waitForChange: (_id, _timeoutMs, signal) => Promise.race([changed, new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }))]),
+    bus: {
+      waitForSession: (_id, _timeoutMs, signal) => Promise.race([changed, new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }))]),
+      subscribePush: () => () => {},
+    },
   });
-  await hub.ready;
   const streams = Array.from({ length: SUBSCRIBERS }, (_, i) => hub.stream(`mcp_session_${i}`, auth, null));
   const settle = async () => {
     for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));

@@ -1,10 +1,7 @@
 import { newId, type OwnerScope, runMigrations } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
-import type { McpAuth } from "../mcp-endpoint.js";
-import { MIGRATIONS } from "../sql-migrations.generated.js";
-
-/** Tells the replicas that a session's events changed (payload: the MCP session id), its subscriptions (`<id>:subs`), or that it ended (`<id>:gone`). */
-export const PUSH_CHANNEL = "openwork_mcp_push";
+import type { PushAuth, PushHint, PushHintKind } from "./push-bus.js";
+import { MIGRATIONS } from "./sql-migrations.generated.js";
 
 /** One server-to-client message of an MCP session, as its stream sends it. */
 export interface PushEvent {
@@ -37,11 +34,39 @@ export interface PushRetention {
 
 export const DEFAULT_PUSH_RETENTION: PushRetention = { eventMaxAgeMs: 3_600_000, eventsPerSession: 1_000, sessionIdleMs: 86_400_000 };
 
-/** Applies the push tables' migrations (namespace `gateway`). */
-export const migratePush = (sql: Sql) => runMigrations(sql, { namespace: "gateway", migrations: MIGRATIONS });
+// The namespace these migrations were recorded under while they lived in the reference gateway.
+const FORMER_NAMESPACE = "gateway";
+const NAMESPACE = "session-push";
 
-/** The MCP sessions, subscriptions and events of the push path, in PostgreSQL. */
-export function createPushStore(sql: Sql) {
+/**
+ * Creates or updates the push tables (`mcp_session`, `mcp_subscription`, `mcp_push_event`) under
+ * the migrations' advisory lock; safe from every replica at start-up. `schema`: where the tables
+ * go (see `runMigrations`; default the handle's current schema). A database the reference gateway
+ * migrated before push was a package keeps its tables: their records move to this package's
+ * namespace first.
+ */
+export async function migrateSessionPush(sql: Sql, options: { schema?: string } = {}): Promise<{ applied: string[] }> {
+  const names = MIGRATIONS.map((m) => m.name);
+  const bookkeeping = `${options.schema ? `${options.schema}.` : ""}openwork_migrations`;
+  const [known] = await sql<{ table: string | null }[]>`select to_regclass(${bookkeeping})::text as table`;
+  if (known?.table) {
+    await sql`
+      update ${sql(known.table)} set namespace = ${NAMESPACE}
+      where namespace = ${FORMER_NAMESPACE} and name = any(${names}::text[])
+        and not exists (select 1 from ${sql(known.table)} where namespace = ${NAMESPACE})`;
+  }
+  return runMigrations(sql, { namespace: NAMESPACE, migrations: MIGRATIONS, ...options });
+}
+
+/**
+ * The MCP sessions, subscriptions and events of the push path, in PostgreSQL. Each change that
+ * another process must hear of is published through `publish` once its statement has committed
+ * (no NOTIFY inside a statement: the hints travel on the host's wake bus).
+ */
+export function createPushStore(sql: Sql, publish: (hints: readonly PushHint[]) => void) {
+  const tell = (organizationId: string, ids: readonly string[], k: PushHintKind) => {
+    if (ids.length > 0) publish(ids.map((m) => ({ o: organizationId, m, k })));
+  };
   return {
     /**
      * A new stateful MCP session of `owner`, who keeps at most `keep`: their oldest beyond it end
@@ -50,7 +75,7 @@ export function createPushStore(sql: Sql) {
     open: async (owner: OwnerScope, keep: number): Promise<string> => {
       const id = newId("mcps");
       // The delete sees the sessions as they were before this insert: keep - 1 of them stay.
-      await sql`
+      const evicted = await sql`
         with created as (
           insert into mcp_session (id, organization_id, user_id) values (${id}, ${owner.organizationId}, ${owner.userId}) returning id),
         evicted as (
@@ -58,7 +83,8 @@ export function createPushStore(sql: Sql) {
             select id from mcp_session where organization_id = ${owner.organizationId} and user_id = ${owner.userId}
             order by created_at desc, id desc offset ${Math.max(0, keep - 1)})
           returning id)
-        select pg_notify(${PUSH_CHANNEL}, id || ':gone') from evicted`;
+        select id from evicted`;
+      tell(owner.organizationId, evicted.map((row) => row.id as string), "gone");
       return id;
     },
     /** Whether the session exists and belongs to `owner` (another owner's reads as absent); marks it seen, once a minute at most. */
@@ -71,24 +97,28 @@ export function createPushStore(sql: Sql) {
     },
     close: async (id: string, owner: OwnerScope): Promise<boolean> => {
       const rows = await sql`delete from mcp_session where id = ${id} and organization_id = ${owner.organizationId} and user_id = ${owner.userId} returning id`;
+      // Its streams on other replicas close too.
+      tell(owner.organizationId, rows.length > 0 ? [id] : [], "gone");
       return rows.length > 0;
     },
     /** Subscribes (again: the fingerprint is reset to what the caller sees now), and tells the replicas. */
     subscribe: async (key: McpSessionKey, subscription: Subscription): Promise<void> => {
-      await sql`
+      const saved = await sql`
         with saved as (
           insert into mcp_subscription (organization_id, mcp_session_id, uri, remote_session_id, fingerprint)
           values (${key.organizationId}, ${key.id}, ${subscription.uri}, ${subscription.remoteSessionId}, ${subscription.fingerprint})
           on conflict (organization_id, mcp_session_id, uri) do update set fingerprint = excluded.fingerprint
           returning mcp_session_id)
-        select pg_notify(${PUSH_CHANNEL}, mcp_session_id || ':subs') from saved`;
+        select mcp_session_id from saved`;
+      tell(key.organizationId, saved.length > 0 ? [key.id] : [], "subs");
     },
     unsubscribe: async (key: McpSessionKey, uri: string): Promise<void> => {
-      await sql`
+      const gone = await sql`
         with gone as (
           delete from mcp_subscription where organization_id = ${key.organizationId} and mcp_session_id = ${key.id} and uri = ${uri}
           returning mcp_session_id)
-        select pg_notify(${PUSH_CHANNEL}, mcp_session_id || ':subs') from gone`;
+        select mcp_session_id from gone`;
+      tell(key.organizationId, gone.length > 0 ? [key.id] : [], "subs");
     },
     subscriptions: async (key: McpSessionKey): Promise<Subscription[]> =>
       sql<Subscription[]>`
@@ -96,7 +126,7 @@ export function createPushStore(sql: Sql) {
         where organization_id = ${key.organizationId} and mcp_session_id = ${key.id} order by uri`,
     /**
      * Records `message` as the session's next event if the resource's fingerprint differs from
-     * the last announced one, and tells the replicas; one statement, so of several replicas
+     * the last announced one, and tells the replicas once it committed; one statement, so of several replicas
      * seeing the same change only one records it. Returns whether it was recorded.
      */
     announce: async (key: McpSessionKey, uri: string, fingerprint: string, message: Record<string, unknown>): Promise<boolean> => {
@@ -109,7 +139,8 @@ export function createPushStore(sql: Sql) {
           insert into mcp_push_event (organization_id, mcp_session_id, message)
           select organization_id, mcp_session_id, ${sql.json(message as never)} from changed
           returning mcp_session_id)
-        select pg_notify(${PUSH_CHANNEL}, mcp_session_id) from recorded`;
+        select mcp_session_id from recorded`;
+      tell(key.organizationId, rows.length > 0 ? [key.id] : [], "events");
       return rows.length > 0;
     },
     /** The session's events after `afterId` (all kept ones for null), oldest first. */
@@ -142,10 +173,10 @@ export function createPushStore(sql: Sql) {
 export type PushStore = ReturnType<typeof createPushStore>;
 
 /** Whose MCP sessions these are: the organization and the user of the verified token. */
-export function ownerOf(auth: McpAuth): OwnerScope | null {
+export function ownerOf(auth: PushAuth): OwnerScope | null {
   const { organizationId, userId } = auth.extra ?? {};
   return typeof organizationId === "string" && typeof userId === "string" ? { organizationId, userId } : null;
 }
 
 /** The key of MCP session `id` of the token's organization (a token without one names none). */
-export const keyOf = (id: string, auth: McpAuth): McpSessionKey => ({ organizationId: ownerOf(auth)?.organizationId ?? "", id });
+export const keyOf = (id: string, auth: PushAuth): McpSessionKey => ({ organizationId: ownerOf(auth)?.organizationId ?? "", id });

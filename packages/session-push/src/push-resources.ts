@@ -1,10 +1,10 @@
 import { type McpServer, ProtocolError, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
-import type { McpAuth } from "../mcp-endpoint.js";
+import type { PushAuth } from "./push-bus.js";
 import { fingerprintOf, type ReadAs, sessionIdOfUri } from "./push-hub.js";
 import { keyOf, type PushStore } from "./push-store.js";
 
-/** The MCP session a request belongs to, as the gateway's route put it on the verified auth. */
-export const mcpSessionOf = (auth: McpAuth | undefined): string | null => {
+/** The MCP session a request belongs to, as push's endpoint put it on the verified auth. */
+export const mcpSessionOf = (auth: PushAuth | undefined): string | null => {
   const id = auth?.extra?.mcpSessionId;
   return typeof id === "string" ? id : null;
 };
@@ -16,7 +16,7 @@ export const mcpSessionOf = (auth: McpAuth | undefined): string | null => {
  */
 export function registerSessionResources(server: McpServer, options: { store: PushStore; read: ReadAs }): void {
   server.server.registerCapabilities({ resources: { subscribe: true } });
-  const readOrThrow = async (uri: string, auth: McpAuth | undefined) => {
+  const readOrThrow = async (uri: string, auth: PushAuth | undefined) => {
     const sessionId = sessionIdOfUri(uri);
     const slice = sessionId && auth ? await options.read(auth, { sessionId }) : null;
     // Another member's session reads exactly like one that does not exist.
@@ -28,17 +28,17 @@ export function registerSessionResources(server: McpServer, options: { store: Pu
     new ResourceTemplate("remote-session://{sessionId}", { list: undefined }),
     { mimeType: "application/json", description: "A remote session: what remote-session:read answers for it. Subscribe to be told when it changes." },
     async (uri, _variables, ctx) => {
-      const { slice } = await readOrThrow(uri.href, ctx.http?.authInfo as McpAuth | undefined);
+      const { slice } = await readOrThrow(uri.href, ctx.http?.authInfo as PushAuth | undefined);
       return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(slice) }] };
     },
   );
-  const sessionOf = (auth: McpAuth | undefined) => {
+  const sessionOf = (auth: PushAuth | undefined) => {
     const id = mcpSessionOf(auth);
-    if (!id || !auth) throw new ProtocolError(-32600, "resources/subscribe needs the Mcp-Session-Id this gateway assigned at initialize");
+    if (!id || !auth) throw new ProtocolError(-32600, "resources/subscribe needs the Mcp-Session-Id this server assigned at initialize");
     return keyOf(id, auth);
   };
   server.server.setRequestHandler("resources/subscribe", async (request, ctx) => {
-    const auth = ctx.http?.authInfo as McpAuth | undefined;
+    const auth = ctx.http?.authInfo as PushAuth | undefined;
     const mcpSessionId = sessionOf(auth);
     const { sessionId, slice } = await readOrThrow(request.params.uri, auth);
     // What the caller sees now is announced already: the next change is what it hears of.
@@ -46,7 +46,7 @@ export function registerSessionResources(server: McpServer, options: { store: Pu
     return {};
   });
   server.server.setRequestHandler("resources/unsubscribe", async (request, ctx) => {
-    await options.store.unsubscribe(sessionOf(ctx.http?.authInfo as McpAuth | undefined), request.params.uri);
+    await options.store.unsubscribe(sessionOf(ctx.http?.authInfo as PushAuth | undefined), request.params.uri);
     return {};
   });
 }
