@@ -58,8 +58,20 @@ describe("the host chooses the schema", () => {
     for (const schema of ["Team", "a-b", 'x"; drop schema public; --', "", "a".repeat(64)]) {
       await expect(runMigrations(db.current.sql, { namespace: "n", migrations: [], schema })).rejects.toThrow(/is not a plain lower-case PostgreSQL name/);
     }
-    const [row] = await db.current.sql`select count(*)::int as n from information_schema.schemata where schema_name not in ('public', 'team_a', 'team_b1', 'team_b2', 'team_c') and schema_name not like 'pg_%' and schema_name <> 'information_schema'`;
+    const [row] = await db.current.sql`select count(*)::int as n from information_schema.schemata where schema_name not in ('public', 'team_a', 'team_b1', 'team_b2', 'team_c', 'team_e') and schema_name not like 'pg_%' and schema_name <> 'information_schema'`;
     expect(row?.n).toBe(0);
+  });
+
+  it("prints nothing on the host's stdout: no NOTICE on a first migration or on every later start", async () => {
+    const notices: unknown[] = [];
+    const sql = postgres(db.current.url, { max: 2, onnotice: (notice) => void notices.push(notice), connection: { search_path: "team_e" } });
+    try {
+      await migrate(sql, { schema: "team_e" });
+      await migrate(sql, { schema: "team_e" });
+      expect(notices).toEqual([]);
+    } finally {
+      await sql.end();
+    }
   });
 
   it("without a schema, uses the handle's own, as before", async () => {

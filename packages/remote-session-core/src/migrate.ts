@@ -31,8 +31,8 @@ export interface MigrationOptions {
 export const DEFAULT_SCHEMA = "openwork_remote_sessions";
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-// One lock for every namespace: concurrent `create table if not exists` of the bookkeeping
-// table would otherwise race between packages migrating at the same time.
+// One lock for every namespace: concurrent creations of the bookkeeping table would otherwise
+// race between packages migrating at the same time.
 const MIGRATION_LOCK = 4_711_820_231;
 /** PostgreSQL 15: the oldest server the SQL is written and tested for. */
 const OLDEST_SERVER = 150_000;
@@ -101,15 +101,22 @@ async function expectResolvedIn(sql: ReservedSql, namespace: string, schema: str
 }
 
 async function applyPending(sql: ReservedSql, namespace: string, migrations: readonly Migration[], schema: string): Promise<{ applied: string[] }> {
-  await sql`create schema if not exists ${sql(schema)}`;
+  // Created only when missing, rather than `if not exists`: that form sends a NOTICE on every
+  // start, which postgres.js prints to the host's stdout unless the host silenced notices.
+  const [found] = await sql<{ schema: boolean; bookkeeping: boolean }[]>`
+    select exists (select from pg_namespace where nspname = ${schema}) as schema,
+      to_regclass(${`"${schema.replaceAll('"', '""')}".openwork_migrations`}) is not null as bookkeeping`;
+  if (!found?.schema) await sql`create schema ${sql(schema)}`;
   const bookkeeping = sql(`${schema}.openwork_migrations`);
-  await sql`
-    create table if not exists ${bookkeeping} (
-      namespace text not null,
-      name text not null,
-      applied_at timestamptz not null default now(),
-      primary key (namespace, name)
-    )`;
+  if (!found?.bookkeeping) {
+    await sql`
+      create table ${bookkeeping} (
+        namespace text not null,
+        name text not null,
+        applied_at timestamptz not null default now(),
+        primary key (namespace, name)
+      )`;
+  }
   const rows = await sql<{ name: string }[]>`select name from ${bookkeeping} where namespace = ${namespace}`;
   const known = new Set(migrations.map((m) => m.name));
   const unknown = rows.map((r) => r.name).filter((name) => !known.has(name));
@@ -120,12 +127,13 @@ async function applyPending(sql: ReservedSql, namespace: string, migrations: rea
   const applied: string[] = [];
   for (const migration of migrations) {
     if (done.has(migration.name)) continue;
-    // A reserved connection has no begin(): the transaction is spelled out on it. `set local`
-    // puts the migration's unqualified names into the schema and ends with the transaction, so
-    // the connection goes back to the pool as it came.
+    // A reserved connection has no begin(): the transaction is spelled out on it. The local
+    // settings put the migration's unqualified names into the schema and keep its NOTICEs ("does
+    // not exist, skipping") off the host's stdout; they end with the transaction, so the
+    // connection goes back to the pool as it came.
     await sql.unsafe("begin");
     try {
-      await sql`select set_config('search_path', ${`"${schema.replaceAll('"', '""')}"`}, true)`;
+      await sql`select set_config('search_path', ${`"${schema.replaceAll('"', '""')}"`}, true), set_config('client_min_messages', 'warning', true)`;
       await sql.unsafe(migration.sql);
       await sql`insert into ${bookkeeping} (namespace, name) values (${namespace}, ${migration.name})`;
       await sql.unsafe("commit");

@@ -1,0 +1,63 @@
+import { cp, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { type RunningWitness, startWitnessWorker } from "@openwork/witness-worker";
+import { useTestDatabase } from "@openwork/test-postgres";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type ConsumerFolder, installConsumer } from "./consumer-folder.js";
+
+// The den-api guide's integration, as den-api would adopt it: the tarballs installed by npm beside
+// Hono and the host's own zod and postgres; the host compiled by TypeScript against the published
+// declarations and den-api's registry as den-api declares it; then run against a worker double.
+const db = useTestDatabase();
+const PACKAGES = ["remote-session-core", "runner-protocol", "desktop-target", "cloud-target", "mcp-app-card", "mcp-capability", "session-push", "remote-session-host"];
+const THIRD_PARTY = ["zod", "postgres", "ky", "eventsource-parser", "hono", "@modelcontextprotocol/server", "@types/node"];
+const FIXTURE = new URL("../fixtures/den-api/", import.meta.url);
+let folder: ConsumerFolder;
+let witness: RunningWitness;
+let host: string;
+
+beforeAll(async () => {
+  [folder, witness] = await Promise.all([
+    installConsumer(PACKAGES, THIRD_PARTY),
+    startWitnessWorker({ clientToken: "client-token-den", hostToken: "host-token-den", gatewayKey: "gateway-key-den" }),
+  ]);
+  host = join(folder.dir, "den-api");
+  await cp(FIXTURE, host, { recursive: true });
+});
+afterAll(async () => {
+  await witness?.close();
+  await folder?.remove();
+});
+
+/** The lines between `// #region <name>` and `// #endregion` of a file. */
+export const regionOf = (text: string, name: string): string => /\/\/ #region (\S+)\n([\s\S]*?)\/\/ #endregion/.exec(text.slice(text.indexOf(`// #region ${name}\n`)))?.[2] ?? "";
+
+it("the guide shows the integration as it is compiled and run here, in at most 15 lines", async () => {
+  const integration = regionOf(await readFile(new URL("src/main.ts", FIXTURE), "utf8"), "den-api");
+  const guide = await readFile(new URL("../../../docs/guides/den-api.md", import.meta.url), "utf8");
+  expect(integration.trim().split("\n").length).toBeLessThanOrEqual(15);
+  expect(guide).toContain(integration);
+});
+
+it("compiles against the published declarations and den-api's own registry types (strict)", async () => {
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  const result = await folder.node([tsc, "-p", join(host, "tsconfig.json")]).catch((error: { stdout: string }) => error);
+  expect(result.stdout).toBe("");
+});
+
+it("creates, reads and stops a cloud and a desktop session through den-api's registry, with its audit, its tables in their own schema", async () => {
+  const { stdout } = await folder.node([join(host, "dist", "main.js")], { DATABASE_URL: db.current.url, RESOLVER_URL: witness.resolverUrl, GATEWAY_KEY: "gateway-key-den" });
+  const seen = JSON.parse(stdout);
+  expect(seen.search).toEqual(expect.arrayContaining(["remote-session:create", "remote-session:read", "skill:remote-sessions"]));
+  expect(seen.cloud.created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "cloud" });
+  expect(seen.cloud.read).toMatchObject({ state: "idle", finalAssistantText: expect.stringContaining("hello from den") });
+  expect(seen.cloud.stopped).toMatchObject({ sessionId: seen.cloud.created.sessionId, stopped: expect.any(Boolean) });
+  expect(seen.desktop.created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "desktop", state: "queued" });
+  expect(seen.desktop.read).toMatchObject({ state: "queued" });
+  expect(seen.desktop.stopped).toMatchObject({ stopped: true });
+  expect(seen.skill).toMatchObject({ kind: "skill", content: expect.stringContaining("name: remote-sessions") });
+  expect([seen.runnerWithoutToken, seen.mintWithoutSession]).toEqual([401, 401]);
+  expect([...seen.audit].sort()).toEqual(["create ok", "create ok", "stop ok", "stop ok"]);
+  expect(seen.schema).toBe("openwork_remote_sessions");
+});
