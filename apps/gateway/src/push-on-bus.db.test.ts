@@ -50,31 +50,41 @@ async function rpc(replica: Replica, token: string, body: Record<string, unknown
   return { response, json: (await response.json()) as Record<string, any> };
 }
 
-/** Reads SSE `data:` payloads from a stream until one arrives or `ms` passes. */
-async function firstEvent(response: Response, ms: number): Promise<unknown> {
+/** The `data:` payloads of an SSE stream, one at a time; `next` gives up after `ms`. */
+function sseReader(response: Response) {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
-  const deadline = Date.now() + ms;
-  try {
-    while (Date.now() < deadline) {
-      const chunk = await Promise.race([reader.read(), new Promise<null>((resolve) => setTimeout(() => resolve(null), Math.max(1, deadline - Date.now())))]);
-      if (!chunk || chunk.done) return undefined;
-      buffer += decoder.decode(chunk.value, { stream: true });
-      const data = /^data: (.*)$/m.exec(buffer)?.[1];
-      if (data) return JSON.parse(data);
-    }
-    return undefined;
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
+  // A read outlives the wait that gave up on it: the next wait takes it up, so no chunk is lost.
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  return {
+    next: async (ms: number): Promise<unknown> => {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const frame = /^data: (.*)\n\n/m.exec(buffer);
+        if (frame) {
+          buffer = buffer.slice(frame.index + frame[0].length);
+          return JSON.parse(frame[1]!);
+        }
+        if (Date.now() >= deadline) return undefined;
+        pending ??= reader.read();
+        const chunk = await Promise.race([pending, new Promise<null>((resolve) => setTimeout(() => resolve(null), Math.max(1, deadline - Date.now())))]);
+        if (!chunk) continue;
+        pending = undefined;
+        if (chunk.done) return undefined;
+        buffer += decoder.decode(chunk.value, { stream: true });
+      }
+    },
+    close: () => reader.cancel().catch(() => {}),
+  };
 }
 
 /**
- * The push path across two replicas: returns how long the runner's event took to reach the
- * stream (ms). A stream opens on A, the subscription is made through B, a runner posts through B.
+ * The push path across two replicas: a stream opens on A, the subscription is made through B, a
+ * runner posts through B. Returns how long its event took to reach the stream (ms), the stream,
+ * and how to post the next text of the turn.
  */
-async function pushAcross(a: Replica, b: Replica, name: string): Promise<number> {
+async function pushAcross(a: Replica, b: Replica, name: string) {
   const member = fixedDevMember(name);
   const mcpSessionId = (await rpc(b, member.mcpToken, { method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } })).response.headers.get(
     "mcp-session-id",
@@ -102,11 +112,14 @@ async function pushAcross(a: Replica, b: Replica, name: string): Promise<number>
   // Only the push hint B published after the subscription committed tells A to watch it.
   await until(() => a.push!.stats().pushWatchers === 1, 3_000);
 
-  const event = firstEvent(stream, 5_000);
+  const events = sseReader(stream);
+  let sequence = 2;
+  const post = (text: string) => runner.postEvents(assignment.taskId, assignment.attempt, [{ sequence: ++sequence, type: "assistant.delta", payload: { messageId: "m1", text } }]);
+  const updated = { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri } };
   const posted = Date.now();
-  await runner.postEvents(assignment.taskId, assignment.attempt, [{ sequence: 3, type: "assistant.delta", payload: { messageId: "m1", text: "words" } }]);
-  expect(await event).toEqual({ jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri } });
-  return Date.now() - posted;
+  await post("words");
+  expect(await events.next(5_000)).toEqual(updated);
+  return { took: Date.now() - posted, events, post, updated };
 }
 
 const serve = (sql: postgres.Sql, members: string[], extra: { listenSql?: postgres.Sql; wakeBus?: Awaited<ReturnType<typeof connectNatsWakeBus>> }) =>
@@ -128,7 +141,8 @@ describe("push on the PostgreSQL wake bus", () => {
     replicas.push(a);
     const b = await serve(pooled[1]!.sql, ["pushbus-pg"], { listenSql: listening[1]!.sql });
     replicas.push(b);
-    const took = await pushAcross(a, b, "pushbus-pg");
+    const { took, events } = await pushAcross(a, b, "pushbus-pg");
+    await events.close();
     // Told by the hint, well before the streams' 5 s backstop would have found the event.
     expect(took).toBeLessThan(2_000);
     for (const client of pooled) expect(client.listens).toEqual([]);
@@ -149,16 +163,27 @@ describe.skipIf(!findNatsServer())("push on the NATS wake bus", () => {
     await nats?.stop();
   });
 
-  it("carries push between replicas through NATS, with no LISTEN on PostgreSQL at all", async () => {
+  it("carries push between replicas through NATS, with no LISTEN on PostgreSQL at all, and looks again once NATS is back", async () => {
     const pooled = [recordedClient(db.current.url, "push-nats-a"), recordedClient(db.current.url, "push-nats-b")];
     clients.push(...pooled.map((c) => c.sql));
     const a = await serve(pooled[0]!.sql, ["pushbus-nats"], { wakeBus: await connectNatsWakeBus({ servers: nats.url, publishTimeoutMs: 500 }) });
     replicas.push(a);
     const b = await serve(pooled[1]!.sql, ["pushbus-nats"], { wakeBus: await connectNatsWakeBus({ servers: nats.url, publishTimeoutMs: 500 }) });
     replicas.push(b);
-    const took = await pushAcross(a, b, "pushbus-nats");
+    const { took, events, post, updated } = await pushAcross(a, b, "pushbus-nats");
     expect(took).toBeLessThan(2_000);
     for (const client of pooled) expect(client.listens).toEqual([]);
+
+    // NATS goes away: the runner's next event is hinted to nobody, and nothing reaches the stream.
+    const listensBefore = a.hub.stats().listens;
+    await nats.kill();
+    await post(" more");
+    expect(await events.next(1_000)).toBeUndefined();
+    // Back: the hub resyncs, A's watcher looks again (its 25 s timeout is far off) and the stream is told.
+    await nats.start();
+    await until(() => a.hub.stats().listens > listensBefore, 10_000);
+    expect(await events.next(3_000)).toEqual(updated);
+    await events.close();
     // Nor did anything else of this database: no backend's last statement is a LISTEN.
     const listening = await pooled[0]!.sql<{ n: number }[]>`
       select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen%'`;
