@@ -11,6 +11,8 @@ export {
 export { SESSION_LIMITS, DEFAULT_TITLE } from "./limits.js";
 export { ModelSchema, type Model, ModelReplySchema } from "./wire/model.js";
 export { RespondAnswerSchema, type RespondAnswer, RespondAnswerReplySchema } from "./wire/respond-answer.js";
+export { sseFrame, sseComment, type SseMessage } from "./wire/sse-frame.js";
+export { SseFieldError, type SseField } from "./wire/sse-field-error.js";
 export {
   CreateSessionInputSchema,
   type CreateSessionInput,

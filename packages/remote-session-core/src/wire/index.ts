@@ -1,5 +1,8 @@
 // The wire shapes other contracts share with the session model (the runner channel's model,
-// answers and limits): zod only, no node: module, so a desktop runner can load them.
+// answers and limits, and the SSE framing every event stream writes): zod only, no node: module,
+// so a desktop runner can load them.
 export { SESSION_LIMITS, DEFAULT_TITLE } from "../limits.js";
 export { ModelSchema, type Model, ModelReplySchema } from "./model.js";
 export { RespondAnswerSchema, type RespondAnswer, RespondAnswerReplySchema } from "./respond-answer.js";
+export { sseFrame, sseComment, type SseMessage } from "./sse-frame.js";
+export { SseFieldError, type SseField } from "./sse-field-error.js";
