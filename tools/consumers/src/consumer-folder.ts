@@ -27,7 +27,7 @@ async function cachedVersions(): Promise<Map<string, string>> {
 }
 
 /** The environment without what a pnpm-run test inherits (npm_config_*, npm_package_*): npm must see only its defaults. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_|^pnpm_|^PNPM_/i.test(key)));
   return { ...env, ...extra };
 }

@@ -1,15 +1,18 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import { gatherHints } from "../wake/hints.js";
+import { guardedReserve } from "./guarded-reserve.js";
 
 /**
  * Runs `fn` in a transaction whose BEGIN travels with `fn`'s first statements: one round trip
  * fewer than `sql.begin`, which waits for BEGIN's answer before running anything. On the hot
  * runner routes a round trip costs more than the statement it carries. Any error rolls back.
  * The hints `fn` gathers (`hintsOf(tx)`) leave after the commit, never inside the transaction.
+ * The connection is reserved through `guardedReserve`: a connection lost mid-transaction (a
+ * PostgreSQL restart) fails `fn` and the commit with an error, never the process.
  */
 export async function transaction<T>(sql: Sql, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  const tx = await sql.reserve();
+  const tx = await guardedReserve(sql);
   const hints = gatherHints(tx);
   let open = true;
   try {
