@@ -64,7 +64,7 @@ export {
   CompleteResponseSchema,
   type CompleteResponse,
 } from "./v1/complete.js";
-export { WAKE_EVENT_TYPES, WakeEventSchema, type WakeEvent } from "./v1/wake-event.js";
+export { WAKE_EVENT_TYPES, WakeEventSchema, type WakeEvent, wakeFrame } from "./v1/wake-event.js";
 export {
   RUNNER_ERROR_STATUS,
   RUNNER_ERROR_CODES,

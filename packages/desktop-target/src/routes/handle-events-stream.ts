@@ -1,4 +1,5 @@
-import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol";
+import { sseComment } from "@openwork/remote-session-core";
+import { RUNNER_TOKEN_TTL_MS, wakeFrame } from "@openwork/runner-protocol";
 import type { RunnerIdentity } from "../store/task-row.js";
 import type { WakeNotice } from "../wake/channels.js";
 import type { WakeSignal } from "../wake/wake-hub.js";
@@ -21,7 +22,7 @@ export interface StreamFraming {
 }
 
 /** Our protocol's stream: work hints with ids, JSON keepalives, presence. */
-export const OUR_FRAMING: StreamFraming = { opening: ": open\n\n", keepalive: `event: keepalive\ndata: {"type":"keepalive"}\n\n`, hints: true, presence: true };
+export const OUR_FRAMING: StreamFraming = { opening: sseComment("open"), keepalive: wakeFrame({ type: "keepalive" }), hints: true, presence: true };
 
 /**
  * `GET events`: the runner's SSE wake stream. Sends `remote_session_work_available` hints (SSE
@@ -50,9 +51,7 @@ export function handleEventsStream(
       const sendNotice = (notice: Pick<WakeNotice, "w" | "t">) => {
         if (!framing.hints || notice.w <= lastSent) return;
         lastSent = notice.w;
-        write(
-          `id: ${notice.w}\nevent: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(notice.w), taskId: notice.t })}\n\n`,
-        );
+        write(wakeFrame({ type: "remote_session_work_available", cursor: String(notice.w), taskId: notice.t }, String(notice.w)));
       };
       // Hints that arrive while the replay is read wait, so the stream stays in id order.
       let buffered: WakeSignal[] | null = [];
@@ -60,7 +59,7 @@ export function handleEventsStream(
         if (buffered) buffered.push(signal);
         else if (signal.kind === "task") sendNotice(signal.notice);
         // After the listener reconnected, hints may be lost: tell the runner to look.
-        else if (framing.hints) write(`event: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(lastSent) })}\n\n`);
+        else if (framing.hints) write(wakeFrame({ type: "remote_session_work_available", cursor: String(lastSent) }));
       };
       const unsubscribe = ctx.hub.subscribeRunner(runner, deliver, () => close());
       const keepalive = setInterval(() => {

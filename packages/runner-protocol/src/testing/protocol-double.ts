@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { isDeepStrictEqual } from "node:util";
+import { sseComment } from "@openwork/remote-session-core/wire";
 import type { z } from "zod";
 import { type Answer, type Assignment, ClaimNextRequestSchema, ClaimRequestSchema } from "../v1/assignment.js";
 import type { Model } from "../v1/common.js";
@@ -13,6 +14,7 @@ import { TokenMintRequestSchema } from "../v1/registration.js";
 import { PostEventsRequestSchema, type TaskEvent } from "../v1/task-events.js";
 import type { RunnerTokenClaims } from "../v1/token-claims.js";
 import { bearerToken, mintRunnerToken, verifyRunnerToken } from "../v1/token.js";
+import { wakeFrame } from "../v1/wake-event.js";
 import type { RunnerChannelHarness } from "./runner-channel-harness.js";
 import { sendJson, startTestServer } from "./http-test-server.js";
 
@@ -120,9 +122,7 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
   };
   let claimNexts = 0;
   const writeNotification = (stream: ServerResponse, n: { id: number; taskId: string }) =>
-    stream.write(
-      `id: ${n.id}\nevent: remote_session_work_available\ndata: ${JSON.stringify({ type: "remote_session_work_available", cursor: String(n.id), taskId: n.taskId })}\n\n`,
-    );
+    stream.write(wakeFrame({ type: "remote_session_work_available", cursor: String(n.id), taskId: n.taskId }, String(n.id)));
 
   const routes: Record<string, (request: { body: string; headers: Record<string, string | string[] | undefined> }, response: ServerResponse, taskId: string) => unknown> = {
     "POST /token": ({ body, headers }) => {
@@ -141,11 +141,11 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     "GET /events": ({ headers }, response) => {
       authenticate(headers.authorization as string | undefined);
       response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
-      response.write(": open\n\n");
+      response.write(sseComment("open"));
       const after = Number(headers["last-event-id"] ?? Number.POSITIVE_INFINITY);
       for (const n of notifications) if (n.id > after) writeNotification(response, n);
       streams.add(response);
-      const keepalive = setInterval(() => response.write(`event: keepalive\ndata: {"type":"keepalive"}\n\n`), options.keepaliveMs ?? 15_000);
+      const keepalive = setInterval(() => response.write(wakeFrame({ type: "keepalive" })), options.keepaliveMs ?? 15_000);
       response.on("close", () => {
         clearInterval(keepalive);
         streams.delete(response);

@@ -1,3 +1,4 @@
+import { sseFrame } from "@openwork/remote-session-core/wire";
 import { z } from "zod";
 import { GatewayIdSchema } from "./common.js";
 
@@ -20,3 +21,11 @@ export const KeepaliveEventSchema = z.looseObject({ type: z.literal("keepalive")
 
 export const WakeEventSchema = z.discriminatedUnion("type", [WorkAvailableEventSchema, KeepaliveEventSchema]);
 export type WakeEvent = z.infer<typeof WakeEventSchema>;
+
+/**
+ * One wake event as the stream carries it: the SSE `event` is the event's `type`, `data` the event
+ * as JSON, and `id` (a hint's cursor) what the runner sends back as `Last-Event-ID`.
+ */
+export function wakeFrame(event: WakeEvent, id?: string): string {
+  return sseFrame({ ...(id === undefined ? {} : { id }), event: event.type, data: JSON.stringify(event) });
+}

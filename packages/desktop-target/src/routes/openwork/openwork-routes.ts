@@ -1,4 +1,4 @@
-import { errorFacts, newReferenceId } from "@openwork/remote-session-core";
+import { errorFacts, newReferenceId, sseFrame } from "@openwork/remote-session-core";
 import { type OpenworkCapability } from "@openwork/runner-protocol";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../../channel-refusal.js";
@@ -27,7 +27,8 @@ import { OPENWORK_SESSION_ROUTES } from "./openwork-session-routes.js";
 
 // OpenWork's keepalive: `data: {}` with no id, the first at once. Automation work hints never
 // come: this gateway runs no Automations.
-const OPENWORK_FRAMING: StreamFraming = { opening: "event: keepalive\ndata: {}\n\n", keepalive: "event: keepalive\ndata: {}\n\n", hints: false, presence: false };
+const OPENWORK_KEEPALIVE = sseFrame({ event: "keepalive", data: "{}" });
+const OPENWORK_FRAMING: StreamFraming = { opening: OPENWORK_KEEPALIVE, keepalive: OPENWORK_KEEPALIVE, hints: false, presence: false };
 const ID = "([^/]{1,160})";
 
 const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request) => {
