@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { errorFacts, type Logger } from "@openwork/remote-session-core";
+import { errorFacts, type Logger, sseComment, sseFrame } from "@openwork/remote-session-core";
 import type { PushAuth, PushBus, PushHint } from "./push-bus.js";
 import { keyOf, type PushStore, type Subscription } from "./push-store.js";
 
@@ -167,7 +167,7 @@ export function createPushHub(options: PushHubOptions) {
           (draining = draining.then(async () => {
             for (;;) {
               const events = await store.eventsAfter(keyOf(mcpSessionId, auth), sent);
-              for (const event of events) write(`id: ${event.id}\nevent: message\ndata: ${JSON.stringify(event.message)}\n\n`);
+              for (const event of events) write(sseFrame({ id: event.id, event: "message", data: JSON.stringify(event.message) }));
               if (events.length > 0) sent = events.at(-1)!.id;
               if (events.length < 500) return;
             }
@@ -184,8 +184,8 @@ export function createPushHub(options: PushHubOptions) {
         const session = local.get(mcpSessionId) ?? { auth, streams: new Set(), watchers: new Map() };
         local.set(mcpSessionId, session);
         session.streams.add(entry);
-        write(": stream open\n\n");
-        timers = [setInterval(() => write(": keepalive\n\n"), keepaliveMs), setInterval(() => void drain(), backstopMs)];
+        write(sseComment("stream open"));
+        timers = [setInterval(() => write(sseComment("keepalive")), keepaliveMs), setInterval(() => void drain(), backstopMs)];
         void drain();
         void syncWatchers(mcpSessionId).catch((error: unknown) => logger.warn("push: could not load subscriptions", { mcpSessionId, error: errorFacts(error) }));
       },

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { sseFrame } from "@openwork/remote-session-core";
 
 /** An event as opencode publishes it on `GET /event`. */
 export interface EngineEvent {
@@ -41,7 +42,7 @@ export function createEventBus(options: { heartbeatMs?: number } = {}) {
         start(controller) {
           const send = (e: EngineEvent) => {
             try {
-              controller.enqueue(encoder.encode(`data: ${JSON.stringify(e)}\n\n`));
+              controller.enqueue(encoder.encode(sseFrame({ data: JSON.stringify(e) })));
             } catch {
               close();
             }
