@@ -30,6 +30,7 @@ import { findPinnedRunners } from "./store/find-pinned-runners.js";
 import { listRunners } from "./store/list-runners.js";
 import { loadSessionTasks } from "./store/load-session-tasks.js";
 import { syncSessionState } from "./store/sync-session-state.js";
+import { leaving } from "./store/task-state-sql.js";
 import { buildTranscript } from "./transcript/build-transcript.js";
 import { pendingInputOf } from "./transcript/pending-input-of.js";
 import type { WakeHub } from "./wake/wake-hub.js";
@@ -197,7 +198,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         await tx`select id from remote_session where organization_id = ${session.organizationId} and id = ${session.id} for update`;
         const [{ waiting }] = (await tx`
           select count(*)::int as waiting from desktop_task
-          where organization_id = ${session.organizationId} and session_id = ${session.id} and state = 'queued'`) as unknown as [{ waiting: number }];
+          where organization_id = ${session.organizationId} and session_id = ${session.id} and ${leaving(tx, "claim")}`) as unknown as [{ waiting: number }];
         if (waiting >= MAX_QUEUED_TURNS) {
           fail("queue_full", `${waiting} follow-ups already wait for this desktop; read the session and send again when one ran`, { retryAfterMs: 5_000 });
         }

@@ -19,6 +19,8 @@ import type { Sql } from "postgres";
 import type { RelayedReadResult } from "./routes/openwork/openwork-wire.js";
 import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import type { TaskKind, TaskRow } from "./store/task-row.js";
+import { stateIn } from "./store/task-state-sql.js";
+import { OPEN_TASK_STATES } from "./task-state.js";
 import type { WakeHub } from "./wake/wake-hub.js";
 import { transaction } from "./store/transaction.js";
 
@@ -134,7 +136,7 @@ async function requestOf(deps: RelayDeps, call: TargetCall, session: LedgerSessi
   return transaction(deps.sql, async (tx) => {
     const [open] = await tx<TaskRow[]>`
       select * from desktop_task
-      where organization_id = ${session.organizationId} and session_id = ${session.id} and kind = ${kind} and state in ('queued', 'claimed')
+      where organization_id = ${session.organizationId} and session_id = ${session.id} and kind = ${kind} and ${stateIn(tx, OPEN_TASK_STATES)}
         and input = ${tx.json(input as never)} and claim_deadline > now()
       order by created_at desc limit 1`;
     if (open) return open;

@@ -6,6 +6,7 @@ import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
 import { type LiveState, syncSessionState } from "./sync-session-state.js";
 import { emptyFold, foldEvents, type TaskFold } from "../transcript/task-fold.js";
 import { endedClears, type RowKey, type RunnerIdentity, sessionKey, type TaskRow, taskKey } from "./task-row.js";
+import { leaving, movedTo } from "./task-state-sql.js";
 import { pipeline } from "./transaction.js";
 
 /** What one task's events may take at most (JSON bytes, every attempt together): 4 MiB. */
@@ -29,7 +30,7 @@ export async function appendEvents(
   // The task's lock and the events it holds, in one round trip.
   const key = { organizationId: runner.organizationId, id: taskId };
   const [task, held] = await pipeline([lockOwnTask(tx, runner, taskId), heldEvents(tx, key, body.attempt, body.events)]);
-  assertAttemptHeld(task, body.attempt);
+  assertAttemptHeld(task, body.attempt, "renew");
   const { fresh, nextSequence } = freshEvents(body.events, held);
   if (fresh.length > 0) {
     const grown = await grownFold(tx, task, fresh, capBytes);
@@ -77,9 +78,9 @@ export const tooLarge = (capBytes: number) => ({
 export async function endTooLarge(tx: Queryable, task: TaskRow, capBytes: number): Promise<void> {
   const { message } = tooLarge(capBytes);
   await tx`
-    update desktop_task set state = 'failed', ${endedClears(tx)}, failure_code = 'turn_too_large', failure_message = ${message},
+    update desktop_task set state = ${movedTo(tx, "fail")}, ${endedClears(tx)}, failure_code = 'turn_too_large', failure_message = ${message},
       finished_at = now(), updated_at = now()
-    where organization_id = ${task.organization_id} and id = ${task.id} and state = 'claimed'`;
+    where organization_id = ${task.organization_id} and id = ${task.id} and ${leaving(tx, "fail")}`;
   await syncSessionState(tx, sessionKey(task), { activity: true, lastError: { error: "turn_too_large", message } });
 }
 

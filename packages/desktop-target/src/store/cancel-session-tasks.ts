@@ -2,6 +2,7 @@ import type { Queryable } from "@openwork/remote-session-core";
 import { hintsOf } from "../wake/hints.js";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, type RowKey } from "./task-row.js";
+import { leaving, movedTo } from "./task-state-sql.js";
 
 /**
  * Stops a session's work: queued tasks are cancelled at once (their prompts cleared); the running
@@ -10,13 +11,13 @@ import { endedClears, type RowKey } from "./task-row.js";
  */
 export async function cancelSessionTasks(tx: Queryable, session: RowKey): Promise<boolean> {
   const cancelled = await tx`
-    update desktop_task set state = 'cancelled', ${endedClears(tx)}, finished_at = now(), updated_at = now(),
+    update desktop_task set state = ${movedTo(tx, "cancel")}, ${endedClears(tx)}, finished_at = now(), updated_at = now(),
       failure_code = 'stopped', failure_message = 'stopped before a desktop took it'
-    where organization_id = ${session.organizationId} and session_id = ${session.id} and state = 'queued'
+    where organization_id = ${session.organizationId} and session_id = ${session.id} and ${leaving(tx, "cancel")}
     returning id`;
   const requested = await tx`
     update desktop_task set cancel_requested = true, updated_at = now()
-    where organization_id = ${session.organizationId} and session_id = ${session.id} and state = 'claimed'
+    where organization_id = ${session.organizationId} and session_id = ${session.id} and ${leaving(tx, "requestStop")}
     returning id`;
   if (cancelled.length > 0) await syncSessionState(tx, session, { activity: true });
   else if (requested.length > 0) hintsOf(tx).session(session.organizationId, session.id);

@@ -5,6 +5,7 @@ import { eligibleFor } from "./eligibility.js";
 import { hintsOf } from "../wake/hints.js";
 import { claimedSessionMove } from "./sync-session-state.js";
 import type { RunnerIdentity, TaskKind, TaskRow } from "./task-row.js";
+import { movedTo } from "./task-state-sql.js";
 
 export type ClaimOutcome =
   | { kind: "claimed"; task: TaskRow; localSessionId: string | null }
@@ -45,7 +46,7 @@ async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: num
       for update skip locked),
     claimed as (
       update desktop_task d set
-        state = 'claimed', attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId}, claimed_via = ${runner.dialect ?? "desktop-runner"},
+        state = ${movedTo(tx, "claim")}, attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId}, claimed_via = ${runner.dialect ?? "desktop-runner"},
         lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), claimed_at = now(), updated_at = now()
       from candidate where d.organization_id = ${runner.organizationId} and d.id = candidate.id
       returning d.*),

@@ -34,7 +34,7 @@ export async function completeTask(
     if (isDeepStrictEqual(task.completion, completion)) return { taskId, state: task.state, replayed: true, nextTaskId: task.next_task_id, claimed: null };
     throw new ChannelRefusal("completion_conflict", "the task was already completed differently");
   }
-  assertAttemptHeld(task, body.attempt);
+  assertAttemptHeld(task, body.attempt, "complete");
   const fresh = events && held ? freshEvents(events, held).fresh : [];
   const grown = fresh.length > 0 ? await grownFold(tx, task, fresh, capBytes) : null;
   // Last events past what the turn may store are not kept: the turn ends failed, with what it had.

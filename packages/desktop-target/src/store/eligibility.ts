@@ -1,6 +1,8 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import { kindsRunnerTakes } from "../runner-abilities.js";
 import type { RunnerIdentity } from "./task-row.js";
+import { OPEN_TASK_STATES } from "../task-state.js";
+import { leaving, stateIn } from "./task-state-sql.js";
 
 /**
  * The one predicate of "this runner may take task `t` now", shared by the work listing and the
@@ -15,7 +17,7 @@ import type { RunnerIdentity } from "./task-row.js";
 export function eligibleFor(sql: Queryable, runner: RunnerIdentity) {
   return sql`
     t.organization_id = ${runner.organizationId} and t.member_id = ${runner.memberId}
-    and t.state = 'queued'
+    and ${leaving(sql, "claim", "t.state")}
     and (t.pinned_runner_id is null or t.pinned_runner_id = ${runner.runnerId})
     and t.claim_deadline > now() and (t.deliver_by is null or t.deliver_by > now())
     and ${
@@ -26,7 +28,7 @@ export function eligibleFor(sql: Queryable, runner: RunnerIdentity) {
     }
     and (t.kind not in ('remote_session.create', 'remote_session.send') or not exists (
       select 1 from desktop_task e
-      where e.organization_id = t.organization_id and e.session_id = t.session_id and e.created_at < t.created_at and e.state in ('queued', 'claimed')
+      where e.organization_id = t.organization_id and e.session_id = t.session_id and e.created_at < t.created_at and ${stateIn(sql, OPEN_TASK_STATES, "e.state")}
         and e.kind in ('remote_session.create', 'remote_session.send')))
     and (t.kind = 'remote_session.create' or exists (
       select 1 from remote_session s where s.organization_id = t.organization_id and s.id = t.session_id and s.target_ref->>'runnerId' = ${runner.runnerId}))`;

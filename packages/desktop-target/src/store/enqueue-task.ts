@@ -3,6 +3,7 @@ import type { TaskRequirements } from "@openwork/runner-protocol";
 import type { WakeNotice } from "../wake/channels.js";
 import { hintsOf } from "../wake/hints.js";
 import type { TaskKind, TaskRow } from "./task-row.js";
+import { movedTo } from "./task-state-sql.js";
 
 export interface NewTask {
   sessionId: string;
@@ -54,7 +55,7 @@ export async function enqueueTask(sql: Queryable, scope: MemberScope, task: NewT
       message_id, local_session_id, pinned_runner_id, required_protocol, required_capabilities,
       deliver_by, claim_deadline, input)
     values (
-      ${newId("rst")}, ${scope.organizationId}, ${scope.memberId}, ${task.sessionId}, ${task.kind}, 'queued',
+      ${newId("rst")}, ${scope.organizationId}, ${scope.memberId}, ${task.sessionId}, ${task.kind}, ${movedTo(sql, "enqueue")},
       ${task.title}, ${task.prompt}, ${task.prompt?.length ?? 0}, ${task.model ? sql.json(task.model) : null}, ${task.workspaceId},
       ${task.messageId}, ${task.localSessionId}, ${task.pinnedRunnerId}, ${task.requirements.protocolVersion},
       ${task.requirements.capabilities}::text[], ${task.deliverBy},

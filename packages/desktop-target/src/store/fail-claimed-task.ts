@@ -1,6 +1,7 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, type RowKey, sessionKey } from "./task-row.js";
+import { leaving, movedTo } from "./task-state-sql.js";
 
 /** Why a task whose model the member may no longer use fails at claim. */
 export const MODEL_ACCESS_LOST = { code: "model_access_lost", message: "the member may no longer use the requested model" } as const;
@@ -11,9 +12,9 @@ export const MODEL_ACCESS_LOST = { code: "model_access_lost", message: "the memb
  */
 export async function failClaimedTask(tx: Queryable, task: RowKey, cause: { code: string; message: string }): Promise<void> {
   const [failed] = await tx<{ organization_id: string; session_id: string }[]>`
-    update desktop_task set state = 'failed', ${endedClears(tx)}, failure_code = ${cause.code},
+    update desktop_task set state = ${movedTo(tx, "fail")}, ${endedClears(tx)}, failure_code = ${cause.code},
       failure_message = ${cause.message}, finished_at = now(), updated_at = now()
-    where organization_id = ${task.organizationId} and id = ${task.id} and state = 'claimed'
+    where organization_id = ${task.organizationId} and id = ${task.id} and ${leaving(tx, "fail")}
     returning organization_id, session_id`;
   if (!failed) return;
   await syncSessionState(tx, sessionKey(failed), { lastError: { error: cause.code, message: cause.message } });

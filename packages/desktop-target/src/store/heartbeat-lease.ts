@@ -2,6 +2,7 @@ import type { Queryable } from "@openwork/remote-session-core";
 import type { HeartbeatResponse } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import type { RunnerIdentity } from "./task-row.js";
+import { leaving } from "./task-state-sql.js";
 
 /**
  * Extends the lease of the runner's current attempt. The lease stays valid while the task is
@@ -16,7 +17,7 @@ export async function heartbeatLease(
   attempt: number,
   leaseMs: number,
 ): Promise<HeartbeatResponse> {
-  const held = sql`state = 'claimed' and attempt = ${attempt}`;
+  const held = sql`${leaving(sql, "renew")} and attempt = ${attempt}`;
   const [row] = await sql<{ lease_expires_at: Date | null; cancel_requested: boolean; held: boolean }[]>`
     with extended as (
       update desktop_task set lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), updated_at = now()

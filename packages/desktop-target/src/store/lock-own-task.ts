@@ -1,5 +1,6 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import { ChannelRefusal } from "../channel-refusal.js";
+import { fromStates } from "../task-state.js";
 import type { TaskOwner, TaskRow } from "./task-row.js";
 
 /**
@@ -16,9 +17,9 @@ export async function lockOwnTask(tx: Queryable, runner: TaskOwner, taskId: stri
   return task;
 }
 
-/** Refuses work on an attempt that is no longer the task's running attempt. */
-export function assertAttemptHeld(task: TaskRow, attempt: number): void {
-  if (task.state !== "claimed" || task.attempt !== attempt) {
+/** Refuses work (`move`: its events, its completion) on an attempt that is no longer the task's running attempt. */
+export function assertAttemptHeld(task: TaskRow, attempt: number, move: "renew" | "complete"): void {
+  if (!fromStates(move).includes(task.state) || task.attempt !== attempt) {
     throw new ChannelRefusal("lease_lost", `attempt ${attempt} no longer holds the task (${task.state})`);
   }
 }

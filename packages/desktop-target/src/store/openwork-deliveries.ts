@@ -3,6 +3,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Queryable } from "@openwork/remote-session-core";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { syncSessionState } from "./sync-session-state.js";
+import { fromStates } from "../task-state.js";
 import { endedClears, type RunnerIdentity, sessionKey, type TaskKind, type TaskRow } from "./task-row.js";
 
 // What OpenWork desktops report back over its command protocol, written to the task store: a
@@ -54,7 +55,7 @@ async function settle(tx: Queryable, task: TaskRow, receipt: object, outcome: { 
     if (isDeepStrictEqual(task.completion, kept)) return false;
     throw new ChannelRefusal("completion_conflict", "the task was already completed differently");
   }
-  if (task.state !== "claimed" && task.state !== "interrupted") throw new ChannelRefusal("completion_conflict", `the task is ${task.state}`);
+  if (!fromStates("deliver").includes(task.state)) throw new ChannelRefusal("completion_conflict", `the task is ${task.state}`);
   await tx`
     update desktop_task set
       state = ${outcome.failed ? "failed" : "done"}, completion = ${tx.json(kept as never)}, ${endedClears(tx)},
@@ -105,7 +106,7 @@ export async function receiveProgress(tx: Queryable, runner: RunnerIdentity, com
       and kind = 'remote_session.create'
     for update`;
   if (!task) throw new ChannelRefusal("not_found", "no such command");
-  if (task.state !== "done" || task.claimed_by_runner_id !== runner.runnerId || task.claimed_via !== "openwork") {
+  if (!fromStates("report").includes(task.state) || task.claimed_by_runner_id !== runner.runnerId || task.claimed_via !== "openwork") {
     throw new ChannelRefusal("claim_conflict", "the command is not a session this desktop delivered");
   }
   const order = progressOrder(task, report.observedAt, Number(task.now_ms));

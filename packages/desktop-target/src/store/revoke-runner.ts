@@ -1,6 +1,7 @@
 import type { MemberScope, Queryable } from "@openwork/remote-session-core";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears } from "./task-row.js";
+import { leaving, movedTo } from "./task-state-sql.js";
 
 /**
  * Revokes one of the member's runners: it is marked revoked, so tokens minted before are refused on their next
@@ -18,10 +19,10 @@ export async function revokeRunner(tx: Queryable, scope: MemberScope, runnerId: 
     returning runner_id`;
   if (removed.length === 0) return null;
   const failed = await tx<{ session_id: string }[]>`
-    update desktop_task set state = 'failed', ${endedClears(tx)}, failure_code = 'runner_revoked',
+    update desktop_task set state = ${movedTo(tx, "failPinned")}, ${endedClears(tx)}, failure_code = 'runner_revoked',
       failure_message = 'the desktop this was waiting for was revoked by its owner', finished_at = now(), updated_at = now()
     where organization_id = ${scope.organizationId} and member_id = ${scope.memberId}
-      and pinned_runner_id = ${runnerId} and state = 'queued'
+      and pinned_runner_id = ${runnerId} and ${leaving(tx, "failPinned")}
     returning session_id`;
   for (const id of [...new Set(failed.map((t) => t.session_id))].sort()) {
     await syncSessionState(tx, { organizationId: scope.organizationId, id }, { lastError: { error: "runner_revoked", message: "the desktop this was waiting for was revoked by its owner" } });

@@ -4,6 +4,7 @@ import { hintsOf } from "../wake/hints.js";
 import { transaction } from "./transaction.js";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, sessionKey } from "./task-row.js";
+import { leaving, movedTo } from "./task-state-sql.js";
 
 interface Moved {
   session_id: string;
@@ -36,17 +37,17 @@ export async function sweepTasks(sql: Sql, logger: Logger = silentLogger): Promi
     // statements, each row named by its full key.
     const interrupted = await tx<Moved[]>`
       /* across organizations: the lease sweep */
-      update desktop_task set state = 'interrupted', ${endedClears(tx)}, failure_code = 'lease_lost',
+      update desktop_task set state = ${movedTo(tx, "interrupt")}, ${endedClears(tx)}, failure_code = 'lease_lost',
         failure_message = 'the desktop stopped sending heartbeats; events it posted are kept',
         finished_at = now(), updated_at = now()
       where (organization_id, id) in (
-        select organization_id, id from desktop_task where state = 'claimed' and lease_expires_at < now()
+        select organization_id, id from desktop_task where ${leaving(tx, "interrupt")} and lease_expires_at < now()
         limit ${SWEEP_BATCH} for update skip locked)
-        and state = 'claimed'
+        and ${leaving(tx, "interrupt")}
       returning session_id, organization_id, kind, failure_code, failure_message`;
     const expired = await tx<Moved[]>`
       /* across organizations: the deadline sweep */
-      update desktop_task set state = 'expired', ${endedClears(tx)}, finished_at = now(), updated_at = now(),
+      update desktop_task set state = ${movedTo(tx, "expire")}, ${endedClears(tx)}, finished_at = now(), updated_at = now(),
         failure_code = case when deliver_by is not null and deliver_by <= now() then 'delivery_deadline_passed' else 'runner_unavailable' end,
         failure_message = case when deliver_by is not null and deliver_by <= now()
           then 'no desktop claimed the task before its deliverBy time'
@@ -54,16 +55,16 @@ export async function sweepTasks(sql: Sql, logger: Logger = silentLogger): Promi
           then 'the desktop did not pick the follow-up up in time, so its prompt never ran; send it again once the desktop is back'
           else 'the desktop did not pick the task up in time' end
       where (organization_id, id) in (
-        select organization_id, id from desktop_task where state = 'queued' and claim_deadline <= now()
+        select organization_id, id from desktop_task where ${leaving(tx, "expire")} and claim_deadline <= now()
         order by claim_deadline limit ${SWEEP_BATCH} for update skip locked)
-        and state = 'queued'
+        and ${leaving(tx, "expire")}
       returning session_id, organization_id, kind, failure_code, failure_message`;
     // OpenWork desktops hold no lease: a delivered turn whose desktop stopped polling is lost.
     const lost = await tx<Moved[]>`
       /* across organizations: the presence sweep */
       update desktop_task c set progress = coalesce(c.progress, '{}'::jsonb) || '{"status":"lost"}'::jsonb, updated_at = now()
       from desktop_runner r
-      where c.kind = 'remote_session.create' and c.state = 'done' and c.claimed_via = 'openwork'
+      where c.kind = 'remote_session.create' and ${leaving(tx, "report", "c.state")} and c.claimed_via = 'openwork'
         and coalesce(c.progress->>'status', 'running') in ('running', 'waiting')
         and r.organization_id = c.organization_id and r.member_id = c.member_id and r.runner_id = c.claimed_by_runner_id
         and r.last_seen_at < now() - make_interval(secs => ${OPENWORK_LOST_AFTER_SECONDS})

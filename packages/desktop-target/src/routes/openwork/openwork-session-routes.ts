@@ -5,6 +5,7 @@ import { listWork } from "../../store/list-work.js";
 import { receiveCommand, receiveProgress, receiveRequest } from "../../store/openwork-deliveries.js";
 import { failClaimedTask, MODEL_ACCESS_LOST } from "../../store/fail-claimed-task.js";
 import { type TaskKind, type TaskRow, taskKey } from "../../store/task-row.js";
+import { leaving } from "../../store/task-state-sql.js";
 import type { AuthenticatedRunner } from "../authenticate-runner.js";
 import { type OpenworkContext, type OpenworkHandler, type OpenworkRoute, runnerCall } from "./openwork-call.js";
 import {
@@ -180,7 +181,7 @@ async function recoverableClaims(ctx: OpenworkContext, runner: AuthenticatedRunn
   const rows = await ctx.sql<{ id: string; kind: TaskKind }[]>`
     select id, kind from desktop_task
     where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and claimed_by_runner_id = ${runner.runnerId}
-      and claimed_via = 'openwork' and state = 'claimed' and claim_deadline > now() and kind = any(${kindsRunnerTakes(runner)}::text[])
+      and claimed_via = 'openwork' and ${leaving(ctx.sql, "reclaim")} and claim_deadline > now() and kind = any(${kindsRunnerTakes(runner)}::text[])
     order by created_at limit 10`;
   return rows.map((row) => ({ taskId: row.id, kind: row.kind }));
 }
