@@ -1,3 +1,4 @@
+import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { describe, expect, it } from "vitest";
 import { AssignmentSchema, ClaimRequestSchema } from "./assignment.js";
 import { CompleteRequestSchema } from "./complete.js";
@@ -5,7 +6,7 @@ import { HeartbeatRequestSchema, HeartbeatResponseSchema } from "./heartbeat.js"
 import { LIMITS } from "./limits.js";
 import { TokenMintRequestSchema } from "./registration.js";
 import { PostEventsRequestSchema, TaskEventSchema } from "./task-events.js";
-import { WakeEventSchema } from "./wake-event.js";
+import { wakeFrame, WakeEventSchema } from "./wake-event.js";
 import { WorkResponseSchema } from "./work.js";
 
 const at = "2026-11-29T12:00:00.000Z";
@@ -112,5 +113,17 @@ describe("replies the runner reads are loose", () => {
     );
     expect(WakeEventSchema.parse({ type: "keepalive" }).type).toBe("keepalive");
     expect(WakeEventSchema.safeParse({ type: "automation_work_available", cursor: "1" }).success).toBe(false);
+  });
+
+  it("are framed as the stream has always carried them, and read back as sent", () => {
+    const hint = { type: "remote_session_work_available" as const, cursor: "7", taskId: "rst_1" };
+    expect(wakeFrame(hint, "7")).toBe(`id: 7\nevent: remote_session_work_available\ndata: {"type":"remote_session_work_available","cursor":"7","taskId":"rst_1"}\n\n`);
+    expect(wakeFrame({ type: "keepalive" })).toBe(`event: keepalive\ndata: {"type":"keepalive"}\n\n`);
+    const read: EventSourceMessage[] = [];
+    createParser({ onEvent: (m) => read.push(m) }).feed(wakeFrame(hint, "7") + wakeFrame({ type: "keepalive" }));
+    expect(read.map((m) => ({ id: m.id, event: m.event, data: WakeEventSchema.parse(JSON.parse(m.data)) }))).toEqual([
+      { id: "7", event: "remote_session_work_available", data: hint },
+      { id: undefined, event: "keepalive", data: { type: "keepalive" } },
+    ]);
   });
 });
