@@ -3,6 +3,7 @@ import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import { sweepTasks } from "./store/sweep-tasks.js";
+import { TASK_TRANSITIONS, type TaskState } from "./task-state.js";
 import { transaction } from "./store/transaction.js";
 import { type OpenworkDesktopDouble, type OpenworkDesktopDoubleOptions, startOpenworkDesktopDouble } from "./testing/openwork-desktop-double.js";
 import { capturingLogger, type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
@@ -345,6 +346,22 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     expect([again.status, await again.json()]).toEqual([409, { error: "request_claim_conflict" }]);
     await post(`/v1/remote-session-requests/${requestId}/complete`, token, { status: "failed", error: { code: "request_failed", message: "test" } });
     await reading;
+  });
+
+  it("takes a command's receipt that comes after its lease lapsed: the task goes interrupted -> done, an edge of TASK_TRANSITIONS", async () => {
+    const member = newMember();
+    const token = await mint(member, "late-receipt-install");
+    await gateway.sessions.create(gateway.call(member), { title: "late", prompt: "p" });
+    const [item] = await work(token);
+    await post(`/v1/remote-session-commands/${item!.commandId}/claim`, token, {});
+    const stateOf = async () => (await gateway.sql<{ state: TaskState }[]>`select state from desktop_task where id = ${item!.commandId!}`)[0]!.state;
+    await gateway.sql`update desktop_task set lease_expires_at = now() - interval '1 second' where id = ${item!.commandId!}`;
+    await sweepTasks(gateway.sql);
+    expect(await stateOf()).toBe("interrupted");
+    const receipt = await post(`/v1/remote-session-commands/${item!.commandId}/complete`, token, { status: "delivered", sessionId: "ses_late", workspaceId: "ws_l" });
+    expect(receipt.status).toBe(200);
+    expect(await stateOf()).toBe("done");
+    expect(TASK_TRANSITIONS.interrupted).toContain("done");
   });
 
   it("takes a progress report after a stop as data: 200, recorded on the command, the session stays stopped", async () => {
