@@ -1,5 +1,4 @@
-import { type Logger, silentLogger } from "@openwork/remote-session-core";
-import { createParser } from "eventsource-parser";
+import { followSse, type Logger, silentLogger } from "@openwork/remote-session-core";
 import type { z } from "zod";
 import { EventMessageSchema as MessageSchema, EventPartSchema as PartSchema, EventSchema, OpencodeErrorSchema as ErrorSchema, EventStatusSchema as StatusSchema } from "./opencode-schemas.js";
 
@@ -164,14 +163,13 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
 
   const consume = async (source: EventSource, stream: Stream, onEvent: (event: z.infer<typeof EventSchema>) => void, onConnected: () => void) => {
     const url = `${source.url.replace(/\/+$/, "")}/workspace/${encodeURIComponent(source.workspaceId)}/opencode/event`;
-    const response = await (options.fetch ?? fetch)(url, {
-      headers: { accept: "text/event-stream", authorization: `Bearer ${source.clientToken}` },
-      redirect: "error",
-      signal: stream.abort.signal,
-    });
-    if (!response.ok || !response.body) throw new Error(`the event stream answered ${response.status}`);
-    const parser = createParser({
-      onEvent: (message) => {
+    await followSse({
+      open: async (signal) => {
+        const response = await (options.fetch ?? fetch)(url, { headers: { accept: "text/event-stream", authorization: `Bearer ${source.clientToken}` }, redirect: "error", signal });
+        if (!response.ok || !response.body) throw new Error(`the event stream answered ${response.status}`);
+        return response.body;
+      },
+      onMessage: (message) => {
         let data: unknown;
         try {
           data = JSON.parse(message.data);
@@ -183,22 +181,9 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
         if (event.data.type === "server.connected") onConnected();
         onEvent(event.data);
       },
+      silenceMs: options.silenceMs ?? 30_000,
+      signal: stream.abort.signal,
     });
-    let silence: ReturnType<typeof setTimeout> | undefined;
-    const arm = () => {
-      clearTimeout(silence);
-      silence = setTimeout(() => stream.abort.abort(new Error("the event stream went silent")), options.silenceMs ?? 30_000);
-    };
-    const decoder = new TextDecoder();
-    try {
-      arm();
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        arm();
-        parser.feed(decoder.decode(chunk, { stream: true }));
-      }
-    } finally {
-      clearTimeout(silence);
-    }
   };
 
   const apply = (stream: Stream, event: z.infer<typeof EventSchema>) => {

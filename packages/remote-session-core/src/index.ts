@@ -13,6 +13,8 @@ export { ModelSchema, type Model, ModelReplySchema } from "./wire/model.js";
 export { RespondAnswerSchema, type RespondAnswer, RespondAnswerReplySchema } from "./wire/respond-answer.js";
 export { sseFrame, sseComment, type SseMessage } from "./wire/sse-frame.js";
 export { SseFieldError, type SseField } from "./wire/sse-field-error.js";
+export { followSse, type FollowSseOptions, type SseTimers } from "./wire/follow-sse.js";
+export { SseSilentError } from "./wire/sse-silent-error.js";
 export {
   CreateSessionInputSchema,
   type CreateSessionInput,

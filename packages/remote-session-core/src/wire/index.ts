@@ -6,3 +6,5 @@ export { ModelSchema, type Model, ModelReplySchema } from "./model.js";
 export { RespondAnswerSchema, type RespondAnswer, RespondAnswerReplySchema } from "./respond-answer.js";
 export { sseFrame, sseComment, type SseMessage } from "./sse-frame.js";
 export { SseFieldError, type SseField } from "./sse-field-error.js";
+export { followSse, type FollowSseOptions, type SseTimers } from "./follow-sse.js";
+export { SseSilentError } from "./sse-silent-error.js";

@@ -1,4 +1,5 @@
-import { type EventSourceMessage, createParser } from "eventsource-parser";
+import { followSse, SseSilentError } from "@openwork/remote-session-core/wire";
+import type { EventSourceMessage } from "eventsource-parser";
 import { type Timers, sleep, systemTimers } from "../timers.js";
 import { type WakeEvent, WakeEventSchema } from "../v1/wake-event.js";
 import { type Backoff, DEFAULT_BACKOFF, backoffDelay } from "./backoff.js";
@@ -43,60 +44,36 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
   let lastEventId = options.lastEventId;
 
   const connectOnce = async (): Promise<boolean> => {
-    const connection = new AbortController();
-    let reader: ReadableStreamDefaultReader<string> | undefined;
-    // Aborting the fetch does not always settle a pending read of a piped body (seen with
-    // undici), so the reader is cancelled as well: that ends the read at once.
-    const drop = (reason?: Error) => {
-      connection.abort(reason);
-      void reader?.cancel().catch(() => {});
-    };
-    const abort = () => drop();
-    stop.signal.addEventListener("abort", abort, { once: true });
-    let silence: unknown;
-    const armSilence = () => {
-      timers.clearTimeout(silence);
-      silence = timers.setTimeout(() => drop(new Error("silent")), silenceMs);
-    };
     let received = false;
     try {
-      armSilence();
-      const headers: Record<string, string> = {
-        accept: "text/event-stream",
-        authorization: await options.client.authorization(),
-      };
-      if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
-      const response = await (options.fetch ?? fetch)(options.client.eventsUrl, {
-        headers,
-        redirect: "error",
-        signal: connection.signal,
+      await followSse({
+        open: async (signal) => {
+          const headers: Record<string, string> = {
+            accept: "text/event-stream",
+            authorization: await options.client.authorization(),
+          };
+          if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
+          const response = await (options.fetch ?? fetch)(options.client.eventsUrl, { headers, redirect: "error", signal });
+          if (!response.ok || !response.body) {
+            throw new RunnerProtocolError({
+              code: response.status === 401 ? "runner_unauthorized" : `http_${response.status}`,
+              message: `the wake stream answered ${response.status}`,
+              status: response.status,
+            });
+          }
+          options.onOpen?.();
+          return response.body;
+        },
+        onMessage: deliver,
+        onBytes: () => (received = true),
+        silenceMs,
+        signal: stop.signal,
+        timers,
       });
-      if (!response.ok || !response.body) {
-        throw new RunnerProtocolError({
-          code: response.status === 401 ? "runner_unauthorized" : `http_${response.status}`,
-          message: `the wake stream answered ${response.status}`,
-          status: response.status,
-        });
-      }
-      options.onOpen?.();
-      const parser = createParser({ onEvent: (message) => deliver(message) });
-      reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done || connection.signal.aborted) break;
-        received = true;
-        armSilence();
-        parser.feed(value);
-      }
-      if (connection.signal.aborted) throw connection.signal.reason;
       throw new RunnerProtocolError({ code: "network_error", message: "the wake stream ended" });
     } catch (error) {
-      if (!stop.signal.aborted) options.onError?.(asProtocolError(error, connection.signal));
+      if (!stop.signal.aborted) options.onError?.(asProtocolError(error));
       return received;
-    } finally {
-      timers.clearTimeout(silence);
-      stop.signal.removeEventListener("abort", abort);
-      drop();
     }
   };
 
@@ -131,9 +108,9 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
   };
 }
 
-function asProtocolError(error: unknown, signal: AbortSignal): RunnerProtocolError {
+function asProtocolError(error: unknown): RunnerProtocolError {
   if (RunnerProtocolError.isInstance(error)) return error;
-  if (signal.aborted) {
+  if (SseSilentError.isInstance(error)) {
     return new RunnerProtocolError({ code: "timeout", message: "the wake stream went silent", cause: error });
   }
   const message = error instanceof Error ? error.message : String(error);
