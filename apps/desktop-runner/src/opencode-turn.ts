@@ -1,4 +1,4 @@
-import { createParser } from "eventsource-parser";
+import { followSse, SseSilentError, type SseTimers } from "@openwork/remote-session-core/wire";
 import type { EngineProgress, EngineRequest } from "./local-engine.js";
 
 /** An error that ends an opencode turn, as its events and messages carry it. */
@@ -56,7 +56,13 @@ const TODO_MARKS: Record<string, string> = { completed: "✓", in_progress: "…
  * messages, tool calls (a todo list is the `todowrite` tool's summary), usage per step,
  * permissions and questions asked and resolved; then its end (idle after busy) or its error.
  */
-export function followTurn(response: Response, sessionId: string, onProgress: (progress: EngineProgress) => void) {
+export function followTurn(
+  response: Response,
+  sessionId: string,
+  onProgress: (progress: EngineProgress) => void,
+  // opencode beats every 10 s: a stream silent for 30 s is a dead engine or a half-open socket.
+  stream: { silenceMs?: number; timers?: SseTimers } = {},
+) {
   let connected!: () => void;
   let ended!: (error: EngineError | null) => void;
   const result = {
@@ -82,56 +88,53 @@ export function followTurn(response: Response, sessionId: string, onProgress: (p
       onProgress({ type: "usage", inputTokens: part.tokens.input ?? 0, outputTokens: part.tokens.output ?? 0, ...cost });
     }
   };
-  const parser = createParser({
-    onEvent: (message) => {
-      let event: { type: string; properties?: Properties };
-      try {
-        event = JSON.parse(message.data) as typeof event;
-      } catch {
-        return;
-      }
-      const p = event.properties ?? {};
-      if (event.type === "server.connected") return connected();
-      if (p.sessionID !== sessionId) return;
-      switch (event.type) {
-        case "message.part.updated":
-          return p.part && onPart(p.part);
-        case "message.part.delta":
-          if (p.field === "text" && typeof p.delta === "string" && p.messageID && textParts.has(String(p.partID))) {
-            onProgress({ type: "text", messageId: p.messageID, delta: p.delta });
-          }
-          return;
-        case "permission.asked":
-        case "question.asked": {
-          const request = requestOf(event.type, p);
-          return request && onProgress({ type: "asked", request });
-        }
-        case "permission.replied":
-        case "question.replied":
-        case "question.rejected":
-          return p.requestID && onProgress({ type: "resolved", requestId: p.requestID });
-        case "session.error":
-          error ??= { name: p.error?.name ?? "UnknownError", ...(p.error?.data ? { data: p.error.data } : {}) };
-          return;
-        case "session.status":
-          if (p.status?.type && p.status.type !== "idle") busy = true;
-          return;
-        case "session.idle":
-          if (busy || error) ended(error);
-          return;
-      }
-    },
-  });
-  void (async () => {
-    const decoder = new TextDecoder();
+  const onMessage = (message: { data: string }) => {
+    let event: { type: string; properties?: Properties };
     try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+      event = JSON.parse(message.data) as typeof event;
     } catch {
-      // closed by us once the turn ended, or the engine went away
+      return;
     }
-    connected();
-    ended(error ?? { name: "EngineStreamClosed", data: { message: "the engine's event stream closed before the turn ended" } });
-  })();
+    const p = event.properties ?? {};
+    if (event.type === "server.connected") return connected();
+    if (p.sessionID !== sessionId) return;
+    switch (event.type) {
+      case "message.part.updated":
+        return p.part && onPart(p.part);
+      case "message.part.delta":
+        if (p.field === "text" && typeof p.delta === "string" && p.messageID && textParts.has(String(p.partID))) {
+          onProgress({ type: "text", messageId: p.messageID, delta: p.delta });
+        }
+        return;
+      case "permission.asked":
+      case "question.asked": {
+        const request = requestOf(event.type, p);
+        return request && onProgress({ type: "asked", request });
+      }
+      case "permission.replied":
+      case "question.replied":
+      case "question.rejected":
+        return p.requestID && onProgress({ type: "resolved", requestId: p.requestID });
+      case "session.error":
+        error ??= { name: p.error?.name ?? "UnknownError", ...(p.error?.data ? { data: p.error.data } : {}) };
+        return;
+      case "session.status":
+        if (p.status?.type && p.status.type !== "idle") busy = true;
+        return;
+      case "session.idle":
+        if (busy || error) ended(error);
+        return;
+    }
+  };
+  const body = response.body;
+  void followSse({ open: async () => body ?? Promise.reject(new Error("no event stream")), onMessage, silenceMs: stream.silenceMs ?? 30_000, ...(stream.timers ? { timers: stream.timers } : {}) })
+    // Closed by us once the turn ended, or the engine went away (or went silent).
+    .catch((reason: unknown) => reason)
+    .then((reason) => {
+      connected();
+      const why = SseSilentError.isInstance(reason) ? "went silent" : "closed";
+      ended(error ?? { name: "EngineStreamClosed", data: { message: `the engine's event stream ${why} before the turn ended` } });
+    });
   return result;
 }
 
