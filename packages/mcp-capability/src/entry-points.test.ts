@@ -38,6 +38,8 @@ beforeAll(async () => {
   await install("@openwork/remote-session-core", join(packages, "remote-session-core"));
   await link("zod", join(packages, "mcp-capability"));
   await link("postgres", join(packages, "remote-session-core"));
+  // The core's own dependency (its SSE follower).
+  await link("eventsource-parser", join(packages, "remote-session-core"));
 }, 60_000);
 
 afterAll(async () => {
