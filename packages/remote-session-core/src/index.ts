@@ -81,6 +81,7 @@ export { type IdempotencyOptions } from "./ledger/run-idempotent.js";
 export { type SessionLedger, createSessionLedger } from "./ledger/session-ledger.js";
 export { type LedgerRetention, DEFAULT_LEDGER_RETENTION, pruneLedger } from "./ledger/prune-ledger.js";
 export { canonicalDigest } from "./digest.js";
+export { guardedReserve, isConnectionLost, ReservedConnectionLost, ReserveTimedOut } from "./guarded-reserve.js";
 export { DEFAULT_SCHEMA, type Migration, type MigrationOptions, loadMigrations, runMigrations, migrate, SESSION_LEDGER_SQL_DIRECTORY } from "./migrate.js";
 export { type RateLimit, CREATE_RATE_LIMIT, SEND_RATE_LIMIT, takeRateLimit } from "./guards/rate-limit.js";
 export { type Logger, silentLogger, errorFacts } from "./logger.js";

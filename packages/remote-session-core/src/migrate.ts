@@ -1,5 +1,6 @@
 import { readFile, readdir } from "node:fs/promises";
 import type { ReservedSql, Sql } from "postgres";
+import { guardedReserve } from "./guarded-reserve.js";
 import { MIGRATIONS } from "./sql-migrations.generated.js";
 
 /** One migration: a file name (which orders it) and its SQL. */
@@ -59,7 +60,9 @@ export async function runMigrations(sql: Sql, options: MigrationOptions): Promis
   if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
     throw new Error(`${options.namespace}: schema ${JSON.stringify(options.schema)} is not a plain lower-case PostgreSQL name (a-z, 0-9, _; at most 63)`);
   }
-  const connection = await sql.reserve();
+  // Guarded: a PostgreSQL restart during start-up fails the migration with an error, never the
+  // process (stock postgres.js 3.4.9 writes to a reserved connection it already dropped).
+  const connection = await guardedReserve(sql);
   let schema: string;
   try {
     const [{ version } = { version: 0 }] = await connection<{ version: number }[]>`select current_setting('server_version_num')::int as version`;

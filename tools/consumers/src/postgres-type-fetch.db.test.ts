@@ -3,7 +3,6 @@ import { once } from "node:events";
 import { cp } from "node:fs/promises";
 import { type AddressInfo, createConnection, createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type EmbeddedServer, startEmbeddedPostgres } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -14,15 +13,15 @@ import { type ConsumerFolder, installConsumer } from "./consumer-folder.js";
 // default) before its first query; when the server goes down during that fetch, the fetch's
 // rejection has no handler (porsager/postgres#1192, #1223) and Node ends the process. The
 // README's recipe (remote-session-core, "The database handle") is the patch below, as a host
-// applies it; this proves it on the stock postgres.js from npm.
-const PATCH = fileURLToPath(new URL("../../../patches/postgres@3.4.9.patch", import.meta.url));
+// applies it, from the packed core it ships in; this proves it on the stock postgres.js from npm.
+const PATCH = "node_modules/@openwork/remote-session-core/patches/postgres@3.4.9.patch";
 const run = promisify(execFile);
 let server: EmbeddedServer;
 let stock: ConsumerFolder;
 let patched: ConsumerFolder;
 
 beforeAll(async () => {
-  [server, stock, patched] = await Promise.all([startEmbeddedPostgres(), installConsumer([], ["postgres"]), installConsumer([], ["postgres"])]);
+  [server, stock, patched] = await Promise.all([startEmbeddedPostgres(), installConsumer([], ["postgres"]), installConsumer(["remote-session-core"], ["postgres", "zod"])]);
   // The recipe for an npm host (a postinstall step); pnpm's patchedDependencies applies the same diff.
   await run("git", ["apply", "--directory=node_modules/postgres", PATCH], { cwd: patched.dir });
   await copyFixture(stock);

@@ -1,7 +1,7 @@
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { expect, it } from "vitest";
-import { guardedReserve, isConnectionLost, ReservedConnectionLost, ReserveTimedOut } from "./guarded-reserve.js";
+import { guardedReserve, isConnectionLost, ReservedConnectionLost, ReserveTimedOut } from "@openwork/remote-session-core";
 import { transaction } from "./transaction.js";
 
 // The workspace's postgres.js is patched, so a write to a dead connection settles here instead of

@@ -1,7 +1,6 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import { guardedReserve, type Queryable } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import { gatherHints } from "../wake/hints.js";
-import { guardedReserve } from "./guarded-reserve.js";
 
 /**
  * Runs `fn` in a transaction whose BEGIN travels with `fn`'s first statements: one round trip
