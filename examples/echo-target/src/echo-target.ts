@@ -1,15 +1,6 @@
 import { randomBytes } from "node:crypto";
-import {
-  boundText,
-  decodeCursor,
-  fail,
-  inputNotPending,
-  newId,
-  type Target,
-  type Transcript,
-  type TranscriptMessage,
-  sliceTranscript,
-} from "@openwork/remote-session-core";
+import { fail, newId, type Target, type TranscriptMessage } from "@openwork/remote-session-core";
+import { boundText, decodeCursor, inputNotPending, type Transcript, sliceTranscript } from "@openwork/remote-session-core/target";
 
 /**
  * A Target whose sessions answer every prompt at once with `echo: <prompt>`. It keeps each

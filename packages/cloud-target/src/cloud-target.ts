@@ -1,19 +1,5 @@
-import {
-  answeredAfter,
-  checkAnswerFits,
-  inputNotPending,
-  decodeCursor,
-  encodeCursor,
-  type LedgerSession,
-  type Logger,
-  silentLogger,
-  sliceTranscript,
-  type Target,
-  type TargetCall,
-  type TargetCreateInput,
-  fail,
-  WorkspaceIdSchema,
-} from "@openwork/remote-session-core";
+import { type LedgerSession, type Logger, silentLogger, type Target, type TargetCall, type TargetCreateInput, fail, WorkspaceIdSchema } from "@openwork/remote-session-core";
+import { answeredAfter, checkAnswerFits, inputNotPending, decodeCursor, encodeCursor, sliceTranscript } from "@openwork/remote-session-core/target";
 import { buildCloudTranscript } from "./cloud-transcript.js";
 import type { MessageWithParts } from "./opencode-schemas.js";
 import { sessionRequests } from "./pending-requests.js";

@@ -1,4 +1,5 @@
-import { boundText, type ToolCallSummary, type Transcript, type TranscriptMessage } from "@openwork/remote-session-core";
+import { type ToolCallSummary, type TranscriptMessage } from "@openwork/remote-session-core";
+import { boundText, type Transcript } from "@openwork/remote-session-core/target";
 import type { MessageWithParts } from "./opencode-schemas.js";
 
 /** A worker session's transcript, plus whether its latest turn is over. */

@@ -1,4 +1,5 @@
-import { type PendingInput, pendingInput } from "@openwork/remote-session-core";
+import { type PendingInput } from "@openwork/remote-session-core";
+import { pendingInput } from "@openwork/remote-session-core/target";
 import type { MessageWithParts, PermissionRequest, QuestionRequest } from "./opencode-schemas.js";
 
 /** One waiting request of a worker session, with what answering it needs. */

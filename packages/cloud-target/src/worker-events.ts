@@ -1,4 +1,5 @@
-import { followSse, type Logger, silentLogger } from "@openwork/remote-session-core";
+import { type Logger, silentLogger } from "@openwork/remote-session-core";
+import { followSse } from "@openwork/remote-session-core/wire";
 import type { z } from "zod";
 import { EventMessageSchema as MessageSchema, EventPartSchema as PartSchema, EventSchema, OpencodeErrorSchema as ErrorSchema, EventStatusSchema as StatusSchema } from "./opencode-schemas.js";
 

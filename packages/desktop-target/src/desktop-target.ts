@@ -1,23 +1,5 @@
-import {
-  acceptsPrompt,
-  answeredAfter,
-  checkAnswerFits,
-  inputNotPending,
-  createSessionLedger,
-  decodeCursor,
-  encodeCursor,
-  resumePointOf,
-  fail,
-  type LedgerSession,
-  type Logger,
-  newId,
-  SESSION_LIMITS,
-  silentLogger,
-  sliceTranscript,
-  type Target,
-  type TargetCall,
-  WorkspaceIdSchema,
-} from "@openwork/remote-session-core";
+import { createSessionLedger, fail, type LedgerSession, type Logger, newId, SESSION_LIMITS, silentLogger, type Target, type TargetCall, WorkspaceIdSchema } from "@openwork/remote-session-core";
+import { acceptsPrompt, answeredAfter, checkAnswerFits, inputNotPending, decodeCursor, encodeCursor, resumePointOf, sliceTranscript } from "@openwork/remote-session-core/target";
 import { type TaskRequirements, taskRequirements } from "@openwork/runner-protocol";
 import { z } from "zod";
 import type { Sql } from "postgres";

@@ -1,20 +1,5 @@
-import {
-  boundText,
-  decodeRelayCursor,
-  encodeRelayCursor,
-  fail,
-  type LedgerSession,
-  type PendingInput,
-  pendingInput,
-  type ReadInput,
-  type ReadResult,
-  SESSION_LIMITS,
-  type SessionErrorCode,
-  type SessionState,
-  type StopOutcome,
-  type TargetCall,
-  type ToolCallSummary,
-} from "@openwork/remote-session-core";
+import { fail, type LedgerSession, type PendingInput, type ReadInput, type ReadResult, SESSION_LIMITS, type SessionErrorCode, type SessionState, type StopOutcome, type TargetCall, type ToolCallSummary } from "@openwork/remote-session-core";
+import { boundText, decodeRelayCursor, encodeRelayCursor, pendingInput } from "@openwork/remote-session-core/target";
 import type { Sql } from "postgres";
 import type { RelayedReadResult } from "./routes/openwork/openwork-wire.js";
 import { enqueueTask, holderTask } from "./store/enqueue-task.js";

@@ -1,4 +1,4 @@
-import { boundText } from "@openwork/remote-session-core";
+import { boundText } from "@openwork/remote-session-core/target";
 
 /**
  * The most a result's text may hold, in UTF-8 bytes (so in characters too). Codex hands its model

@@ -1,23 +1,5 @@
-import {
-  CREATE_RATE_LIMIT,
-  createRemoteSessions,
-  errorFacts,
-  errorPayload,
-  findNul,
-  SEND_RATE_LIMIT,
-  storableJson,
-  type Logger,
-  newReferenceId,
-  type RateLimit,
-  type SessionError,
-  sessionError,
-  SessionFailure,
-  type SessionLedger,
-  silentLogger,
-  type Target,
-  type TargetCall,
-  toArgumentIssues,
-} from "@openwork/remote-session-core";
+import { CREATE_RATE_LIMIT, createRemoteSessions, errorFacts, errorPayload, SEND_RATE_LIMIT, type Logger, newReferenceId, type RateLimit, type SessionError, sessionError, SessionFailure, type SessionLedger, silentLogger, type Target, type TargetCall, toArgumentIssues } from "@openwork/remote-session-core";
+import { findNul, storableJson } from "@openwork/remote-session-core/target";
 import { z } from "zod";
 import { MAX_BODY_DEPTH, pathTooDeep } from "./body-depth.js";
 import { buildCapabilities } from "./capabilities/all-capabilities.js";

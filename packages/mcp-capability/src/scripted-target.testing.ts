@@ -1,14 +1,5 @@
-import {
-  boundText,
-  decodeCursor,
-  inputNotPending,
-  newId,
-  type PendingInput,
-  type SessionState,
-  sliceTranscript,
-  type Target,
-  type TranscriptMessage,
-} from "@openwork/remote-session-core";
+import { newId, type PendingInput, type SessionState, type Target, type TranscriptMessage } from "@openwork/remote-session-core";
+import { boundText, decodeCursor, inputNotPending, sliceTranscript } from "@openwork/remote-session-core/target";
 
 /** One session of the scripted target: what the test made it say and where it stands. */
 export interface ScriptedSession {

@@ -1,20 +1,11 @@
-// The session model.
+// Hosts and the capability: the session model, errors, the Target port, the ledger. Writing a
+// Target: `/target`; the shapes shared with the runner channel and SSE: `/wire`; the Target
+// conformance kit: `/testing`.
 export { newId, newSessionId, isSessionId } from "./ids.js";
-export {
-  SESSION_STATES,
-  type SessionState,
-  SESSION_TRANSITIONS,
-  canTransition,
-  statesLeadingTo,
-  acceptsPrompt,
-} from "./session-state.js";
-export { SESSION_LIMITS, DEFAULT_TITLE } from "./limits.js";
-export { ModelSchema, type Model, ModelReplySchema } from "./wire/model.js";
-export { RespondAnswerSchema, type RespondAnswer, RespondAnswerReplySchema } from "./wire/respond-answer.js";
-export { sseFrame, sseComment, type SseMessage } from "./wire/sse-frame.js";
-export { SseFieldError, type SseField } from "./wire/sse-field-error.js";
-export { followSse, type FollowSseOptions, type SseTimers } from "./wire/follow-sse.js";
-export { SseSilentError } from "./wire/sse-silent-error.js";
+export { SESSION_STATES, type SessionState, SESSION_TRANSITIONS } from "./session-state.js";
+export { SESSION_LIMITS } from "./limits.js";
+export { ModelSchema, type Model } from "./wire/model.js";
+export { RespondAnswerSchema, type RespondAnswer } from "./wire/respond-answer.js";
 export {
   CreateSessionInputSchema,
   type CreateSessionInput,
@@ -27,28 +18,15 @@ export {
   ListInputSchema,
   type ListInput,
 } from "./session-inputs.js";
-export {
-  type PendingInput,
-  type PendingOption,
-  pendingInput,
-  RespondInputSchema,
-  type RespondInput,
-  checkAnswerFits,
-  inputNotPending,
-} from "./pending-input.js";
+export { type PendingInput, type PendingOption, RespondInputSchema, type RespondInput } from "./pending-input.js";
 
 // Errors as values.
 export { SESSION_ERROR_RETRYABLE, SESSION_ERROR_CODES, type SessionErrorCode } from "./errors/codes.js";
 export { type SessionError, type SessionErrorExtra, sessionError, errorPayload, SessionFailure, fail, newReferenceId } from "./errors/session-error.js";
 export { type ArgumentIssue, toArgumentIssues } from "./errors/argument-issues.js";
 
-// Text is data: storable whatever a model wrote.
-export { storableText, storableJson, findNul } from "./storable-text.js";
-
-// Transcripts.
-export { type TranscriptMessage, type ToolCallSummary, boundText } from "./transcript/transcript-message.js";
-export { encodeCursor, decodeCursor, resumePointOf, encodeRelayCursor, decodeRelayCursor, type RelayPosition } from "./transcript/cursor.js";
-export { type Transcript, answeredAfter, sliceTranscript } from "./transcript/slice-transcript.js";
+// Transcripts (the helpers that build them are in `/target`).
+export { type TranscriptMessage, type ToolCallSummary } from "./transcript/transcript-message.js";
 
 // The Target port.
 export type {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { errorFacts, type Logger, sseComment, sseFrame } from "@openwork/remote-session-core";
+import { errorFacts, type Logger } from "@openwork/remote-session-core";
+import { sseComment, sseFrame } from "@openwork/remote-session-core/wire";
 import type { PushAuth, PushBus, PushHint } from "./push-bus.js";
 import { keyOf, type PushStore, type Subscription } from "./push-store.js";
 

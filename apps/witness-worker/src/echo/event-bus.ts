@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { sseFrame } from "@openwork/remote-session-core";
+import { sseFrame } from "@openwork/remote-session-core/wire";
 
 /** An event as opencode publishes it on `GET /event`. */
 export interface EngineEvent {

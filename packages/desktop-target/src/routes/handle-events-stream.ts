@@ -1,4 +1,4 @@
-import { sseComment } from "@openwork/remote-session-core";
+import { sseComment } from "@openwork/remote-session-core/wire";
 import { RUNNER_TOKEN_TTL_MS, wakeFrame } from "@openwork/runner-protocol";
 import type { RunnerIdentity } from "../store/task-row.js";
 import type { WakeNotice } from "../wake/channels.js";

@@ -1,4 +1,4 @@
-import { storableJson } from "@openwork/remote-session-core";
+import { storableJson } from "@openwork/remote-session-core/target";
 import { LIMITS } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 

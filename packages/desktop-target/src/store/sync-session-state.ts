@@ -1,4 +1,5 @@
-import { canTransition, createSessionLedger, type Queryable, type SessionPatch, type SessionState, statesLeadingTo } from "@openwork/remote-session-core";
+import { createSessionLedger, type Queryable, type SessionPatch, type SessionState } from "@openwork/remote-session-core";
+import { canTransition, statesLeadingTo } from "@openwork/remote-session-core/target";
 import { type TaskState, toSessionState } from "../task-state.js";
 import { hintsOf } from "../wake/hints.js";
 import type { RowKey } from "./task-row.js";

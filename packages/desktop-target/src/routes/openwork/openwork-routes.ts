@@ -1,4 +1,5 @@
-import { errorFacts, newReferenceId, sseFrame } from "@openwork/remote-session-core";
+import { errorFacts, newReferenceId } from "@openwork/remote-session-core";
+import { sseFrame } from "@openwork/remote-session-core/wire";
 import { type OpenworkCapability } from "@openwork/runner-protocol";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../../channel-refusal.js";

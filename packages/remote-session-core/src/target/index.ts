@@ -1,0 +1,8 @@
+// For writing a Target: the helpers the cloud and desktop targets build their answers with, so a
+// third target pages, bounds and refuses the same way (the conformance kit is in `/testing`).
+export { canTransition, statesLeadingTo, acceptsPrompt } from "../session-state.js";
+export { pendingInput, checkAnswerFits, inputNotPending } from "../pending-input.js";
+export { storableText, storableJson, findNul } from "../storable-text.js";
+export { boundText } from "../transcript/transcript-message.js";
+export { encodeCursor, decodeCursor, resumePointOf, encodeRelayCursor, decodeRelayCursor, type RelayPosition } from "../transcript/cursor.js";
+export { type Transcript, answeredAfter, sliceTranscript } from "../transcript/slice-transcript.js";
