@@ -1,5 +1,5 @@
 // The wire shapes other contracts share with the session model (the runner channel's model,
-// answers and limits, and the SSE framing every event stream writes): zod only, no node: module,
+// answers and limits, and the SSE framing every event stream writes): zod and eventsource-parser only, no node: module,
 // so a desktop runner can load them.
 export { SESSION_LIMITS, DEFAULT_TITLE } from "../limits.js";
 export { ModelSchema, type Model, ModelReplySchema } from "./model.js";
