@@ -1,16 +1,15 @@
 // Claim throughput: 16 runners doing claim → heartbeat → events → complete through the HTTP
 // routes, tasks per second; beside graphile-worker with 16 concurrent workers on the same Postgres.
-import { Logger, makeWorkerUtils, run } from "graphile-worker";
 import { writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { benchDatabase, report } from "./harness.js";
 import { benchGateway } from "./gateway-fixture.js";
+import { drainGraphileWorker } from "./graphile-baseline.js";
 
 const TASKS = Number(process.env.TASKS ?? 2_000);
 const RUNNERS = 16;
-const quiet = new Logger(() => () => {});
 
 const db = await benchDatabase("throughput");
 const rows: Record<string, Record<string, unknown>> = {};
@@ -45,31 +44,8 @@ try {
   await drain("ours, protocol 3: complete with events + claim of the next task", "next", 1);
   await fixture.close();
 
-  const utils = await makeWorkerUtils({ connectionString: db.url, logger: quiet });
-  await utils.migrate();
-  for (let i = 0; i < TASKS; i += 50) {
-    await Promise.all(Array.from({ length: Math.min(50, TASKS - i) }, () => utils.addJob("noop", {})));
-  }
-  let processed = 0;
-  let finish: () => void = () => {};
-  const allDone = new Promise<void>((resolve) => (finish = resolve));
-  const t0 = performance.now();
-  const runner = await run({
-    connectionString: db.url,
-    concurrency: RUNNERS,
-    noHandleSignals: true,
-    logger: quiet,
-    taskList: {
-      noop: async () => {
-        if (++processed === TASKS) finish();
-      },
-    },
-  });
-  await allDone;
-  const graphileSeconds = (performance.now() - t0) / 1000;
-  rows["graphile-worker, 16 concurrent, no-op jobs"] = { tasks: processed, seconds: +graphileSeconds.toFixed(2), perSecond: Math.round(processed / graphileSeconds) };
-  await runner.stop();
-  await utils.release();
+  const { processed, seconds } = await drainGraphileWorker(db.url, TASKS, RUNNERS, () => () => undefined);
+  rows["graphile-worker, 16 concurrent, no-op jobs"] = { tasks: processed, seconds: +seconds.toFixed(2), perSecond: Math.round(processed / seconds) };
 } finally {
   await db.stop();
 }

@@ -1,0 +1,72 @@
+// The server's CPU per task: what the gateway process and the PostgreSQL cluster spend while 16
+// runners (a process of their own: runners are members' machines) drain N store-and-forward tasks
+// with protocol 3, beside what graphile-worker (its process and the same cluster) spends per no-op
+// job in the same run. The runners' CPU is reported apart: it is not the server's.
+import { fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { benchGateway } from "./gateway-fixture.js";
+import { drainGraphileWorker } from "./graphile-baseline.js";
+import { benchDatabase, report } from "./harness.js";
+import { clusterCpuMs, cpuMsSince, postmasterOf } from "./process-cpu.js";
+
+const TASKS = Number(process.env.TASKS ?? 4_000);
+const RUNNERS = 16;
+const perTask = (ms: number, n: number) => +((ms * 1000) / n).toFixed(0);
+
+const db = await benchDatabase("server-cpu");
+const rows: Record<string, Record<string, unknown>> = {};
+try {
+  const fixture = await benchGateway(db.url);
+  const postmaster = await postmasterOf(fixture.sql);
+  const tokens = await Promise.all(Array.from({ length: RUNNERS }, (_, i) => fixture.runnerToken(`bench-cpu-${String(i).padStart(2, "0")}`)));
+  const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
+  for (let i = 0; i < TASKS; i++) {
+    const result = await fixture.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
+    if (result.isError) throw new Error(result.content[0]?.text);
+  }
+  const gatewayStart = process.cpuUsage();
+  const clusterStart = clusterCpuMs(postmaster);
+  const runners = fork(fileURLToPath(new URL("./runner-process.ts", import.meta.url)), { execArgv: ["--import", "tsx"] });
+  runners.send({ baseUrl: fixture.gateway.baseUrl, tokens, loop: "next" });
+  const outcome = await new Promise<{ done: number; requests: number; seconds: number; cpuMs: number }>((resolve, reject) => {
+    runners.once("message", (message) => resolve(message as never));
+    runners.once("exit", (code) => reject(new Error(`the runner process exited (${code})`)));
+  });
+  const gatewayMs = cpuMsSince(gatewayStart);
+  const clusterMs = clusterCpuMs(postmaster) - clusterStart;
+  await new Promise((resolve) => runners.once("exit", resolve));
+  await fixture.close();
+  rows["ours: gateway + PostgreSQL, protocol 3"] = {
+    tasks: outcome.done,
+    seconds: +outcome.seconds.toFixed(2),
+    "process µs/task": perTask(gatewayMs, outcome.done),
+    "PostgreSQL µs/task": perTask(clusterMs, outcome.done),
+    "server µs/task": perTask(gatewayMs + clusterMs, outcome.done),
+    "runners µs/task (not the server's)": perTask(outcome.cpuMs, outcome.done),
+    requestsPerTask: +(outcome.requests / outcome.done).toFixed(2),
+  };
+
+  const { processed, seconds, metered } = await drainGraphileWorker(db.url, TASKS, RUNNERS, () => {
+    const workerStart = process.cpuUsage();
+    const clusterStart = clusterCpuMs(postmaster);
+    return () => ({ workerMs: cpuMsSince(workerStart), clusterMs: clusterCpuMs(postmaster) - clusterStart });
+  });
+  const { workerMs, clusterMs: graphileClusterMs } = metered;
+  rows["baseline: graphile-worker + PostgreSQL, no-op jobs"] = {
+    tasks: processed,
+    seconds: +seconds.toFixed(2),
+    "process µs/task": perTask(workerMs, processed),
+    "PostgreSQL µs/task": perTask(graphileClusterMs, processed),
+    "server µs/task": perTask(workerMs + graphileClusterMs, processed),
+  };
+  const ours = rows["ours: gateway + PostgreSQL, protocol 3"]!["server µs/task"] as number;
+  const theirs = rows["baseline: graphile-worker + PostgreSQL, no-op jobs"]!["server µs/task"] as number;
+  rows["ratio (ours / graphile-worker)"] = { "server µs/task": +(ours / theirs).toFixed(2) };
+} finally {
+  await db.stop();
+}
+await report("server-cpu", db.server, rows, [
+  "CPU time from /proc: the process (user + system, every thread) and the PostgreSQL cluster (postmaster, live backends, reaped backends, background writers) over the drain only; tasks were queued beforehand (through the capability, for ours; addJob, for graphile-worker).",
+  "ours: 16 runner clients (ky) in a process of their own over HTTP on 127.0.0.1, protocol 3 (each complete carries the events and claims the next task). graphile-worker 0.16.6: one worker, concurrency 16, in this process, no network hop.",
+]);
+process.exit(0);
