@@ -1,3 +1,4 @@
+import { followSse } from "@openwork/remote-session-core/wire";
 import { abortableSleep } from "./abortable-sleep.js";
 import { openworkBridge } from "./openwork-desktop-bridge.js";
 
@@ -94,23 +95,19 @@ export async function startR0Double(options: R0DoubleOptions): Promise<R0Double>
         await sleep(500 * jitter());
         continue;
       }
-      const decoder = new TextDecoder();
-      let buffer = "";
-      try {
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-          buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n/g, "\n");
-          for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
-            const frame = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const id = /^id: (.*)$/m.exec(frame)?.[1];
-            const event = /^event: (.*)$/m.exec(frame)?.[1];
-            if (id) lastEventId = id;
-            if (event === "automation_work_available" || event === "automation_cancellation_available") void reconcile();
-          }
-        }
-      } catch {
-        // the stream broke
-      }
+      const body = response.body;
+      await followSse({
+        open: async () => body,
+        onMessage: (message) => {
+          if (message.id) lastEventId = message.id;
+          if (message.event === "automation_work_available" || message.event === "automation_cancellation_available") void reconcile();
+        },
+        // The gateway beats every 15 s: a stream silent for a minute is a half-open connection.
+        silenceMs: 60_000,
+        signal: AbortSignal.any([stopped.signal, connection.signal]),
+      }).catch(() => {
+        // the stream broke, went silent, or was ended by a new token or stop
+      });
       // A stream the server closed: one backoff step.
       await sleep(500 * jitter() * 0.5);
     }
