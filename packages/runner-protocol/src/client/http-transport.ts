@@ -1,9 +1,8 @@
-import ky, { TimeoutError } from "ky";
+import ky, { HTTPError, TimeoutError } from "ky";
 import type { z } from "zod";
 import { RunnerErrorBodySchema } from "../v1/error-body.js";
 import { describeIssues } from "../v1/issues.js";
-import { type Timers, sleep, systemTimers } from "../timers.js";
-import { type Backoff, DEFAULT_BACKOFF, backoffDelay } from "./backoff.js";
+import { type Backoff, DEFAULT_BACKOFF } from "./backoff.js";
 import { RunnerProtocolError } from "./runner-protocol-error.js";
 
 /** Retry policy for transient failures (network errors, timeouts, 429 and 5xx; never other 4xx). */
@@ -22,7 +21,6 @@ export interface TransportOptions {
   /** Per-request timeout. Default 30 s. */
   timeoutMs?: number;
   retry?: Partial<RetryOptions>;
-  timers?: Timers;
 }
 
 export type Call = <S extends z.ZodType>(
@@ -33,27 +31,41 @@ export type Call = <S extends z.ZodType>(
   signal?: AbortSignal,
 ) => Promise<z.infer<S>>;
 
-/** A JSON-over-HTTP caller that validates every answer and retries only what may succeed later. */
+// What RunnerProtocolError calls retryable: 429 and every 5xx. A `Retry-After` on any of them is
+// honoured, in seconds or as an HTTP date.
+const RETRY_STATUSES = [429, ...Array.from({ length: 100 }, (_, i) => 500 + i)];
+
+/**
+ * A JSON-over-HTTP caller that validates every answer and retries only what may succeed later.
+ * The retries are ky's own: every method (the runner's POSTs are idempotent at the gateway: a
+ * claim, a heartbeat, a replayed event batch or completion), `Retry-After` as the gateway sets
+ * it, else base·2ⁿ capped at `maxMs` times a jitter factor in [0.5, 1.5).
+ */
 export function createHttpTransport(options: TransportOptions): Call {
   const retry: RetryOptions = { limit: 4, backoff: DEFAULT_BACKOFF, ...options.retry };
-  const timers = options.timers ?? systemTimers;
+  const { baseMs, maxMs, random } = retry.backoff;
   const api = ky.create({
     timeout: options.timeoutMs ?? 30_000,
-    retry: 0,
-    throwHttpErrors: false,
+    retry: {
+      limit: retry.limit,
+      methods: ["get", "post"],
+      statusCodes: RETRY_STATUSES,
+      afterStatusCodes: RETRY_STATUSES,
+      retryOnTimeout: true,
+      delay: (attempt) => Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 30)),
+      // Runners cut off together must not come back together.
+      jitter: (delay) => Math.round(delay * (0.5 + random())),
+      backoffLimit: maxMs,
+    },
+    // The token may have rotated while ky waited.
+    hooks: { beforeRetry: [async ({ request }) => void request.headers.set("authorization", await options.authorization())] },
     // A redirect could carry the bearer token to another host: refuse it.
     redirect: "error",
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const base = options.routesUrl.replace(/\/+$/, "");
 
-  const once = async <S extends z.ZodType>(
-    method: string,
-    path: string,
-    body: unknown,
-    schema: S,
-    signal?: AbortSignal,
-  ): Promise<z.infer<S>> => {
+  return async (method, path, body, schema, signal) => {
     const authorization = await options.authorization();
     let response: Response;
     try {
@@ -64,10 +76,12 @@ export function createHttpTransport(options: TransportOptions): Call {
         ...(signal ? { signal } : {}),
       });
     } catch (error) {
+      if (error instanceof HTTPError) throw errorFromResponse(error.response, await error.response.text().catch(() => ""));
+      // A rotated token that no longer fits the gateway, read before a retry.
+      if (RunnerProtocolError.isInstance(error)) throw error;
       throw toTransportError(error, signal);
     }
     const text = await response.text();
-    if (!response.ok) throw errorFromResponse(response, text);
     const parsed = schema.safeParse(parseJson(text));
     if (!parsed.success) {
       throw new RunnerProtocolError({
@@ -77,19 +91,6 @@ export function createHttpTransport(options: TransportOptions): Call {
       });
     }
     return parsed.data;
-  };
-
-  return async (method, path, body, schema, signal) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await once(method, path, body, schema, signal);
-      } catch (error) {
-        const retryable = RunnerProtocolError.isInstance(error) && error.retryable;
-        if (!retryable || attempt >= retry.limit || signal?.aborted) throw error;
-        await sleep(timers, error.retryAfterMs ?? backoffDelay(attempt, retry.backoff), signal);
-        if (signal?.aborted) throw error;
-      }
-    }
   };
 }
 
@@ -104,18 +105,22 @@ function toTransportError(error: unknown, signal?: AbortSignal): RunnerProtocolE
 
 function errorFromResponse(response: Response, text: string): RunnerProtocolError {
   const body = RunnerErrorBodySchema.safeParse(parseJson(text));
-  const header = Number(response.headers.get("retry-after"));
-  const retryAfterMs = body.success && body.data.retryAfterMs !== undefined
-    ? body.data.retryAfterMs
-    : Number.isFinite(header) && header >= 0 && response.headers.has("retry-after")
-      ? header * 1000
-      : undefined;
+  const retryAfterMs = body.success && body.data.retryAfterMs !== undefined ? body.data.retryAfterMs : retryAfterOf(response.headers.get("retry-after"));
   return new RunnerProtocolError({
     code: body.success ? body.data.error : `http_${response.status}`,
     message: body.success ? body.data.message : `the gateway answered ${response.status}`,
     status: response.status,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   });
+}
+
+/** `Retry-After` in milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
+function retryAfterOf(header: string | null): number | undefined {
+  if (header === null || header.trim() === "") return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : undefined;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 function parseJson(text: string): unknown {

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { recordingTimers } from "../testing/recording-timers.js";
 import { sendJson, startTestServer, type TestHandler, type TestServer } from "../testing/http-test-server.js";
 import { startProtocolDouble } from "../testing/protocol-double.js";
 import { mintRunnerToken } from "../v1/token.js";
@@ -13,29 +12,38 @@ afterEach(async () => {
 });
 
 async function serve(handler: TestHandler) {
-  const server = await startTestServer(handler);
+  // When each request arrived: the waits between them are ky's retry delays.
+  const arrivals: number[] = [];
+  const server = await startTestServer((request, response) => {
+    arrivals.push(Date.now());
+    return handler(request, response);
+  });
   servers.push(server);
-  const timers = recordingTimers();
   const token = mintRunnerToken({ secret, organizationId: "o", memberId: "m", runnerId: "runner-0001", capabilities: [], audience: server.url }).token;
   const client = createRunnerClient({
     baseUrl: server.url,
     token,
-    timers,
     timeoutMs: 500,
     retry: { limit: 3, backoff: { baseMs: 100, maxMs: 1_000, random: () => 0.5 } },
   });
-  return { server, client, timers };
+  return { server, client, arrivals };
 }
+
+/** The waits between consecutive requests, in ms. */
+const gaps = (arrivals: number[]) => arrivals.slice(1).map((at, i) => at - arrivals[i]!);
+// Node may fire a timer a millisecond early, and Date.now() rounds: a wait is "at least" within this.
+const SLACK_MS = 5;
 
 const caught = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as RunnerProtocolError);
 
 describe("runner client retries", () => {
   it("backs off exponentially on 5xx and gives up after the limit", async () => {
-    const { server, client, timers } = await serve((_req, res) => sendJson(res, 503, { error: "unavailable", message: "busy" }));
+    const { server, client, arrivals } = await serve((_req, res) => sendJson(res, 503, { error: "unavailable", message: "busy" }));
     const error = await caught(client.work());
     expect(error).toMatchObject({ code: "unavailable", status: 503, retryable: true });
     expect(server.requests).toHaveLength(4);
-    expect(timers.delays).toEqual([100, 200, 400]);
+    // base 100 ms · 2ⁿ, jitter factor 1 (random 0.5).
+    gaps(arrivals).forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual([100, 200, 400][i]! - SLACK_MS));
   });
 
   it.each([400, 403, 404, 409])("never retries a %i", async (status) => {
@@ -47,13 +55,28 @@ describe("runner client retries", () => {
 
   it("waits as long as Retry-After asks on a 429", async () => {
     let calls = 0;
-    const { client, timers } = await serve((_req, res) =>
+    const { client, arrivals } = await serve((_req, res) =>
       ++calls === 1
-        ? sendJson(res, 429, { error: "rate_limited", message: "slow down" }, { "retry-after": "2" })
+        ? sendJson(res, 429, { error: "rate_limited", message: "slow down" }, { "retry-after": "1" })
         : sendJson(res, 200, { items: [] }),
     );
     await expect(client.work()).resolves.toEqual({ items: [] });
-    expect(timers.delays).toContain(2_000);
+    expect(gaps(arrivals)[0]).toBeGreaterThanOrEqual(1_000 - SLACK_MS);
+  });
+
+  it("waits until the HTTP date a 503's Retry-After names, then retries", async () => {
+    let calls = 0;
+    let until = 0;
+    const { server, client, arrivals } = await serve((_req, res) => {
+      if (++calls > 1) return sendJson(res, 200, { items: [] });
+      // An HTTP date has whole seconds: two seconds ahead is at least one second away.
+      const date = new Date(Date.now() + 2_000).toUTCString();
+      until = Date.parse(date);
+      sendJson(res, 503, { error: "unavailable", message: "maintenance" }, { "retry-after": date });
+    });
+    await expect(client.work()).resolves.toEqual({ items: [] });
+    expect(server.requests).toHaveLength(2);
+    expect(arrivals[1]).toBeGreaterThanOrEqual(until - SLACK_MS);
   });
 
   it("retries network errors, then reports them as retryable", async () => {
