@@ -4,7 +4,7 @@
 // and inserts whose hint leaves after the commit on the NATS wake bus (Debian's nats-server, when
 // installed); each with PostgreSQL's own flush and with an emulated 1 ms slower one
 // (commit_delay), one listener connected as a gateway replica would be. Same run, same PostgreSQL.
-import { createWakeHub, hintsOf, transaction, type WakeBus } from "@openwork/desktop-target";
+import { createHintPublisher, createWakeHub, postgresWakeBus, transaction, type TransactionScope, type WakeBus } from "@openwork/desktop-target";
 import { connectNatsWakeBus } from "@openwork/wake-bus-nats";
 import { findNatsServer, startNatsServer } from "@openwork/wake-bus-nats/testing";
 import postgres from "postgres";
@@ -30,18 +30,18 @@ try {
   }
 
   type Mode = "insert" | "insert + NOTIFY in the transaction" | "insert, hint after commit (coalesced)" | "insert, hint after commit on NATS";
-  const write: Record<Mode, (sql: postgres.Sql, id: string) => Promise<unknown>> = {
-    insert: (sql, id) => sql`insert into bench_write (session_id) values (${id})`,
-    "insert + NOTIFY in the transaction": (sql, id) => sql.begin((tx) => [tx`insert into bench_write (session_id) values (${id})`, tx`select pg_notify(${CHANNEL}, ${id})`]),
-    "insert, hint after commit (coalesced)": (sql, id) =>
-      transaction(sql, async (tx) => {
+  const write: Record<Mode, (store: TransactionScope, id: string) => Promise<unknown>> = {
+    insert: ({ sql }, id) => sql`insert into bench_write (session_id) values (${id})`,
+    "insert + NOTIFY in the transaction": ({ sql }, id) => sql.begin((tx) => [tx`insert into bench_write (session_id) values (${id})`, tx`select pg_notify(${CHANNEL}, ${id})`]),
+    "insert, hint after commit (coalesced)": (store, id) =>
+      transaction(store, async (tx, hints) => {
         await tx`insert into bench_write (session_id) values (${id})`;
-        hintsOf(tx).session("org_bench", id);
+        hints.session("org_bench", id);
       }),
-    "insert, hint after commit on NATS": (sql, id) =>
-      transaction(sql, async (tx) => {
+    "insert, hint after commit on NATS": (store, id) =>
+      transaction(store, async (tx, hints) => {
         await tx`insert into bench_write (session_id) values (${id})`;
-        hintsOf(tx).session("org_bench", id);
+        hints.session("org_bench", id);
       }),
   };
   const modes = (Object.keys(write) as Mode[]).filter((mode) => nats || mode !== "insert, hint after commit on NATS");
@@ -51,9 +51,10 @@ try {
     const connection = flush === "PostgreSQL's flush" ? {} : { commit_delay: "1000", commit_siblings: "0" };
     for (const mode of modes) {
       const sql = postgres(db.url, { max: WRITERS, onnotice: () => {}, connection });
-      // The hub routes this client's hints to NATS (it publishes through its bus from now on).
+      // On NATS, the hub's publisher sends the hints through its bus; else NOTIFY through the client.
       const hub = mode === "insert, hint after commit on NATS" && nats ? createWakeHub({ sql, bus: await connectNatsWakeBus({ servers: nats.url }) }) : null;
       await hub?.ready;
+      const store = { sql, publisher: hub?.publisher ?? createHintPublisher(postgresWakeBus({ sql })) };
       await Promise.all(Array.from({ length: WRITERS }, () => sql`select 1`));
       heard = 0;
       let done = 0;
@@ -61,7 +62,7 @@ try {
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: WRITERS }, async (_, w) => {
-          for (let i = 0; performance.now() < until; i++, done++) await write[mode](sql, `rs_w${w}_${i}`);
+          for (let i = 0; performance.now() < until; i++, done++) await write[mode](store, `rs_w${w}_${i}`);
         }),
       );
       const seconds = (performance.now() - t0) / 1000;
@@ -79,6 +80,6 @@ try {
   await db.stop();
 }
 await report("notify-ceiling", db.server, rows, [
-  `${WRITERS} writers for ${SECONDS} s per line, each committing one row at a time; one LISTEN connection on the channel (on NATS: one subscribing connection). "hint after commit": the desktop target's transaction() and hintsOf (one notifying statement per batch of committed hints, at most one in flight). hintsHeard: hints the listener received (every one must arrive).`,
+  `${WRITERS} writers for ${SECONDS} s per line, each committing one row at a time; one LISTEN connection on the channel (on NATS: one subscribing connection). "hint after commit": the desktop target's transaction() and the hints it hands its callback (one notifying statement per batch of committed hints, at most one in flight). hintsHeard: hints the listener received (every one must arrive).`,
 ]);
 process.exit(0);

@@ -113,7 +113,7 @@ export async function createGateway(options: GatewayOptions) {
   const mcpInFlight = createMemberSlots(memberLimits.mcpRequestsInFlight);
   const runnerStreamGate = createRunnerStreamGate({ gate, limits: memberLimits, secret: options.runnerTokenSecret });
   const metrics = createMetrics({ sql, hub });
-  const sweeper = startSweeper({ sql, logger, onSweep: metrics.swept, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });
+  const sweeper = startSweeper({ sql, publisher: hub.publisher, logger, onSweep: metrics.swept, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });
 
   const byToken = (kind: "mcpToken" | "sessionToken", token: string) =>
     options.members().find((m) => sameSecret(token, m[kind]));

@@ -16,7 +16,7 @@ let members = 0;
 
 beforeAll(async () => {
   gateway = await startRunnerGateway(db.current.url);
-  sweeper = startSweeper({ sql: gateway.sql, intervalMs: 200 });
+  sweeper = startSweeper({ ...gateway.store, intervalMs: 200 });
 });
 afterAll(async () => {
   await Promise.all(runners.map((r) => r.stop()));

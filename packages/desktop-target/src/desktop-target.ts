@@ -63,6 +63,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
   const claimDeadlineMs = options.claimDeadlineMs ?? 10 * 60_000;
   const logger = options.logger ?? silentLogger;
   const ledger = createSessionLedger(sql);
+  // Its transactions' hints leave through the hub's publisher, on the hub's bus.
+  const store = { sql, publisher: hub.publisher };
   /** The runners a create may go to: those a pin names (looked up exactly), else the most recently seen. */
   const runnersOf = async (call: TargetCall, pin?: string) => {
     const pinned = pin === undefined ? [] : await findPinnedRunners(sql, call, pin);
@@ -78,7 +80,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     const [runner] = next.pinnedRunnerId ? (await findPinnedRunners(sql, call, next.pinnedRunnerId)).filter((r) => r.runner_id === next.pinnedRunnerId) : [];
     return { waitingFor: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: next.claimDeadline.toISOString() } };
   };
-  const relay = { sql, hub, waitMs: options.relayWaitMs ?? RELAY_WAIT_MS };
+  const relay = { ...store, hub, waitMs: options.relayWaitMs ?? RELAY_WAIT_MS };
   /** The desktop holding the session, refused as den-api does when it is too old for `kind` or away. */
   const holderFor = async (
     call: TargetCall,
@@ -133,14 +135,14 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         ...(extra.runner === undefined ? {} : { pin: extra.runner }),
         storeAndForward: deliverBy !== null,
       });
-      const task = await transaction(sql, async (tx) => {
+      const task = await transaction(store, async (tx, hints) => {
         // The desktop's own store: the row is taken (and its runner recorded) with the task,
         // atomically, under the row's lock; an attempt that finds it taken answers that task.
         const patch = { ...(runner ? { targetRef: { runnerId: runner.runner_id } } : {}), taken: true, expect: "queued", expectReserved: true } as const;
         if (!(await ledger.in(tx).update({ organizationId: call.organizationId, id: input.sessionId }, patch))) {
           return (await findCreateTask(tx, call.organizationId, input.sessionId)) ?? fail("session_not_active", "the session was stopped or removed before its create finished");
         }
-        return enqueueTask(tx, call, {
+        return enqueueTask(tx, hints, call, {
           sessionId: input.sessionId,
           kind: "remote_session.create",
           title: input.title,
@@ -175,7 +177,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       const messageId = input.messageId ?? newId("msg");
       // Where the reply will appear for a reader: after everything the transcript holds now.
       const before = isRelayed(session) ? null : buildTranscript(await loadSessionTasks(sql, session)).messages.length;
-      await transaction(sql, async (tx) => {
+      await transaction(store, async (tx, hints) => {
         // Serialized per session by the row lock, so concurrent sends cannot both squeeze past the cap.
         await tx`select id from remote_session where organization_id = ${session.organizationId} and id = ${session.id} for update`;
         const [{ waiting }] = (await tx`
@@ -184,7 +186,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         if (waiting >= MAX_QUEUED_TURNS) {
           fail("queue_full", `${waiting} follow-ups already wait for this desktop; read the session and send again when one ran`, { retryAfterMs: 5_000 });
         }
-        await enqueueTask(tx, call, {
+        await enqueueTask(tx, hints, call, {
           sessionId: session.id,
           kind: "remote_session.send",
           title: session.title,
@@ -199,7 +201,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           claimWithinMs: claimDeadlineMs,
         });
         // Queued behind a running turn, the session stays running; else it is queued.
-        await syncSessionState(tx, session, { activity: true, lastError: null });
+        await syncSessionState(tx, hints, session, { activity: true, lastError: null });
       });
       logger.info("desktop target: follow-up queued", { sessionId: session.id, referenceId: call.referenceId, promptChars: input.prompt.length });
       return {
@@ -267,7 +269,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         await holderFor(call, session, "remote_session.stop");
         return relayStop(relay, call, session);
       }
-      const stopped = await transaction(sql, (tx) => cancelSessionTasks(tx, session));
+      const stopped = await transaction(store, (tx, hints) => cancelSessionTasks(tx, hints, session));
       return { sessionId: session.id, stopped };
     },
 
@@ -283,8 +285,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       const requirements = taskRequirements({ kind: "remote_session.respond" });
       await holderFor(call, session, "remote_session.respond", requirements);
       const answer = { requestId: input.requestId, answer: input.answer };
-      const task = await transaction(sql, (tx) =>
-        enqueueTask(tx, call, holderTask(session, { kind: "remote_session.respond", requirements, claimWithinMs: claimDeadlineMs, input: answer })),
+      const task = await transaction(store, (tx, hints) =>
+        enqueueTask(tx, hints, call, holderTask(session, { kind: "remote_session.respond", requirements, claimWithinMs: claimDeadlineMs, input: answer })),
       );
       logger.info("desktop target: answer queued", { sessionId: session.id, referenceId: call.referenceId, kind: pending.kind });
       const ended = await settled(relay, session.id, task, call.signal);

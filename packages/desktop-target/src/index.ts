@@ -4,8 +4,8 @@ export { migrateDesktopTarget, DESKTOP_TARGET_SQL_DIRECTORY } from "./migrate-de
 export { type WakeHub, type WakeSignal, type PushSubscriber, type StreamLimits, DEFAULT_STREAM_LIMITS, createWakeHub } from "./wake/wake-hub.js";
 export { type WakeBus, type WakeBusHandlers, type HintBatch, type SessionHint, type PushHint, type PushHintKind, postgresWakeBus, readPush, readSessions, readWakes, renderPush } from "./wake/wake-bus.js";
 export { type WakeNotice } from "./wake/channels.js";
-export { type Hints, hintsOf } from "./wake/hints.js";
-export { transaction } from "./store/transaction.js";
+export { type Hints, type HintPublisher, type GatheredHints, type PublisherStats, createHintPublisher } from "./wake/hints.js";
+export { transaction, type TransactionScope } from "./store/transaction.js";
 export { type SweeperOptions, startSweeper } from "./sweeper.js";
 export { DEFAULT_PRESENCE_WINDOW_MS } from "./presence.js";
 

@@ -1,13 +1,12 @@
 import { fail, type LedgerSession, type PendingInput, type ReadInput, type ReadResult, SESSION_LIMITS, type SessionErrorCode, type SessionState, type StopOutcome, type TargetCall, type ToolCallSummary } from "@openwork/remote-session-core";
 import { boundText, decodeRelayCursor, encodeRelayCursor, pendingInput } from "@openwork/remote-session-core/target";
-import type { Sql } from "postgres";
 import type { RelayedReadResult } from "./routes/openwork/openwork-wire.js";
 import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import type { TaskKind, TaskRow } from "./store/task-row.js";
 import { stateIn } from "./store/task-state-sql.js";
 import { OPEN_TASK_STATES } from "./task-state.js";
 import type { WakeHub } from "./wake/wake-hub.js";
-import { transaction } from "./store/transaction.js";
+import { transaction, type TransactionScope } from "./store/transaction.js";
 
 /** How long a relayed read or stop waits in the call for the desktop's answer (den-api: 20 s). */
 export const RELAY_WAIT_MS = 20_000;
@@ -19,8 +18,7 @@ const TOOL_STATUS = new Set<ToolCallSummary["status"]>(["pending", "running", "c
 // The desktop's own failure codes that name a condition we have a code for.
 const RELAY_FAILURES: Record<string, SessionErrorCode> = { unknown_session: "unknown_session", invalid_cursor: "invalid_capability_arguments" };
 
-export interface RelayDeps {
-  sql: Sql;
+export interface RelayDeps extends TransactionScope {
   hub: WakeHub;
   waitMs?: number;
 }
@@ -118,14 +116,14 @@ export async function relayStop(deps: RelayDeps, call: TargetCall, session: Ledg
 
 /** The waiting request of this kind and input, or a new one for the desktop that holds the session. */
 async function requestOf(deps: RelayDeps, call: TargetCall, session: LedgerSession, kind: TaskKind, input: Record<string, unknown>): Promise<TaskRow> {
-  return transaction(deps.sql, async (tx) => {
+  return transaction(deps, async (tx, hints) => {
     const [open] = await tx<TaskRow[]>`
       select * from desktop_task
       where organization_id = ${session.organizationId} and session_id = ${session.id} and kind = ${kind} and ${stateIn(tx, OPEN_TASK_STATES)}
         and input = ${tx.json(input as never)} and claim_deadline > now()
       order by created_at desc limit 1`;
     if (open) return open;
-    return enqueueTask(tx, call, holderTask(session, { kind, requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] }, claimWithinMs: REQUEST_TTL_MS, input }));
+    return enqueueTask(tx, hints, call, holderTask(session, { kind, requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] }, claimWithinMs: REQUEST_TTL_MS, input }));
   });
 }
 

@@ -241,10 +241,10 @@ describe("OpenWork commands and requests on the wire", () => {
     await post(`/v1/remote-session-commands/${item!.commandId}/claim`, token, {});
     await post(`/v1/remote-session-commands/${item!.commandId}/complete`, token, { status: "delivered", sessionId: "ses_q", workspaceId: "ws_q" });
     await post(`/v1/remote-session-commands/${item!.commandId}/session`, token, { status: "running", observedAt: 1_000 });
-    await sweepTasks(gateway.sql);
+    await sweepTasks(gateway.store);
     expect((await find(member, created.sessionId)).state).toBe("running");
     await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = 'quiet-install-001'`;
-    await sweepTasks(gateway.sql);
+    await sweepTasks(gateway.store);
     expect(await find(member, created.sessionId)).toMatchObject({ state: "interrupted", lastError: { error: "desktop_lost" } });
     expect((await post(`/v1/remote-session-commands/${item!.commandId}/session`, token, { status: "idle", finalText: "done", observedAt: 2_000 })).status).toBe(200);
     expect(await find(member, created.sessionId)).toMatchObject({ state: "idle", lastError: null });
@@ -356,7 +356,7 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     await post(`/v1/remote-session-commands/${item!.commandId}/claim`, token, {});
     const stateOf = async () => (await gateway.sql<{ state: TaskState }[]>`select state from desktop_task where id = ${item!.commandId!}`)[0]!.state;
     await gateway.sql`update desktop_task set lease_expires_at = now() - interval '1 second' where id = ${item!.commandId!}`;
-    await sweepTasks(gateway.sql);
+    await sweepTasks(gateway.store);
     expect(await stateOf()).toBe("interrupted");
     const receipt = await post(`/v1/remote-session-commands/${item!.commandId}/complete`, token, { status: "delivered", sessionId: "ses_late", workspaceId: "ws_l" });
     expect(receipt.status).toBe(200);
@@ -399,8 +399,8 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
       create trigger refuse_poisoned before update on remote_session for each row when (old.id = '${poisoned.sessionId}') execute function refuse_poisoned();`);
     const logger = capturingLogger();
     try {
-      await sweepTasks(gateway.sql, logger);
-      await sweepTasks(gateway.sql, logger);
+      await sweepTasks(gateway.store, logger);
+      await sweepTasks(gateway.store, logger);
     } finally {
       await gateway.sql.unsafe("drop trigger refuse_poisoned on remote_session; drop function refuse_poisoned();");
     }
@@ -420,7 +420,7 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     await gateway.sessions.send(gateway.call(member), await find(member, sessionId), { prompt: "never run" });
     expect((await find(member, sessionId)).state).toBe("queued");
     await gateway.sql`update desktop_task set claim_deadline = now() - interval '1 second' where session_id = ${sessionId} and kind = 'remote_session.send'`;
-    await sweepTasks(gateway.sql);
+    await sweepTasks(gateway.store);
     expect(await find(member, sessionId)).toMatchObject({ state: "interrupted", lastError: { error: "runner_unavailable", message: expect.stringContaining("never ran") } });
   });
 });
@@ -467,7 +467,7 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     await mint(other, "later-org-install");
     const later = await gateway.sessions.create(gateway.call(other), { title: "deliver by", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
     await gateway.sql`update desktop_task set claim_deadline = now() - interval '1 second', deliver_by = now() - interval '1 second' where session_id = ${later.sessionId}`;
-    await sweepTasks(gateway.sql);
+    await sweepTasks(gateway.store);
     expect((await find(other, later.sessionId)).state).toBe("expired");
     expect((await find(member, session.id)).state).toBe("stopped");
   });
@@ -489,8 +489,8 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     const member = newMember();
     const desktop = await desktopOf(member);
     const session = await idleSession(member);
-    const request = await transaction(gateway.sql, (tx) =>
-      enqueueTask(tx, member, holderTask(session, { kind: "remote_session.stop", requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] }, claimWithinMs: 60_000, input: { messageId: "msg_another_turn" } })),
+    const request = await transaction(gateway.store, (tx, hints) =>
+      enqueueTask(tx, hints, member, holderTask(session, { kind: "remote_session.stop", requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] }, claimWithinMs: 60_000, input: { messageId: "msg_another_turn" } })),
     );
     desktop.wake();
     const [done] = await until(() => gateway.sql<{ state: string; completion: unknown }[]>`select state, completion from desktop_task where id = ${request.id}`, ([t]) => t?.state === "done");

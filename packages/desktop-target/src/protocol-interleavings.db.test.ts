@@ -65,7 +65,7 @@ it("keeps a task's state machine intact under random, duplicated and reordered p
           else if (s.kind === "complete") await runner!.complete(taskId, completionOf(s.attempt, s.variant));
           else {
             await gateway.sql`update desktop_task set lease_expires_at = now() - interval '1 second' where id = ${taskId} and state = 'claimed'`;
-            await sweepTasks(gateway.sql);
+            await sweepTasks(gateway.store);
           }
         } catch (error) {
           // Refusals are typed 4xx, never a server error.

@@ -37,7 +37,7 @@ describeRunnerChannel("desktop-target routes on PostgreSQL", async () => {
     },
     loseLease: async (taskId) => {
       await gateway.sql`update desktop_task set lease_expires_at = now() - interval '1 second' where id = ${taskId}`;
-      await sweepTasks(gateway.sql);
+      await sweepTasks(gateway.store);
     },
     inspect: async (taskId) => {
       const [task] = await gateway.sql<{ state: string; attempt: number; completion: CompleteRequest | null }[]>`

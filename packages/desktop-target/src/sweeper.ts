@@ -1,9 +1,12 @@
 import { errorFacts, type LedgerRetention, type Logger, pruneLedger, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import { sweepTasks } from "./store/sweep-tasks.js";
+import type { HintPublisher } from "./wake/hints.js";
 
 export interface SweeperOptions {
   sql: Sql;
+  /** Where the hints of what a sweep moved leave (the wake hub's publisher): readers waiting on those sessions wake. */
+  publisher: HintPublisher;
   /** Pause between sweeps. Default 2 s: with a 30 s lease, a lost runner is `interrupted` within 32 s. */
   intervalMs?: number;
   /** Wake-up hints older than this are deleted (resume after `Last-Event-ID` reaches back this far). Default 10 min. */
@@ -60,7 +63,7 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
   };
   const sweep = async () => {
     try {
-      const moved = await sweepTasks(options.sql, logger);
+      const moved = await sweepTasks(options, logger);
       options.onSweep?.(moved);
       if (moved.interrupted + moved.expired > 0) logger.info("desktop sweeper: tasks moved", moved);
       if (++sweeps % (options.retentionEvery ?? 30) === 0) await retain();

@@ -73,7 +73,7 @@ export interface RemoteSessionHostOptions {
   /** Push (MCP resource subscriptions); `false` for none. Default on. */
   push?: false | Omit<SessionPushOptions, "sql" | "hub" | "source" | "logger" | "schema">;
   /** The sweeper's options (interval, retention). */
-  sweeper?: Omit<SweeperOptions, "sql" | "logger">;
+  sweeper?: Omit<SweeperOptions, "sql" | "publisher" | "logger">;
   logger?: Logger;
 }
 
@@ -149,7 +149,7 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
       await migrateDesktopTarget(sql, { schema });
       await hub.ready;
       await push?.start();
-      sweeper ??= startSweeper({ ...options.sweeper, sql, logger });
+      sweeper ??= startSweeper({ ...options.sweeper, sql, publisher: hub.publisher, logger });
     },
     close: () =>
       (closing ??= (async () => {

@@ -1,4 +1,4 @@
-import { createWakeHub, hintsOf, transaction } from "@openwork/desktop-target";
+import { createWakeHub, transaction } from "@openwork/desktop-target";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,9 +36,9 @@ describe.skipIf(!findNatsServer())("wake hubs on the NATS bus", () => {
 
     const woken = b.hub.waitForSession("rs_nats_hub", 5_000).then(() => Date.now());
     const sent = Date.now();
-    await transaction(a.sql, async (tx) => {
+    await transaction({ sql: a.sql, publisher: a.hub.publisher }, async (tx, hints) => {
       await tx`select 1`;
-      hintsOf(tx).session("org_nats", "rs_nats_hub");
+      hints.session("org_nats", "rs_nats_hub");
     });
     expect((await woken) - sent).toBeLessThan(1_000);
     const announced = b.hub.waitForSession("rs_nats_announced", 5_000).then(() => Date.now());

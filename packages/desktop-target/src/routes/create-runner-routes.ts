@@ -72,6 +72,7 @@ export function createRunnerRoutes(
     logger: silentLogger,
     proxyTrust: { origins: [], prefix: "/api/den" },
     ...options,
+    publisher: options.hub.publisher,
     audiences: [...new Set([options.baseUrl, ...(options.audiences ?? [])].map(normalizeAudience))],
   };
   const dialects = options.dialects ?? ["desktop-runner"];

@@ -35,7 +35,7 @@ export async function handleRenameRunner(ctx: RouteContext, request: Request, ru
 /** `DELETE runners/:id` (member route): revokes one of the member's desktops. */
 export async function handleRevokeRunner(ctx: RouteContext, request: Request, runnerId: string): Promise<Response> {
   const member = await memberOf(ctx, request);
-  const revoked = await transaction(ctx.sql, (tx) => revokeRunner(tx, member, runnerId));
+  const revoked = await transaction(ctx, (tx, hints) => revokeRunner(tx, hints, member, runnerId));
   if (!revoked) throw new ChannelRefusal("not_found", "no such desktop");
   ctx.logger.info("desktop runner revoked by its owner", { runnerId, failedTasks: revoked.failedTasks });
   return json(200, { revoked: true, ...revoked });

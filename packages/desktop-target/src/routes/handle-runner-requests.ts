@@ -23,7 +23,7 @@ export async function handleWork(ctx: RouteContext, runner: RunnerIdentity): Pro
 /** `POST tasks/:id/claim`: take a task, or get it again if this runner already holds it. */
 export async function handleClaim(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
   parseOrRefuse(ClaimRequestSchema, await readJsonBody(request));
-  const outcome = await transaction(ctx.sql, (tx) => claimTask(tx, runner, taskId, ctx.leaseMs));
+  const outcome = await transaction(ctx, (tx, hints) => claimTask(tx, hints, runner, taskId, ctx.leaseMs));
   const cause = await acceptClaim(ctx, runner, outcome);
   if (cause) throw new ChannelRefusal("claim_conflict", `the task failed at claim: ${cause.message}`, { cause: cause.code });
   return json(200, { assignment: toAssignment(outcome.task, outcome.localSessionId, ctx.heartbeatIntervalMs) });
@@ -51,7 +51,7 @@ async function claimNext(
   const takes = takenKinds(runner, kinds);
   let outcome = options.first;
   for (let i = 0; i < CLAIM_NEXT_TRIES && takes.length > 0; i++) {
-    outcome ??= await transaction(ctx.sql, (tx) => claimNextTask(tx, runner, takes, ctx.leaseMs, options.after));
+    outcome ??= await transaction(ctx, (tx, hints) => claimNextTask(tx, hints, runner, takes, ctx.leaseMs, options.after));
     if (!outcome) break;
     if (!(await acceptClaim(ctx, runner, outcome))) return toAssignment(outcome.task, outcome.localSessionId, ctx.heartbeatIntervalMs);
     outcome = undefined;
@@ -68,7 +68,7 @@ async function acceptClaim(ctx: RouteContext, runner: RunnerIdentity, outcome: C
   if (outcome.kind !== "claimed") return null;
   const cause = await claimTimeRefusal(ctx, task, localSessionId);
   if (cause) {
-    await transaction(ctx.sql, (tx) => failClaimedTask(tx, taskKey(task), cause));
+    await transaction(ctx, (tx, hints) => failClaimedTask(tx, hints, taskKey(task), cause));
     ctx.logger.warn("desktop runner: task failed at claim", { taskId: task.id, runnerId: runner.runnerId, code: cause.code });
     return cause;
   }
@@ -102,7 +102,7 @@ export async function handleHeartbeat(ctx: RouteContext, runner: RunnerIdentity,
 /** `POST tasks/:id/events`. */
 export async function handleTaskEvents(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
   const body = parseOrRefuse(PostEventsRequestSchema, await readJsonBody(request));
-  const answer = await transaction(ctx.sql, (tx) => appendEvents(tx, runner, taskId, body, ctx.turnEventBytes));
+  const answer = await transaction(ctx, (tx, hints) => appendEvents(tx, hints, runner, taskId, body, ctx.turnEventBytes));
   // The turn was ended in that transaction: the runner stops it (its heartbeats now say the lease is gone).
   if (!answer) throw new ChannelRefusal("turn_too_large", tooLarge(ctx.turnEventBytes).message, { taskId });
   return json(200, answer);
@@ -115,14 +115,14 @@ export async function handleTaskEvents(ctx: RouteContext, runner: RunnerIdentity
  */
 export async function handleComplete(ctx: RouteContext, verified: VerifiedRunner, taskId: string, request: Request): Promise<Response> {
   const body = parseOrRefuse(CompleteRequestSchema, await readJsonBody(request));
-  const { runner, done } = await transaction(ctx.sql, async (tx) => {
+  const { runner, done } = await transaction(ctx, async (tx, hints) => {
     const registered = checkRegistration(tx, verified);
     const claimAlong = async () => {
       const takes = body.next ? takenKinds(await registered, body.next.kinds) : [];
-      return takes.length > 0 ? claimNextTask(tx, await registered, takes, ctx.leaseMs, taskId) : null;
+      return takes.length > 0 ? claimNextTask(tx, hints, await registered, takes, ctx.leaseMs, taskId) : null;
     };
     // A refused registration is the error thrown, whatever the completion did: it rolls back.
-    const [runner, done] = await pipeline([registered, completeTask(tx, verified.holder, taskId, body, body.next ? claimAlong : undefined, ctx.turnEventBytes)]);
+    const [runner, done] = await pipeline([registered, completeTask(tx, hints, verified.holder, taskId, body, body.next ? claimAlong : undefined, ctx.turnEventBytes)]);
     return { runner, done };
   });
   const { replayed, nextTaskId, claimed, ...answer } = done;
@@ -135,7 +135,7 @@ export async function handleComplete(ctx: RouteContext, verified: VerifiedRunner
 
 /** The assignment of a task this runner claimed and still holds, else null. */
 async function heldAssignment(ctx: RouteContext, runner: RunnerIdentity, taskId: string): Promise<Assignment | null> {
-  const outcome = await transaction(ctx.sql, (tx) => claimTask(tx, runner, taskId, ctx.leaseMs)).catch((error: unknown) => {
+  const outcome = await transaction(ctx, (tx, hints) => claimTask(tx, hints, runner, taskId, ctx.leaseMs)).catch((error: unknown) => {
     if (error instanceof ChannelRefusal) return null;
     throw error;
   });

@@ -2,6 +2,7 @@ import type { Logger, MemberScope, Model } from "@openwork/remote-session-core";
 import type { RunnerTokenSecret } from "@openwork/runner-protocol/server";
 import type { Sql } from "postgres";
 import type { RunnerDialect } from "../store/runner-row.js";
+import type { HintPublisher } from "../wake/hints.js";
 import type { WakeHub } from "../wake/wake-hub.js";
 import type { ProxyTrust } from "./entry-point.js";
 
@@ -59,4 +60,7 @@ export interface RunnerRoutesOptions {
 }
 
 export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "onClaimed" | "openworkBasePaths">> &
-  Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed">;
+  Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed"> & {
+    /** The hub's publisher: the routes' transactions send their hints through it. */
+    publisher: HintPublisher;
+  };

@@ -8,6 +8,7 @@ import { emptyFold, foldEvents, type TaskFold } from "../transcript/task-fold.js
 import { endedClears, type RowKey, type RunnerIdentity, sessionKey, type TaskRow, taskKey } from "./task-row.js";
 import { leaving, movedTo } from "./task-state-sql.js";
 import { pipeline } from "./transaction.js";
+import type { Hints } from "../wake/hints.js";
 
 /** What one task's events may take at most (JSON bytes, every attempt together): 4 MiB. */
 export const MAX_TASK_EVENT_BYTES = 4 * 1024 * 1024;
@@ -22,6 +23,7 @@ export const MAX_TASK_EVENT_BYTES = 4 * 1024 * 1024;
  */
 export async function appendEvents(
   tx: Queryable,
+  hints: Hints,
   runner: RunnerIdentity,
   taskId: string,
   body: PostEventsRequest,
@@ -35,12 +37,12 @@ export async function appendEvents(
   if (fresh.length > 0) {
     const grown = await grownFold(tx, task, fresh, capBytes);
     if (!grown) {
-      await endTooLarge(tx, task, capBytes);
+      await endTooLarge(tx, hints, task, capBytes);
       return null;
     }
     await pipeline([insertEvents(tx, key, body.attempt, fresh).execute(), storeFold(tx, key, grown).execute()]);
     const { patch, live } = await sessionEffects(tx, key, fresh);
-    await syncSessionState(tx, sessionKey(task), patch, live);
+    await syncSessionState(tx, hints, sessionKey(task), patch, live);
   }
   return { taskId, attempt: body.attempt, nextSequence };
 }
@@ -75,13 +77,13 @@ export const tooLarge = (capBytes: number) => ({
 });
 
 /** Ends a turn whose events would pass what a task may store: failed, with what it had. */
-export async function endTooLarge(tx: Queryable, task: TaskRow, capBytes: number): Promise<void> {
+export async function endTooLarge(tx: Queryable, hints: Hints, task: TaskRow, capBytes: number): Promise<void> {
   const { message } = tooLarge(capBytes);
   await tx`
     update desktop_task set state = ${movedTo(tx, "fail")}, ${endedClears(tx)}, failure_code = 'turn_too_large', failure_message = ${message},
       finished_at = now(), updated_at = now()
     where organization_id = ${task.organization_id} and id = ${task.id} and ${leaving(tx, "fail")}`;
-  await syncSessionState(tx, sessionKey(task), { activity: true, lastError: { error: "turn_too_large", message } });
+  await syncSessionState(tx, hints, sessionKey(task), { activity: true, lastError: { error: "turn_too_large", message } });
 }
 
 /** What an attempt holds of a batch: the sequence it expects next and the held events the batch replays. */

@@ -2,7 +2,7 @@ import type { Queryable } from "@openwork/remote-session-core";
 import type { PendingQuery, Row } from "postgres";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { eligibleFor } from "./eligibility.js";
-import { hintsOf } from "../wake/hints.js";
+import type { Hints } from "../wake/hints.js";
 import { claimedSessionMove } from "./sync-session-state.js";
 import type { RunnerIdentity, TaskKind, TaskRow } from "./task-row.js";
 import { movedTo } from "./task-state-sql.js";
@@ -16,8 +16,8 @@ export type ClaimOutcome =
  * Claims one task for a runner. The candidate is locked `for update skip locked`, so concurrent
  * claimers never wait on each other and never both win. Runs in a transaction; refusals throw.
  */
-export async function claimTask(tx: Queryable, runner: RunnerIdentity, taskId: string, leaseMs: number): Promise<ClaimOutcome> {
-  const claimed = await takeCandidate(tx, runner, leaseMs, tx`t.id = ${taskId}`);
+export async function claimTask(tx: Queryable, hints: Hints, runner: RunnerIdentity, taskId: string, leaseMs: number): Promise<ClaimOutcome> {
+  const claimed = await takeCandidate(tx, hints, runner, leaseMs, tx`t.id = ${taskId}`);
   return claimed ?? explainRefusal(tx, runner, taskId);
 }
 
@@ -28,17 +28,18 @@ export async function claimTask(tx: Queryable, runner: RunnerIdentity, taskId: s
  */
 export async function claimNextTask(
   tx: Queryable,
+  hints: Hints,
   runner: RunnerIdentity,
   kinds: readonly TaskKind[],
   leaseMs: number,
   /** A task this runner just completed: it remembers the claim (`next_task_id`), so its replay hands over the same task. */
   after?: string,
 ): Promise<ClaimOutcome | null> {
-  return takeCandidate(tx, runner, leaseMs, tx`t.kind = any(${kinds as string[]}::text[]) order by t.created_at limit 1`, after);
+  return takeCandidate(tx, hints, runner, leaseMs, tx`t.kind = any(${kinds as string[]}::text[]) order by t.created_at limit 1`, after);
 }
 
 /** Claims the first eligible task `where` picks, and moves its session: one statement. */
-async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: number, where: PendingQuery<Row[]>, after?: string): Promise<ClaimOutcome | null> {
+async function takeCandidate(tx: Queryable, hints: Hints, runner: RunnerIdentity, leaseMs: number, where: PendingQuery<Row[]>, after?: string): Promise<ClaimOutcome | null> {
   const [row] = await tx<ClaimedRow[]>`
     with candidate as (
       select t.id from desktop_task t
@@ -61,7 +62,7 @@ async function takeCandidate(tx: Queryable, runner: RunnerIdentity, leaseMs: num
   // A turn moves its session to running; a relayed read or stop, or an answer, never does.
   const turn = claimed.kind === "remote_session.create" || claimed.kind === "remote_session.send";
   if (turn && !moved) throw new Error(`desktop session ${claimed.session_id}: the ledger refused a claimed turn's move to running`);
-  if (moved) hintsOf(tx).session(claimed.organization_id, claimed.session_id);
+  if (moved) hints.session(claimed.organization_id, claimed.session_id);
   return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? movedTarget };
 }
 

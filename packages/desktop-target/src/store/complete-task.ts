@@ -8,6 +8,7 @@ import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
 import { lockSession, writeSessionState } from "./sync-session-state.js";
 import { endedClears, sessionKey, type TaskOwner } from "./task-row.js";
 import { pipeline } from "./transaction.js";
+import type { Hints } from "../wake/hints.js";
 
 /**
  * Settles the runner's attempt, with its last events when it carries them (protocol 3: one
@@ -20,6 +21,7 @@ import { pipeline } from "./transaction.js";
  */
 export async function completeTask(
   tx: Queryable,
+  hints: Hints,
   owner: TaskOwner,
   taskId: string,
   body: CompleteRequest,
@@ -67,6 +69,6 @@ export async function completeTask(
   // follow-up of this session claimed next moves it again, after this move) and holds because
   // the claim's statement is built after the move's was handed to the connection (it awaits the
   // registration first); desktop-target.db.test.ts's protocol-3 follow-up test guards it.
-  const [, claimed] = await pipeline([writeSessionState(tx, session, patch), claimAlong ? claimAlong() : null]);
+  const [, claimed] = await pipeline([writeSessionState(tx, hints, session, patch), claimAlong ? claimAlong() : null]);
   return { taskId, state, replayed: false, nextTaskId: null, claimed };
 }

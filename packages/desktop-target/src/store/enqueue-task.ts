@@ -1,7 +1,7 @@
 import { type LedgerSession, type MemberScope, type Model, newId, type Queryable } from "@openwork/remote-session-core";
 import type { TaskRequirements } from "@openwork/runner-protocol";
 import type { WakeNotice } from "../wake/channels.js";
-import { hintsOf } from "../wake/hints.js";
+import type { Hints } from "../wake/hints.js";
 import type { TaskKind, TaskRow } from "./task-row.js";
 import { movedTo } from "./task-state-sql.js";
 
@@ -48,7 +48,7 @@ export function holderTask(
  * Inserts a queued task and its wake-up hint; listeners are told once the transaction commits
  * (run it in the `transaction()` that creates the task). The notice carries ids only.
  */
-export async function enqueueTask(sql: Queryable, scope: MemberScope, task: NewTask): Promise<TaskRow> {
+export async function enqueueTask(sql: Queryable, hints: Hints, scope: MemberScope, task: NewTask): Promise<TaskRow> {
   const [row] = await sql<TaskRow[]>`
     insert into desktop_task (
       id, organization_id, member_id, session_id, kind, state, title, prompt, prompt_chars, model, workspace_id,
@@ -62,7 +62,7 @@ export async function enqueueTask(sql: Queryable, scope: MemberScope, task: NewT
       coalesce(${task.deliverBy}::timestamptz, now() + make_interval(secs => ${task.claimWithinMs / 1000})),
       ${task.input ? sql.json(task.input as never) : null})
     returning *`;
-  await wakeRunners(sql, row!);
+  await wakeRunners(sql, hints, row!);
   return row!;
 }
 
@@ -80,11 +80,11 @@ export async function findCreateTask(sql: Queryable, organizationId: string, ses
 }
 
 /** Records a wake-up hint for the task's runner(s); every gateway process is told after the commit. */
-export async function wakeRunners(sql: Queryable, task: Pick<TaskRow, "id" | "organization_id" | "member_id" | "pinned_runner_id">): Promise<void> {
+export async function wakeRunners(sql: Queryable, hints: Hints, task: Pick<TaskRow, "id" | "organization_id" | "member_id" | "pinned_runner_id">): Promise<void> {
   const [wake] = await sql<{ id: string }[]>`
     insert into desktop_wake (organization_id, member_id, runner_id, task_id)
     values (${task.organization_id}, ${task.member_id}, ${task.pinned_runner_id}, ${task.id})
     returning id`;
   const notice: WakeNotice = { w: Number(wake!.id), o: task.organization_id, m: task.member_id, r: task.pinned_runner_id, t: task.id };
-  hintsOf(sql).wake(notice);
+  hints.wake(notice);
 }

@@ -2,6 +2,8 @@ import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { expect, it } from "vitest";
 import { guardedReserve, isConnectionLost, ReservedConnectionLost, ReserveTimedOut } from "@openwork/remote-session-core";
+import { createHintPublisher } from "../wake/hints.js";
+import { postgresWakeBus } from "../wake/wake-bus.js";
 import { transaction } from "./transaction.js";
 
 // The workspace's postgres.js is patched, so a write to a dead connection settles here instead of
@@ -41,7 +43,7 @@ it("sends nothing more on a reserved connection once a statement of it found the
 it("a statement error that leaves the connection alive does not count: the transaction rolls back and the connection serves again", async () => {
   const sql = handle({ max: 1 });
   try {
-    await expect(transaction(sql, async (tx) => tx`select 1 / 0`)).rejects.toMatchObject({ code: "22012" });
+    await expect(transaction({ sql, publisher: createHintPublisher(postgresWakeBus({ sql })) }, async (tx) => tx`select 1 / 0`)).rejects.toMatchObject({ code: "22012" });
     expect(isConnectionLost(Object.assign(new Error("division by zero"), { code: "22012", severity: "ERROR" }))).toBe(false);
     expect((await sql`select current_setting('transaction_isolation') as level, 5 as n`)[0]!.n).toBe(5);
   } finally {

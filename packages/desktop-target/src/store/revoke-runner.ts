@@ -2,6 +2,7 @@ import type { MemberScope, Queryable } from "@openwork/remote-session-core";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears } from "./task-row.js";
 import { leaving, movedTo } from "./task-state-sql.js";
+import type { Hints } from "../wake/hints.js";
 
 /**
  * Revokes one of the member's runners: it is marked revoked, so tokens minted before are refused on their next
@@ -11,7 +12,7 @@ import { leaving, movedTo } from "./task-state-sql.js";
  * and the tokens minted before stay refused even then. Returns null when the member has no such
  * runner. Runs in a transaction.
  */
-export async function revokeRunner(tx: Queryable, scope: MemberScope, runnerId: string): Promise<{ failedTasks: number } | null> {
+export async function revokeRunner(tx: Queryable, hints: Hints, scope: MemberScope, runnerId: string): Promise<{ failedTasks: number } | null> {
   const removed = await tx`
     update desktop_runner set revoked_at = now(), tokens_not_before = now()
     where organization_id = ${scope.organizationId} and member_id = ${scope.memberId} and runner_id = ${runnerId}
@@ -25,7 +26,7 @@ export async function revokeRunner(tx: Queryable, scope: MemberScope, runnerId: 
       and pinned_runner_id = ${runnerId} and ${leaving(tx, "failPinned")}
     returning session_id`;
   for (const id of [...new Set(failed.map((t) => t.session_id))].sort()) {
-    await syncSessionState(tx, { organizationId: scope.organizationId, id }, { lastError: { error: "runner_revoked", message: "the desktop this was waiting for was revoked by its owner" } });
+    await syncSessionState(tx, hints, { organizationId: scope.organizationId, id }, { lastError: { error: "runner_revoked", message: "the desktop this was waiting for was revoked by its owner" } });
   }
   return { failedTasks: failed.length };
 }

@@ -1,7 +1,6 @@
 import { errorFacts, type Logger, type Queryable, silentLogger } from "@openwork/remote-session-core";
-import type { Sql } from "postgres";
-import { hintsOf } from "../wake/hints.js";
-import { transaction } from "./transaction.js";
+import type { Hints } from "../wake/hints.js";
+import { transaction, type TransactionScope } from "./transaction.js";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, sessionKey } from "./task-row.js";
 import { leaving, movedTo } from "./task-state-sql.js";
@@ -31,8 +30,8 @@ const SWEEP_BATCH = 500;
  * sweepers on several replicas never clash: a row moves once, whoever gets there first. One
  * session that cannot be updated never stalls the sweep (`deriveAlone`). Returns how many tasks moved.
  */
-export async function sweepTasks(sql: Sql, logger: Logger = silentLogger): Promise<{ interrupted: number; expired: number }> {
-  return transaction(sql, async (tx) => {
+export async function sweepTasks(scope: TransactionScope, logger: Logger = silentLogger): Promise<{ interrupted: number; expired: number }> {
+  return transaction(scope, async (tx, hints) => {
     // The sweep spans every organization by design: on a sharded database these are multi-shard
     // statements, each row named by its full key.
     const interrupted = await tx<Moved[]>`
@@ -71,7 +70,7 @@ export async function sweepTasks(sql: Sql, logger: Logger = silentLogger): Promi
       returning c.session_id, c.organization_id, c.kind, ${LOST.failure_code} as failure_code, ${LOST.failure_message} as failure_message`;
     // Sessions in one order, so concurrent sweeps lock them alike.
     const bySession = new Map([...interrupted, ...expired, ...lost].map((m) => [`${m.organization_id}\u0000${m.session_id}`, m]));
-    for (const key of [...bySession.keys()].sort()) await deriveAlone(tx, bySession.get(key)!, logger);
+    for (const key of [...bySession.keys()].sort()) await deriveAlone(tx, hints, bySession.get(key)!, logger);
     return { interrupted: interrupted.length + lost.length, expired: expired.length };
   });
 }
@@ -81,15 +80,15 @@ export async function sweepTasks(sql: Sql, logger: Logger = silentLogger): Promi
  * alone and is logged (once: its task has moved, so no later sweep picks it again), and the
  * sweep goes on with every other organization's work.
  */
-async function deriveAlone(tx: Queryable, moved: Moved, logger: Logger): Promise<void> {
+async function deriveAlone(tx: Queryable, hints: Hints, moved: Moved, logger: Logger): Promise<void> {
   // A relayed read or stop that lapsed wakes its waiter and leaves the session as it is.
   if (moved.kind === "remote_session.read" || moved.kind === "remote_session.stop") {
-    hintsOf(tx).session(moved.organization_id, moved.session_id);
+    hints.session(moved.organization_id, moved.session_id);
     return;
   }
   await tx`savepoint sweep_session`;
   try {
-    await syncSessionState(tx, sessionKey(moved), { lastError: { error: moved.failure_code, message: moved.failure_message } });
+    await syncSessionState(tx, hints, sessionKey(moved), { lastError: { error: moved.failure_code, message: moved.failure_message } });
     await tx`release savepoint sweep_session`;
   } catch (error) {
     await tx`rollback to savepoint sweep_session`;

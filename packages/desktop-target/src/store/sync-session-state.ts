@@ -1,7 +1,7 @@
 import { createSessionLedger, type Queryable, type SessionPatch, type SessionState } from "@openwork/remote-session-core";
 import { canTransition, statesLeadingTo } from "@openwork/remote-session-core/target";
 import { type TaskState, toSessionState } from "../task-state.js";
-import { hintsOf } from "../wake/hints.js";
+import type { Hints } from "../wake/hints.js";
 import type { RowKey } from "./task-row.js";
 
 /** What a live (claimed) turn may report of itself through status events. */
@@ -33,7 +33,7 @@ export function deriveSessionState(tasks: DerivationTask[], current: SessionStat
  * data-modifying CTE over the claim's `claimed` CTE, so a claim and its session move are one
  * statement. The runner that takes a create holds the session, in its own dialect. Like the
  * ledger, it refuses a move the table forbids: the claim then finds no row in `moved`. The
- * claim hints the session itself (`hintsOf`), after its commit.
+ * claim hints the session itself (through its transaction's hints), after its commit.
  */
 export function claimedSessionMove(tx: Queryable, runner: { runnerId: string; dialect?: string }) {
   const holder = { runnerId: runner.runnerId, ...(runner.dialect === "openwork" ? { dialect: "openwork" } : {}) };
@@ -81,11 +81,12 @@ export interface LockedSession {
  */
 export async function syncSessionState(
   tx: Queryable,
+  hints: Hints,
   session: RowKey,
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
 ): Promise<boolean> {
-  return writeSessionState(tx, await lockSession(tx, session), patch, live);
+  return writeSessionState(tx, hints, await lockSession(tx, session), patch, live);
 }
 
 /**
@@ -115,6 +116,7 @@ export async function lockSession(tx: Queryable, { organizationId, id: sessionId
  */
 export async function writeSessionState(
   tx: Queryable,
+  hints: Hints,
   session: LockedSession | null,
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
@@ -126,6 +128,6 @@ export async function writeSessionState(
   const { lastError, ...rest } = patch;
   const updated = await createSessionLedger(tx).update(session, moves ? { ...patch, state } : rest);
   if (!updated) throw new Error(`desktop session ${session.id}: the ledger refused ${session.state} → ${state}`);
-  hintsOf(tx).session(session.organizationId, session.id);
+  hints.session(session.organizationId, session.id);
   return moves;
 }

@@ -9,6 +9,7 @@ import { createDesktopTarget } from "../desktop-target.js";
 import { migrateDesktopTarget } from "../migrate-desktop-target.js";
 import { createRunnerRoutes, type RunnerRoutes } from "../routes/create-runner-routes.js";
 import type { RunnerRoutesOptions } from "../routes/route-context.js";
+import type { TransactionScope } from "../store/transaction.js";
 import { createWakeHub, type WakeHub } from "../wake/wake-hub.js";
 
 export const SECRET = "desktop-target-test-secret-0123456789";
@@ -32,6 +33,8 @@ export interface RunnerGateway {
   serverUrl: string;
   sql: Sql;
   hub: WakeHub;
+  /** The replica's database handle with its hub's publisher: what `transaction()` and a sweep take. */
+  store: TransactionScope;
   routes: RunnerRoutes;
   target: Target;
   /** The desktop target driven as the capability drives it: through the core, which records the session rows. */
@@ -98,6 +101,7 @@ export async function startRunnerGateway(
     serverUrl,
     sql,
     hub,
+    store: { sql, publisher: hub.publisher },
     routes,
     target,
     sessions,

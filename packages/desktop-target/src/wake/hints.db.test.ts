@@ -2,7 +2,8 @@ import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { transaction } from "../store/transaction.js";
-import { hintsOf, publisherOf } from "./hints.js";
+import type { Hints } from "./hints.js";
+
 import type { PushHint, WakeBus, WakeBusHandlers } from "./wake-bus.js";
 import { createWakeHub, type WakeHub } from "./wake-hub.js";
 
@@ -20,6 +21,9 @@ afterAll(async () => {
   await sql.end({ timeout: 5 });
 });
 
+/** The hub's database handle with its publisher: what `transaction()` takes. */
+const store = () => ({ sql, publisher: hub.publisher });
+
 const settles = (promise: Promise<void>, ms: number) => Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
 
 describe("hints after commit", () => {
@@ -27,8 +31,8 @@ describe("hints after commit", () => {
     const woken = hub.waitForSession("rs_hint_committed", 5_000);
     let release: () => void = () => {};
     const holding = new Promise<void>((resolve) => (release = resolve));
-    const committing = transaction(sql, async (tx) => {
-      hintsOf(tx).session("org_hints", "rs_hint_committed");
+    const committing = transaction(store(), async (tx, hints) => {
+      hints.session("org_hints", "rs_hint_committed");
       await tx`select 1`;
       await holding;
     });
@@ -40,8 +44,8 @@ describe("hints after commit", () => {
 
     const never = hub.waitForSession("rs_hint_rolled_back", 5_000);
     await expect(
-      transaction(sql, async (tx) => {
-        hintsOf(tx).session("org_hints", "rs_hint_rolled_back");
+      transaction(store(), async (tx, hints) => {
+        hints.session("org_hints", "rs_hint_rolled_back");
         await tx`select 1`;
         throw new Error("refused");
       }),
@@ -52,26 +56,32 @@ describe("hints after commit", () => {
   it("coalesces the hints of many commits into few notifying statements, and delivers every one", async () => {
     const ids = Array.from({ length: 300 }, (_, i) => `rs_hint_many_${i}`);
     const woken = ids.map((id) => hub.waitForSession(id, 10_000));
-    const before = publisherOf(sql).stats();
+    const before = hub.publisher.stats();
     await Promise.all(
       ids.map((id) =>
-        transaction(sql, async (tx) => {
+        transaction(store(), async (tx, hints) => {
           await tx`select 1`;
-          hintsOf(tx).session("org_hints", id);
+          hints.session("org_hints", id);
         }),
       ),
     );
     expect(await Promise.all(woken.map((w) => settles(w, 5_000)))).toEqual(ids.map(() => true));
     // The listener may hear a batch before its publishing statement has answered.
     const deadline = Date.now() + 2_000;
-    while (publisherOf(sql).stats().published - before.published < 300 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    const after = publisherOf(sql).stats();
+    while (hub.publisher.stats().published - before.published < 300 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    const after = hub.publisher.stats();
     expect(after.published - before.published).toBe(300);
     expect(after.statements - before.statements).toBeLessThan(300 / 4);
   });
 
-  it("refuses to gather outside transaction(): a NOTIFY must never ride inside one", () => {
-    expect(() => hintsOf(sql as never)).toThrow(/transaction\(\)/);
+  it("refuses to gather outside transaction(): a NOTIFY must never ride inside one", async () => {
+    // Hints kept past the transaction would leave for a change that committed long ago, or never.
+    let leaked: Hints | undefined;
+    await transaction(store(), async (tx, hints) => {
+      leaked = hints;
+      await tx`select 1`;
+    });
+    expect(() => leaked!.session("org_hints", "rs_hint_late")).toThrow(/transaction\(\)/);
   });
 
   it("proves its LISTEN connection at start: a hint sent through the pool that never arrives is a start-up error", async () => {

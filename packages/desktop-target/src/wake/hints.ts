@@ -1,17 +1,46 @@
-import type { Queryable } from "@openwork/remote-session-core";
-import type { Sql } from "postgres";
 import type { WakeNotice } from "./channels.js";
-import { postgresWakeBus, type PushHint, type SessionHint, type WakeBus } from "./wake-bus.js";
+import type { PushHint, SessionHint, WakeBus } from "./wake-bus.js";
 
 /**
  * What a transaction tells the other gateway processes once it has committed: sessions that
  * changed, tasks to wake runners for. A NOTIFY inside the transaction would take PostgreSQL's
  * server-wide notify lock at commit and hold it through the WAL flush, so notifying commits
  * would run one at a time; hints leave after the commit instead, coalesced, through the bus.
+ * `transaction()` hands one to its callback; it takes hints only while the transaction is open.
  */
 export interface Hints {
   session(organizationId: string, sessionId: string): void;
   wake(notice: WakeNotice): void;
+}
+
+/** What the publisher of a channel has sent (hints, statements) and how many publishes failed. */
+export interface PublisherStats {
+  published: number;
+  statements: number;
+  failed: number;
+}
+
+/** The hints one transaction gathers: `publish` sends them (after its commit), `discard` drops them (a rollback). */
+export interface GatheredHints {
+  readonly hints: Hints;
+  publish(): void;
+  discard(): void;
+}
+
+/**
+ * Sends committed hints through one bus, coalesced: hints from every transaction that committed
+ * meanwhile leave in one publish, at most one in flight, so under load a publish carries many
+ * hints and at rest a hint leaves on the next turn of the event loop. A failed publish loses its
+ * hints: the runners' backstop poll, `Last-Event-ID` replay and the waiters' timeouts cover it.
+ */
+export interface HintPublisher {
+  /** Starts gathering one transaction's hints. */
+  gather(): GatheredHints;
+  /** Tells every process's waiters, soon, that a session changed (outside any transaction). */
+  session(organizationId: string, sessionId: string): void;
+  /** Sends push hints to every process, soon, coalesced with the other hints (after the change committed). */
+  push(hints: readonly PushHint[]): void;
+  stats(): PublisherStats;
 }
 
 interface Gathered {
@@ -22,39 +51,18 @@ interface Gathered {
 
 const empty = (): Gathered => ({ sessions: new Map(), wakes: [], push: [] });
 const isEmpty = (gathered: Gathered) => gathered.sessions.size === 0 && gathered.wakes.length === 0 && gathered.push.length === 0;
-const gathering = new WeakMap<object, Gathered>();
 
-/** The hints `tx` gathers; `tx` must be a transaction opened by `transaction()`. */
-export function hintsOf(tx: Queryable): Hints {
-  const gathered = gathering.get(tx);
-  if (!gathered) throw new Error("hints are gathered inside transaction() only: they are sent once it commits");
-  return { session: (o, s) => void gathered.sessions.set(s, { o, s }), wake: (notice) => void gathered.wakes.push(notice) };
-}
-
-/** Starts gathering hints on a new transaction's connection; `publish` sends them (after its commit). */
-export function gatherHints(tx: object): { publish(sql: Sql): void } {
-  const gathered = empty();
-  gathering.set(tx, gathered);
-  return { publish: (sql) => publisherOf(sql).add(gathered) };
-}
-
-/**
- * One publisher per client: hints from every transaction that committed meanwhile leave in one
- * publish, at most one in flight, so under load a publish carries many hints and at rest a hint
- * leaves on the next turn of the event loop. A failed publish loses its hints: the runners'
- * backstop poll, `Last-Event-ID` replay and the waiters' timeouts cover it.
- */
-function createPublisher(sql: Sql) {
-  let bus: WakeBus | undefined;
+/** The publisher of one channel: every hint it is given leaves through `bus`, and only through it. */
+export function createHintPublisher(bus: WakeBus): HintPublisher {
   let pending = empty();
   let busy = false;
-  let stats = { published: 0, statements: 0, failed: 0 };
+  let stats: PublisherStats = { published: 0, statements: 0, failed: 0 };
   const flush = async () => {
     const batch = pending;
     pending = empty();
     if (isEmpty(batch)) return;
     try {
-      await (bus ??= postgresWakeBus({ sql })).publish({ sessions: [...batch.sessions.values()], wakes: batch.wakes, ...(batch.push.length > 0 ? { push: batch.push } : {}) });
+      await bus.publish({ sessions: [...batch.sessions.values()], wakes: batch.wakes, ...(batch.push.length > 0 ? { push: batch.push } : {}) });
       stats = { ...stats, published: stats.published + batch.sessions.size + batch.wakes.length + batch.push.length, statements: stats.statements + 1 };
     } catch {
       stats = { ...stats, failed: stats.failed + 1 };
@@ -65,35 +73,36 @@ function createPublisher(sql: Sql) {
     while (!isEmpty(pending)) await flush();
     busy = false;
   };
+  const add = (gathered: Gathered) => {
+    if (isEmpty(gathered)) return;
+    for (const [id, hint] of gathered.sessions) pending.sessions.set(id, hint);
+    pending.wakes.push(...gathered.wakes);
+    pending.push.push(...gathered.push);
+    if (!busy) {
+      busy = true;
+      setImmediate(() => void drain());
+    }
+  };
   return {
-    add: (gathered: Gathered) => {
-      if (isEmpty(gathered)) return;
-      for (const [id, hint] of gathered.sessions) pending.sessions.set(id, hint);
-      pending.wakes.push(...gathered.wakes);
-      pending.push.push(...gathered.push);
-      if (!busy) {
-        busy = true;
-        setImmediate(() => void drain());
-      }
+    gather: () => {
+      let gathered: Gathered | null = empty();
+      // A hint given after the transaction ended would be lost silently (or sent for a rollback): refused.
+      const open = () => gathered ?? fail();
+      return {
+        hints: { session: (o, s) => void open().sessions.set(s, { o, s }), wake: (notice) => void open().wakes.push(notice) },
+        publish: () => {
+          add(open());
+          gathered = null;
+        },
+        discard: () => void (gathered = null),
+      };
     },
-    /** Sends this client's hints through `next` from now on (default: NOTIFY through the client). */
-    route: (next: WakeBus) => void (bus = next),
+    session: (o, s) => add({ sessions: new Map([[s, { o, s }]]), wakes: [], push: [] }),
+    push: (hints) => add({ sessions: new Map(), wakes: [], push: [...hints] }),
     stats: () => stats,
   };
 }
 
-const publishers = new WeakMap<Sql, ReturnType<typeof createPublisher>>();
-
-/** The publisher of `sql`'s hints (one per client, created on first use). */
-export function publisherOf(sql: Sql): ReturnType<typeof createPublisher> {
-  let publisher = publishers.get(sql);
-  if (!publisher) publishers.set(sql, (publisher = createPublisher(sql)));
-  return publisher;
-}
-
-/** Tells every process's waiters, soon, that a session changed (outside any transaction). */
-export const publishSession = (sql: Sql, organizationId: string, sessionId: string): void =>
-  publisherOf(sql).add({ sessions: new Map([[sessionId, { o: organizationId, s: sessionId }]]), wakes: [], push: [] });
-
-/** Sends push hints to every process, soon, coalesced with the other hints (call it after the change committed). */
-export const publishPush = (sql: Sql, hints: readonly PushHint[]): void => publisherOf(sql).add({ sessions: new Map(), wakes: [], push: [...hints] });
+const fail = (): never => {
+  throw new Error("hints are gathered inside transaction() only: they are sent once it commits");
+};

@@ -50,6 +50,11 @@ export interface WakeBusHandlers {
 export interface WakeBus {
   /** Names the bus in start-up errors and metrics. */
   readonly name: string;
+  /**
+   * What the hub's start-up probe reports when a hint it sent did not come back within
+   * `timeoutMs`: the likely cause on this bus, and its fix. Default: the bus's name and the wait.
+   */
+  unheard?(timeoutMs: number): string;
   /** Sends committed hints to every process (this one too). Resolves once handed over; rejects when it could not be. */
   publish(batch: HintBatch): Promise<void>;
   /** Delivers every process's hints to `handlers`; resolves once listening. One subscriber per bus. */
@@ -72,6 +77,8 @@ export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
   const handles: ReturnType<Sql["listen"]>[] = [];
   return {
     name: "PostgreSQL LISTEN/NOTIFY",
+    unheard: (timeoutMs) =>
+      `the wake hub's LISTEN connection did not receive a hint the gateway sent within ${timeoutMs} ms: a connection pooler in transaction mode (or another database) sits between them; give the hub a direct connection to the primary`,
     publish: async (batch) => {
       const parts = [
         ...chunks(batch.sessions, (hint) => hint.s.length + 1, (hints) => hints.map((hint) => hint.s).join(","), MAX_NOTIFY_PAYLOAD).map((p) => [SESSION_CHANNEL, p] as const),

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Sql } from "postgres";
 import type { WakeNotice } from "./channels.js";
-import { publisherOf, publishPush, publishSession } from "./hints.js";
+import { createHintPublisher, type HintPublisher } from "./hints.js";
 import { postgresWakeBus, type PushHint, type WakeBus } from "./wake-bus.js";
 
 /** What a runner's stream is told: a hint for one task, or "look again" after the listener reconnected. */
@@ -43,6 +43,8 @@ export interface WakeHub {
   subscribePush(handlers: PushSubscriber): () => void;
   /** Resolves once the bus listens and carried the start-up probe's hints back (session and push). */
   readonly ready: Promise<void>;
+  /** Where this hub's hints leave: its bus, given at construction. `transaction()` publishes through it. */
+  readonly publisher: HintPublisher;
   stats(): { runnerStreams: number; sessionWaiters: number; pushSubscribers: number; listens: number };
   close(): Promise<void>;
 }
@@ -72,10 +74,15 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = { perRunner: 2, perMember: 20
 export function createWakeHub(options: {
   sql: Sql;
   /**
-   * The bus hints travel on between processes. Default: PostgreSQL LISTEN/NOTIFY, listening on
-   * `listen`. Every transaction of `sql` publishes its hints through it once committed.
+   * The bus hints travel on between processes. Default: PostgreSQL LISTEN/NOTIFY through `sql`,
+   * listening on `listen`.
    */
   bus?: WakeBus;
+  /**
+   * What sends this hub's hints (the transactions' too). Default: a publisher of its own on `bus`;
+   * a channel passes the one it built on the same bus.
+   */
+  publisher?: HintPublisher;
   /**
    * The client that LISTENs (default bus only): a direct connection to the primary, never through
    * a pooler in transaction mode (which drops LISTEN without an error). Default `sql`.
@@ -88,7 +95,7 @@ export function createWakeHub(options: {
 }): WakeHub {
   const limits = { ...DEFAULT_STREAM_LIMITS, ...options.streamLimits };
   const bus = options.bus ?? postgresWakeBus({ sql: options.sql, ...(options.listen ? { listen: options.listen } : {}) });
-  publisherOf(options.sql).route(bus);
+  const publisher = options.publisher ?? createHintPublisher(bus);
   const runners = new Map<string, Set<{ runnerId: string; deliver: (signal: WakeSignal) => void; evict: () => void }>>();
   const sessions = new Map<string, Set<() => void>>();
   const pushSubscribers = new Set<PushSubscriber>();
@@ -152,6 +159,7 @@ export function createWakeHub(options: {
   });
   return {
     ready,
+    publisher,
     subscribeRunner: (runner, deliver, evict = () => {}) => {
       const key = memberKey(runner.organizationId, runner.memberId);
       const entry = { runnerId: runner.runnerId, deliver, evict };
@@ -169,8 +177,8 @@ export function createWakeHub(options: {
     },
     runnerStreamCount: (runner) => [...(runners.get(memberKey(runner.organizationId, runner.memberId)) ?? [])].filter((e) => e.runnerId === runner.runnerId).length,
     waitForSession: async (sessionId, timeoutMs, signal) => void (await waitFor(sessionId, timeoutMs, signal)),
-    announceSession: (organizationId, sessionId) => publishSession(options.sql, organizationId, sessionId),
-    publishPush: (hints) => publishPush(options.sql, hints),
+    announceSession: (organizationId, sessionId) => publisher.session(organizationId, sessionId),
+    publishPush: (hints) => publisher.push(hints),
     subscribePush,
     stats: () => ({
       runnerStreams: [...runners.values()].reduce((n, set) => n + set.size, 0),
@@ -192,7 +200,7 @@ export function createWakeHub(options: {
  * PostgreSQL, a pooler in transaction mode between the pool and the LISTEN connection (or the two
  * on different databases) drops them silently, and the runners and push streams would fall back
  * to their slow backstops with nothing reporting it; a bus that does not carry push hints would
- * do the same to push. Fails loudly instead.
+ * do the same to push. Fails loudly instead, in the bus's own words when it has some (`unheard`).
  */
 async function probe(
   bus: WakeBus,
@@ -218,11 +226,7 @@ async function probe(
     await bus.publish({ sessions: [{ o: "probe", s: id }], wakes: [], push: [{ o: "probe", m: id, k: "events" }] });
     const [session, push] = await Promise.all([arrived, pushArrived]);
     if (!session) {
-      throw new Error(
-        bus.name === "PostgreSQL LISTEN/NOTIFY"
-          ? `the wake hub's LISTEN connection did not receive a hint the gateway sent within ${timeoutMs} ms: a connection pooler in transaction mode (or another database) sits between them; give the hub a direct connection to the primary`
-          : `the wake hub did not receive a hint it sent through ${bus.name} within ${timeoutMs} ms`,
-      );
+      throw new Error(bus.unheard?.(timeoutMs) ?? `the wake hub did not receive a hint it sent through ${bus.name} within ${timeoutMs} ms`);
     }
     if (!push) throw new Error(`the wake hub did not receive a push hint it sent through ${bus.name} within ${timeoutMs} ms: the bus does not carry push hints`);
   } finally {

@@ -53,14 +53,14 @@ async function claimOfKind(ctx: OpenworkContext, runner: AuthenticatedRunner, id
   const [kind] = await ctx.sql<{ kind: TaskKind }[]>`
     select kind from desktop_task where id = ${id} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}`;
   if (!kind || !kinds.includes(kind.kind)) throw new OpenworkRefusal(409, conflict);
-  const outcome = await orConflict(409, conflict, () => transaction(ctx.sql, (tx) => claimTask(tx, runner, id, leaseMs)));
+  const outcome = await orConflict(409, conflict, () => transaction(ctx, (tx, hints) => claimTask(tx, hints, runner, id, leaseMs)));
   if (outcome.kind === "replayed" && !(runner.capabilities.includes(RECOVERY) && outcome.task.claim_deadline.getTime() > Date.now())) {
     throw new OpenworkRefusal(409, conflict);
   }
   // A model the member may no longer use fails the task instead of running it, as on our protocol.
   const { model, organization_id: organizationId, member_id: memberId } = outcome.task;
   if (outcome.kind === "claimed" && model && ctx.mayUseModel && !(await ctx.mayUseModel({ organizationId, memberId }, model))) {
-    await transaction(ctx.sql, (tx) => failClaimedTask(tx, taskKey(outcome.task), MODEL_ACCESS_LOST));
+    await transaction(ctx, (tx, hints) => failClaimedTask(tx, hints, taskKey(outcome.task), MODEL_ACCESS_LOST));
     throw new OpenworkRefusal(409, conflict);
   }
   return outcome.task;
@@ -91,7 +91,7 @@ const commandComplete: OpenworkHandler = async (ctx, request, [id]) => {
     body.status === "delivered"
       ? { status: body.status, sessionId: body.sessionId, workspaceId: body.workspaceId, resultSummary: body.resultSummary ?? null }
       : { status: body.status, error: body.error, resultSummary: body.resultSummary ?? null };
-  await orConflict(409, "command_complete_conflict", () => transaction(ctx.sql, (tx) => receiveCommand(tx, runner, id!, receipt)));
+  await orConflict(409, "command_complete_conflict", () => transaction(ctx, (tx, hints) => receiveCommand(tx, hints, runner, id!, receipt)));
   const delivered = body.status === "delivered";
   return openworkJson(200, {
     command: { id, status: body.status, sessionId: delivered ? body.sessionId : null, workspaceId: delivered ? body.workspaceId : null },
@@ -102,7 +102,7 @@ const commandSession: OpenworkHandler = async (ctx, request, [id]) => {
   const { runner, body } = await runnerCall(ctx, request, SessionReportSchema);
   requireCapability(runner, CREATE);
   try {
-    await transaction(ctx.sql, (tx) => receiveProgress(tx, runner, id!, body));
+    await transaction(ctx, (tx, hints) => receiveProgress(tx, hints, runner, id!, body));
   } catch (error) {
     if (error instanceof ChannelRefusal) throw new OpenworkRefusal(error.code === "not_found" ? 404 : 409, error.code === "not_found" ? "command_not_found" : "command_session_conflict");
     throw error;
@@ -152,7 +152,7 @@ const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
     const parsed = RequestResultSchemas[body.outcome.action].safeParse(body.outcome.result);
     if (!parsed.success) throw new OpenworkRefusal(400, "invalid_request", `the ${body.outcome.action} result does not match the protocol`);
   }
-  const task = await orConflict(409, "request_complete_conflict", () => transaction(ctx.sql, (tx) => receiveRequest(tx, runner, id!, body)));
+  const task = await orConflict(409, "request_complete_conflict", () => transaction(ctx, (tx, hints) => receiveRequest(tx, hints, runner, id!, body)));
   return openworkJson(200, { request: { id: task.id, status: body.status } });
 };
 
