@@ -10,16 +10,40 @@ import { retryUntilSettled } from "./retry-until-settled.js";
 const BATCH_BYTES = LIMITS.bodyBytes / 2;
 
 /**
+ * How a streaming turn's events become few posts: the first post of a task leaves at once (the
+ * reader sees the first text as soon as a runner without coalescing would show it); each later
+ * post waits until `windowMs` after the previous one left, the window doubling up to
+ * `maxWindowMs`, and consecutive text deltas of one message become one delta meanwhile. A
+ * request for the human (and the status that says the turn waits) leaves at once, and a batch
+ * that reaches the post's size leaves without waiting.
+ */
+export interface Coalescing {
+  windowMs: number;
+  maxWindowMs: number;
+}
+
+/** Events the human or the reader waits on: they never wait for a window. */
+const isUrgent = (event: TaskEventInput) =>
+  event.type === "input.requested" || event.type === "input.resolved" || (event.type === "status" && event.payload.status === "waiting_input");
+
+type Pending = TaskEventInput & { bytes: number };
+
+/**
  * Numbers a task's events and posts them in order, batched, retrying transient failures.
  * `emit` never blocks the handler; `flush` waits until everything emitted so far is posted;
- * `detachTail` hands the last batch to the completion instead (protocol 3). With `holdMs`, a post
- * waits that long for more events first, so bursts go out as one request.
+ * `detachTail` hands the last batch to the completion instead (protocol 3). Events are numbered
+ * as they leave, so deltas merged while waiting leave no gap in the sequence.
  */
 export class EventOutbox {
   #next = 1;
-  readonly #queue: TaskEvent[] = [];
+  /** Validated events not yet in a post; the last may still grow by a merge. */
+  readonly #queue: Pending[] = [];
   #pumping: Promise<void> | null = null;
   readonly #detaching = new AbortController();
+  /** Ends a window's wait early (an urgent event, a full batch). */
+  #hurry = new AbortController();
+  #window: number;
+  #nextPostAt = 0;
   /** The error that made the outbox give up (a 409 such as lease_lost); later events are dropped. */
   failure: unknown;
 
@@ -32,26 +56,34 @@ export class EventOutbox {
       backoff?: Backoff;
       /** Aborts the retries: the lease is gone or the runner is stopping. */
       signal: AbortSignal;
-      /** How long a post waits for more events to batch. Default 0. */
-      holdMs?: number;
+      /** Without it every event leaves as soon as no post is in flight. */
+      coalescing?: Coalescing;
     },
-  ) {}
+  ) {
+    this.#window = deps.coalescing?.windowMs ?? 0;
+  }
 
   /**
    * Validates and queues one event, split to the protocol's sizes first (a long reply becomes
-   * several events). Throws (a ZodError) for an invalid event, numbering nothing.
+   * several events). Throws (a ZodError) for an invalid event, queuing nothing.
    */
   emit(input: TaskEventInput): void {
     const at = new Date(this.deps.timers.now()).toISOString();
-    const events = protocolSized(input).map((piece, i) => TaskEventSchema.parse({ at, ...piece, sequence: this.#next + i }));
-    this.#next += events.length;
+    const pieces = protocolSized(input).map((piece) => {
+      const { sequence: _, ...event } = TaskEventSchema.parse({ at, ...piece, sequence: 1 });
+      return event as TaskEventInput;
+    });
     if (this.failure !== undefined) return;
-    this.#queue.push(...events);
+    for (const piece of pieces) this.#enqueue(piece);
+    if (pieces.some(isUrgent) || this.#queuedBytes() >= BATCH_BYTES || this.#queue.length >= LIMITS.eventsPerPost) this.#hurry.abort();
     this.#pump();
   }
 
   async flush(): Promise<void> {
-    while (this.#pumping) await this.#pumping;
+    while (this.#pumping) {
+      this.#hurry.abort();
+      await this.#pumping;
+    }
   }
 
   /**
@@ -62,11 +94,28 @@ export class EventOutbox {
     this.#detaching.abort();
     await this.flush();
     while (this.#queue.length > 0 && !this.deps.signal.aborted) {
-      const batch = takeBatch(this.#queue);
-      if (batch.length === this.#queue.length) return this.#queue.splice(0);
-      await this.#post(batch);
+      const size = batchSize(this.#queue);
+      if (size === this.#queue.length) break;
+      await this.#post(size);
     }
-    return this.#queue.splice(0);
+    return this.#number(this.#queue.length);
+  }
+
+  #enqueue(event: TaskEventInput): void {
+    const last = this.#queue.at(-1);
+    if (this.deps.coalescing && last?.type === "assistant.delta" && event.type === "assistant.delta" && last.payload.messageId === event.payload.messageId) {
+      const text = last.payload.text + event.payload.text;
+      if (text.length <= LIMITS.deltaText) {
+        const merged = { ...last, payload: { ...last.payload, text } };
+        this.#queue[this.#queue.length - 1] = { ...merged, bytes: sizeOf(merged) };
+        return;
+      }
+    }
+    this.#queue.push({ ...event, bytes: sizeOf(event) });
+  }
+
+  #queuedBytes(): number {
+    return this.#queue.reduce((sum, event) => sum + event.bytes, 0);
   }
 
   #pump(): void {
@@ -77,16 +126,38 @@ export class EventOutbox {
   }
 
   async #drain(): Promise<void> {
-    const { signal, holdMs } = this.deps;
-    if (holdMs) await sleep(this.deps.timers, holdMs, AbortSignal.any([signal, this.#detaching.signal]));
-    while (this.#queue.length > 0 && !signal.aborted && !this.#detaching.signal.aborted) await this.#post(takeBatch(this.#queue));
+    const { signal, timers } = this.deps;
+    const stopped = () => signal.aborted || this.#detaching.signal.aborted;
+    while (this.#queue.length > 0 && !stopped()) {
+      // Coalescing, even the first post lets the handler's synchronous burst gather (a 0 ms wait).
+      const wait = Math.max(this.#nextPostAt - timers.now(), this.deps.coalescing ? 0 : -1);
+      if (wait >= 0 && !this.#hurry.signal.aborted) await sleep(timers, wait, AbortSignal.any([signal, this.#detaching.signal, this.#hurry.signal]));
+      if (stopped()) return;
+      this.#hurry = new AbortController();
+      this.#schedule();
+      await this.#post(batchSize(this.#queue));
+    }
   }
 
-  async #post(batch: TaskEvent[]): Promise<void> {
+  /** The earliest time of the post after this one (the window doubles up to its bound). */
+  #schedule(): void {
+    const { coalescing, timers } = this.deps;
+    if (!coalescing) return;
+    this.#nextPostAt = timers.now() + this.#window;
+    this.#window = Math.min(coalescing.maxWindowMs, Math.max(coalescing.windowMs, this.#window * 2));
+  }
+
+  /** Numbers the first `count` queued events and takes them out of the queue. */
+  #number(count: number): TaskEvent[] {
+    return this.#queue.splice(0, count).map(({ bytes: _, ...event }) => ({ ...event, sequence: this.#next++ }) as TaskEvent);
+  }
+
+  async #post(count: number): Promise<void> {
     const { client, taskId, attempt, signal } = this.deps;
+    // Numbered once: a retried post carries the same sequences.
+    const batch = this.#number(count);
     try {
       await retryUntilSettled(() => client.postEvents(taskId, attempt, batch, signal), this.deps);
-      this.#queue.splice(0, batch.length);
     } catch (error) {
       this.failure = error;
       this.#queue.length = 0;
@@ -94,14 +165,16 @@ export class EventOutbox {
   }
 }
 
-function takeBatch(queue: TaskEvent[]): TaskEvent[] {
-  const batch: TaskEvent[] = [];
+const sizeOf = (event: TaskEventInput) => Buffer.byteLength(JSON.stringify(event)) + 16;
+
+/** How many queued events the next post takes: up to the post's count and half its body. */
+function batchSize(queue: readonly Pending[]): number {
+  let count = 0;
   let bytes = 0;
   for (const event of queue) {
-    const size = Buffer.byteLength(JSON.stringify(event));
-    if (batch.length > 0 && (batch.length >= LIMITS.eventsPerPost || bytes + size > BATCH_BYTES)) break;
-    batch.push(event);
-    bytes += size;
+    if (count > 0 && (count >= LIMITS.eventsPerPost || bytes + event.bytes > BATCH_BYTES)) break;
+    count++;
+    bytes += event.bytes;
   }
-  return batch;
+  return count;
 }

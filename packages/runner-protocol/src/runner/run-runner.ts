@@ -6,10 +6,14 @@ import { type Timers, sleep, systemTimers } from "../timers.js";
 import type { Assignment, CreateAssignment, RespondAssignment, SendAssignment } from "../v1/assignment.js";
 import { CLAIM_NEXT_PROTOCOL } from "../v1/capabilities.js";
 import type { WorkKind } from "../v1/work-kinds.js";
-
-/** How long a runner speaking protocol 3 lets events gather before posting them (the tail rides on complete). */
-const EVENT_HOLD_MS = 20;
+import type { Coalescing } from "./event-outbox.js";
 import { type TaskHandler, type TaskOutcome, isGone, runTask } from "./run-task.js";
+
+/**
+ * How a runner speaking protocol 3 posts a streaming turn: the first post at once, then at most
+ * one every 100 ms, the window doubling to 1 s while the turn streams (the tail rides on complete).
+ */
+const COALESCING: Coalescing = { windowMs: 100, maxWindowMs: 1_000 };
 
 /** One handler per kind of work the runner takes; a kind without a handler is never claimed. */
 export interface RunnerHandlers {
@@ -122,7 +126,7 @@ export function runRunner(options: RunRunnerOptions): Runner {
       stopSignal: stopping.signal,
       eventsOnComplete: claimsNext,
       // The slot this task frees is taken again in the same request: no look in between.
-      ...(claimsNext ? { eventHoldMs: EVENT_HOLD_MS, nextKinds: () => handled.filter((kind) => CONTROL_KINDS.has(kind) || running.size - 1 < concurrency) } : {}),
+      ...(claimsNext ? { coalescing: COALESCING, nextKinds: () => handled.filter((kind) => CONTROL_KINDS.has(kind) || running.size - 1 < concurrency) } : {}),
       ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     })
       .then((outcome) => {

@@ -7,7 +7,7 @@ import type { WorkKind } from "../v1/work-kinds.js";
 import type { TaskResult } from "../v1/complete.js";
 import { LIMITS } from "../v1/limits.js";
 import type { TaskEventInput } from "../v1/task-events.js";
-import { EventOutbox } from "./event-outbox.js";
+import { type Coalescing, EventOutbox } from "./event-outbox.js";
 import { retryUntilSettled } from "./retry-until-settled.js";
 import { TaskAbortedError, type TaskAbortReason, taskAbortReason } from "./task-aborted.js";
 
@@ -52,8 +52,8 @@ export async function runTask(
     stopSignal: AbortSignal;
     /** The gateway speaks protocol 3: the last events ride on the completion. */
     eventsOnComplete?: boolean;
-    /** How long an events post waits to batch more (see EventOutbox). */
-    eventHoldMs?: number;
+    /** How a streaming turn's events gather into few posts (see EventOutbox). */
+    coalescing?: Coalescing;
     /** Protocol 3: the kinds the runner can take once this task ends, claimed with the completion. */
     nextKinds?: () => WorkKind[];
   },
@@ -73,7 +73,7 @@ export async function runTask(
     leaseOver.abort();
   };
   const channel = AbortSignal.any([leaseOver.signal, deps.stopSignal]);
-  const outbox = new EventOutbox({ ...deps, taskId, attempt, signal: channel, ...(deps.eventHoldMs ? { holdMs: deps.eventHoldMs } : {}) });
+  const outbox = new EventOutbox({ ...deps, taskId, attempt, signal: channel, ...(deps.coalescing ? { coalescing: deps.coalescing } : {}) });
 
   const heartbeats = heartbeatLoop(assignment, deps, leaseOver.signal, {
     onLost: lost,
