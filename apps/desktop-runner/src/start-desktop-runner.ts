@@ -1,5 +1,5 @@
 import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type TokenMintResponse } from "@openwork/runner-protocol";
-import { createRunnerClient, RunnerProtocolError, type RunnerLogger, requestRunnerToken, runRunner } from "@openwork/runner-protocol/client";
+import { type Coalescing, createRunnerClient, RunnerProtocolError, type RunnerLogger, requestRunnerToken, runRunner } from "@openwork/runner-protocol/client";
 import type { LocalEngine } from "./local-engine.js";
 import { createRunnerHandlers } from "./runner-handlers.js";
 
@@ -12,6 +12,8 @@ export interface DesktopRunnerOptions {
   engine: LocalEngine;
   logger?: RunnerLogger;
   pollIntervalMs?: number;
+  /** How a streaming turn's events gather into posts (runRunner's default when left out). */
+  coalescing?: Coalescing;
 }
 
 // Renew well before the 12 h expiry, as the Electron renderer does every 30 minutes.
@@ -85,6 +87,7 @@ export async function startDesktopRunner(options: DesktopRunnerOptions): Promise
     onCredentialRetired: renew,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.pollIntervalMs ? { pollIntervalMs: options.pollIntervalMs } : {}),
+    ...(options.coalescing ? { coalescing: options.coalescing } : {}),
   });
   return {
     wake: () => runner.wake(),

@@ -9,5 +9,6 @@ export { type RunnerClient, type RunnerClientOptions, createRunnerClient, reques
 export { type WakeStream, type WakeStreamOptions, openWakeStream } from "./client/wake-stream.js";
 export { type TaskContext, type TaskHandler, type TaskOutcome } from "./runner/run-task.js";
 export { type TaskAbortReason, TaskAbortedError, taskAbortReason } from "./runner/task-aborted.js";
-export { type Runner, type RunnerHandlers, type RunnerLogger, type RunRunnerOptions, runRunner } from "./runner/run-runner.js";
+export { type Runner, type RunnerHandlers, type RunnerLogger, type RunRunnerOptions, DEFAULT_COALESCING, runRunner } from "./runner/run-runner.js";
+export { type Coalescing } from "./runner/event-outbox.js";
 export { decodeRunnerToken, mayPresentRunnerToken } from "./v1/token-claims.js";

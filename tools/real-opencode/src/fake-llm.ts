@@ -45,10 +45,16 @@ const TOOL_MARKERS: Record<string, { name: string; args: Record<string, unknown>
   },
 };
 
+/** Word-by-word replies: the marker, how many words follow the reply, and the pause between words. */
+const PACES: Record<string, { extraWords: number; everyMs: number }> = {
+  SLOW: { extraWords: 40, everyMs: 300 },
+  STREAM: { extraWords: 50, everyMs: 20 },
+};
+
 /**
  * A tiny OpenAI-compatible chat-completions server: it answers `FAKE_REPLY: <last user text>`,
  * streamed. A prompt containing `SLOW` streams one word every 300 ms (for stop tests and live
- * text); one containing `FAIL500` is answered 500, as a provider that is down (opencode retries);
+ * text), `STREAM` one every 20 ms for about a second (a model typing, for the cost of a turn); one containing `FAIL500` is answered 500, as a provider that is down (opencode retries);
  * the {@link TOOL_MARKERS} make it call a tool first.
  */
 export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRequest[]; close(): Promise<void> }> {
@@ -71,8 +77,9 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
       ? Object.entries(TOOL_MARKERS).find(([marker, call]) => lastUserText.includes(marker) && tools.includes(call.name))?.[1]
       : undefined;
     const reply = toolResult === undefined ? `FAKE_REPLY: ${lastUserText}` : `FAKE_REPLY: the tool said ${toolResult.slice(0, 200)}`;
-    const pieces = lastUserText.includes("SLOW") ? [...reply.split(" ").map((w) => `${w} `), ...Array(40).fill("more ")] : [reply];
-    const delay = lastUserText.includes("SLOW") ? 300 : 0;
+    const pace = Object.entries(PACES).find(([marker]) => lastUserText.includes(marker))?.[1];
+    const pieces = pace ? [...reply.split(" ").map((w) => `${w} `), ...Array(pace.extraWords).fill("more ")] : [reply];
+    const delay = pace?.everyMs ?? 0;
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
       `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "fake-model", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     if (body.stream !== true) {

@@ -13,7 +13,7 @@ import { type TaskHandler, type TaskOutcome, isGone, runTask } from "./run-task.
  * How a runner speaking protocol 3 posts a streaming turn: the first post at once, then at most
  * one every 100 ms, the window doubling to 1 s while the turn streams (the tail rides on complete).
  */
-const COALESCING: Coalescing = { windowMs: 100, maxWindowMs: 1_000 };
+export const DEFAULT_COALESCING: Coalescing = { windowMs: 100, maxWindowMs: 1_000 };
 
 /** One handler per kind of work the runner takes; a kind without a handler is never claimed. */
 export interface RunnerHandlers {
@@ -53,6 +53,11 @@ export interface RunRunnerOptions {
   heartbeatIntervalMs?: number;
   /** A dead stream is one silent this long. Default 45 s. */
   wakeSilenceMs?: number;
+  /**
+   * How a streaming turn's events gather into posts against a protocol-3 gateway. Default: the
+   * first post at once, then one every 100 ms, the window doubling to 1 s.
+   */
+  coalescing?: Coalescing;
   backoff?: Backoff;
   timers?: Timers;
   logger?: RunnerLogger;
@@ -126,7 +131,7 @@ export function runRunner(options: RunRunnerOptions): Runner {
       stopSignal: stopping.signal,
       eventsOnComplete: claimsNext,
       // The slot this task frees is taken again in the same request: no look in between.
-      ...(claimsNext ? { coalescing: COALESCING, nextKinds: () => handled.filter((kind) => CONTROL_KINDS.has(kind) || running.size - 1 < concurrency) } : {}),
+      ...(claimsNext ? { coalescing: options.coalescing ?? DEFAULT_COALESCING, nextKinds: () => handled.filter((kind) => CONTROL_KINDS.has(kind) || running.size - 1 < concurrency) } : {}),
       ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     })
       .then((outcome) => {
