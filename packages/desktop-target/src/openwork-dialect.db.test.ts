@@ -34,9 +34,10 @@ const mintBody = (overrides: Record<string, unknown> = {}) => ({
   concurrency: 1,
   ...overrides,
 });
+// In process (the routes' fetch, no socket) where the transport is not the point.
 const post = (path: string, authorization: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${gateway.baseUrl}${path}`, { method: "POST", headers: { authorization, "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
-const get = (path: string, authorization: string, headers: Record<string, string> = {}) => fetch(`${gateway.baseUrl}${path}`, { headers: { authorization, ...headers } });
+  gateway.request(path, { method: "POST", headers: { authorization, "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+const get = (path: string, authorization: string, headers: Record<string, string> = {}) => gateway.request(path, { headers: { authorization, ...headers } });
 const memberAuth = () => `Bearer ${gateway.memberToken(alice)}`;
 async function mintFor(body: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
   const response = await post("/v1/automation-runners/token", memberAuth(), mintBody(body), headers);
@@ -51,7 +52,7 @@ const runnerRoutes = (runId = "arun_1") =>
     ["PUT", "/v1/automation-runner/inventory", { computer: { label: "Mac" } }],
   ] as const;
 const send = (method: string, path: string, token: string, body?: unknown) =>
-  fetch(`${gateway.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  gateway.request(path, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 
 describe("OpenWork dialect: mint", () => {
   it("(14, 15, 18) mints at the plural path with OpenWork's body and answer, ignoring unknown members, and records the runner", async () => {

@@ -23,8 +23,9 @@ afterAll(async () => {
 });
 
 const url = (path: string) => `${gateway.baseUrl}/v1/desktop-runner${path}`;
+// In process (the routes' fetch, no socket): these tests are about answers, not the transport.
 const call = (path: string, token: string, init: { method?: string; body?: string } = {}) =>
-  fetch(url(path), { method: init.method ?? "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, ...(init.body === undefined ? {} : { body: init.body }) });
+  gateway.request(`/v1/desktop-runner${path}`, { method: init.method ?? "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, ...(init.body === undefined ? {} : { body: init.body }) });
 
 async function claimedTask(member: typeof alice, runnerId: string) {
   const token = await gateway.registerRunner(member, runnerId);

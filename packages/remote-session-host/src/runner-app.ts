@@ -4,17 +4,17 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { unexpectedErrorResponse } from "./unexpected-error.js";
 
 /**
- * The desktop runner routes as a Hono app a host mounts with `app.route("/", runnerApp)`: every
- * served prefix with its sub-paths, one `onError`, and the host's own middleware (a per-member
- * stream gate, a body limit) in front when given.
+ * The desktop runner routes as a Hono app a host mounts with `app.route("/", runnerApp)`: the
+ * routes' own Hono app (its error handler answers every error of a route), behind the host's
+ * middleware (a per-member stream gate, a body limit) on every served prefix when given. The
+ * `onError` here answers what that middleware throws.
  */
 export function runnerApp(routes: RunnerRoutes, logger: Logger, before: readonly MiddlewareHandler[] = []): Hono {
   const app = new Hono();
   app.onError((error, c) => unexpectedErrorResponse(logger, "runner routes", c.req.raw, error));
   for (const prefix of routes.prefixes) {
     for (const middleware of before) app.use(`${prefix}/*`, middleware);
-    app.all(prefix, (c) => routes.fetch(c.req.raw));
-    app.all(`${prefix}/*`, (c) => routes.fetch(c.req.raw));
   }
+  app.route("/", routes.app);
   return app;
 }

@@ -40,6 +40,11 @@ export interface RunnerGateway {
   /** The desktop target driven as the capability drives it: through the core, which records the session rows. */
   sessions: TargetSessions;
   logger: ReturnType<typeof capturingLogger>;
+  /**
+   * Answers a request in process, through `routes.fetch` (no socket): what the served routes
+   * answer for `serverUrl` + `path`, for tests where the socket is not the point.
+   */
+  request(path: string, init?: RequestInit): Promise<Response>;
   /** A member's session token for the member routes (token, presence). */
   memberToken(scope: MemberScope): string;
   /** Registers a runner for the member through `POST token` and returns its runner token. */
@@ -107,6 +112,7 @@ export async function startRunnerGateway(
     sessions,
     logger,
     memberToken,
+    request: (path, init) => routes!.fetch(new Request(`${serverUrl}${path}`, init)),
     registerRunner: async (scope, runnerId, options = {}) => {
       const minted = await requestRunnerToken({
         baseUrl,

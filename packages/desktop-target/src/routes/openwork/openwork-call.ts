@@ -11,7 +11,8 @@ export interface OpenworkContext extends RouteContext {
 
 /** A matched OpenWork route: its handler gets the request and the path ids. */
 export type OpenworkHandler = (ctx: OpenworkContext, request: Request, ids: string[]) => Promise<Response>;
-export type OpenworkRoute = readonly [method: string, path: RegExp, handler: OpenworkHandler];
+/** A route: its method, its Hono path (`:id` is the one path id), its handler. */
+export type OpenworkRoute = readonly [method: string, path: string, handler: OpenworkHandler];
 
 /** An authenticated OpenWork runner request: body first (den-api validates before it authenticates). */
 export async function runnerCall<S extends Parameters<typeof parseOpenwork>[0]>(

@@ -2,6 +2,7 @@ import { errorFacts, newReferenceId } from "@openwork/remote-session-core";
 import { sseFrame } from "@openwork/remote-session-core/wire";
 import { type OpenworkCapability } from "@openwork/runner-protocol";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
+import { type Context, Hono } from "hono";
 import { ChannelRefusal } from "../../channel-refusal.js";
 import { DEFAULT_PRESENCE_WINDOW_MS } from "../../presence.js";
 import { listRunners } from "../../store/list-runners.js";
@@ -10,6 +11,7 @@ import { entryPointOf } from "../entry-point.js";
 import { revokedStep } from "../handle-token.js";
 import { handleEventsStream, type StreamFraming } from "../handle-events-stream.js";
 import { readJsonBody } from "../read-json-body.js";
+import { refuseHead } from "../route-errors.js";
 import { type OpenworkContext, type OpenworkHandler, type OpenworkRoute, runnerCall } from "./openwork-call.js";
 import {
   EmptyBodySchema,
@@ -30,7 +32,6 @@ import { OPENWORK_SESSION_ROUTES } from "./openwork-session-routes.js";
 // come: this gateway runs no Automations.
 const OPENWORK_KEEPALIVE = sseFrame({ event: "keepalive", data: "{}" });
 const OPENWORK_FRAMING: StreamFraming = { opening: OPENWORK_KEEPALIVE, keepalive: OPENWORK_KEEPALIVE, hints: false, presence: false };
-const ID = "([^/]{1,160})";
 
 const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request) => {
   const member = await ctx.authenticateMember(request);
@@ -110,61 +111,66 @@ const work: OpenworkHandler = async (ctx, request) => {
 };
 
 const ROUTES: readonly OpenworkRoute[] = [
-  ["POST", /^\/v1\/automation-runners\/token$/, mint(false)],
-  ["POST", /^\/v1\/session-runners\/token$/, mint(true)],
-  ["GET", /^\/v1\/automation-runners\/presence$/, presence],
-  ["GET", /^\/v1\/automation-runners$/, runners],
-  ["GET", /^\/v1\/automation-runners\/events$/, events],
-  ["GET", /^\/v1\/(?:automation-runner|session-runners)\/work$/, work],
-  ["PUT", /^\/v1\/(?:automation-runner|session-runners)\/inventory$/, inventory],
-  ["POST", new RegExp(`^/v1/automation-runs/${ID}/claim$`), runClaim],
-  ["POST", new RegExp(`^/v1/automation-runs/${ID}/heartbeat$`), runLeaseLost(RunHeartbeatSchema)],
-  ["POST", new RegExp(`^/v1/automation-runs/${ID}/events$`), runLeaseLost(RunEventSchema)],
-  ["POST", new RegExp(`^/v1/automation-runs/${ID}/complete$`), runLeaseLost(RunCompleteSchema)],
+  ["POST", "/v1/automation-runners/token", mint(false)],
+  ["POST", "/v1/session-runners/token", mint(true)],
+  ["GET", "/v1/automation-runners/presence", presence],
+  ["GET", "/v1/automation-runners", runners],
+  ["GET", "/v1/automation-runners/events", events],
+  ["GET", "/v1/automation-runner/work", work],
+  ["GET", "/v1/session-runners/work", work],
+  ["PUT", "/v1/automation-runner/inventory", inventory],
+  ["PUT", "/v1/session-runners/inventory", inventory],
+  ["POST", "/v1/automation-runs/:id/claim", runClaim],
+  ["POST", "/v1/automation-runs/:id/heartbeat", runLeaseLost(RunHeartbeatSchema)],
+  ["POST", "/v1/automation-runs/:id/events", runLeaseLost(RunEventSchema)],
+  ["POST", "/v1/automation-runs/:id/complete", runLeaseLost(RunCompleteSchema)],
   ...OPENWORK_SESSION_ROUTES.routes,
 ];
 
-const OPENWORK_FAMILY = /^\/v1\/(?:automation-runners|automation-runner|automation-runs|remote-session-commands|remote-session-requests|session-runners)(?:\/.*)?$/;
+/** OpenWork's route families: every path under them is OpenWork's (an unknown one is its JSON 404). */
+export const OPENWORK_PREFIXES = [
+  "/v1/automation-runners",
+  "/v1/automation-runner",
+  "/v1/automation-runs",
+  "/v1/remote-session-commands",
+  "/v1/remote-session-requests",
+  "/v1/session-runners",
+] as const;
 
-/** The OpenWork route of a path under one of `basePaths` (longest first); null for others. */
-function openworkPathOf(pathname: string, basePaths: readonly string[]): string | null {
-  for (const basePath of basePaths) {
-    const path = pathname.startsWith(basePath) ? pathname.slice(basePath.length) : "";
-    if (OPENWORK_FAMILY.test(path)) return path;
-  }
-  return null;
+const notFound = (): never => {
+  throw new OpenworkRefusal(404, "not_found");
+};
+
+/** A path id as den-api reads it: 1–160 characters (a longer one names no route). */
+function pathIdOf(c: Context): string {
+  const id = c.req.param("id") ?? "";
+  return id.length > 160 ? notFound() : parseOpenwork(PathIdSchema, id);
 }
 
 /**
  * OpenWork's runner channel (the wire spec's §2), for OpenWork desktops already installed: the
- * same runners, sessions, tasks, presence and streams as our protocol, in OpenWork's shapes,
- * served under each of `basePaths` (`""` for `/v1/…`, `/api/den` for the base URL OpenWork's
- * desktops use). Returns null for other paths.
+ * same runners, sessions, tasks, presence and streams as our protocol, in OpenWork's shapes and
+ * error bodies, relative to a base path (`""` for `/v1/…`, `/api/den` for the base URL OpenWork's
+ * desktops use). Every path of its families is answered here.
  */
-export function createOpenworkRoutes(ctx: OpenworkContext, basePaths: readonly string[]): { handle(request: Request): Promise<Response | null> } {
-  const bases = [...basePaths].sort((a, b) => b.length - a.length);
-  return {
-    handle: async (request) => {
-      const path = openworkPathOf(new URL(request.url).pathname, bases);
-      if (!path) return null;
-      const method = request.method.toUpperCase();
-      try {
-        for (const [routeMethod, pattern, handler] of ROUTES) {
-          const ids = pattern.exec(path);
-          if (!ids || routeMethod !== method) continue;
-          const decoded = ids.slice(1).map((id) => parseOpenwork(PathIdSchema, safeDecode(id)));
-          return await handler(ctx, request, decoded);
-        }
-        throw new OpenworkRefusal(404, "not_found");
-      } catch (error) {
-        if (error instanceof OpenworkRefusal) return refusalBody(error);
-        if (error instanceof ChannelRefusal) return refusalBody(fromChannelRefusal(error));
-        const referenceId = newReferenceId();
-        ctx.logger.error("desktop runner: OpenWork request failed", { path, referenceId, error: errorFacts(error) });
-        return openworkJson(500, { error: "internal_error", referenceId });
-      }
-    },
-  };
+export function openworkRoutes(ctx: OpenworkContext): Hono {
+  const app = new Hono();
+  app.onError((error, c) => {
+    if (error instanceof OpenworkRefusal) return refusalBody(error);
+    if (error instanceof ChannelRefusal) return refusalBody(fromChannelRefusal(error));
+    const referenceId = newReferenceId();
+    ctx.logger.error("desktop runner: OpenWork request failed", { path: c.req.path, referenceId, error: errorFacts(error) });
+    return openworkJson(500, { error: "internal_error", referenceId });
+  });
+  app.use(refuseHead(notFound));
+  for (const [method, path, handler] of ROUTES) {
+    app.on(method, path, (c) => handler(ctx, c.req.raw, path.includes(":id") ? [pathIdOf(c)] : []));
+  }
+  for (const prefix of OPENWORK_PREFIXES) {
+    app.all(prefix, notFound);
+    app.all(`${prefix}/*`, notFound);
+  }
+  return app;
 }
 
 function fromChannelRefusal(refusal: ChannelRefusal): OpenworkRefusal {
@@ -172,12 +178,4 @@ function fromChannelRefusal(refusal: ChannelRefusal): OpenworkRefusal {
   if (refusal.code === "payload_too_large") return new OpenworkRefusal(413, "payload_too_large", refusal.message);
   if (refusal.code === "invalid_request") return new OpenworkRefusal(400, "invalid_request", refusal.message, { details: refusal.extra.issues ?? [] });
   return new OpenworkRefusal(409, refusal.code, refusal.message);
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return "";
-  }
 }

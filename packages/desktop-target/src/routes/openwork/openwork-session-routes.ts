@@ -19,7 +19,6 @@ import {
 } from "./openwork-wire.js";
 import { transaction } from "../../store/transaction.js";
 
-const ID = "([^/]{1,160})";
 const CREATE = "remote_session_v1";
 const CONTROL = "remote_session_control_v1";
 const RECOVERY = "remote_session_recovery_v1";
@@ -188,12 +187,12 @@ async function recoverableClaims(ctx: OpenworkContext, runner: AuthenticatedRunn
 
 export const OPENWORK_SESSION_ROUTES = {
   routes: [
-    ["POST", new RegExp(`^/v1/remote-session-commands/${ID}/claim$`), commandClaim],
-    ["POST", new RegExp(`^/v1/remote-session-commands/${ID}/complete$`), commandComplete],
-    ["POST", new RegExp(`^/v1/remote-session-commands/${ID}/session$`), commandSession],
-    ["GET", /^\/v1\/remote-session-requests\/pending$/, pending],
-    ["POST", new RegExp(`^/v1/remote-session-requests/${ID}/claim$`), requestClaim],
-    ["POST", new RegExp(`^/v1/remote-session-requests/${ID}/complete$`), requestComplete],
+    ["POST", "/v1/remote-session-commands/:id/claim", commandClaim],
+    ["POST", "/v1/remote-session-commands/:id/complete", commandComplete],
+    ["POST", "/v1/remote-session-commands/:id/session", commandSession],
+    ["GET", "/v1/remote-session-requests/pending", pending],
+    ["POST", "/v1/remote-session-requests/:id/claim", requestClaim],
+    ["POST", "/v1/remote-session-requests/:id/complete", requestComplete],
   ] as readonly OpenworkRoute[],
   workItems,
 };
