@@ -116,13 +116,13 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
     const who = member();
     const created = await gateway.sessions.create({ ...who, referenceId: newReferenceId() }, { title: "retry", prompt: "FAIL500 please" });
     let read: ReadResult | undefined;
-    for (let i = 0; i < 20 && !read?.retrying; i++) read = await readOf(gateway, who, created.sessionId, { waitMs: 500 });
-    expect(read).toMatchObject({ state: "running", retrying: { attempt: expect.any(Number), message: retryMessage } });
+    for (let i = 0; i < 20 && !read?.fields?.retrying; i++) read = await readOf(gateway, who, created.sessionId, { waitMs: 500 });
+    expect(read).toMatchObject({ state: "running", fields: { retrying: { attempt: expect.any(Number), message: retryMessage } } });
     const stop = await gateway.sessions.stop({ ...who, referenceId: newReferenceId() }, (await gateway.ledger.find(who, created.sessionId)) as LedgerSession);
     expect(stop).toEqual({ sessionId: created.sessionId, stopped: true });
     const after = await readOf(gateway, who, created.sessionId, { waitMs: 3_000 });
     expect(after.state).toBe("stopped");
-    expect(after.retrying).toBeUndefined();
+    expect(after.fields?.retrying).toBeUndefined();
   });
 
   it("waits on a permission and a question, and goes on once answered (the same on both engines)", async () => {

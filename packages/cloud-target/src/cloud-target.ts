@@ -1,4 +1,5 @@
-import { type LedgerSession, type Logger, silentLogger, type Target, type TargetCall, type TargetCreateInput, fail, WorkspaceIdSchema } from "@openwork/remote-session-core";
+import { type LedgerSession, type Logger, silentLogger, type Target, type TargetCall, type TargetCreateInput, WorkspaceIdSchema } from "@openwork/remote-session-core";
+import { CLOUD_ERRORS, fail } from "./cloud-errors.js";
 import { answeredAfter, checkAnswerFits, inputNotPending, decodeCursor, encodeCursor, sliceTranscript } from "@openwork/remote-session-core/target";
 import { buildCloudTranscript } from "./cloud-transcript.js";
 import type { MessageWithParts } from "./opencode-schemas.js";
@@ -128,6 +129,8 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
     label: "Cloud",
     description: "the member's cloud worker (woken on demand)",
     createArguments: { workspaceId: WorkspaceIdSchema.optional().describe("Cloud: the worker's workspace; default its active one.") },
+    resultFields: { read: { retrying: "A running turn whose model provider failed and is being retried: which attempt, why, when next." } },
+    errorCodes: CLOUD_ERRORS.codes,
     // An organization with cloud off does not see it, and a flag can flip mid-session: checked on
     // every call — except stop, so a running turn can always be stopped.
     availabilityRules: {
@@ -228,7 +231,7 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
               from: input.from,
               webUrl: webUrlOf(ref, remoteId),
             });
-            return { ...slice, ...(view.retrying ? { retrying: view.retrying } : {}), ...(view.pending ? { pending: view.pending } : {}) };
+            return { ...slice, ...(view.pending ? { pending: view.pending } : {}), ...(view.retrying ? { fields: { retrying: view.retrying } } : {}) };
           }
           const remaining = Math.max(0, deadline - Date.now());
           // Without a live stream, poll; with one, a turn that fails silently is still noticed once the grace passes.

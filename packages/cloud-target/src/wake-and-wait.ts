@@ -1,4 +1,5 @@
-import { errorFacts, fail, type Logger, type MemberScope } from "@openwork/remote-session-core";
+import { errorFacts, type Logger, type MemberScope } from "@openwork/remote-session-core";
+import { fail } from "./cloud-errors.js";
 import { ResolverConfigurationError } from "./http-worker-resolver.js";
 import type { ReadyWorker, WorkerResolver } from "./worker-resolver.js";
 

@@ -1,4 +1,5 @@
-import { fail, SessionFailure } from "@openwork/remote-session-core";
+import { SessionFailure } from "@openwork/remote-session-core";
+import { fail } from "./cloud-errors.js";
 import ky from "ky";
 import type { z } from "zod";
 import {

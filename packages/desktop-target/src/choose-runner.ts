@@ -1,4 +1,4 @@
-import { fail } from "@openwork/remote-session-core";
+import { fail } from "./desktop-errors.js";
 import type { TaskRequirements } from "@openwork/runner-protocol";
 import { runnerCanTake } from "./runner-abilities.js";
 import type { RunnerRow } from "./store/runner-row.js";

@@ -16,7 +16,7 @@ let members = 0;
 
 beforeAll(async () => {
   gateway = await startRunnerGateway(db.current.url);
-  sweeper = startSweeper({ ...gateway.store, intervalMs: 200 });
+  sweeper = startSweeper({ ...gateway.store, timings: { sweepIntervalMs: 200 } });
 });
 afterAll(async () => {
   await Promise.all(runners.map((r) => r.stop()));
@@ -157,7 +157,7 @@ describe("the desktop target end to end", () => {
     });
     expect(await gateway.sessions.create(call, { title: "t", runner: "twin" }).catch(codeOf)).toMatchObject({ error: "ambiguous_computer" });
     const byId = await gateway.sessions.create(call, { title: "t", runner: "runner-twin-0002" });
-    expect(byId.runner).toEqual({ runnerId: "runner-twin-0002", name: "Twin" });
+    expect(byId.fields?.runner).toEqual({ runnerId: "runner-twin-0002", name: "Twin" });
   });
 
   it("reads a turn that asks as waiting_input, and hands the answer to the desktop holding it while the turn runs", async () => {
@@ -235,8 +235,8 @@ describe("the desktop target end to end", () => {
     const member = newMember();
     const deliverBy = new Date(Date.now() + 1_000);
     const created = await gateway.sessions.create(gateway.call(member), { title: "later", prompt: SECRET_PROMPT, deliverBy: deliverBy.toISOString() });
-    expect(created).toMatchObject({ state: "queued", expiresAt: deliverBy.toISOString() });
-    expect(created.runner).toBeUndefined();
+    expect(created).toMatchObject({ state: "queued", fields: { expiresAt: deliverBy.toISOString() } });
+    expect(created.fields?.runner).toBeUndefined();
     const expired = await eventually(async () => {
       const session = await ledgerFind(member, created.sessionId);
       return session.state === "expired" ? session : undefined;
@@ -320,7 +320,7 @@ describe("the desktop target end to end", () => {
     await gateway.sql`update desktop_runner set last_seen_at = now() - interval '1 hour' where runner_id = 'runner-away-0001'`;
     const queued = await gateway.sessions.create(call, { title: "q", prompt: "p", runner: "Away", deliverBy: deliverBy.toISOString() });
     // A read of the queued session says what it waits for: that desktop, until deliverBy.
-    expect((await gateway.sessions.read(call, await ledgerFind(member, queued.sessionId), { limit: 20, waitMs: 0 })).waitingFor).toEqual({
+    expect((await gateway.sessions.read(call, await ledgerFind(member, queued.sessionId), { limit: 20, waitMs: 0 })).fields?.waitingFor).toEqual({
       runner: { runnerId: "runner-away-0001", name: "Away" },
       expiresAt: deliverBy.toISOString(),
     });

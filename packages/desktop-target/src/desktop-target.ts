@@ -1,9 +1,11 @@
-import { createSessionLedger, fail, type LedgerSession, type Logger, newId, SESSION_LIMITS, silentLogger, type Target, type TargetCall, WorkspaceIdSchema } from "@openwork/remote-session-core";
+import { createSessionLedger, type LedgerSession, type Logger, newId, SESSION_LIMITS, silentLogger, type Target, type TargetCall, WorkspaceIdSchema } from "@openwork/remote-session-core";
 import { acceptsPrompt, answeredAfter, checkAnswerFits, inputNotPending, decodeCursor, encodeCursor, resumePointOf, sliceTranscript } from "@openwork/remote-session-core/target";
 import { type TaskRequirements, taskRequirements } from "@openwork/runner-protocol";
 import { z } from "zod";
 import type { Sql } from "postgres";
 import { chooseRunner } from "./choose-runner.js";
+import { DESKTOP_ERRORS, fail } from "./desktop-errors.js";
+import { asComputers, DESKTOP_ARGUMENT_ALIASES, DESKTOP_RESULT_FIELDS } from "./desktop-result-fields.js";
 import { isRelayed, RELAY_WAIT_MS, relayRead, relayStop, settled } from "./openwork-relay.js";
 import { DEFAULT_PRESENCE_WINDOW_MS, presenceOf } from "./presence.js";
 import { cancelSessionTasks } from "./store/cancel-session-tasks.js";
@@ -78,7 +80,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     const next = tasks.find((t) => t.state === "queued");
     if (!next) return {};
     const [runner] = next.pinnedRunnerId ? (await findPinnedRunners(sql, call, next.pinnedRunnerId)).filter((r) => r.runner_id === next.pinnedRunnerId) : [];
-    return { waitingFor: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: next.claimDeadline.toISOString() } };
+    return { fields: { waitingFor: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: next.claimDeadline.toISOString() } } };
   };
   const relay = { ...store, hub, waitMs: options.relayWaitMs ?? RELAY_WAIT_MS };
   /** The desktop holding the session, refused as den-api does when it is too old for `kind` or away. */
@@ -100,8 +102,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     return {
       state: "queued" as const,
       ...(webUrl ? { webUrl } : {}),
-      ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}),
-      expiresAt: task.claim_deadline.toISOString(),
+      fields: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: task.claim_deadline.toISOString() },
     };
   };
   const webUrlOf = (session: LedgerSession) =>
@@ -112,13 +113,18 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     name: "desktop",
     label: "Desktop",
     description: "one of the member's signed-in OpenWork Desktop apps",
+    // OpenWork's name for a desktop registered to the member.
+    aliases: ["registered"],
     createArguments: DESKTOP_CREATE_ARGUMENTS,
+    createArgumentAliases: DESKTOP_ARGUMENT_ALIASES,
+    resultFields: DESKTOP_RESULT_FIELDS,
+    errorCodes: DESKTOP_ERRORS.codes,
     // A follow-up runs with its own model when it names one (the desktop switches per turn).
     sendTakesModel: true,
 
     availability: async (call) => {
       const machines = presenceOf(await listRunners(sql, call), windowMs);
-      return { available: machines.some((m) => m.online), machines };
+      return { available: machines.some((m) => m.online), machines, fields: { machines: asComputers(machines) } };
     },
 
     create: async (call, input) => {

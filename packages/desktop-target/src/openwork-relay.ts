@@ -1,5 +1,6 @@
-import { fail, type LedgerSession, type PendingInput, type ReadInput, type ReadResult, SESSION_LIMITS, type SessionErrorCode, type SessionState, type StopOutcome, type TargetCall, type ToolCallSummary } from "@openwork/remote-session-core";
+import { type LedgerSession, type PendingInput, type ReadInput, type ReadResult, SESSION_LIMITS, type SessionState, type StopOutcome, type TargetCall, type ToolCallSummary } from "@openwork/remote-session-core";
 import { boundText, decodeRelayCursor, encodeRelayCursor, pendingInput } from "@openwork/remote-session-core/target";
+import { type DesktopErrorCode, fail } from "./desktop-errors.js";
 import type { RelayedReadResult } from "./routes/openwork/openwork-wire.js";
 import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import type { TaskKind, TaskRow } from "./store/task-row.js";
@@ -16,7 +17,7 @@ const FINAL_STATES = new Set(["done", "failed", "expired", "cancelled", "interru
 const STATUS_STATE: Record<RelayedReadResult["status"], SessionState> = { running: "running", waiting: "waiting_input", idle: "idle", error: "failed" };
 const TOOL_STATUS = new Set<ToolCallSummary["status"]>(["pending", "running", "completed", "error"]);
 // The desktop's own failure codes that name a condition we have a code for.
-const RELAY_FAILURES: Record<string, SessionErrorCode> = { unknown_session: "unknown_session", invalid_cursor: "invalid_capability_arguments" };
+const RELAY_FAILURES: Record<string, DesktopErrorCode> = { unknown_session: "unknown_session", invalid_cursor: "invalid_capability_arguments" };
 
 export interface RelayDeps extends TransactionScope {
   hub: WakeHub;
@@ -189,6 +190,7 @@ function pendingRead(session: LedgerSession, theirs: string | null, requestId: s
     messages: [],
     cursor: encodeRelayCursor(session.id, { theirs, pending: requestId }),
     hasMore: false,
-    deferred: { requestId, note: "The desktop has not answered yet; read again with this cursor to get its answer." },
+    awaitingTarget: true,
+    fields: { deferred: { requestId, note: "The desktop has not answered yet; read again with this cursor to get its answer." } },
   };
 }

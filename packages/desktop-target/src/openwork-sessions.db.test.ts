@@ -16,7 +16,7 @@ const doubles: OpenworkDesktopDouble[] = [];
 let members = 0;
 
 beforeAll(async () => {
-  gateway = await startRunnerGateway(db.current.url, { dialects: ["desktop-runner", "openwork"], relayWaitMs: 3_000 });
+  gateway = await startRunnerGateway(db.current.url, { dialects: ["desktop-runner", "openwork"], timings: { relayWaitMs: 3_000 } });
 });
 afterEach(async () => {
   await Promise.all(doubles.splice(0).map((d) => d.stop()));
@@ -162,11 +162,12 @@ describe("remote sessions on an OpenWork desktop", () => {
     expect(session.state).toBe("idle");
     const started = Date.now();
     const pending = await gateway.sessions.read(gateway.call(member), session, { limit: 20, waitMs: 0 });
-    expect(pending).toMatchObject({ messages: [], deferred: { requestId: expect.stringMatching(/^rst_/) } });
+    expect(pending).toMatchObject({ messages: [], awaitingTarget: true, fields: { deferred: { requestId: expect.stringMatching(/^rst_/) } } });
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_900);
     desktop.wake();
     const answered = await gateway.sessions.read(gateway.call(member), session, { limit: 20, waitMs: 0, cursor: pending.cursor });
-    expect(answered.deferred).toBeUndefined();
+    expect(answered.awaitingTarget).toBeUndefined();
+    expect(answered.fields?.deferred).toBeUndefined();
     expect(answered.messages.map((m) => m.text)).toEqual(["hello", "echo: hello"]);
   });
 });
@@ -399,8 +400,8 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
       create trigger refuse_poisoned before update on remote_session for each row when (old.id = '${poisoned.sessionId}') execute function refuse_poisoned();`);
     const logger = capturingLogger();
     try {
-      await sweepTasks(gateway.store, logger);
-      await sweepTasks(gateway.store, logger);
+      await sweepTasks(gateway.store, { logger });
+      await sweepTasks(gateway.store, { logger });
     } finally {
       await gateway.sql.unsafe("drop trigger refuse_poisoned on remote_session; drop function refuse_poisoned();");
     }

@@ -1,5 +1,14 @@
-import type { RunnerPresence } from "@openwork/remote-session-core";
 import type { RunnerRow } from "./store/runner-row.js";
+
+/** A desktop runner as `list` and `targets` show it. */
+export type RunnerPresence = {
+  runnerId: string;
+  name: string;
+  /** `darwin`, `win32`, `linux`; null for a desktop known only from its token (never registered here). */
+  platform: string | null;
+  online: boolean;
+  lastSeenAt: string | null;
+};
 
 /** A runner counts as online when seen within this window (OpenWork's value). */
 export const DEFAULT_PRESENCE_WINDOW_MS = 10 * 60 * 1000;

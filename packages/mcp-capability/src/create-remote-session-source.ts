@@ -11,6 +11,7 @@ import type { RegistryContext, SearchContext } from "./registry-context.js";
 import { createRunEnv } from "./run-env.js";
 import { rankMatches, scoreMatch } from "./score-match.js";
 import { createTargetCatalog, type OfferedTarget } from "./target-catalog.js";
+import { checkTargetDeclarations } from "./target-declarations.js";
 import { fromOpenworkDialect } from "./openwork-dialect.js";
 import { toolResult, type ToolResult } from "./to-tool-result.js";
 import { createMemberSlots, type MemberSlots } from "./member-slots.js";
@@ -134,6 +135,8 @@ export const DEFAULT_INPUT_TIMEOUT_MS = 15 * 60_000;
 export function createRemoteSessionSource(options: RemoteSessionSourceOptions): RemoteSessionSource {
   const policy: RemoteSessionPolicy = { ...DEFAULT_POLICY, ...options.policy };
   const logger = options.logger ?? silentLogger;
+  checkTargetDeclarations(options.targets);
+  const targetAliases = new Map(options.targets.flatMap((t) => (t.aliases ?? []).map((alias) => [alias, t.name] as const)));
   const catalog = createTargetCatalog(options.targets, options.defaultTarget);
   const sessions = createRemoteSessions(options.ledger, logger);
   const CAPABILITIES = buildCapabilities(options.targets);
@@ -208,7 +211,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
         const capability = CAPABILITIES[own.action];
         const call = { ...authorize(ctx, capability, policy, referenceId), ...(execution.signal ? { signal: execution.signal } : {}) };
         const known = new Set(Object.keys((schemas.get(own.action)!.properties ?? {}) as object));
-        const dialect = fromOpenworkDialect(own.action, readBody(input.body), known, options.targets.map((t) => t.name));
+        const dialect = fromOpenworkDialect(own.action, readBody(input.body), known, targetAliases);
         ignored.push(...dialect.ignored);
         const args = parseArguments(capability, dialect.body, fields);
         if (typeof args.sessionId === "string") fields.sessionId = args.sessionId;

@@ -2,8 +2,8 @@ import type { Action } from "./parse-name.js";
 
 /**
  * Calls shaped as OpenWork's own remote-session source takes them. OpenWork ignores body members
- * it does not know, and agents trained on it send its names: its `registered` target is a
- * desktop here, and members this source has no use for (`workspaceId` on a send, `commandId` on
+ * it does not know, and agents trained on it send its names: a target's other names (OpenWork's
+ * `registered` for a desktop: `Target.aliases`) name that target here, and members this source has no use for (`workspaceId` on a send, `commandId` on
  * a read…) are set aside instead of failing the call. What was set aside is named in the result
  * (`ignored`), so a misspelt argument is still seen.
  */
@@ -11,7 +11,8 @@ export function fromOpenworkDialect(
   action: Action,
   body: unknown,
   known: ReadonlySet<string>,
-  targetNames: readonly string[],
+  /** Each other name of a target, with the target's name. */
+  targetAliases: ReadonlyMap<string, string>,
 ): { body: unknown; ignored: string[] } {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return { body, ignored: [] };
   const kept: Record<string, unknown> = {};
@@ -20,7 +21,7 @@ export function fromOpenworkDialect(
     if (known.has(key)) kept[key] = value;
     else ignored.push(key);
   }
-  // OpenWork's name for a desktop registered to the member (a runner that keeps its sessions).
-  if ((action === "create" || action === "list") && kept.target === "registered" && targetNames.includes("desktop")) kept.target = "desktop";
+  const named = typeof kept.target === "string" ? targetAliases.get(kept.target) : undefined;
+  if ((action === "create" || action === "list") && named !== undefined) kept.target = named;
   return { body: kept, ignored };
 }

@@ -16,7 +16,8 @@ let source: RemoteSessionSource;
 beforeAll(async () => {
   await migrate(db.current.sql);
   cloud = createScriptedTarget("cloud");
-  desktop = createScriptedTarget("desktop", { sendTakesModel: true });
+  // OpenWork's `registered` is another name of the desktop target, which it declares.
+  desktop = createScriptedTarget("desktop", { sendTakesModel: true, aliases: ["registered"] });
   source = createRemoteSessionSource({ targets: [cloud, desktop], ledger: createSessionLedger(db.current.sql) });
 });
 

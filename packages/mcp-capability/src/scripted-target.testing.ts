@@ -25,7 +25,7 @@ export interface ScriptedTarget extends Target {
 
 const message = (id: string, role: TranscriptMessage["role"], text: string): TranscriptMessage => ({ id, role, toolCalls: [], createdAt: new Date().toISOString(), ...boundText(text) });
 
-export function createScriptedTarget(name = "cloud", options: { sendTakesModel?: boolean } = {}): ScriptedTarget {
+export function createScriptedTarget(name = "cloud", options: { sendTakesModel?: boolean; aliases?: readonly string[] } = {}): ScriptedTarget {
   const sessions = new Map<string, ScriptedSession>();
   const of = (id: string) => sessions.get(id)!;
   const target: ScriptedTarget = {
@@ -33,6 +33,7 @@ export function createScriptedTarget(name = "cloud", options: { sendTakesModel?:
     name,
     label: name[0]!.toUpperCase() + name.slice(1),
     ...(options.sendTakesModel ? { sendTakesModel: true } : {}),
+    ...(options.aliases ? { aliases: options.aliases } : {}),
     sessions,
     reads: 0,
     sends: [],

@@ -1,4 +1,4 @@
-import { fail, type Target, type TargetAvailability, type TargetCall } from "@openwork/remote-session-core";
+import { defineErrorCodes, fail, type Target, type TargetAvailability, type TargetCall } from "@openwork/remote-session-core";
 
 /** A target as one caller may use it now. */
 export interface OfferedTarget {
@@ -23,6 +23,8 @@ export interface TargetCatalog {
 
 export function createTargetCatalog(targets: readonly Target[], defaultTarget?: string): TargetCatalog {
   const named = (name: string) => targets.find((t) => t.name === name);
+  // Each target's refusal is built under its own codes' rules.
+  const errorsOf = new Map(targets.map((t) => [t.name, defineErrorCodes(t.errorCodes ?? {})]));
   const offered = async (call: TargetCall) => {
     const all = await Promise.all(targets.map(async (target) => ({ target, availability: await target.availability(call) })));
     return all.filter(({ target, availability }) => availability.available || !target.availabilityRules?.hideWhenUnavailable);
@@ -37,7 +39,7 @@ export function createTargetCatalog(targets: readonly Target[], defaultTarget?: 
     if (!checks || ((use === "read" || use === "stop") && rules?.allowWhileUnavailable?.includes(use))) return target;
     if ((await target.availability(call)).available) return target;
     const refusal = rules?.unavailableError ?? { code: "invalid_capability_arguments" as const, message: `${target.label} sessions are not available to you now` };
-    return fail(refusal.code, refusal.message, { context: { target: target.name } });
+    return errorsOf.get(target.name)!.fail(refusal.code, refusal.message, { context: { target: target.name } });
   };
 
   return {

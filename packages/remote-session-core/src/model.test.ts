@@ -5,6 +5,7 @@ import { decodeCursor, encodeCursor } from "./transcript/cursor.js";
 import { boundText } from "./transcript/transcript-message.js";
 import { sliceTranscript } from "./transcript/slice-transcript.js";
 import { SessionFailure, sessionError } from "./errors/session-error.js";
+import { defineErrorCodes } from "./errors/define-error-codes.js";
 import { canonicalDigest } from "./digest.js";
 
 describe("session ids", () => {
@@ -56,10 +57,21 @@ describe("transcript cursors", () => {
 });
 
 describe("errors and digests", () => {
-  it("take retryable from the one table", () => {
-    expect(sessionError("desktop_offline", "x", { action: "open the app" })).toMatchObject({ retryable: true, action: "open the app" });
+  it("take retryable from the core's table, or from the target's own", () => {
     expect(sessionError("unknown_session", "x").retryable).toBe(false);
     expect(sessionError("unknown_session", "x").referenceId).toMatch(/^ref_[0-9a-f]{12}$/);
+    const own = defineErrorCodes({ kiosk_asleep: { retryable: true, action: "Wake the kiosk." }, kiosk_gone: { retryable: false } });
+    expect(own.sessionError("kiosk_asleep", "x")).toMatchObject({ error: "kiosk_asleep", retryable: true, action: "Wake the kiosk." });
+    expect(own.sessionError("kiosk_asleep", "x", { action: "Wake kiosk 3." }).action).toBe("Wake kiosk 3.");
+    expect(own.sessionError("kiosk_gone", "x")).not.toHaveProperty("action");
+    // The core's codes keep their rules in a target's builders.
+    expect(own.sessionError("rate_limited", "x").retryable).toBe(true);
+    expect(() => own.fail("kiosk_gone", "x")).toThrow(SessionFailure);
+    expect(own.codes).toEqual({ kiosk_asleep: { retryable: true, action: "Wake the kiosk." }, kiosk_gone: { retryable: false } });
+  });
+
+  it("refuse a target table that redefines a core code", () => {
+    expect(() => defineErrorCodes({ unknown_session: { retryable: true } })).toThrow(/unknown_session are the core's/);
   });
 
   it("digest arguments canonically", () => {

@@ -15,13 +15,13 @@ import { createSessionChanges } from "./transcript/session-changes.js";
 // runs or a task is queued).
 const relookAfter = (looks: number) => Math.min(5_000, 1_000 * 2 ** (looks - 1));
 
-/** Whether a read brought the reader anything after their cursor: messages, a final reply, another state or request. */
 /** The session id a create's idempotency key fixed at its first attempt (none on keys older than that). */
 const reservedSessionId = (reserved: Record<string, unknown> | null) =>
   typeof reserved?.sessionId === "string" && isSessionId(reserved.sessionId) ? reserved.sessionId : undefined;
 
+/** Whether a read brought the reader anything after their cursor: messages, a final reply, another state or request, or a call to read again. */
 const broughtNews = (result: ReadResult, seen: string) =>
-  result.messages.length > 0 || result.finalAssistantText !== undefined || result.deferred !== undefined || observationOf(result) !== seen;
+  result.messages.length > 0 || result.finalAssistantText !== undefined || result.awaitingTarget === true || observationOf(result) !== seen;
 
 /**
  * The session model over the ledger: every session-row write of create, send, read and stop. A
@@ -61,13 +61,12 @@ const reservedRead = (session: LedgerSession): ReadResult => ({
   hasMore: false,
 });
 
-const createdResult = (session: LedgerSession, state: LedgerSession["state"], { webUrl, runner, expiresAt }: CreateOutcome): CreateResult => ({
+const createdResult = (session: LedgerSession, state: LedgerSession["state"], { webUrl, fields }: CreateOutcome): CreateResult => ({
   sessionId: session.id,
   target: session.target,
   state,
   ...(webUrl ? { webUrl } : {}),
-  ...(runner ? { runner } : {}),
-  ...(expiresAt ? { expiresAt } : {}),
+  ...(fields && Object.keys(fields).length > 0 ? { fields } : {}),
 });
 
 export function createRemoteSessions(ledger: SessionLedger, logger: Logger = silentLogger): RemoteSessions {

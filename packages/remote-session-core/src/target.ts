@@ -2,7 +2,7 @@ import type { LedgerSession } from "./ledger/ledger-session.js";
 import type { SessionError } from "./errors/session-error.js";
 import type { SessionState } from "./session-state.js";
 import type { ZodType } from "zod";
-import type { SessionErrorCode } from "./errors/codes.js";
+import type { ErrorCodeTable, SessionErrorCode } from "./errors/codes.js";
 import type { Model, ReadInput, SendInput } from "./session-inputs.js";
 import type { PendingInput, RespondInput } from "./pending-input.js";
 import type { TranscriptMessage } from "./transcript/transcript-message.js";
@@ -13,7 +13,7 @@ export interface OwnerScope {
   userId: string;
 }
 
-/** An active membership: what desktop runners are registered under (a runner token's `m`). */
+/** An active membership: what a target's machines are registered under (a desktop runner token's `m`). */
 export interface MemberScope {
   organizationId: string;
   /** The organization membership id (den-api's `member.orgMembershipId`). */
@@ -30,20 +30,22 @@ export interface TargetCall extends OwnerScope, MemberScope {
   signal?: AbortSignal;
 }
 
-/** A desktop runner as `list` and `targets` show it. */
-export interface RunnerPresence {
-  runnerId: string;
-  name: string;
-  /** `darwin`, `win32`, `linux`; null for a desktop known only from its token (never registered here). */
-  platform: string | null;
-  online: boolean;
-  lastSeenAt: string | null;
-}
+/**
+ * Members a target adds to one of its results, by name (a desktop's `waitingFor`): the capability
+ * spreads them into the result beside the core's members. Their names are declared in the
+ * target's `resultFields`, apart from the core's.
+ */
+export type TargetFields = Record<string, unknown>;
 
 export interface TargetAvailability {
   available: boolean;
-  /** For targets made of machines (desktops): each machine and whether it is present. */
-  machines?: RunnerPresence[];
+  /**
+   * For targets made of machines (desktops): each machine, in the target's own shape, as `list`
+   * shows it (beside its target's name).
+   */
+  machines?: readonly TargetFields[];
+  /** The target's own members of its entry in `targets` (the desktop's machines there), declared in `resultFields.targets`. */
+  fields?: TargetFields;
 }
 
 /** What `create` answers the caller. */
@@ -52,10 +54,8 @@ export interface CreateResult {
   target: string;
   state: SessionState;
   webUrl?: string;
-  /** The desktop runner the session went to. */
-  runner?: { runnerId: string; name: string };
-  /** Store-and-forward deadline: the task expires if not delivered by then. */
-  expiresAt?: string;
+  /** The target's own members (the desktop it went to, its deadline), as its create reported them. */
+  fields?: TargetFields;
 }
 
 /**
@@ -68,8 +68,8 @@ export interface CreateOutcome {
   /** Ids the target needs to find the session again; merged into the row. */
   targetRef?: Record<string, unknown>;
   webUrl?: string;
-  runner?: { runnerId: string; name: string };
-  expiresAt?: string;
+  /** The target's own members of the result, declared in `resultFields.create`. */
+  fields?: TargetFields;
 }
 
 export interface SendResult {
@@ -110,17 +110,16 @@ export interface ReadResult {
   /** Text of the assistant message still being written (not yet in `messages`). */
   partialText?: string;
   lastError?: Pick<SessionError, "error" | "message"> | { error: string; message: string };
-  /** A `queued` session: what its next turn waits for (the machine it is pinned to, its deadline). */
-  waitingFor?: { runner?: { runnerId: string; name: string }; expiresAt: string };
   /** A `waiting_input` session: what it asks the human; answer with `respond`. */
   pending?: PendingInput;
   /**
-   * The session's desktop answers reads itself (an OpenWork desktop) and had not answered within
-   * the call: read again (same cursor) to get its answer.
+   * Whoever answers this session's reads (an OpenWork desktop answers them itself) had not
+   * answered within the call: the caller reads again with the same cursor. A read that waits
+   * returns at once with it; the target says why in its fields.
    */
-  deferred?: { requestId: string; note: string };
-  /** A `running` turn whose model provider failed and is being retried: which attempt, why, when next. */
-  retrying?: { attempt: number; message: string; nextAt?: string };
+  awaitingTarget?: true;
+  /** The target's own members (what a queued turn waits for, a retried model call…), declared in `resultFields.read`. */
+  fields?: TargetFields;
 }
 
 export interface StopResult {
@@ -168,6 +167,17 @@ export interface AvailabilityRules {
 }
 
 /**
+ * The names of the members a target adds to its results, each with a line saying what it holds.
+ * The capability refuses, when it is built, a name that is already one of its own.
+ */
+export interface ResultFields {
+  readonly create?: Readonly<Record<string, string>>;
+  readonly read?: Readonly<Record<string, string>>;
+  /** Members of the target's entry in `targets`. */
+  readonly targets?: Readonly<Record<string, string>>;
+}
+
+/**
  * The port every target implements (cloud workers, desktop apps, whatever comes next). Methods
  * reject only with a `SessionFailure` for the codes their TSDoc lists; anything else is a bug.
  * The caller has already validated inputs, checked policy and found the session in the ledger
@@ -182,22 +192,34 @@ export interface Target {
   readonly name: string;
   /** How a person sees it: "Cloud", "Desktop". */
   readonly label: string;
+  /** Other names callers use for this target (OpenWork's `registered` for desktops): they name it in `target`. */
+  readonly aliases?: readonly string[];
   /** One line for the `target` argument's description. */
   readonly description?: string;
   /**
-   * Extra `create` arguments only this target takes (a zod shape: desktop's `runner`/`deliverBy`,
-   * cloud's `workspaceId`). The capability adds them to create's schema and refuses them for
+   * Extra `create` arguments only this target takes (a zod shape: desktop's `deliverBy`, cloud's
+   * `workspaceId`). The capability adds them to create's schema and refuses them for
    * other targets; the target receives them in `input.extra`.
    */
   readonly createArguments?: Readonly<Record<string, ZodType>>;
+  /**
+   * Other names callers use for some of `createArguments` (`{ alias: "argument" }`): each is
+   * accepted in its place, and naming one argument twice with different values is refused.
+   */
+  readonly createArgumentAliases?: Readonly<Record<string, string>>;
+  /** The members this target adds to its results (`fields`), by result. */
+  readonly resultFields?: ResultFields;
+  /**
+   * This target's own error codes with their rules (`defineErrorCodes(...).codes`): the codes its
+   * methods reject with besides the core's, and `availabilityRules.unavailableError`'s.
+   */
+  readonly errorCodes?: ErrorCodeTable;
   readonly availabilityRules?: AvailabilityRules;
   /** Whether the member can use this target now, and its machines if it has any. */
   availability(call: TargetCall): Promise<TargetAvailability>;
   /**
    * Starts the session the core reserved (`input.sessionId`, state `queued`).
-   * Codes: desktop `desktop_offline`, `unknown_computer`, `ambiguous_computer`,
-   * `computer_offline`, `desktop_update_required`; cloud `needs_cloud_setup`, `cloud_runtime_*`,
-   * `unknown_workspace`.
+   * Codes: `unknown_workspace`, and those of the target's `errorCodes` (why it cannot start it).
    */
   create(call: TargetCall, input: TargetCreateInput): Promise<CreateOutcome>;
   /**
@@ -214,7 +236,7 @@ export interface Target {
   /**
    * Answers what a `waiting_input` session asks (a permission, a question). The core makes it
    * exactly-once per request; a target only delivers it. Codes: `input_not_pending` (no such
-   * request waits, or the answer does not fit it), `desktop_update_required`, plus read's.
+   * request waits, or the answer does not fit it), plus read's and the target's own.
    */
   respond(call: TargetCall, session: LedgerSession, input: RespondInput): Promise<RespondOutcome>;
   /**

@@ -1,11 +1,36 @@
 import { CreateSessionInputSchema, fail, SESSION_LIMITS, type Target } from "@openwork/remote-session-core";
 import { z } from "zod";
 import { type Capability, defineCapability } from "./capability.js";
+import { declaredFields } from "../target-declarations.js";
 import { nextRead } from "./next-step.js";
 
 const base = CreateSessionInputSchema.shape;
-// OpenWork's and the proposal's other names for `runner`, offered when a target takes a `runner`.
-const RUNNER_ALIASES = ["runnerId", "computerId"] as const;
+
+/** `a, b and c`. */
+const spelled = (names: readonly string[]) => (names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`);
+
+/** Each argument the targets give other names for, with those names (`createArgumentAliases`) and what it names (the target's label). */
+function aliasGroups(targets: readonly Target[]): Map<string, { aliases: string[]; names: string }> {
+  const groups = new Map<string, { aliases: string[]; names: string }>();
+  for (const target of targets) {
+    for (const [alias, of] of Object.entries(target.createArgumentAliases ?? {})) {
+      const group = groups.get(of) ?? { aliases: [], names: target.label.toLowerCase() };
+      if (!group.aliases.includes(alias)) groups.set(of, { ...group, aliases: [...group.aliases, alias] });
+    }
+  }
+  return groups;
+}
+
+/** The arguments with each alias replaced by the argument it names. */
+function withoutAliases(args: Record<string, unknown>, groups: ReturnType<typeof aliasGroups>): Record<string, unknown> {
+  const kept = { ...args };
+  for (const [of, { aliases }] of groups) {
+    const value = [of, ...aliases].map((name) => kept[name]).find((v) => v !== undefined);
+    for (const alias of aliases) delete kept[alias];
+    if (value !== undefined) kept[of] = value;
+  }
+  return kept;
+}
 
 /**
  * `remote-session:create`'s arguments, built from the targets handed in: `target` is one of their
@@ -21,10 +46,11 @@ export function createArgs(targets: readonly Target[]) {
       owners.set(key, [...(owners.get(key) ?? []), target.name]);
     }
   }
-  if (extra.runner) {
-    for (const alias of RUNNER_ALIASES) {
-      extra[alias] = extra.runner.describe("Same as runner.");
-      owners.set(alias, owners.get("runner")!);
+  const groups = aliasGroups(targets);
+  for (const [of, { aliases }] of groups) {
+    for (const alias of aliases) {
+      extra[alias] = extra[of]!.describe(`Same as ${of}.`);
+      owners.set(alias, owners.get(of)!);
     }
   }
   const names = targets.map((t) => t.name);
@@ -41,11 +67,11 @@ export function createArgs(targets: readonly Target[]) {
       ...extra,
     })
     .refine((a) => !(a.prompt && a.instructions && a.prompt !== a.instructions), { message: "give prompt or instructions, not two different texts", path: ["instructions"] })
-    .refine((a: Record<string, unknown>) => new Set(["runner", ...RUNNER_ALIASES].map((k) => a[k]).filter((v) => v !== undefined)).size <= 1, {
-      message: "runner, runnerId and computerId name the same desktop: give one, or the same value",
-      path: ["computerId"],
-    })
     .superRefine((a: Record<string, unknown>, ctx) => {
+      for (const [of, { aliases, names }] of groups) {
+        if (new Set([of, ...aliases].map((k) => a[k]).filter((v) => v !== undefined)).size <= 1) continue;
+        ctx.addIssue({ code: "custom", path: [aliases.at(-1)!], message: `${spelled([of, ...aliases])} name the same ${names}: give one, or the same value` });
+      }
       if (a.target === undefined) return;
       for (const [key, by] of owners) {
         if (a[key] !== undefined && !by.includes(String(a.target))) ctx.addIssue({ code: "custom", path: [key], message: `${key} applies to ${by.join(", ")} sessions only` });
@@ -59,6 +85,7 @@ export const createSummary = (targets: readonly Target[]) =>
 
 /** Builds create over the targets handed in. */
 export function createCapability(targets: readonly Target[]): Capability {
+  const groups = aliasGroups(targets);
   return defineCapability({
     action: "create",
     summary: createSummary(targets),
@@ -69,8 +96,7 @@ export function createCapability(targets: readonly Target[]): Capability {
       const { target: named, title, prompt: given, instructions, model, idempotencyKey, ...rest } = args as Record<string, unknown> & { title: string };
       const target = await env.catalog.resolve(env.call, named as string | undefined, "create");
       const prompt = (given ?? instructions) as string | undefined;
-      const runner = rest.runner ?? rest.runnerId ?? rest.computerId;
-      const extra = Object.fromEntries(Object.entries({ ...rest, ...(runner ? { runner } : {}) }).filter(([key]) => !(RUNNER_ALIASES as readonly string[]).includes(key)));
+      const extra = withoutAliases(rest, groups);
       const foreign = Object.keys(extra).filter((key) => !(key in (target.createArguments ?? {})));
       if (foreign.length > 0) {
         fail("invalid_capability_arguments", `${foreign.join(", ")} do not apply to ${target.name} sessions`, {
@@ -83,7 +109,8 @@ export function createCapability(targets: readonly Target[]): Capability {
         ...(typeof idempotencyKey === "string" ? { idempotencyKey } : {}),
         admit: () => env.ledger.takeRateLimit(env.call, env.createRateLimit),
       });
-      return { ...result, title, targetLabel: target.label, lastActivityAt: new Date().toISOString(), next: nextRead(result.sessionId, { from: "start" }) };
+      const { fields, ...created } = result;
+      return { ...created, ...declaredFields(target, "create", fields), title, targetLabel: target.label, lastActivityAt: new Date().toISOString(), next: nextRead(result.sessionId, { from: "start" }) };
     },
   });
 }

@@ -2,6 +2,7 @@ import { type LedgerSession, MessageIdSchema, ReadInputSchema, type ReadResult, 
 import { z } from "zod";
 import { messagesWithin, RESULT_MAX_BYTES, textWithin } from "../bound-payload.js";
 import { capabilityName } from "../parse-name.js";
+import { declaredFields } from "../target-declarations.js";
 import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 import { inProgress, nextRead, nextRespond, nextSend } from "./next-step.js";
@@ -42,7 +43,7 @@ async function readWithin(env: RunEnv, target: Target, session: LedgerSession, i
 async function readTurn(env: RunEnv, target: Target, session: LedgerSession, messageId: string, waitMs: number): Promise<ReadResult> {
   const latest = await env.sessions.read(env.call, target, session, { from: "end", limit: TURN_LOOKUP_LIMIT, waitMs });
   const start = latest.messages.findIndex((m) => m.id === messageId);
-  if (start < 0 && !latest.deferred) {
+  if (start < 0 && !latest.awaitingTarget) {
     const message = `no prompt ${messageId} among the session's last ${TURN_LOOKUP_LIMIT} messages`;
     fail("invalid_capability_arguments", message, { issues: [{ path: "messageId", message }] });
   }
@@ -73,7 +74,8 @@ export const read = defineCapability({
     // Nobody answered for too long: say so, rather than let it read as an ordinary wait.
     const waited = result.pending?.askedAt ? Date.now() - Date.parse(result.pending.askedAt) : 0;
     if (result.pending && waited > env.inputTimeoutMs) result.pending = { ...result.pending, overdue: true };
-    const payload = { ...result, targetLabel: target.label, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
+    const { fields, awaitingTarget: _, ...core } = result;
+    const payload = { ...core, ...declaredFields(target, "read", fields), targetLabel: target.label, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
     const kept = textWithin(payload, "finalAssistantText");
     if (result.finalAssistantText === undefined || kept.length === result.finalAssistantText.length) return payload;
     // The same read again answers the same page; from there on it carries the rest of the reply.

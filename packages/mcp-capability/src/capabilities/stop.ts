@@ -10,7 +10,7 @@ const TURN_LOOKUP_LIMIT = 100;
 /** The id of the prompt that started the session's latest turn; undefined when the target could not say within the call. */
 async function currentTurn(env: RunEnv, target: Target, session: LedgerSession): Promise<string | null | undefined> {
   const latest = await env.sessions.read(env.call, target, session, { from: "end", limit: TURN_LOOKUP_LIMIT, waitMs: 0 });
-  if (latest.deferred) return undefined;
+  if (latest.awaitingTarget) return undefined;
   return latest.messages.findLast((m) => m.role === "user")?.id ?? null;
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { declaredFields } from "../target-declarations.js";
 import { defineCapability } from "./capability.js";
 
 export const targets = defineCapability({
@@ -18,7 +19,7 @@ export const targets = defineCapability({
         label: target.label,
         available: availability.available,
         default: target.name === fallback,
-        ...(availability.machines ? { machines: availability.machines.map(({ runnerId, ...m }) => ({ computerId: runnerId, ...m })) } : {}),
+        ...declaredFields(target, "targets", availability.fields),
       })),
     };
   },

@@ -1,45 +1,47 @@
+/** What an error code means for the caller: whether the same call may succeed later, and the member's step. */
+export interface ErrorCodeRule {
+  readonly retryable: boolean;
+  /** The human step an error of this code carries when it names none of its own. */
+  readonly action?: string;
+}
+
+/** Error codes and their rules: the core's own, or a target's (`Target.errorCodes`). */
+export type ErrorCodeTable = Readonly<Record<string, ErrorCodeRule>>;
+
 /**
- * The error vocabulary of remote sessions, with whether the same call may succeed later. One
- * table: `retryable` is never decided anywhere else. Codes are den-api's wherever the condition
- * is the same; the last block holds ours, for conditions den-api has no code for.
+ * The core's error vocabulary, with whether the same call may succeed later: the conditions of
+ * every target (arguments, membership, sessions, idempotency, guards). A target adds the codes of
+ * its own conditions in its own table (`defineErrorCodes`). Codes are den-api's wherever the
+ * condition is the same; the last block holds ours, for conditions den-api has no code for.
  */
-export const SESSION_ERROR_RETRYABLE = {
+export const SESSION_ERROR_RULES = {
   // den-api's codes, with den-api's meanings.
-  unknown_capability: false,
-  invalid_capability_arguments: false,
-  membership_required: false,
-  insufficient_mcp_scope: false,
-  cloud_not_available: false,
-  needs_cloud_setup: false,
-  cloud_runtime_provisioning: true,
-  cloud_runtime_waking: true,
-  cloud_runtime_unreachable: true,
-  cloud_runtime_failed: false,
-  unknown_session: false,
-  unknown_workspace: false,
-  desktop_offline: true,
-  desktop_update_required: false,
-  unknown_computer: false,
-  ambiguous_computer: false,
-  computer_offline: true,
-  model_unavailable: false,
-  remote_session_idempotency_conflict: false,
-  /** A request relayed to an OpenWork desktop (read, send, stop) was not picked up in time. */
-  desktop_request_expired: true,
-  /** The OpenWork desktop answered a relayed request with a failure. */
-  desktop_request_failed: true,
+  unknown_capability: { retryable: false },
+  invalid_capability_arguments: { retryable: false },
+  membership_required: { retryable: false },
+  insufficient_mcp_scope: { retryable: false },
+  unknown_session: { retryable: false },
+  unknown_workspace: { retryable: false },
+  model_unavailable: { retryable: false },
+  remote_session_idempotency_conflict: { retryable: false },
   // Ours.
-  rate_limited: true,
+  rate_limited: { retryable: true },
   /** An identical call with the same idempotency key is still running elsewhere. */
-  idempotency_in_progress: true,
-  session_not_active: false,
+  idempotency_in_progress: { retryable: true },
+  session_not_active: { retryable: false },
   /** The session asks nothing under that request id (any more), or the answer does not fit it. */
-  input_not_pending: false,
-  queue_full: true,
+  input_not_pending: { retryable: false },
+  /** The target holds as many waiting turns of the session as it takes. */
+  queue_full: { retryable: true },
   /** Something failed that the caller cannot fix; the referenceId finds the log line. */
-  internal_error: true,
-} as const satisfies Record<string, boolean>;
+  internal_error: { retryable: true },
+} as const satisfies ErrorCodeTable;
 
-export type SessionErrorCode = keyof typeof SESSION_ERROR_RETRYABLE;
+/** A code of the core's own vocabulary. */
+export type CoreErrorCode = keyof typeof SESSION_ERROR_RULES;
 
-export const SESSION_ERROR_CODES = Object.keys(SESSION_ERROR_RETRYABLE) as SessionErrorCode[];
+/** Any error code: the core's, or one a target declares in its `errorCodes` (the wire carries both alike). */
+export type SessionErrorCode = CoreErrorCode | (string & {});
+
+/** The core's codes. */
+export const SESSION_ERROR_CODES = Object.keys(SESSION_ERROR_RULES) as CoreErrorCode[];

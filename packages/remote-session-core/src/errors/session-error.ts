@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ArgumentIssue } from "./argument-issues.js";
-import { SESSION_ERROR_RETRYABLE, type SessionErrorCode } from "./codes.js";
+import { type CoreErrorCode, type ErrorCodeRule, SESSION_ERROR_RULES, type SessionErrorCode } from "./codes.js";
 
 /**
  * An error as a value: what a capability returns instead of throwing. `action` is the human
@@ -35,14 +35,20 @@ export function newReferenceId(): string {
   return `ref_${randomBytes(6).toString("hex")}`;
 }
 
-/** Builds a SessionError; `retryable` comes from the code's row in SESSION_ERROR_RETRYABLE. */
-export function sessionError(code: SessionErrorCode, message: string, extra: SessionErrorExtra = {}): SessionError {
+/** Builds a SessionError of a core code; `retryable` comes from its row in SESSION_ERROR_RULES. A target's own codes: `defineErrorCodes`. */
+export function sessionError(code: CoreErrorCode, message: string, extra: SessionErrorExtra = {}): SessionError {
+  return sessionErrorOf(SESSION_ERROR_RULES[code], code, message, extra);
+}
+
+/** A SessionError of `code` under its rule: `retryable` from the rule, the rule's `action` unless the error names one. */
+export function sessionErrorOf(rule: ErrorCodeRule, code: SessionErrorCode, message: string, extra: SessionErrorExtra = {}): SessionError {
+  const action = extra.action ?? rule.action;
   return {
     error: code,
     message,
-    retryable: SESSION_ERROR_RETRYABLE[code],
+    retryable: rule.retryable,
     ...(extra.retryAfterMs === undefined ? {} : { retryAfterMs: extra.retryAfterMs }),
-    ...(extra.action === undefined ? {} : { action: extra.action }),
+    ...(action === undefined ? {} : { action }),
     ...(extra.issues === undefined ? {} : { issues: extra.issues }),
     ...(extra.context === undefined ? {} : { context: extra.context }),
     referenceId: extra.referenceId ?? newReferenceId(),
@@ -77,7 +83,7 @@ export class SessionFailure extends Error {
   }
 }
 
-/** Throws a SessionFailure built like {@link sessionError}. */
-export function fail(code: SessionErrorCode, message: string, extra?: SessionErrorExtra): never {
+/** Throws a SessionFailure of a core code, built like {@link sessionError}. */
+export function fail(code: CoreErrorCode, message: string, extra?: SessionErrorExtra): never {
   throw new SessionFailure(sessionError(code, message, extra));
 }

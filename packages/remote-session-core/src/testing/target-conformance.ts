@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SESSION_ERROR_RULES } from "../errors/codes.js";
 import { SessionFailure } from "../errors/session-error.js";
 import type { SessionLedger } from "../ledger/session-ledger.js";
 import type { ReadResult, Target, TargetCall } from "../target.js";
@@ -22,6 +23,10 @@ export interface TargetUnderTest {
 }
 
 const codeOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error : error);
+
+/** The names of a result's target fields that the target did not declare in `resultFields` (none, for a sound target). */
+const undeclared = (target: Target, kind: "create" | "read", fields: Record<string, unknown> | undefined) =>
+  Object.keys(fields ?? {}).filter((name) => !Object.hasOwn(target.resultFields?.[kind] ?? {}, name));
 
 /**
  * The behaviours every Target must have, as vitest suites: create with and without a prompt,
@@ -47,6 +52,7 @@ export function runTargetConformance(name: string, makeTarget: () => Promise<Tar
       let final: string | undefined;
       for (;;) {
         const read = await sessions.read(under.call(), await find(under.call(), id), { limit: 20, waitMs: 2_000, ...(position ? { cursor: position } : {}) });
+        expect(undeclared(under.target, "read", read.fields), "read fields are declared in resultFields.read").toEqual([]);
         messages.push(...read.messages);
         position = read.cursor;
         // Edge-triggered: the final text comes with the slice holding its message, once.
@@ -74,6 +80,14 @@ export function runTargetConformance(name: string, makeTarget: () => Promise<Tar
       expect(under.target.label.length).toBeGreaterThan(0);
     });
 
+    it("declares its own error codes apart from the core's, each with whether it is retryable", () => {
+      for (const [code, rule] of Object.entries(under.target.errorCodes ?? {})) {
+        expect(Object.hasOwn(SESSION_ERROR_RULES, code), `${code} is not one of the core's codes`).toBe(false);
+        expect(code).toMatch(/^[a-z][a-z0-9_]*$/);
+        expect(typeof rule.retryable).toBe("boolean");
+      }
+    });
+
     it("creates without a prompt: a session that waits for one, with nothing to read", async () => {
       const created = await sessions.create(under.call(), { title: "conformance, no prompt", ...under.createExtra });
       expect(created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: under.target.name });
@@ -84,6 +98,7 @@ export function runTargetConformance(name: string, makeTarget: () => Promise<Tar
 
     it("creates with a prompt and answers it; a follow-up is answered after the cursor, never repeating the first turn", async () => {
       const created = await sessions.create(under.call(), { title: "conformance", prompt: "first prompt", ...under.createExtra });
+      expect(undeclared(under.target, "create", created.fields), "create fields are declared in resultFields.create").toEqual([]);
       const first = await replyAfter(created.sessionId);
       expect(first.read.state).toBe("idle");
       const sent = await sessions.send(under.call(), await find(under.call(), created.sessionId), { prompt: "second prompt" });
