@@ -1,11 +1,16 @@
+import {
+  MessagesSchema,
+  OpencodeSessionSchema,
+  type PermissionReplyRequest,
+  PermissionRequestsSchema,
+  promptAsyncBody,
+  type QuestionReplyRequest,
+  QuestionRequestsSchema,
+} from "@openwork/opencode-client";
 import type { Answer } from "@openwork/runner-protocol";
+import type { z } from "zod";
 import type { LocalEngine } from "./local-engine.js";
 import { followTurn } from "./opencode-turn.js";
-
-interface MessageWithParts {
-  info: { id: string; role: string; error?: { name: string; data?: { message?: string } } };
-  parts: { type: string; text?: string }[];
-}
 
 /**
  * An engine over a local opencode server's HTTP API (what the desktop app runs): sessions are
@@ -26,10 +31,14 @@ export function createOpencodeEngine(options: { url: string; directory?: string;
     if (!response.ok) throw new Error(`opencode answered ${response.status} to ${method} ${path}`);
     return response;
   };
-  const list = async <T>(path: string) => (await (await request("GET", path)).json()) as T;
+  const read = async <S extends z.ZodType>(schema: S, method: string, path: string, body?: unknown): Promise<z.infer<S>> => {
+    const parsed = schema.safeParse(await (await request(method, path, body)).json().catch(() => undefined));
+    if (!parsed.success) throw new Error(`opencode answered ${method} ${path} in an unexpected shape`);
+    return parsed.data;
+  };
 
   return {
-    createSession: async ({ title }) => ((await (await request("POST", "/session", { title })).json()) as { id: string }).id,
+    createSession: async ({ title }) => (await read(OpencodeSessionSchema, "POST", "/session", { title })).id,
 
     prompt: async ({ sessionId, messageId, text, signal, onProgress }) => {
       const session = `/session/${encodeURIComponent(sessionId)}`;
@@ -40,9 +49,9 @@ export function createOpencodeEngine(options: { url: string; directory?: string;
         const turn = followTurn(await request("GET", "/event", undefined, stream.signal), sessionId, onProgress);
         await turn.connected;
         // opencode's message ids start with "msg"; the gateway's do, so a replayed prompt is recognised.
-        await request("POST", `${session}/prompt_async`, { parts: [{ type: "text", text }], ...(messageId.startsWith("msg") ? { messageID: messageId } : {}) });
+        await request("POST", `${session}/prompt_async`, promptAsyncBody({ text, ...(messageId.startsWith("msg") ? { messageId } : {}) }));
         const error = await turn.ended;
-        const messages = await list<MessageWithParts[]>(`${session}/message`);
+        const messages = await read(MessagesSchema, "GET", `${session}/message`);
         const reply = messages.findLast((m) => m.info.role === "assistant");
         const answer = (reply?.parts ?? []).filter((p) => p.type === "text").map((p) => p.text ?? "").join("");
         const failure = error ?? reply?.info.error;
@@ -55,10 +64,7 @@ export function createOpencodeEngine(options: { url: string; directory?: string;
     },
 
     respond: async ({ sessionId, requestId, answer }) => {
-      const [permissions, questions] = await Promise.all([
-        list<{ id: string; sessionID: string }[]>("/permission"),
-        list<{ id: string; sessionID: string; questions: unknown[] }[]>("/question"),
-      ]);
+      const [permissions, questions] = await Promise.all([read(PermissionRequestsSchema, "GET", "/permission"), read(QuestionRequestsSchema, "GET", "/question")]);
       const mine = (r: { id: string; sessionID: string }) => r.id === requestId && r.sessionID === sessionId;
       const question = questions.find(mine);
       const reply = replyOf(answer, permissions.some(mine), question?.questions.length);
@@ -73,7 +79,11 @@ export function createOpencodeEngine(options: { url: string; directory?: string;
 }
 
 /** The reply route and body for an answer, or null when the answer does not fit what waits. */
-function replyOf(answer: Answer, isPermission: boolean, questionCount: number | undefined) {
+function replyOf(
+  answer: Answer,
+  isPermission: boolean,
+  questionCount: number | undefined,
+): { route: "permission"; body: PermissionReplyRequest } | { route: "question"; body: QuestionReplyRequest } | null {
   if ("permission" in answer) return isPermission ? { route: "permission", body: { reply: answer.permission } } : null;
   if (questionCount === undefined) return null;
   return { route: "question", body: { answers: Array.from({ length: questionCount }, () => [answer.text]) } };

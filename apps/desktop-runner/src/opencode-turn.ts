@@ -1,50 +1,13 @@
+import { type DescribedRequest, type OpencodeError, type OpencodeSessionUpdate, readOpencodeEvent, type ToolState } from "@openwork/opencode-client";
 import { followSse, SseSilentError, type SseTimers } from "@openwork/remote-session-core/wire";
 import type { EngineProgress, EngineRequest } from "./local-engine.js";
 
 /** An error that ends an opencode turn, as its events and messages carry it. */
-export interface EngineError {
-  name: string;
-  data?: { message?: string };
-}
+export type EngineError = Pick<OpencodeError, "name" | "data">;
 
-interface ToolState {
-  status?: string;
-  input?: Record<string, unknown>;
-  output?: string;
-  title?: string;
-  error?: string;
-  metadata?: { todos?: Todo[] };
-}
 interface Todo {
-  content?: string;
-  status?: string;
-}
-interface Part {
-  id?: string;
-  type?: string;
-  tool?: string;
-  callID?: string;
-  state?: ToolState;
-  tokens?: { input?: number; output?: number };
-  cost?: number;
-}
-interface Properties {
-  sessionID?: string;
-  messageID?: string;
-  partID?: string;
-  field?: string;
-  delta?: string;
-  part?: Part;
-  error?: EngineError;
-  status?: { type?: string };
-  // permission.asked / question.asked
-  id?: string;
-  permission?: string;
-  patterns?: string[];
-  metadata?: { command?: unknown };
-  questions?: { question: string; header: string; options?: { label: string; description?: string }[] }[];
-  // *.replied / question.rejected
-  requestID?: string;
+  content?: string | undefined;
+  status?: string | undefined;
 }
 
 const SUMMARY_CHARS = 300;
@@ -73,58 +36,47 @@ export function followTurn(
   const toolSeen = new Map<string, string>();
   let busy = false;
   let error: EngineError | null = null;
-  const onPart = (part: Part) => {
-    if (part.type === "text" && part.id) textParts.add(part.id);
-    if (part.type === "tool" && part.callID && part.tool) {
-      const progress = toolProgress(part.callID, part.tool, part.state ?? {});
-      const key = JSON.stringify(progress);
-      if (progress && toolSeen.get(part.callID) !== key) {
-        toolSeen.set(part.callID, key);
-        onProgress(progress);
-      }
-    }
-    if (part.type === "step-finish" && part.tokens) {
-      const cost = typeof part.cost === "number" && part.cost > 0 ? { costMicros: Math.round(part.cost * 1_000_000) } : {};
-      onProgress({ type: "usage", inputTokens: part.tokens.input ?? 0, outputTokens: part.tokens.output ?? 0, ...cost });
-    }
-  };
-  const onMessage = (message: { data: string }) => {
-    let event: { type: string; properties?: Properties };
-    try {
-      event = JSON.parse(message.data) as typeof event;
-    } catch {
-      return;
-    }
-    const p = event.properties ?? {};
-    if (event.type === "server.connected") return connected();
-    if (p.sessionID !== sessionId) return;
-    switch (event.type) {
-      case "message.part.updated":
-        return p.part && onPart(p.part);
-      case "message.part.delta":
-        if (p.field === "text" && typeof p.delta === "string" && p.messageID && textParts.has(String(p.partID))) {
-          onProgress({ type: "text", messageId: p.messageID, delta: p.delta });
+  const onUpdate = (update: OpencodeSessionUpdate) => {
+    switch (update.type) {
+      case "text-part":
+        textParts.add(update.partId);
+        return;
+      case "tool": {
+        const progress = toolProgress(update.callId, update.tool, update.state);
+        const key = JSON.stringify(progress);
+        if (progress && toolSeen.get(update.callId) !== key) {
+          toolSeen.set(update.callId, key);
+          onProgress(progress);
         }
         return;
-      case "permission.asked":
-      case "question.asked": {
-        const request = requestOf(event.type, p);
-        return request && onProgress({ type: "asked", request });
       }
-      case "permission.replied":
-      case "question.replied":
-      case "question.rejected":
-        return p.requestID && onProgress({ type: "resolved", requestId: p.requestID });
-      case "session.error":
-        error ??= { name: p.error?.name ?? "UnknownError", ...(p.error?.data ? { data: p.error.data } : {}) };
+      case "usage": {
+        const cost = update.cost !== undefined && update.cost > 0 ? { costMicros: Math.round(update.cost * 1_000_000) } : {};
+        return onProgress({ type: "usage", inputTokens: update.inputTokens, outputTokens: update.outputTokens, ...cost });
+      }
+      // Deltas of a text part only: reasoning parts stream through the same event.
+      case "text-delta":
+        if (update.partId !== undefined && textParts.has(update.partId)) onProgress({ type: "text", messageId: update.messageId, delta: update.delta });
         return;
-      case "session.status":
-        if (p.status?.type && p.status.type !== "idle") busy = true;
+      case "asked":
+        return update.request ? onProgress({ type: "asked", request: requestOf(update.request) }) : undefined;
+      case "resolved":
+        return update.requestId ? onProgress({ type: "resolved", requestId: update.requestId }) : undefined;
+      case "error":
+        error ??= update.error ? { name: update.error.name, ...(update.error.data ? { data: update.error.data } : {}) } : { name: "UnknownError" };
         return;
-      case "session.idle":
+      case "status":
+        if (update.status.type !== "idle") busy = true;
+        return;
+      case "idle":
         if (busy || error) ended(error);
         return;
     }
+  };
+  const onMessage = (message: { data: string }) => {
+    const update = readOpencodeEvent(message.data);
+    if (update?.type === "connected") return connected();
+    if (update && update.sessionId === sessionId) onUpdate(update);
   };
   const body = response.body;
   void followSse({ open: async () => body ?? Promise.reject(new Error("no event stream")), onMessage, silenceMs: stream.silenceMs ?? 30_000, ...(stream.timers ? { timers: stream.timers } : {}) })
@@ -140,7 +92,7 @@ export function followTurn(
 
 /** A tool call in one short line: what it does while it runs, what came of it once it ended. */
 function toolProgress(callId: string, name: string, state: ToolState): EngineProgress | null {
-  if (!state.status || !TOOL_STATUSES.has(state.status)) return null;
+  if (!TOOL_STATUSES.has(state.status)) return null;
   const status = state.status as "pending" | "running" | "completed" | "error";
   const todos = state.metadata?.todos ?? (Array.isArray(state.input?.todos) ? (state.input.todos as Todo[]) : undefined);
   const summary =
@@ -160,21 +112,10 @@ function describeInput(input: Record<string, unknown> | undefined): string | und
   return JSON.stringify(input);
 }
 
-/** A permission or question as the protocol reports it. */
-function requestOf(type: string, p: Properties): EngineRequest | null {
-  if (!p.id) return null;
-  if (type === "permission.asked") {
-    const detail = typeof p.metadata?.command === "string" ? p.metadata.command : (p.patterns ?? []).join("\n");
-    return { requestId: p.id, kind: "permission", title: (p.permission ?? "permission").slice(0, 200), detail: detail.slice(0, 2_000) };
-  }
-  const first = p.questions?.[0];
-  if (!first) return null;
-  const options = (first.options ?? []).slice(0, 20).map((o) => ({ label: o.label.slice(0, 200), ...(o.description ? { description: o.description.slice(0, 200) } : {}) }));
-  return {
-    requestId: p.id,
-    kind: "question",
-    title: first.header.slice(0, 200),
-    detail: p.questions!.map((q) => q.question).join("\n").slice(0, 2_000),
-    ...(options.length ? { options } : {}),
-  };
+/** A permission or question as the protocol reports it, bounded. */
+function requestOf(request: DescribedRequest): EngineRequest {
+  const bounded = { requestId: request.id, kind: request.kind, title: request.title.slice(0, 200), detail: request.detail.slice(0, 2_000) };
+  if (request.kind === "permission") return bounded;
+  const options = request.options.slice(0, 20).map((o) => ({ label: o.label.slice(0, 200), ...(o.description ? { description: o.description.slice(0, 200) } : {}) }));
+  return { ...bounded, ...(options.length ? { options } : {}) };
 }

@@ -2,9 +2,8 @@ import { type LedgerSession, type Logger, silentLogger, type Target, type Target
 import { CLOUD_ERRORS, fail } from "./cloud-errors.js";
 import { answeredAfter, checkAnswerFits, inputNotPending, decodeCursor, encodeCursor, sliceTranscript } from "@openwork/remote-session-core/target";
 import { buildCloudTranscript } from "./cloud-transcript.js";
-import type { MessageWithParts } from "./opencode-schemas.js";
+import { type MessageWithParts, newOpencodeMessageId } from "@openwork/opencode-client";
 import { sessionRequests } from "./pending-requests.js";
-import { newOpencodeMessageId } from "./opencode-message-id.js";
 import { cloudSessionState } from "./turn-state.js";
 import { createWakeAndWait } from "./wake-and-wait.js";
 import { createWorkerClient, type PromptBody, type WorkerClient } from "./worker-client.js";

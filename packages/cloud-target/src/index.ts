@@ -3,5 +3,5 @@ export type { ReadyWorker, WorkerResolution, WorkerResolver } from "./worker-res
 export { type HttpWorkerResolverOptions, createHttpWorkerResolver, ResolverConfigurationError } from "./http-worker-resolver.js";
 export { type WakeAndWaitOptions, createWakeAndWait } from "./wake-and-wait.js";
 export { type WorkerClient, createWorkerClient } from "./worker-client.js";
-export { newOpencodeMessageId } from "./opencode-message-id.js";
+export { newOpencodeMessageId } from "@openwork/opencode-client";
 export { type EventSource, type SessionSignals, type SessionWatch, type WorkerEvents, type WorkerEventsOptions, createWorkerEvents } from "./worker-events.js";

@@ -1,6 +1,6 @@
 import { type PendingInput } from "@openwork/remote-session-core";
 import { pendingInput } from "@openwork/remote-session-core/target";
-import type { MessageWithParts, PermissionRequest, QuestionRequest } from "./opencode-schemas.js";
+import { describePermission, describeQuestion, type MessageWithParts, type PermissionRequest, type QuestionRequest } from "@openwork/opencode-client";
 
 /** One waiting request of a worker session, with what answering it needs. */
 export type WorkerRequest = { pending: PendingInput } & ({ kind: "permission" } | { kind: "question"; questions: number });
@@ -21,29 +21,14 @@ export function sessionRequests(
   };
   const permissions = lists.permissions
     .filter((r) => r.sessionID === sessionId)
-    .map((r): WorkerRequest => ({
-      kind: "permission",
-      pending: pendingInput({
-        kind: "permission",
-        id: r.id,
-        title: r.permission,
-        detail: typeof r.metadata?.command === "string" ? r.metadata.command : r.patterns.join("\n"),
-        ...startedAt(r.tool?.callID),
-      }),
-    }));
+    .map((r): WorkerRequest => ({ kind: "permission", pending: pendingInput({ ...describePermission(r), ...startedAt(r.tool?.callID) }) }));
   const questions = lists.questions
-    .filter((r) => r.sessionID === sessionId && r.questions.length > 0)
-    .map((r): WorkerRequest => ({
-      kind: "question",
-      questions: r.questions.length,
-      pending: pendingInput({
-        kind: "question",
-        id: r.id,
-        title: r.questions[0]!.header,
-        detail: r.questions.map((q) => q.question).join("\n"),
-        options: r.questions[0]!.options,
-        ...startedAt(r.tool?.callID),
-      }),
-    }));
+    .filter((r) => r.sessionID === sessionId)
+    .flatMap((r): WorkerRequest[] => {
+      const described = describeQuestion(r);
+      if (!described) return [];
+      const { questions: count, ...question } = described;
+      return [{ kind: "question", questions: count, pending: pendingInput({ ...question, ...startedAt(r.tool?.callID) }) }];
+    });
   return [...permissions, ...questions].sort((a, b) => (a.pending.askedAt ?? "").localeCompare(b.pending.askedAt ?? ""));
 }

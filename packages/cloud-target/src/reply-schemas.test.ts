@@ -9,12 +9,11 @@ import {
   MessagesSchema,
   OpencodeErrorSchema,
   OpencodeSessionSchema,
-  OpenworkErrorSchema,
   PermissionRequestsSchema,
   QuestionRequestsSchema,
   StatusMapSchema,
-  WorkspacesSchema,
-} from "./opencode-schemas.js";
+} from "@openwork/opencode-client";
+import { OpenworkErrorSchema, WorkspacesSchema } from "./openwork-schemas.js";
 
 /** The same value with an unknown member added to every object, at every depth. */
 function withUnknownEverywhere(value: unknown): unknown {

@@ -6,12 +6,12 @@ import {
   MessagesSchema,
   OpencodeErrorSchema,
   OpencodeSessionSchema,
-  OpenworkErrorSchema,
   PermissionRequestsSchema,
+  promptAsyncBody,
   QuestionRequestsSchema,
   StatusMapSchema,
-  WorkspacesSchema,
-} from "./opencode-schemas.js";
+} from "@openwork/opencode-client";
+import { OpenworkErrorSchema, WorkspacesSchema } from "./openwork-schemas.js";
 import type { ReadyWorker } from "./worker-resolver.js";
 
 /** A prompt as opencode's `prompt_async` takes it. */
@@ -82,12 +82,7 @@ export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeo
     createSession: (workspaceId, title) => json(OpencodeSessionSchema, "POST", `${mount(workspaceId)}/session`, { title }),
     deleteSession: async (workspaceId, sessionId) => void (await call("DELETE", session(workspaceId, sessionId))),
     promptAsync: async (workspaceId, sessionId, prompt) => {
-      await call("POST", `${session(workspaceId, sessionId)}/prompt_async`, {
-        parts: [{ type: "text", text: prompt.text }],
-        messageID: prompt.messageID,
-        ...(prompt.model ? { model: { providerID: prompt.model.providerId, modelID: prompt.model.modelId } } : {}),
-        ...(prompt.model?.variant ? { variant: prompt.model.variant } : {}),
-      });
+      await call("POST", `${session(workspaceId, sessionId)}/prompt_async`, promptAsyncBody({ text: prompt.text, messageId: prompt.messageID, model: prompt.model }));
     },
     messages: (workspaceId, sessionId) => json(MessagesSchema, "GET", `${session(workspaceId, sessionId)}/message`),
     status: (workspaceId) => json(StatusMapSchema, "GET", `${mount(workspaceId)}/session/status`),

@@ -1,7 +1,6 @@
 import { type Logger, silentLogger } from "@openwork/remote-session-core";
 import { followSse } from "@openwork/remote-session-core/wire";
-import type { z } from "zod";
-import { EventMessageSchema as MessageSchema, EventPartSchema as PartSchema, EventSchema, OpencodeErrorSchema as ErrorSchema, EventStatusSchema as StatusSchema } from "./opencode-schemas.js";
+import { type OpencodeSessionUpdate, readOpencodeEvent } from "@openwork/opencode-client";
 
 /** Where a worker's events come from: its URL, the client token, the workspace's opencode mount. */
 export interface EventSource {
@@ -150,7 +149,7 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
       linger: undefined,
     };
     streams.set(key, stream);
-    void consume(source, stream, (event) => apply(stream, event), () => {
+    void consume(source, stream, (update) => apply(stream, update), () => {
       stream.live = true;
       resolveConnected(true);
     })
@@ -162,7 +161,7 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
     return stream;
   };
 
-  const consume = async (source: EventSource, stream: Stream, onEvent: (event: z.infer<typeof EventSchema>) => void, onConnected: () => void) => {
+  const consume = async (source: EventSource, stream: Stream, onUpdate: (update: OpencodeSessionUpdate) => void, onConnected: () => void) => {
     const url = `${source.url.replace(/\/+$/, "")}/workspace/${encodeURIComponent(source.workspaceId)}/opencode/event`;
     await followSse({
       open: async (signal) => {
@@ -171,91 +170,73 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
         return response.body;
       },
       onMessage: (message) => {
-        let data: unknown;
-        try {
-          data = JSON.parse(message.data);
-        } catch {
-          return;
-        }
-        const event = EventSchema.safeParse(data);
-        if (!event.success) return;
-        if (event.data.type === "server.connected") onConnected();
-        onEvent(event.data);
+        const update = readOpencodeEvent(message.data);
+        if (update?.type === "connected") onConnected();
+        else if (update) onUpdate(update);
       },
       silenceMs: options.silenceMs ?? 30_000,
       signal: stream.abort.signal,
     });
   };
 
-  const apply = (stream: Stream, event: z.infer<typeof EventSchema>) => {
-    const sessionId = event.properties.sessionID;
-    const tracked = typeof sessionId === "string" ? stream.sessions.get(sessionId) : undefined;
+  const apply = (stream: Stream, update: OpencodeSessionUpdate) => {
+    const tracked = stream.sessions.get(update.sessionId);
     if (!tracked) return;
     const { signals } = tracked;
-    const props = event.properties;
-    switch (event.type) {
-      case "message.part.updated": {
+    switch (update.type) {
+      case "text-part": {
         // A text part is created empty before its first delta: heard here, its deltas are whole.
-        const part = PartSchema.safeParse(props.part);
-        if (!part.success || part.data.type !== "text") return;
-        const heard = tracked.partsHeard.get(part.data.messageID) ?? new Set();
-        tracked.partsHeard.set(part.data.messageID, heard.add(part.data.id));
+        const heard = tracked.partsHeard.get(update.messageId) ?? new Set();
+        tracked.partsHeard.set(update.messageId, heard.add(update.partId));
         return;
       }
-      case "message.part.delta": {
-        if (props.field !== "text" || typeof props.messageID !== "string" || typeof props.delta !== "string") return;
-        const known = signals.liveText.get(props.messageID);
+      case "text-delta": {
+        const known = signals.liveText.get(update.messageId);
         // The reply went on while no stream listened: the start is known, what was said meanwhile is not.
-        const gap = tracked.carried.delete(props.messageID) ? STREAM_GAP : "";
+        const gap = tracked.carried.delete(update.messageId) ? STREAM_GAP : "";
         // The first delta of a part whose creation this stream did not hear: the start is missing.
-        if (known === undefined && (typeof props.partID !== "string" || !tracked.partsHeard.get(props.messageID)?.has(props.partID))) {
-          signals.liveTextPartial.add(props.messageID);
+        if (known === undefined && (update.partId === undefined || !tracked.partsHeard.get(update.messageId)?.has(update.partId))) {
+          signals.liveTextPartial.add(update.messageId);
         }
-        const text = (known ?? "") + gap + props.delta;
-        signals.liveText.set(props.messageID, text.slice(0, LIVE_TEXT_LIMIT));
+        const text = (known ?? "") + gap + update.delta;
+        signals.liveText.set(update.messageId, text.slice(0, LIVE_TEXT_LIMIT));
         return;
       }
-      case "message.updated": {
-        const info = MessageSchema.safeParse(props.info);
-        if (!info.success) return;
-        if (info.data.role === "user" && info.data.id !== tracked.lastUserMessageId) {
+      case "message": {
+        if (update.role === "user" && update.messageId !== tracked.lastUserMessageId) {
           // A new turn: an error seen before belongs to an older one.
-          tracked.lastUserMessageId = info.data.id;
+          tracked.lastUserMessageId = update.messageId;
           signals.error = null;
         }
-        if (info.data.role === "assistant" && (info.data.time?.completed !== undefined || info.data.error !== undefined)) {
-          signals.liveText.delete(info.data.id);
-          signals.liveTextPartial.delete(info.data.id);
-          tracked.partsHeard.delete(info.data.id);
-          tracked.carried.delete(info.data.id);
+        if (update.ended) {
+          signals.liveText.delete(update.messageId);
+          signals.liveTextPartial.delete(update.messageId);
+          tracked.partsHeard.delete(update.messageId);
+          tracked.carried.delete(update.messageId);
           return bump(tracked);
         }
         return;
       }
-      case "session.error": {
-        const error = ErrorSchema.safeParse(props.error);
+      case "error": {
         // opencode reports one failure twice, the second time with a stack: the first one counts.
-        if (!error.success || signals.error) return;
-        signals.error = { name: error.data.name, message: firstLine(error.data.data?.message ?? error.data.name), userMessageId: tracked.lastUserMessageId };
+        if (!update.error || signals.error) return;
+        const { name, data } = update.error;
+        signals.error = { name, message: firstLine(data?.message ?? name), userMessageId: tracked.lastUserMessageId };
         return bump(tracked);
       }
-      case "session.status": {
-        const status = StatusSchema.safeParse(props.status);
-        if (!status.success) return;
-        signals.status = status.data.type === "idle" ? null : status.data;
+      case "status":
+        signals.status = update.status.type === "idle" ? null : update.status;
         return bump(tracked);
-      }
-      case "session.idle":
+      case "idle":
         signals.status = null;
         return bump(tracked);
       // The turn starts or stops waiting on the human: a waiting read looks again.
-      case "permission.asked":
-      case "permission.replied":
-      case "question.asked":
-      case "question.replied":
-      case "question.rejected":
+      case "asked":
+      case "resolved":
         return bump(tracked);
-      default:
+      // Tool calls and usage reach a reader through the message list.
+      case "tool":
+      case "usage":
         return;
     }
   };

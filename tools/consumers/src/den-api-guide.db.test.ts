@@ -10,7 +10,7 @@ import { type ConsumerFolder, installConsumer } from "./consumer-folder.js";
 // Hono and the host's own zod and postgres; the host compiled by TypeScript against the published
 // declarations and den-api's registry as den-api declares it; then run against a worker double.
 const db = useTestDatabase();
-const PACKAGES = ["remote-session-core", "runner-protocol", "desktop-target", "cloud-target", "mcp-app-card", "mcp-capability", "session-push", "remote-session-host"];
+const PACKAGES = ["remote-session-core", "runner-protocol", "desktop-target", "opencode-client", "cloud-target", "mcp-app-card", "mcp-capability", "session-push", "remote-session-host"];
 const THIRD_PARTY = ["zod", "postgres", "ky", "eventsource-parser", "hono", "@modelcontextprotocol/server", "@types/node"];
 const FIXTURE = new URL("../fixtures/den-api/", import.meta.url);
 let folder: ConsumerFolder;

@@ -9,7 +9,7 @@ import { type ConsumerFolder, installConsumer, installedCopies } from "./consume
 // postgres (a zod patch other than the one the workspace pins), then a den-api-shaped host in
 // that folder: the capability source with the desktop and cloud targets, in a registry double.
 const db = useTestDatabase();
-const PACKAGES = ["remote-session-core", "runner-protocol", "desktop-target", "cloud-target", "mcp-app-card", "mcp-capability", "wake-bus-nats"];
+const PACKAGES = ["remote-session-core", "runner-protocol", "desktop-target", "opencode-client", "cloud-target", "mcp-app-card", "mcp-capability", "wake-bus-nats"];
 const THIRD_PARTY = ["zod", "postgres", "ky", "eventsource-parser", "@nats-io/transport-node", "@modelcontextprotocol/server", "@modelcontextprotocol/sdk", "@modelcontextprotocol/ext-apps"];
 let folder: ConsumerFolder;
 let witness: RunningWitness;
