@@ -85,7 +85,7 @@ describe("an idempotent desktop create killed at every statement", () => {
       const retried = await createIn(live, call, key);
       const rows = await stored(call.userId);
       expect(rows, `killed after ${lives}`).toEqual([{ id: retried.sessionId, state: "queued", reserved: false, tasks: 1 }]);
-      expect(retried).toMatchObject({ state: "queued", runner: { runnerId: "runner-deaths-01" } });
+      expect(retried).toMatchObject({ state: "queued", fields: { runner: { runnerId: "runner-deaths-01" } } });
       // And once more: the stored result, the same session.
       expect((await createIn(live, call, key)).sessionId).toBe(retried.sessionId);
     }

@@ -82,7 +82,7 @@ describe("the desktop target end to end", () => {
     // The most recently seen desktop would be the Linux box; the pin by name wins.
     const call = gateway.call(member);
     const created = await gateway.sessions.create(call, { title: "Fix the build", prompt: `${SECRET_PROMPT} 1`, runner: "studio mac" });
-    expect(created).toMatchObject({ target: "desktop", state: "queued", runner: { runnerId: "runner-mac-0001", name: "Studio Mac" } });
+    expect(created).toMatchObject({ target: "desktop", state: "queued", fields: { runner: { runnerId: "runner-mac-0001", name: "Studio Mac" } } });
 
     const started = Date.now();
     const first = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 10_000 });
