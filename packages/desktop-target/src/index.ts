@@ -10,7 +10,8 @@ export { type SweeperOptions, startSweeper } from "./sweeper.js";
 export { DEFAULT_PRESENCE_WINDOW_MS } from "./presence.js";
 
 // The runner routes a gateway mounts.
-export { type RunnerRoutes, createRunnerRoutes, OPENWORK_BASE_PATHS } from "./routes/create-runner-routes.js";
+export { type RunnerRoutes, createRunnerRoutes } from "./routes/create-runner-routes.js";
+export { OPENWORK_BASE_PATHS } from "./dialects/openwork/openwork-dialect.js";
 export { type RunnerRoutesOptions } from "./routes/route-context.js";
 export { type ProxyTrust } from "./routes/entry-point.js";
 export { CHANNEL_ERROR_STATUS, type ChannelErrorCode } from "./channel-refusal.js";

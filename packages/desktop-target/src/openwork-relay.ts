@@ -1,7 +1,7 @@
 import { type LedgerSession, type PendingInput, type ReadInput, type ReadResult, SESSION_LIMITS, type SessionState, type StopOutcome, type TargetCall, type ToolCallSummary } from "@openwork/remote-session-core";
 import { boundText, decodeRelayCursor, encodeRelayCursor, pendingInput } from "@openwork/remote-session-core/target";
 import { type DesktopErrorCode, fail } from "./desktop-errors.js";
-import type { RelayedReadResult } from "./routes/openwork/openwork-wire.js";
+import type { RelayedReadResult } from "./dialects/openwork/openwork-wire.js";
 import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import type { TaskKind, TaskRow } from "./store/task-row.js";
 import { stateIn } from "./store/task-state-sql.js";

@@ -2,6 +2,7 @@ import type { Queryable } from "@openwork/remote-session-core";
 import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol";
 import { bearerToken, verifyRunnerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../channel-refusal.js";
+import { dialectOf } from "../dialects/index.js";
 import type { RunnerDialect } from "../store/runner-row.js";
 import type { RunnerIdentity } from "../store/task-row.js";
 import { recordTokenRunner, type TokenHolder, touchRunner } from "../store/touch-runner.js";
@@ -20,13 +21,12 @@ export interface VerifiedRunner {
 }
 
 /**
- * Verifies a runner token and that its member is still active; marks the runner as seen.
- * - Our protocol: the token must name one of this gateway's entry points (`audiences`) and the
- *   runner must be registered here and not revoked since; its capabilities are the registration's.
- * - OpenWork's: as den-api does, the audience is not compared with the request, a runner minted
- *   elsewhere with the shared secret is recorded on its first request, and the capabilities are
- *   the token's. A token minted before a revocation is refused in both.
- * A refusal is `runner_unauthorized` (a new mint fixes it) except our protocol's lost membership.
+ * Verifies a runner token and that its member is still active; marks the runner as seen. The
+ * dialect says the rest (`Dialect.authentication`): whether the token must name one of this
+ * gateway's entry points (`audiences`), whether a runner known only from its token is recorded on
+ * its first request, where its capabilities come from, and the refusal of a lost membership. A
+ * token minted before a revocation is refused in every dialect, and a runner registered for
+ * another dialect too. Any other refusal is `runner_unauthorized` (a new mint fixes it).
  */
 export async function authenticateRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<AuthenticatedRunner> {
   return checkRegistration(ctx.sql, await verifyRunner(ctx, request, dialect));
@@ -37,15 +37,15 @@ export async function authenticateRunner(ctx: RouteContext, request: Request, di
  * route runs `checkRegistration` inside its own transaction, in its first round trip.
  */
 export async function verifyRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<VerifiedRunner> {
+  const { authentication } = dialectOf(dialect);
   const verified = verifyRunnerToken(bearerToken(request.headers.get("authorization")), {
     secret: ctx.secret,
-    ...(dialect === "desktop-runner" ? { audiences: ctx.audiences } : {}),
+    ...(authentication.checksAudience ? { audiences: ctx.audiences } : {}),
   });
   if (!verified.ok) throw new ChannelRefusal("runner_unauthorized", `runner token refused: ${verified.reason}`);
   const { o: organizationId, m: memberId, r: runnerId, e: expiresAt } = verified.claims;
   if (!(await ctx.isActiveMember({ organizationId, memberId }))) {
-    if (dialect === "openwork") throw new ChannelRefusal("runner_unauthorized", "the runner's member is no longer active in the organization");
-    throw new ChannelRefusal("membership_required", "the runner's member is no longer active in the organization");
+    throw new ChannelRefusal(authentication.lostMembership, "the runner's member is no longer active in the organization");
   }
   const holder = { organizationId, memberId, runnerId, mintedAt: expiresAt - RUNNER_TOKEN_TTL_MS };
   return { holder, expiresAt, dialect, tokenCapabilities: verified.claims.c };
@@ -53,14 +53,15 @@ export async function verifyRunner(ctx: RouteContext, request: Request, dialect:
 
 /** The second half of `authenticateRunner`: the runner is registered, not revoked since the mint, in this dialect. */
 export async function checkRegistration(sql: Queryable, { holder, expiresAt, dialect, tokenCapabilities }: VerifiedRunner): Promise<AuthenticatedRunner> {
+  const { authentication } = dialectOf(dialect);
   let registered = await touchRunner(sql, holder);
-  if (!registered && dialect === "openwork") {
-    await recordTokenRunner(sql, holder);
+  if (!registered && authentication.recordsTokenRunner) {
+    await recordTokenRunner(sql, holder, dialect);
     registered = await touchRunner(sql, holder);
   }
   if (!registered) throw new ChannelRefusal("runner_unauthorized", "runner token refused: runner not registered or revoked");
   if (registered.dialect !== dialect) throw new ChannelRefusal("runner_unauthorized", "runner token refused: registered for the other runner protocol");
-  const capabilities = dialect === "openwork" ? [...tokenCapabilities] : registered.capabilities;
+  const capabilities = authentication.capabilitiesFrom === "token" ? [...tokenCapabilities] : registered.capabilities;
   const { organizationId, memberId, runnerId } = holder;
   return { organizationId, memberId, runnerId, capabilities, protocolVersion: registered.protocolVersion, expiresAt, dialect };
 }

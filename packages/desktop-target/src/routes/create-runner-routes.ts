@@ -1,11 +1,10 @@
 import { silentLogger } from "@openwork/remote-session-core";
-import { normalizeAudience, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
+import { normalizeAudience } from "@openwork/runner-protocol";
 import { Hono } from "hono";
-import { desktopRunnerRoutes } from "../dialects/desktop-runner/desktop-runner-routes.js";
+import { registeredDialects } from "../dialects/index.js";
 import { DEFAULT_PRESENCE_WINDOW_MS } from "../presence.js";
 import { MAX_TASK_EVENT_BYTES } from "../store/append-events.js";
-import type { OpenworkContext } from "./openwork/openwork-call.js";
-import { OPENWORK_PREFIXES, openworkRoutes } from "./openwork/openwork-routes.js";
+import type { DialectRouteOptions } from "../dialects/dialect.js";
 import type { RouteContext, RunnerRoutesOptions } from "./route-context.js";
 import { channelErrors } from "./route-errors.js";
 import { errorResponse } from "./to-response.js";
@@ -22,22 +21,14 @@ export interface RunnerRoutes {
   readonly prefixes: readonly string[];
 }
 
-export { OPENWORK_PREFIXES };
-
 /**
- * Where OpenWork's channel is served by default: at the root, and under `/api/den` — the base URL
- * an unmodified OpenWork desktop always uses (`<origin>/api/den`).
- */
-export const OPENWORK_BASE_PATHS = ["", "/api/den"] as const;
-
-/**
- * Creates the desktop runner routes (docs/architecture.md, The desktop channel): our protocol under `/v1/desktop-runner`, and,
- * when asked for (`dialects`), OpenWork's runner channel for OpenWork desktops already installed.
- * Every bad input is a typed 4xx that changes nothing; anything of another member or another
- * runner is a 404.
+ * Creates the desktop runner routes (docs/architecture.md, The desktop channel): each registered
+ * dialect the host asks for (`dialects`; ours under `/v1/desktop-runner` by default), its Hono app
+ * mounted under each of its base paths. Every bad input is a typed 4xx that changes nothing;
+ * anything of another member or another runner is a 404.
  */
 export function createRunnerRoutes(
-  options: RunnerRoutesOptions & { presenceWindowMs?: number; sessionRunnerTargets?: OpenworkContext["sessionRunnerTargets"] },
+  options: RunnerRoutesOptions & { presenceWindowMs?: number; sessionRunnerTargets?: DialectRouteOptions["sessionRunnerTargets"] },
 ): RunnerRoutes {
   const ctx: RouteContext = {
     leaseMs: 30_000,
@@ -52,20 +43,14 @@ export function createRunnerRoutes(
     audiences: [...new Set([options.baseUrl, ...(options.audiences ?? [])].map(normalizeAudience))],
   };
   const dialects = options.dialects ?? ["desktop-runner"];
-  const ours = (options.prefix ?? RUNNER_ROUTE_PREFIX).replace(/\/+$/, "");
-  const basePaths = [...new Set((options.openworkBasePaths ?? OPENWORK_BASE_PATHS).map((p) => p.replace(/\/+$/, "")))];
   const app = new Hono();
   app.onError(channelErrors(ctx.logger));
   app.notFound(() => errorResponse("not_found", "no such route"));
   const prefixes: string[] = [];
-  if (dialects.includes("desktop-runner")) {
-    app.route(ours, desktopRunnerRoutes(ctx, { prefix: ours, presenceWindowMs: options.presenceWindowMs ?? DEFAULT_PRESENCE_WINDOW_MS }));
-    prefixes.push(ours);
-  }
-  if (dialects.includes("openwork")) {
-    const openwork = openworkRoutes({ ...ctx, sessionRunnerTargets: options.sessionRunnerTargets ?? (async () => false) });
-    for (const base of basePaths) app.route(base || "/", openwork);
-    prefixes.push(...basePaths.flatMap((base) => OPENWORK_PREFIXES.map((prefix) => `${base}${prefix}`)));
+  for (const dialect of registeredDialects().filter((d) => (dialects as readonly string[]).includes(d.name))) {
+    const mounted = dialect.routes(ctx, { ...options, presenceWindowMs: options.presenceWindowMs ?? DEFAULT_PRESENCE_WINDOW_MS });
+    for (const base of mounted.bases) app.route(base || "/", mounted.app);
+    prefixes.push(...mounted.prefixes);
   }
   const served = (pathname: string) => prefixes.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
   const handle = async (request: Request) => (served(new URL(request.url).pathname) ? app.fetch(request) : null);

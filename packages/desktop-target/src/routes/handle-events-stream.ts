@@ -1,5 +1,5 @@
-import { sseComment } from "@openwork/remote-session-core/wire";
 import { RUNNER_TOKEN_TTL_MS, wakeFrame } from "@openwork/runner-protocol";
+import { dialectOf } from "../dialects/index.js";
 import type { RunnerIdentity } from "../store/task-row.js";
 import type { WakeNotice } from "../wake/channels.js";
 import type { WakeSignal } from "../wake/wake-hub.js";
@@ -15,14 +15,9 @@ export interface StreamFraming {
   /** Written at once. */
   opening: string;
   keepalive: string;
-  /** Whether the stream carries work hints (OpenWork's carries only Automation runs: none here). */
+  /** Whether the stream carries work hints (a dialect's stream may carry only work this gateway never has). */
   hints: boolean;
-  /** Whether the runner is offline once its last stream closes (ours); OpenWork's presence is durable, by polls. */
-  presence: boolean;
 }
-
-/** Our protocol's stream: work hints with ids, JSON keepalives, presence. */
-export const OUR_FRAMING: StreamFraming = { opening: sseComment("open"), keepalive: wakeFrame({ type: "keepalive" }), hints: true, presence: true };
 
 /**
  * `GET events`: the runner's SSE wake stream. Sends `remote_session_work_available` hints (SSE
@@ -34,8 +29,10 @@ export function handleEventsStream(
   ctx: RouteContext,
   runner: RunnerIdentity & { expiresAt: number },
   request: Request,
-  framing: StreamFraming = OUR_FRAMING,
 ): Response {
+  // The runner's dialect frames its stream and says whether the stream is its presence.
+  const dialect = dialectOf(runner.dialect);
+  const { framing } = dialect;
   const resumeAfter = framing.hints ? parseLastEventId(request.headers.get("last-event-id")) : null;
   const encoder = new TextEncoder();
   const holder = { ...runner, mintedAt: runner.expiresAt - RUNNER_TOKEN_TTL_MS };
@@ -93,7 +90,7 @@ export function handleEventsStream(
       cleanup = () => {
         open = false;
         unsubscribe();
-        if (framing.presence && ctx.hub.runnerStreamCount(runner) === 0) {
+        if (dialect.presence === "stream" && ctx.hub.runnerStreamCount(runner) === 0) {
           void markDisconnected(ctx.sql, runner).catch(() => {});
         }
         clearInterval(keepalive);

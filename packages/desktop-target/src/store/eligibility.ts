@@ -1,5 +1,5 @@
 import type { Queryable } from "@openwork/remote-session-core";
-import { kindsRunnerTakes } from "../runner-abilities.js";
+import { dialectOf } from "../dialects/index.js";
 import type { RunnerIdentity } from "./task-row.js";
 import { OPEN_TASK_STATES } from "../task-state.js";
 import { leaving, stateIn } from "./task-state-sql.js";
@@ -8,8 +8,8 @@ import { leaving, stateIn } from "./task-state-sql.js";
  * The one predicate of "this runner may take task `t` now", shared by the work listing and the
  * claim so the two can never disagree:
  * - the member's queued task, pinned to this runner or to none, still deliverable;
- * - the runner can take the task's kind: for our protocol, the version and every capability the
- *   task requires; for an OpenWork desktop, OpenWork's capability for that kind;
+ * - the runner can take the task's kind and requirements, as its dialect says (ours: the version
+ *   and every capability the task requires);
  * - no earlier turn of the same session is still queued or running (a session's turns run in
  *   order; a relayed read or stop never waits behind one);
  * - anything but a create goes only to the runner holding the session.
@@ -20,12 +20,7 @@ export function eligibleFor(sql: Queryable, runner: RunnerIdentity) {
     and ${leaving(sql, "claim", "t.state")}
     and (t.pinned_runner_id is null or t.pinned_runner_id = ${runner.runnerId})
     and t.claim_deadline > now() and (t.deliver_by is null or t.deliver_by > now())
-    and ${
-      runner.dialect === "openwork"
-        ? sql`t.kind = any(${kindsRunnerTakes(runner)}::text[])`
-        : sql`t.kind = any(${kindsRunnerTakes(runner)}::text[]) and t.required_protocol <= ${runner.protocolVersion}
-          and t.required_capabilities <@ ${runner.capabilities}::text[]`
-    }
+    and ${dialectOf(runner.dialect).eligibility(sql, runner)}
     and (t.kind not in ('remote_session.create', 'remote_session.send') or not exists (
       select 1 from desktop_task e
       where e.organization_id = t.organization_id and e.session_id = t.session_id and e.created_at < t.created_at and ${stateIn(sql, OPEN_TASK_STATES, "e.state")}

@@ -1,3 +1,5 @@
+import type { DialectName } from "../dialects/index.js";
+
 /** A desktop_runner row. */
 export interface RunnerRow {
   runner_id: string;
@@ -8,7 +10,7 @@ export interface RunnerRow {
   app_version: string | null;
   protocol_version: number;
   capabilities: string[];
-  /** Which wire the runner speaks: our protocol or OpenWork's runner channel. */
+  /** Which wire the runner speaks: its dialect. */
   dialect: RunnerDialect;
   revoked_at: Date | null;
   /** When its last wake stream closed; it is offline until its next request. */
@@ -17,5 +19,5 @@ export interface RunnerRow {
   created_at: Date;
 }
 
-/** The runner channels served: our own protocol, and OpenWork's (for desktops already installed). */
-export type RunnerDialect = "desktop-runner" | "openwork";
+/** A runner channel's name: one of the registered dialects (`dialects/index.ts`). */
+export type RunnerDialect = DialectName;

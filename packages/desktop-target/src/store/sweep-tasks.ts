@@ -1,5 +1,6 @@
 import { errorFacts, type Logger, type Queryable, silentLogger } from "@openwork/remote-session-core";
 import type { Hints } from "../wake/hints.js";
+import { pollingDialects } from "../dialects/index.js";
 import { transaction, type TransactionScope } from "./transaction.js";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, sessionKey } from "./task-row.js";
@@ -58,12 +59,12 @@ export async function sweepTasks(scope: TransactionScope, logger: Logger = silen
         order by claim_deadline limit ${SWEEP_BATCH} for update skip locked)
         and ${leaving(tx, "expire")}
       returning session_id, organization_id, kind, failure_code, failure_message`;
-    // OpenWork desktops hold no lease: a delivered turn whose desktop stopped polling is lost.
+    // A desktop seen by its polls holds no lease: a delivered turn whose desktop stopped polling is lost.
     const lost = await tx<Moved[]>`
       /* across organizations: the presence sweep */
       update desktop_task c set progress = coalesce(c.progress, '{}'::jsonb) || '{"status":"lost"}'::jsonb, updated_at = now()
       from desktop_runner r
-      where c.kind = 'remote_session.create' and ${leaving(tx, "report", "c.state")} and c.claimed_via = 'openwork'
+      where c.kind = 'remote_session.create' and ${leaving(tx, "report", "c.state")} and c.claimed_via = any(${pollingDialects()}::text[])
         and coalesce(c.progress->>'status', 'running') in ('running', 'waiting')
         and r.organization_id = c.organization_id and r.member_id = c.member_id and r.runner_id = c.claimed_by_runner_id
         and r.last_seen_at < now() - make_interval(secs => ${OPENWORK_LOST_AFTER_SECONDS})

@@ -1,5 +1,6 @@
 import { createSessionLedger, type Queryable, type SessionPatch, type SessionState } from "@openwork/remote-session-core";
 import { canTransition, statesLeadingTo } from "@openwork/remote-session-core/target";
+import { dialectOf, isDefaultDialect } from "../dialects/index.js";
 import { type TaskState, toSessionState } from "../task-state.js";
 import type { Hints } from "../wake/hints.js";
 import type { RowKey } from "./task-row.js";
@@ -20,10 +21,10 @@ export function deriveSessionState(tasks: DerivationTask[], current: SessionStat
   if (tasks.some((t) => t.state === "queued")) return "queued";
   const latest = tasks[0];
   if (!latest) return current;
-  // An OpenWork desktop completes a turn's task once it has it; the turn itself then runs on the
-  // desktop, and the command's progress reports say where it stands.
+  // A desktop of a dialect that reports progress completes a turn's task once it has it; the turn
+  // itself then runs on the desktop, and the command's progress reports say where it stands.
   const command = tasks.find((t) => t.kind === "remote_session.create");
-  if (latest.state === "done" && command?.claimed_via === "openwork") return PROGRESS_STATE[command.progress ?? "running"] ?? "running";
+  if (latest.state === "done" && command && dialectOf(command.claimed_via).reportsProgress) return PROGRESS_STATE[command.progress ?? "running"] ?? "running";
   return latest.state === "expired" && latest.kind !== "remote_session.create" ? "interrupted" : toSessionState(latest.state);
 }
 
@@ -36,13 +37,15 @@ export function deriveSessionState(tasks: DerivationTask[], current: SessionStat
  * claim hints the session itself (through its transaction's hints), after its commit.
  */
 export function claimedSessionMove(tx: Queryable, runner: { runnerId: string; dialect?: string }) {
-  const holder = { runnerId: runner.runnerId, ...(runner.dialect === "openwork" ? { dialect: "openwork" } : {}) };
+  // A session records its holder's dialect unless it is ours, and the create's id as its command
+  // when the dialect names sessions by it.
+  const holder = { runnerId: runner.runnerId, ...(isDefaultDialect(runner.dialect) ? {} : { dialect: runner.dialect }) };
   return tx`
     moved as (
       update remote_session s set
         state = case when s.state = 'waiting_input' then s.state else 'running' end,
         target_ref = s.target_ref || case when c.kind = 'remote_session.create'
-          then ${tx.json(holder)}::jsonb || case when ${runner.dialect === "openwork"} then jsonb_build_object('commandId', c.id) else '{}'::jsonb end
+          then ${tx.json(holder)}::jsonb || case when ${dialectOf(runner.dialect).holdsByCommand} then jsonb_build_object('commandId', c.id) else '{}'::jsonb end
           else '{}'::jsonb end,
         last_activity_at = now(), updated_at = now()
       from claimed c
@@ -56,7 +59,7 @@ export interface DerivationTask {
   state: TaskState;
   kind: string;
   claimed_via?: string | null;
-  /** A delivered OpenWork command's reported status. */
+  /** A delivered command's reported status (a dialect that reports progress). */
   progress?: string | null;
 }
 

@@ -44,14 +44,14 @@ export async function touchRunner(sql: Queryable, holder: TokenHolder): Promise<
 }
 
 /**
- * Records a runner known only from an OpenWork token (minted by den-api with the shared secret):
- * OpenWork's tokens need no registration, so the first request registers it. A row that exists
+ * Records a runner known only from its token (minted elsewhere with the shared secret), for a
+ * dialect whose tokens need no registration: the first request registers it. A row that exists
  * (revoked or not) is left as it is.
  */
-export async function recordTokenRunner(sql: Queryable, holder: TokenHolder): Promise<void> {
+export async function recordTokenRunner(sql: Queryable, holder: TokenHolder, dialect: RunnerDialect): Promise<void> {
   await sql`
     insert into desktop_runner (runner_id, organization_id, member_id, name, platform, app_version, protocol_version, capabilities, dialect)
-    values (${holder.runnerId}, ${holder.organizationId}, ${holder.memberId}, ${defaultName(null)}, null, null, 1, '{}', 'openwork')
+    values (${holder.runnerId}, ${holder.organizationId}, ${holder.memberId}, ${defaultName(null)}, null, null, 1, '{}', ${dialect})
     on conflict (organization_id, member_id, runner_id) do nothing`;
 }
 

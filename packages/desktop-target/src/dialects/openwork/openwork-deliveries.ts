@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { Queryable } from "@openwork/remote-session-core";
-import { ChannelRefusal } from "../channel-refusal.js";
-import { syncSessionState } from "./sync-session-state.js";
-import { fromStates } from "../task-state.js";
-import { endedClears, type RunnerIdentity, sessionKey, type TaskKind, type TaskRow } from "./task-row.js";
-import type { Hints } from "../wake/hints.js";
+import { ChannelRefusal } from "../../channel-refusal.js";
+import { syncSessionState } from "../../store/sync-session-state.js";
+import { fromStates } from "../../task-state.js";
+import { endedClears, type RunnerIdentity, sessionKey, type TaskKind, type TaskRow } from "../../store/task-row.js";
+import type { Hints } from "../../wake/hints.js";
 
 // What OpenWork desktops report back over its command protocol, written to the task store: a
 // command's delivery, its progress reports, and the answers to relayed requests. Each refusal is

@@ -1,12 +1,12 @@
 import { ChannelRefusal } from "../../channel-refusal.js";
-import { kindsRunnerTakes, OPENWORK_KIND_CAPABILITY } from "../../runner-abilities.js";
+import { kindsRunnerTakes } from "../../runner-abilities.js";
 import { claimTask } from "../../store/claim-task.js";
 import { listWork } from "../../store/list-work.js";
-import { receiveCommand, receiveProgress, receiveRequest } from "../../store/openwork-deliveries.js";
+import { receiveCommand, receiveProgress, receiveRequest } from "./openwork-deliveries.js";
 import { failClaimedTask, MODEL_ACCESS_LOST } from "../../store/fail-claimed-task.js";
 import { type TaskKind, type TaskRow, taskKey } from "../../store/task-row.js";
 import { leaving } from "../../store/task-state-sql.js";
-import type { AuthenticatedRunner } from "../authenticate-runner.js";
+import type { AuthenticatedRunner } from "../../routes/authenticate-runner.js";
 import { type OpenworkContext, type OpenworkHandler, type OpenworkRoute, runnerCall } from "./openwork-call.js";
 import {
   CommandCompleteSchema,
@@ -18,6 +18,7 @@ import {
   SessionReportSchema,
 } from "./openwork-wire.js";
 import { transaction } from "../../store/transaction.js";
+import { OPENWORK_KIND_CAPABILITY, openworkDialect } from "./openwork-dialect.js";
 
 const CREATE = "remote_session_v1";
 const CONTROL = "remote_session_control_v1";
@@ -180,7 +181,7 @@ async function recoverableClaims(ctx: OpenworkContext, runner: AuthenticatedRunn
   const rows = await ctx.sql<{ id: string; kind: TaskKind }[]>`
     select id, kind from desktop_task
     where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and claimed_by_runner_id = ${runner.runnerId}
-      and claimed_via = 'openwork' and ${leaving(ctx.sql, "reclaim")} and claim_deadline > now() and kind = any(${kindsRunnerTakes(runner)}::text[])
+      and claimed_via = ${openworkDialect.name} and ${leaving(ctx.sql, "reclaim")} and claim_deadline > now() and kind = any(${kindsRunnerTakes(runner)}::text[])
     order by created_at limit 10`;
   return rows.map((row) => ({ taskId: row.id, kind: row.kind }));
 }

@@ -1,6 +1,6 @@
-import { type AuthenticatedRunner, authenticateRunner } from "../authenticate-runner.js";
-import { readJsonBody } from "../read-json-body.js";
-import type { RouteContext } from "../route-context.js";
+import { type AuthenticatedRunner, authenticateRunner } from "../../routes/authenticate-runner.js";
+import { readJsonBody } from "../../routes/read-json-body.js";
+import type { RouteContext } from "../../routes/route-context.js";
 import { parseOpenwork } from "./openwork-wire.js";
 
 /** What the OpenWork dialect needs beyond the shared route context. */

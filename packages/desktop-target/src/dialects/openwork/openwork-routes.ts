@@ -1,5 +1,4 @@
 import { errorFacts, newReferenceId } from "@openwork/remote-session-core";
-import { sseFrame } from "@openwork/remote-session-core/wire";
 import { type OpenworkCapability } from "@openwork/runner-protocol";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { type Context, Hono } from "hono";
@@ -7,11 +6,11 @@ import { ChannelRefusal } from "../../channel-refusal.js";
 import { DEFAULT_PRESENCE_WINDOW_MS } from "../../presence.js";
 import { listRunners } from "../../store/list-runners.js";
 import { registerRunner } from "../../store/register-runner.js";
-import { entryPointOf } from "../entry-point.js";
-import { revokedStep } from "../handle-token.js";
-import { handleEventsStream, type StreamFraming } from "../handle-events-stream.js";
-import { readJsonBody } from "../read-json-body.js";
-import { refuseHead } from "../route-errors.js";
+import { entryPointOf } from "../../routes/entry-point.js";
+import { revokedStep } from "../../routes/handle-token.js";
+import { handleEventsStream } from "../../routes/handle-events-stream.js";
+import { readJsonBody } from "../../routes/read-json-body.js";
+import { refuseHead } from "../../routes/route-errors.js";
 import { type OpenworkContext, type OpenworkHandler, type OpenworkRoute, runnerCall } from "./openwork-call.js";
 import {
   EmptyBodySchema,
@@ -28,10 +27,6 @@ import {
 } from "./openwork-wire.js";
 import { OPENWORK_SESSION_ROUTES } from "./openwork-session-routes.js";
 
-// OpenWork's keepalive: `data: {}` with no id, the first at once. Automation work hints never
-// come: this gateway runs no Automations.
-const OPENWORK_KEEPALIVE = sseFrame({ event: "keepalive", data: "{}" });
-const OPENWORK_FRAMING: StreamFraming = { opening: OPENWORK_KEEPALIVE, keepalive: OPENWORK_KEEPALIVE, hints: false, presence: false };
 
 const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request) => {
   const member = await ctx.authenticateMember(request);
@@ -79,7 +74,7 @@ const runners: OpenworkHandler = async (ctx, request) => {
 
 const events: OpenworkHandler = async (ctx, request) => {
   const { runner } = await runnerCall(ctx, request, null);
-  return handleEventsStream(ctx, runner, request, OPENWORK_FRAMING);
+  return handleEventsStream(ctx, runner, request);
 };
 
 // Automation runs: this gateway schedules none, so no run is ever claimable. The answers are

@@ -1,0 +1,54 @@
+import { sseFrame } from "@openwork/remote-session-core/wire";
+import type { TaskKind } from "../../store/task-row.js";
+import type { Dialect } from "../dialect.js";
+import { OPENWORK_PREFIXES, openworkRoutes } from "./openwork-routes.js";
+
+/**
+ * What an OpenWork desktop needs for each kind of task, in OpenWork's vocabulary: a create is its
+ * command (`remote_session_v1`); follow-ups, reads and stops are requests to the desktop that
+ * holds the session (`remote_session_control_v1`). OpenWork has no request that answers a
+ * permission or question: its desktops take those answers in the app only.
+ */
+export const OPENWORK_KIND_CAPABILITY: Partial<Record<TaskKind, string>> = {
+  "remote_session.create": "remote_session_v1",
+  "remote_session.send": "remote_session_control_v1",
+  "remote_session.read": "remote_session_control_v1",
+  "remote_session.stop": "remote_session_control_v1",
+};
+
+/**
+ * Where OpenWork's channel is served by default: at the root, and under `/api/den` — the base URL
+ * an unmodified OpenWork desktop always uses (`<origin>/api/den`).
+ */
+export const OPENWORK_BASE_PATHS = ["", "/api/den"] as const;
+
+const kindsTaken = (capabilities: readonly string[]): TaskKind[] =>
+  (Object.keys(OPENWORK_KIND_CAPABILITY) as TaskKind[]).filter((kind) => capabilities.includes(OPENWORK_KIND_CAPABILITY[kind]!));
+
+// OpenWork's keepalive: `data: {}` with no id, the first at once. Automation work hints never
+// come: this gateway runs no Automations.
+const KEEPALIVE = sseFrame({ event: "keepalive", data: "{}" });
+
+/**
+ * OpenWork's runner channel, for the OpenWork desktops already installed: its own capability per
+ * kind (model variants run natively), tokens as den-api checks them (any audience, the runner
+ * recorded on its first request, the token's capabilities), a stream of keepalives only, and
+ * presence by its polls. A create is its command: the desktop completes it once it has the turn,
+ * then reports the turn's progress.
+ */
+export const openworkDialect = {
+  name: "openwork",
+  kindsTaken,
+  canTake: (runner, kind) => kindsTaken(runner.capabilities).includes(kind),
+  eligibility: (sql, runner) => sql`t.kind = any(${kindsTaken(runner.capabilities)}::text[])`,
+  authentication: { checksAudience: false, lostMembership: "runner_unauthorized", recordsTokenRunner: true, capabilitiesFrom: "token" },
+  framing: { opening: KEEPALIVE, keepalive: KEEPALIVE, hints: false },
+  presence: "polls",
+  reportsProgress: true,
+  holdsByCommand: true,
+  routes: (ctx, options) => {
+    const bases = [...new Set((options.openworkBasePaths ?? OPENWORK_BASE_PATHS).map((p) => p.replace(/\/+$/, "")))];
+    const app = openworkRoutes({ ...ctx, sessionRunnerTargets: options.sessionRunnerTargets ?? (async () => false) });
+    return { app, bases, prefixes: bases.flatMap((base) => OPENWORK_PREFIXES.map((prefix) => `${base}${prefix}`)) };
+  },
+} as const satisfies Dialect;
