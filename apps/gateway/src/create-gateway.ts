@@ -1,5 +1,5 @@
 import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
-import { createDesktopTarget, createRunnerRoutes, createWakeHub, migrateDesktopTarget, type StreamLimits, startSweeper, type WakeBus } from "@openwork/desktop-target";
+import { createDesktopChannel, type DesktopTimings, migrateDesktopTarget, type StreamLimits, type WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
 import { createMemberSlots, createRemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
@@ -83,8 +83,8 @@ export interface GatewayOptions {
    */
   push?: boolean;
   logger?: Logger;
-  /** Lease, sweep and presence timings (tests shorten them). */
-  timings?: { leaseMs?: number; heartbeatIntervalMs?: number; sweepIntervalMs?: number; claimDeadlineMs?: number; cloudBudgetMs?: number };
+  /** The desktop channel's timings (lease, heartbeat, sweep, presence, claim deadline…) and the cloud's budget (tests shorten them). */
+  timings?: Partial<DesktopTimings> & { cloudBudgetMs?: number };
 }
 
 const MCP_PATH = "/mcp/agent";
@@ -97,23 +97,11 @@ export async function createGateway(options: GatewayOptions) {
   const logger = options.logger ?? silentLogger;
   const { sql } = options;
   await migrateDesktopTarget(sql);
-  const hub = createWakeHub({
-    sql,
-    logger,
-    ...(options.wakeBus ? { bus: options.wakeBus } : {}),
-    ...(options.listenSql ? { listen: options.listenSql } : {}),
-    ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
-  });
-  await hub.ready.catch((error: unknown) => {
-    throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error instanceof Error ? error.message : String(error)}`);
-  });
-  const timings = options.timings ?? {};
+  const { cloudBudgetMs, ...timings } = options.timings ?? {};
   const memberLimits: MemberLimits = { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits };
   const gate = createMemberGate();
   const mcpInFlight = createMemberSlots(memberLimits.mcpRequestsInFlight);
   const runnerStreamGate = createRunnerStreamGate({ gate, limits: memberLimits, secret: options.runnerTokenSecret });
-  const metrics = createMetrics({ sql, hub });
-  const sweeper = startSweeper({ sql, publisher: hub.publisher, logger, onSweep: metrics.swept, ...(timings.sweepIntervalMs ? { intervalMs: timings.sweepIntervalMs } : {}) });
 
   const byToken = (kind: "mcpToken" | "sessionToken", token: string) =>
     options.members().find((m) => sameSecret(token, m[kind]));
@@ -135,35 +123,43 @@ export async function createGateway(options: GatewayOptions) {
   const isActive = async (scope: MemberScope) =>
     options.members().some((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId && m.active !== false);
 
-  const runnerRoutes = createRunnerRoutes({
+  const desktop = createDesktopChannel({
     sql,
-    hub,
-    secret: options.runnerTokenSecret,
-    baseUrl: options.baseUrl,
-    // Our protocol, and OpenWork's runner channel for the OpenWork desktops already installed.
-    dialects: ["desktop-runner", "openwork"],
-    ...(options.openworkBasePaths ? { openworkBasePaths: options.openworkBasePaths } : {}),
-    proxyTrust: { origins: options.trustedProxyOrigins ?? [], prefix: "/api/den" },
-    authenticateMember: async (request) => {
-      const member = byToken("sessionToken", bearerOf(request));
-      return member ? { organizationId: member.organizationId, memberId: member.memberId } : null;
+    ...(options.wakeBus ? { bus: options.wakeBus } : {}),
+    ...(options.listenSql ? { listen: options.listenSql } : {}),
+    ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
+    timings,
+    routes: {
+      secret: options.runnerTokenSecret,
+      baseUrl: options.baseUrl,
+      // Our protocol, and OpenWork's runner channel for the OpenWork desktops already installed.
+      dialects: ["desktop-runner", "openwork"],
+      ...(options.openworkBasePaths ? { openworkBasePaths: options.openworkBasePaths } : {}),
+      proxyTrust: { origins: options.trustedProxyOrigins ?? [], prefix: "/api/den" },
+      authenticateMember: async (request) => {
+        const member = byToken("sessionToken", bearerOf(request));
+        return member ? { organizationId: member.organizationId, memberId: member.memberId } : null;
+      },
+      isActiveMember: isActive,
+      onClaimed: (waitedMs) => metrics.claimed(waitedMs),
     },
-    isActiveMember: isActive,
-    onClaimed: metrics.claimed,
+    sweeper: { onSweep: (moved) => metrics.swept(moved) },
     logger,
-    ...(timings.leaseMs ? { leaseMs: timings.leaseMs } : {}),
-    ...(timings.heartbeatIntervalMs ? { heartbeatIntervalMs: timings.heartbeatIntervalMs } : {}),
   });
-  const targets: Target[] = [
-    createDesktopTarget({ sql, hub, logger, ...(timings.claimDeadlineMs ? { claimDeadlineMs: timings.claimDeadlineMs } : {}) }),
-  ];
+  const { hub, routes: runnerRoutes } = desktop;
+  const metrics = createMetrics({ sql, hub });
+  await desktop.start().catch(async (error: unknown) => {
+    await desktop.close();
+    throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  const targets: Target[] = [desktop.target];
   const cloud = options.cloudResolver
     ? createCloudTarget({
         resolver: options.cloudResolver,
         isCloudEnabled: async (scope) => options.cloudEnabled(scope.organizationId),
         logger,
         ...(options.webUrlTemplate ? { webUrlTemplate: options.webUrlTemplate } : {}),
-        ...(timings.cloudBudgetMs ? { budgetMs: timings.cloudBudgetMs } : {}),
+        ...(cloudBudgetMs ? { budgetMs: cloudBudgetMs } : {}),
       })
     : undefined;
   if (cloud) targets.unshift(cloud);
@@ -248,9 +244,8 @@ export async function createGateway(options: GatewayOptions) {
     push,
     close: async () => {
       await push?.close();
-      await sweeper.stop();
       cloud?.close();
-      await hub.close();
+      await desktop.close();
     },
   };
 }

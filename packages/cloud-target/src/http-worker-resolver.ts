@@ -1,6 +1,7 @@
 import type { MemberScope } from "@openwork/remote-session-core";
-import ky from "ky";
+import ky, { HTTPError } from "ky";
 import { z } from "zod";
+import { TRANSIENT_READ_RETRY } from "./transient-retry.js";
 import type { WorkerResolution, WorkerResolver } from "./worker-resolver.js";
 
 // den-api's answer, loose at every depth: a newer den-api may add members anywhere.
@@ -62,23 +63,27 @@ const ROUTE = "v1/cloud/gateway/resolve";
 export function createHttpWorkerResolver(options: HttpWorkerResolverOptions): WorkerResolver {
   const api = ky.create({
     timeout: options.timeoutMs ?? 5_000,
-    retry: 0,
-    throwHttpErrors: false,
+    retry: TRANSIENT_READ_RETRY,
     redirect: "error",
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const url = new URL(ROUTE, options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`);
   return {
     resolve: async (scope, signal) => {
-      const response = await api(url, {
-        headers: {
-          ...(await options.memberHeaders?.(scope)),
-          "x-openwork-org-id": scope.organizationId,
-          "x-openwork-gateway-key": options.gatewayKey,
-        },
-        ...(signal ? { signal } : {}),
-      });
-      if (!response.ok) return refused(response, url, options.memberHeaders !== undefined);
+      let response: Response;
+      try {
+        response = await api(url, {
+          headers: {
+            ...(await options.memberHeaders?.(scope)),
+            "x-openwork-org-id": scope.organizationId,
+            "x-openwork-gateway-key": options.gatewayKey,
+          },
+          ...(signal ? { signal } : {}),
+        });
+      } catch (error) {
+        if (error instanceof HTTPError) return refused(error.response, url, options.memberHeaders !== undefined);
+        throw error;
+      }
       return toResolution(ResolveResponseSchema.parse(await response.json()));
     },
   };

@@ -1,5 +1,7 @@
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { SessionFailure } from "@openwork/remote-session-core";
-import { expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { createWorkerClient } from "./worker-client.js";
 
 const answering = (status: number, body: unknown) =>
@@ -17,4 +19,43 @@ it("maps the worker's refusals to what the caller can act on", async () => {
     error: "unknown_session",
   });
   expect(await answering(500, { code: "internal_error", message: "engine down" }).status("ws_1").catch(errorOf)).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true });
+});
+
+const closers: (() => void)[] = [];
+afterEach(() => closers.splice(0).forEach((close) => close()));
+
+/** A real worker on 127.0.0.1 answering each request in turn; when each arrived. */
+async function worker(answer: (n: number, response: ServerResponse) => void) {
+  const arrivals: number[] = [];
+  const server = createServer((_request, response) => answer(arrivals.push(Date.now()), response));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => server.close());
+  const client = createWorkerClient({ workerId: "w1", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, clientToken: "c" });
+  return { client, arrivals };
+}
+const json = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  response.writeHead(status, { "content-type": "application/json", ...headers });
+  response.end(JSON.stringify(body));
+};
+
+it("reads again once the HTTP date a 503's Retry-After names has come", async () => {
+  let until = 0;
+  const { client, arrivals } = await worker((n, response) => {
+    if (n > 1) return json(response, 200, []);
+    // An HTTP date has whole seconds: two seconds ahead is at least one second away.
+    const date = new Date(Date.now() + 2_000).toUTCString();
+    until = Date.parse(date);
+    json(response, 503, { code: "unavailable", message: "restarting" }, { "retry-after": date });
+  });
+  expect(await client.messages("ws_1", "ses_1")).toEqual([]);
+  expect(arrivals).toHaveLength(2);
+  // Node may fire a timer a millisecond early, and Date.now() rounds.
+  expect(arrivals[1]).toBeGreaterThanOrEqual(until - 5);
+});
+
+it("never sends a write twice: a prompt answered 503 fails at once, retryable by the caller", async () => {
+  const { client, arrivals } = await worker((_n, response) => json(response, 503, { code: "unavailable" }, { "retry-after": "1" }));
+  const failure = await client.promptAsync("ws_1", "ses_1", { text: "hi", messageID: "msg_1" }).catch(errorOf);
+  expect(failure).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true });
+  expect(arrivals).toHaveLength(1);
 });

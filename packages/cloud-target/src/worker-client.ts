@@ -1,6 +1,6 @@
 import { SessionFailure } from "@openwork/remote-session-core";
 import { fail } from "./cloud-errors.js";
-import ky from "ky";
+import ky, { HTTPError } from "ky";
 import type { z } from "zod";
 import {
   MessagesSchema,
@@ -12,6 +12,7 @@ import {
   StatusMapSchema,
 } from "@openwork/opencode-client";
 import { OpenworkErrorSchema, WorkspacesSchema } from "./openwork-schemas.js";
+import { TRANSIENT_READ_RETRY } from "./transient-retry.js";
 import type { ReadyWorker } from "./worker-resolver.js";
 
 /** A prompt as opencode's `prompt_async` takes it. */
@@ -43,13 +44,12 @@ export interface WorkerClient {
  * redirects refused, both layers' error bodies mapped to session errors. A 404 is
  * `unknown_workspace` when the worker names the workspace, else `unknown_session`; a refused
  * credential is `cloud_runtime_failed` with the human step; timeouts, network errors and 5xx are
- * `cloud_runtime_unreachable`.
+ * `cloud_runtime_unreachable`. Reads are retried by ky (`TRANSIENT_READ_RETRY`), writes never.
  */
 export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeof fetch; timeoutMs?: number } = {}): WorkerClient {
   const api = ky.create({
     timeout: options.timeoutMs ?? 10_000,
-    retry: 0,
-    throwHttpErrors: false,
+    retry: TRANSIENT_READ_RETRY,
     redirect: "error",
     headers: { authorization: `Bearer ${worker.clientToken}` },
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -62,12 +62,12 @@ export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeo
     try {
       response = await api(url, { method, ...(body === undefined ? {} : { json: body }) });
     } catch (error) {
+      if (error instanceof HTTPError) return failFrom(error.response, await error.response.text().catch(() => ""));
       return fail("cloud_runtime_unreachable", `the cloud worker did not answer (${error instanceof Error ? error.name : "error"})`, {
         retryAfterMs: 5_000,
       });
     }
-    if (response.ok) return response;
-    return failFrom(response, await response.text());
+    return response;
   };
   const json = async <S extends z.ZodType>(schema: S, method: string, url: string, body?: unknown): Promise<z.infer<S>> => {
     const response = await call(method, url, body);

@@ -4,10 +4,11 @@ import { type TaskRequirements, taskRequirements } from "@openwork/runner-protoc
 import { z } from "zod";
 import type { Sql } from "postgres";
 import { chooseRunner } from "./choose-runner.js";
+import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { DESKTOP_ERRORS, fail } from "./desktop-errors.js";
 import { asComputers, DESKTOP_ARGUMENT_ALIASES, DESKTOP_RESULT_FIELDS } from "./desktop-result-fields.js";
-import { isRelayed, RELAY_WAIT_MS, relayRead, relayStop, settled } from "./openwork-relay.js";
-import { DEFAULT_PRESENCE_WINDOW_MS, presenceOf } from "./presence.js";
+import { isRelayed, relayRead, relayStop, settled } from "./openwork-relay.js";
+import { presenceOf } from "./presence.js";
 import { cancelSessionTasks } from "./store/cancel-session-tasks.js";
 import { enqueueTask, findCreateTask, holderTask } from "./store/enqueue-task.js";
 import { findPinnedRunners } from "./store/find-pinned-runners.js";
@@ -24,12 +25,12 @@ export interface DesktopTargetOptions {
   sql: Sql;
   /** The process's wake hub: `read` with `waitMs` waits on it instead of polling the database. */
   hub: WakeHub;
-  /** A runner seen within this window is online. Default 10 min. */
-  presenceWindowMs?: number;
-  /** How long a task without `deliverBy` waits for its runner before it expires. Default 10 min. */
-  claimDeadlineMs?: number;
-  /** How long a read or stop of a session on an OpenWork desktop waits for its answer. Default 20 s. */
-  relayWaitMs?: number;
+  /**
+   * The channel's timings the target uses: the presence window (who is online), the claim
+   * deadline of a task without `deliverBy`, the wait of a relayed read or stop. Default:
+   * `DEFAULT_DESKTOP_TIMINGS`; `createDesktopChannel` passes the ones it resolved.
+   */
+  timings?: Partial<Pick<DesktopTimings, "presenceWindowMs" | "claimDeadlineMs" | "relayWaitMs">>;
   /** The OpenWork Web link of a session, when there is one. */
   webUrl?: (session: { sessionId: string; localSessionId: string | null }) => string | undefined;
   logger?: Logger;
@@ -61,8 +62,7 @@ const WAITABLE = new Set(["queued", "running"]);
  */
 export function createDesktopTarget(options: DesktopTargetOptions): Target {
   const { sql, hub } = options;
-  const windowMs = options.presenceWindowMs ?? DEFAULT_PRESENCE_WINDOW_MS;
-  const claimDeadlineMs = options.claimDeadlineMs ?? 10 * 60_000;
+  const { presenceWindowMs: windowMs, claimDeadlineMs, relayWaitMs } = resolveTimings(options.timings);
   const logger = options.logger ?? silentLogger;
   const ledger = createSessionLedger(sql);
   // Its transactions' hints leave through the hub's publisher, on the hub's bus.
@@ -82,7 +82,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     const [runner] = next.pinnedRunnerId ? (await findPinnedRunners(sql, call, next.pinnedRunnerId)).filter((r) => r.runner_id === next.pinnedRunnerId) : [];
     return { fields: { waitingFor: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: next.claimDeadline.toISOString() } } };
   };
-  const relay = { ...store, hub, waitMs: options.relayWaitMs ?? RELAY_WAIT_MS };
+  const relay = { ...store, hub, waitMs: relayWaitMs };
   /** The desktop holding the session, refused as den-api does when it is too old for `kind` or away. */
   const holderFor = async (
     call: TargetCall,

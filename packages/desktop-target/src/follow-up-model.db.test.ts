@@ -12,7 +12,7 @@ const FORBIDDEN: Model = { providerId: "anthropic", modelId: "claude-forbidden" 
 beforeAll(async () => {
   gateway = await startRunnerGateway(db.current.url, {
     dialects: ["desktop-runner", "openwork"],
-    relayWaitMs: 200,
+    timings: { relayWaitMs: 200 },
     mayUseModel: async (_scope, model) => model.modelId !== FORBIDDEN.modelId,
   });
 });

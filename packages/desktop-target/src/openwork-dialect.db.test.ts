@@ -16,7 +16,7 @@ beforeAll(async () => {
   gateway = await startRunnerGateway(db.current.url, {
     dialects: ["desktop-runner", "openwork"],
     proxyTrust: { origins: [PROXY], prefix: "/api/den" },
-    keepaliveMs: 15_000,
+    timings: { keepaliveMs: 15_000 },
     sessionRunnerTargets: async () => sessionRunnersOn,
   });
 });

@@ -10,9 +10,6 @@ export type RunnerPresence = {
   lastSeenAt: string | null;
 };
 
-/** A runner counts as online when seen within this window (OpenWork's value). */
-export const DEFAULT_PRESENCE_WINDOW_MS = 10 * 60 * 1000;
-
 /** Presence per machine, most recently seen first. */
 export function presenceOf(runners: RunnerRow[], windowMs: number, now: number = Date.now()): RunnerPresence[] {
   return runners.map((runner) => ({

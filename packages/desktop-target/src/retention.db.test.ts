@@ -52,7 +52,7 @@ it("deletes what retention no longer keeps, in bounded batches, on several repli
   // Two replicas pruning at once with batches of 3: every old row goes exactly once.
   const passes = await Promise.all([pruneLedger(gateway.sql, { batch: 3 }), pruneLedger(gateway.sql, { batch: 3 })]);
   expect(passes.reduce((n, p) => n + p.sessions, 0)).toBeLessThanOrEqual(6);
-  const sweeper = startSweeper({ ...gateway.store, intervalMs: 20, retentionEvery: 1, retention: { batch: 3 } });
+  const sweeper = startSweeper({ ...gateway.store, timings: { sweepIntervalMs: 20 }, retentionEvery: 1, retention: { batch: 3 } });
   try {
     await eventually(async () => ((await count("remote_session")) === 3 ? true : undefined), 10_000);
   } finally {

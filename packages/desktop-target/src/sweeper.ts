@@ -1,5 +1,6 @@
 import { errorFacts, type LedgerRetention, type Logger, pruneLedger, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
+import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { sweepTasks } from "./store/sweep-tasks.js";
 import type { HintPublisher } from "./wake/hints.js";
 
@@ -7,8 +8,12 @@ export interface SweeperOptions {
   sql: Sql;
   /** Where the hints of what a sweep moved leave (the wake hub's publisher): readers waiting on those sessions wake. */
   publisher: HintPublisher;
-  /** Pause between sweeps. Default 2 s: with a 30 s lease, a lost runner is `interrupted` within 32 s. */
-  intervalMs?: number;
+  /**
+   * The channel's timings the sweeper uses: `sweepIntervalMs` (the pause between sweeps) and
+   * `presenceWindowMs` (an OpenWork desktop unseen this long mid-turn loses its turn). Default:
+   * `DEFAULT_DESKTOP_TIMINGS`.
+   */
+  timings?: Partial<Pick<DesktopTimings, "sweepIntervalMs" | "presenceWindowMs">>;
   /** Wake-up hints older than this are deleted (resume after `Last-Event-ID` reaches back this far). Default 10 min. */
   wakeRetentionMs?: number;
   /** What the ledger keeps (sessions 30 days after their last activity, idempotency keys 24 h), pruned in bounded batches. */
@@ -32,7 +37,7 @@ export interface SweeperOptions {
 const UNREAD_ANSWER_SECONDS = 5 * 60;
 
 export function startSweeper(options: SweeperOptions): { stop(): Promise<void> } {
-  const intervalMs = options.intervalMs ?? 2_000;
+  const { sweepIntervalMs: intervalMs, presenceWindowMs } = resolveTimings(options.timings);
   const retentionSeconds = (options.wakeRetentionMs ?? 10 * 60_000) / 1000;
   const logger = options.logger ?? silentLogger;
   let stopped = false;
@@ -63,7 +68,7 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
   };
   const sweep = async () => {
     try {
-      const moved = await sweepTasks(options, logger);
+      const moved = await sweepTasks(options, { presenceWindowMs, logger });
       options.onSweep?.(moved);
       if (moved.interrupted + moved.expired > 0) logger.info("desktop sweeper: tasks moved", moved);
       if (++sweeps % (options.retentionEvery ?? 30) === 0) await retain();

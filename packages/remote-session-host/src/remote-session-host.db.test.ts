@@ -21,10 +21,10 @@ const hostOn = (sql: Sql, baseUrl: string, audit: AuditEvent[] = []) =>
     desktop: {
       secret: SECRET,
       authenticateMember: async (request) => (request.headers.get("authorization") === "Bearer member-token" ? member : null),
+      timings: { sweepIntervalMs: 200 },
     },
     isActiveMember: async (scope) => scope.memberId === member.memberId,
     audit: (event) => void audit.push(event),
-    sweeper: { intervalMs: 200 },
   });
 
 describe("createRemoteSessionHost", () => {

@@ -1,13 +1,12 @@
 import { type CloudTarget, type CloudTargetOptions, createCloudTarget } from "@openwork/cloud-target";
 import {
-  createDesktopTarget,
-  createRunnerRoutes,
-  createWakeHub,
+  createDesktopChannel,
+  type DesktopChannel,
   type DesktopTargetOptions,
+  type DesktopTimings,
   migrateDesktopTarget,
   type RunnerRoutesOptions,
   type StreamLimits,
-  startSweeper,
   type SweeperOptions,
   type WakeBus,
   type WakeHub,
@@ -31,12 +30,18 @@ export interface HostDesktopOptions {
   secret: string;
   /** The signed-in member of a request to the member routes (minting a runner token, presence), or null. */
   authenticateMember(request: Request): Promise<MemberScope | null>;
-  /** The rest of the runner routes' options (dialects, OpenWork base paths, proxy trust, lease timings…). */
-  routes?: Omit<RunnerRoutesOptions, "sql" | "hub" | "secret" | "baseUrl" | "authenticateMember" | "isActiveMember" | "mayUseModel" | "logger">;
+  /** The rest of the runner routes' options (dialects, OpenWork base paths, proxy trust…). */
+  routes?: Omit<RunnerRoutesOptions, "sql" | "hub" | "secret" | "baseUrl" | "authenticateMember" | "isActiveMember" | "mayUseModel" | "logger" | "timings">;
+  /**
+   * Every timing of the desktop channel (presence window, lease, heartbeat, keepalive, claim
+   * deadline, relay wait, sweep interval); the rest are `DEFAULT_DESKTOP_TIMINGS`'. One value
+   * reaches the target, the runner routes and the sweeper alike.
+   */
+  timings?: Partial<DesktopTimings>;
   /** Middleware run before every runner request under a prefix (e.g. a per-member stream gate). */
   routeMiddleware?: readonly MiddlewareHandler[];
-  /** The desktop target's own options (claim deadline, relay wait, web links). */
-  target?: Omit<DesktopTargetOptions, "sql" | "hub" | "logger">;
+  /** The desktop target's own options (web links). */
+  target?: Omit<DesktopTargetOptions, "sql" | "hub" | "logger" | "timings">;
   /** Open runner streams one process keeps per runner and per member. */
   streamLimits?: Partial<StreamLimits>;
 }
@@ -72,8 +77,8 @@ export interface RemoteSessionHostOptions {
   limits?: Pick<RemoteSessionSourceOptions, "createRateLimit" | "sendRateLimit" | "inputTimeoutMs" | "waitingReadsPerMember" | "policy">;
   /** Push (MCP resource subscriptions); `false` for none. Default on. */
   push?: false | Omit<SessionPushOptions, "sql" | "hub" | "source" | "logger" | "schema">;
-  /** The sweeper's options (interval, retention). */
-  sweeper?: Omit<SweeperOptions, "sql" | "publisher" | "logger">;
+  /** The sweeper's options (retention, metrics); its interval is `desktop.timings.sweepIntervalMs`. */
+  sweeper?: Omit<SweeperOptions, "sql" | "publisher" | "logger" | "timings">;
   logger?: Logger;
 }
 
@@ -89,8 +94,10 @@ export interface RemoteSessionHost {
   readonly runnerPrefixes: readonly string[];
   /** Push, for the host's MCP endpoint (`registerResources`, `endpoint`); null when off. */
   readonly push: SessionPush | null;
-  /** This process's wake hub (streams, waiters, the bus). */
+  /** This process's wake hub (streams, waiters, the bus): `desktop.hub`. */
   readonly hub: WakeHub;
+  /** The desktop channel: its hub, publisher, target, runner routes, sweeper and resolved timings. */
+  readonly desktop: DesktopChannel;
   /** Migrates (into `schema`), waits for the bus, starts push and the sweeper. */
   start(): Promise<void>;
   /** Stops the sweeper, push, the cloud's event streams and the hub (and its bus). `sql` is the host's. */
@@ -98,34 +105,35 @@ export interface RemoteSessionHost {
 }
 
 /**
- * Remote sessions composed for a host: both targets over one database and one wake hub, the
- * capability source, the skill, the runner routes, push and the sweeper. The capability still
- * knows no target; this package is where they meet.
+ * Remote sessions composed for a host: both targets over one database and one desktop channel
+ * (its wake hub, runner routes and sweeper, with one set of timings), the capability source, the
+ * skill and push. The capability still knows no target; this package is where they meet.
  */
 export function createRemoteSessionHost(options: RemoteSessionHostOptions): RemoteSessionHost {
   const logger = options.logger ?? silentLogger;
   const { sql, desktop } = options;
   const schema = options.schema ?? DEFAULT_SCHEMA;
-  const hub = createWakeHub({
+  const channel = createDesktopChannel({
     sql,
-    logger,
     ...(options.bus ? { bus: options.bus } : {}),
     ...(options.listenSql ? { listen: options.listenSql } : {}),
+    ...(desktop.timings ? { timings: desktop.timings } : {}),
     ...(desktop.streamLimits ? { streamLimits: desktop.streamLimits } : {}),
-  });
-  const routes = createRunnerRoutes({
-    ...desktop.routes,
-    sql,
-    hub,
-    secret: desktop.secret,
-    baseUrl: options.baseUrl,
-    authenticateMember: desktop.authenticateMember,
-    isActiveMember: options.isActiveMember,
-    ...(options.mayUseModel ? { mayUseModel: options.mayUseModel } : {}),
+    routes: {
+      ...desktop.routes,
+      secret: desktop.secret,
+      baseUrl: options.baseUrl,
+      authenticateMember: desktop.authenticateMember,
+      isActiveMember: options.isActiveMember,
+      ...(options.mayUseModel ? { mayUseModel: options.mayUseModel } : {}),
+    },
+    ...(desktop.target ? { target: desktop.target } : {}),
+    ...(options.sweeper ? { sweeper: options.sweeper } : {}),
     logger,
   });
+  const { hub, routes } = channel;
   const cloud: CloudTarget | null = options.cloud ? createCloudTarget({ ...options.cloud, logger }) : null;
-  const targets = [...(cloud ? [cloud] : []), createDesktopTarget({ ...desktop.target, sql, hub, logger }), ...(options.targets ?? [])];
+  const targets = [...(cloud ? [cloud] : []), channel.target, ...(options.targets ?? [])];
   const capability = createRemoteSessionSource({
     ...options.limits,
     targets,
@@ -135,7 +143,6 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
     ...(options.audit ? { audit: options.audit } : {}),
   });
   const push = options.push === false ? null : createSessionPush({ ...options.push, sql, hub, source: capability, logger, schema });
-  let sweeper: { stop(): Promise<void> } | null = null;
   let closing: Promise<void> | null = null;
 
   return {
@@ -145,18 +152,18 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
     runnerPrefixes: routes.prefixes,
     push,
     hub,
+    desktop: channel,
     start: async () => {
       await migrateDesktopTarget(sql, { schema });
-      await hub.ready;
+      await channel.ready;
       await push?.start();
-      sweeper ??= startSweeper({ ...options.sweeper, sql, publisher: hub.publisher, logger });
+      await channel.start();
     },
     close: () =>
       (closing ??= (async () => {
-        await sweeper?.stop();
         await push?.close();
         cloud?.close();
-        await hub.close();
+        await channel.close();
       })()),
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger, MemberScope, Model } from "@openwork/remote-session-core";
 import type { RunnerTokenSecret } from "@openwork/runner-protocol/server";
 import type { Sql } from "postgres";
+import type { DesktopTimings } from "../desktop-timings.js";
 import type { RunnerDialect } from "../store/runner-row.js";
 import type { HintPublisher } from "../wake/hints.js";
 import type { WakeHub } from "../wake/wake-hub.js";
@@ -46,21 +47,23 @@ export interface RunnerRoutesOptions {
   mayUseModel?(scope: MemberScope, model: Model): Promise<boolean>;
   /** What one task's events may take (JSON bytes, every attempt together). Default 4 MiB. */
   turnEventBytes?: number;
-  /** Lease granted by a claim or heartbeat. Default 30 s. */
-  leaseMs?: number;
-  /** Heartbeat interval the runner is told. Default 10 s. */
-  heartbeatIntervalMs?: number;
-  /** Keepalive interval of the SSE stream. Default 15 s. */
-  keepaliveMs?: number;
-  /** How often an open stream re-checks membership. Default 15 s. */
-  membershipCheckMs?: number;
+  /**
+   * The channel's timings the routes use: the presence window, the lease, the heartbeat interval
+   * the runner is told, the stream's keepalive and membership re-check. Default:
+   * `DEFAULT_DESKTOP_TIMINGS`; `createDesktopChannel` passes the ones it resolved.
+   */
+  timings?: Partial<RouteTimings>;
   /** Told of each first claim: how long the task waited for a runner (a dispatch-latency metric). */
   onClaimed?(waitedMs: number): void;
   logger?: Logger;
 }
 
-export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "onClaimed" | "openworkBasePaths">> &
-  Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed"> & {
+/** The timings the runner routes use. */
+export type RouteTimings = Pick<DesktopTimings, "presenceWindowMs" | "leaseMs" | "heartbeatIntervalMs" | "keepaliveMs" | "membershipCheckMs">;
+
+export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "onClaimed" | "openworkBasePaths" | "timings">> &
+  Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed"> &
+  RouteTimings & {
     /** The hub's publisher: the routes' transactions send their hints through it. */
     publisher: HintPublisher;
   };

@@ -5,12 +5,13 @@ import { type TargetSessions, targetSessions } from "@openwork/remote-session-co
 import { RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
 import { requestRunnerToken } from "@openwork/runner-protocol/client";
 import postgres, { type Sql } from "postgres";
-import { createDesktopTarget } from "../desktop-target.js";
+import { createDesktopChannel, type DesktopChannel, type DesktopChannelOptions } from "../desktop-channel.js";
+import type { DesktopTimings } from "../desktop-timings.js";
 import { migrateDesktopTarget } from "../migrate-desktop-target.js";
-import { createRunnerRoutes, type RunnerRoutes } from "../routes/create-runner-routes.js";
+import type { RunnerRoutes } from "../routes/create-runner-routes.js";
 import type { RunnerRoutesOptions } from "../routes/route-context.js";
 import type { TransactionScope } from "../store/transaction.js";
-import { createWakeHub, type WakeHub } from "../wake/wake-hub.js";
+import type { WakeHub } from "../wake/wake-hub.js";
 
 export const SECRET = "desktop-target-test-secret-0123456789";
 
@@ -23,8 +24,9 @@ export function capturingLogger(): Logger & { lines: string[] } {
 }
 
 /**
- * One gateway replica for tests: its own postgres.js client (so its own LISTEN connection), the
- * wake hub, the runner routes served over real HTTP on 127.0.0.1, and the desktop Target.
+ * One gateway replica for tests: its own postgres.js client (so its own LISTEN connection) and its
+ * desktop channel (the wake hub, the runner routes served over real HTTP on 127.0.0.1, the
+ * desktop Target), with short timings. Its sweeper is off unless asked for (`sweeper`): tests sweep when they mean to.
  */
 export interface RunnerGateway {
   /** The public base URL: the runner-token audience. */
@@ -32,6 +34,8 @@ export interface RunnerGateway {
   /** Where this replica actually listens (differs from baseUrl behind a proxy). */
   serverUrl: string;
   sql: Sql;
+  /** The replica's desktop channel (its hub, routes and target are the fields below). */
+  channel: DesktopChannel;
   hub: WakeHub;
   /** The replica's database handle with its hub's publisher: what `transaction()` and a sweep take. */
   store: TransactionScope;
@@ -58,12 +62,15 @@ export interface RunnerGateway {
 
 export async function startRunnerGateway(
   databaseUrl: string,
-  overrides: Partial<RunnerRoutesOptions> & { claimDeadlineMs?: number; baseUrl?: string; relayWaitMs?: number; sessionRunnerTargets?: () => Promise<boolean> } = {},
+  overrides: Partial<Omit<RunnerRoutesOptions, "timings">> & {
+    timings?: Partial<DesktopTimings>;
+    sweeper?: DesktopChannelOptions["sweeper"];
+    baseUrl?: string;
+    sessionRunnerTargets?: () => Promise<boolean>;
+  } = {},
 ): Promise<RunnerGateway> {
   const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
   await migrateDesktopTarget(sql);
-  const hub = createWakeHub({ sql });
-  await hub.ready;
   const logger = capturingLogger();
   const removed = new Set<string>();
   const key = (scope: MemberScope) => `${scope.organizationId}/${scope.memberId}`;
@@ -74,30 +81,26 @@ export async function startRunnerGateway(
   await new Promise<void>((resolve) => server.once("listening", () => resolve()));
   const serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const baseUrl = overrides.baseUrl ?? serverUrl;
-  routes = createRunnerRoutes({
+  const { timings, sweeper = false, ...routeOverrides } = overrides;
+  const channel = createDesktopChannel({
     sql,
-    hub,
-    secret: SECRET,
-    baseUrl,
-    authenticateMember: async (request) => {
-      const [kind, organizationId, memberId] = (request.headers.get("authorization") ?? "").replace(/^Bearer /, "").split(":");
-      return kind === "member" && organizationId && memberId ? { organizationId, memberId } : null;
+    timings: { leaseMs: 3_000, heartbeatIntervalMs: 200, keepaliveMs: 1_000, membershipCheckMs: 200, ...timings },
+    routes: {
+      secret: SECRET,
+      baseUrl,
+      authenticateMember: async (request) => {
+        const [kind, organizationId, memberId] = (request.headers.get("authorization") ?? "").replace(/^Bearer /, "").split(":");
+        return kind === "member" && organizationId && memberId ? { organizationId, memberId } : null;
+      },
+      isActiveMember: async (scope) => !removed.has(key(scope)),
+      ...routeOverrides,
     },
-    isActiveMember: async (scope) => !removed.has(key(scope)),
-    leaseMs: 3_000,
-    heartbeatIntervalMs: 200,
-    keepaliveMs: 1_000,
-    membershipCheckMs: 200,
+    sweeper,
     logger,
-    ...overrides,
   });
-  const target = createDesktopTarget({
-    sql,
-    hub,
-    logger,
-    ...(overrides.claimDeadlineMs ? { claimDeadlineMs: overrides.claimDeadlineMs } : {}),
-    ...(overrides.relayWaitMs ? { relayWaitMs: overrides.relayWaitMs } : {}),
-  });
+  await channel.start();
+  const { hub, target } = channel;
+  routes = channel.routes;
 
   const sessions = targetSessions(target, createSessionLedger(sql), logger);
 
@@ -105,8 +108,9 @@ export async function startRunnerGateway(
     baseUrl,
     serverUrl,
     sql,
+    channel,
     hub,
-    store: { sql, publisher: hub.publisher },
+    store: channel.store,
     routes,
     target,
     sessions,
@@ -133,7 +137,7 @@ export async function startRunnerGateway(
     close: async () => {
       (server as import("node:http").Server).closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await hub.close();
+      await channel.close();
       await sql.end({ timeout: 5 });
     },
   };

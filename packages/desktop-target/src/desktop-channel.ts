@@ -1,0 +1,107 @@
+import { type Logger, silentLogger, type Target } from "@openwork/remote-session-core";
+import type { Sql } from "postgres";
+import { createDesktopTarget, type DesktopTargetOptions } from "./desktop-target.js";
+import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
+import { createRunnerRoutes, type RunnerRoutes } from "./routes/create-runner-routes.js";
+import type { TransactionScope } from "./store/transaction.js";
+import { startSweeper, type SweeperOptions } from "./sweeper.js";
+import { createHintPublisher, type HintPublisher } from "./wake/hints.js";
+import { postgresWakeBus, type WakeBus } from "./wake/wake-bus.js";
+import { createWakeHub, type StreamLimits, type WakeHub } from "./wake/wake-hub.js";
+
+/** What the runner routes take besides what the channel gives them (the database, the hub, the timings, the logger). */
+export type ChannelRoutesOptions = Omit<Parameters<typeof createRunnerRoutes>[0], "sql" | "hub" | "timings" | "logger">;
+
+export interface DesktopChannelOptions {
+  /** The host's PostgreSQL handle: the tables, and the default bus's NOTIFY. */
+  sql: Sql;
+  /**
+   * The client the default bus LISTENs on: a direct connection to the primary, never through a
+   * pooler in transaction mode (which drops LISTEN without an error). Default `sql`.
+   */
+  listen?: Sql;
+  /** The bus hints travel on between processes (e.g. NATS). Default PostgreSQL LISTEN/NOTIFY. Closed by `close()`. */
+  bus?: WakeBus;
+  /** Every timing of the channel; those not given are `DEFAULT_DESKTOP_TIMINGS`'. Resolved once, here. */
+  timings?: Partial<DesktopTimings>;
+  /** The runner routes desktops open: the token secret, the base URL, the member checks, the dialects… */
+  routes: ChannelRoutesOptions;
+  /** The desktop target's own options (web links). */
+  target?: Omit<DesktopTargetOptions, "sql" | "hub" | "timings" | "logger">;
+  /** The sweeper's options (retention, metrics); `false` when another process sweeps. Started by `start()`. */
+  sweeper?: false | Omit<SweeperOptions, "sql" | "publisher" | "timings" | "logger">;
+  /** Open runner streams one process keeps per runner and per member. */
+  streamLimits?: Partial<StreamLimits>;
+  /** How long the hub's start-up probe waits for its own hint. Default 5 s. */
+  probeTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** The desktop channel of one process: built once, it owns its bus, its publisher and its timings. */
+export interface DesktopChannel {
+  /** The timings the target, the routes and the sweeper were all given. */
+  readonly timings: Readonly<DesktopTimings>;
+  /** The process's wake hub (streams, waiters, the bus). */
+  readonly hub: WakeHub;
+  /** The one publisher of the channel's hints, on its bus (the hub's, the transactions'). */
+  readonly publisher: HintPublisher;
+  /** The channel's database handle with its publisher: what `transaction()` takes. */
+  readonly store: TransactionScope;
+  /** The desktop Target. */
+  readonly target: Target;
+  /** The runner routes. */
+  readonly routes: RunnerRoutes;
+  /** Resolves once the bus listens and carried the start-up probe's hints back; rejects with the reason it did not. */
+  readonly ready: Promise<void>;
+  /** Waits for `ready`, then starts the sweeper (once). Call it after the tables are migrated. */
+  start(): Promise<void>;
+  /** Stops the sweeper and closes the hub and its bus. `sql` and `listen` stay the host's. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the desktop channel: the bus (PostgreSQL LISTEN/NOTIFY unless given one), the one hint
+ * publisher on it, the wake hub, the desktop Target, the runner routes and (on `start()`) the
+ * sweeper, all given the same resolved timings. Nothing lives outside the object: two channels
+ * in one process, on two database handles, share nothing.
+ */
+export function createDesktopChannel(options: DesktopChannelOptions): DesktopChannel {
+  const { sql } = options;
+  const logger = options.logger ?? silentLogger;
+  const timings = Object.freeze(resolveTimings(options.timings));
+  const bus = options.bus ?? postgresWakeBus({ sql, ...(options.listen ? { listen: options.listen } : {}) });
+  const publisher = createHintPublisher(bus);
+  const hub = createWakeHub({
+    sql,
+    bus,
+    publisher,
+    logger,
+    ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
+    ...(options.probeTimeoutMs ? { probeTimeoutMs: options.probeTimeoutMs } : {}),
+  });
+  const target = createDesktopTarget({ ...options.target, sql, hub, timings, logger });
+  const routes = createRunnerRoutes({ ...options.routes, sql, hub, timings, logger });
+  let sweeper: { stop(): Promise<void> } | null = null;
+  let starting: Promise<void> | null = null;
+  let closing: Promise<void> | null = null;
+  const start = async () => {
+    await hub.ready;
+    if (options.sweeper === false || closing) return;
+    sweeper ??= startSweeper({ ...options.sweeper, sql, publisher, timings, logger });
+  };
+  return {
+    timings,
+    hub,
+    publisher,
+    store: { sql, publisher },
+    target,
+    routes,
+    ready: hub.ready,
+    start: () => (starting ??= start()),
+    close: () =>
+      (closing ??= (async () => {
+        await sweeper?.stop();
+        await hub.close();
+      })()),
+  };
+}
