@@ -1,4 +1,8 @@
-// The desktop Target and its start-up pieces.
+// The desktop channel, built once per process: its bus, publisher, hub, Target, runner routes, sweeper and timings.
+export { type DesktopChannel, type DesktopChannelOptions, type ChannelRoutesOptions, createDesktopChannel } from "./desktop-channel.js";
+export { type DesktopTimings, DEFAULT_DESKTOP_TIMINGS, resolveTimings } from "./desktop-timings.js";
+
+// Its pieces, for a host that composes them itself.
 export { type DesktopTargetOptions, createDesktopTarget } from "./desktop-target.js";
 export { migrateDesktopTarget, DESKTOP_TARGET_SQL_DIRECTORY } from "./migrate-desktop-target.js";
 export { type WakeHub, type WakeSignal, type PushSubscriber, type StreamLimits, DEFAULT_STREAM_LIMITS, createWakeHub } from "./wake/wake-hub.js";
@@ -7,7 +11,6 @@ export { type WakeNotice } from "./wake/channels.js";
 export { type Hints, type HintPublisher, type GatheredHints, type PublisherStats, createHintPublisher } from "./wake/hints.js";
 export { transaction, type TransactionScope } from "./store/transaction.js";
 export { type SweeperOptions, startSweeper } from "./sweeper.js";
-export { DEFAULT_PRESENCE_WINDOW_MS } from "./presence.js";
 
 // The runner routes a gateway mounts.
 export { type RunnerRoutes, createRunnerRoutes } from "./routes/create-runner-routes.js";

@@ -9,8 +9,6 @@ import { OPEN_TASK_STATES } from "./task-state.js";
 import type { WakeHub } from "./wake/wake-hub.js";
 import { transaction, type TransactionScope } from "./store/transaction.js";
 
-/** How long a relayed read or stop waits in the call for the desktop's answer (den-api: 20 s). */
-export const RELAY_WAIT_MS = 20_000;
 /** How long a relayed request waits for its desktop to pick it up (OpenWork's request TTL). */
 const REQUEST_TTL_MS = 2 * 60_000;
 const FINAL_STATES = new Set(["done", "failed", "expired", "cancelled", "interrupted"]);
@@ -21,7 +19,8 @@ const RELAY_FAILURES: Record<string, DesktopErrorCode> = { unknown_session: "unk
 
 export interface RelayDeps extends TransactionScope {
   hub: WakeHub;
-  waitMs?: number;
+  /** How long a relayed read or stop waits in the call for the desktop's answer (the channel's `relayWaitMs`). */
+  waitMs: number;
 }
 
 /** Whether the session lives on an OpenWork desktop that answers reads and stops itself. */
@@ -31,7 +30,7 @@ export function isRelayed(session: LedgerSession): boolean {
 
 /**
  * A read of a session on an OpenWork desktop: the desktop keeps the transcript, so the read is a
- * request to it (the same input waiting already is reused), answered within `RELAY_WAIT_MS` or
+ * request to it (the same input waiting already is reused), answered within `deps.waitMs` or
  * reported `pending` for the caller to read again. Cursors carry the desktop's own. The answer is
  * handed to one reader and dropped (`takeAnswer`): a reader who finds it taken by another reader of
  * the same question asks again, once.
@@ -106,7 +105,7 @@ function inAppRequest(kind: "permission" | "question"): PendingInput {
   });
 }
 
-/** A stop of a session on an OpenWork desktop: a request to it, answered within `RELAY_WAIT_MS`. */
+/** A stop of a session on an OpenWork desktop: a request to it, answered within `deps.waitMs`. */
 export async function relayStop(deps: RelayDeps, call: TargetCall, session: LedgerSession): Promise<StopOutcome> {
   const task = await settled(deps, session.id, await requestOf(deps, call, session, "remote_session.stop", { messageId: null }), call.signal);
   // Not answered yet: the request stays, and the desktop stops the turn when it picks it up.
@@ -130,7 +129,7 @@ async function requestOf(deps: RelayDeps, call: TargetCall, session: LedgerSessi
 
 /** Waits (on the session's wake-ups) until the task is answered or gone; null when the wait ran out. */
 export async function settled(deps: RelayDeps, sessionId: string, task: TaskRow, signal: AbortSignal | undefined): Promise<TaskRow | null> {
-  const deadline = Date.now() + (deps.waitMs ?? RELAY_WAIT_MS);
+  const deadline = Date.now() + deps.waitMs;
   for (;;) {
     const stopWaiting = new AbortController();
     const changed = deps.hub.waitForSession(sessionId, Math.max(0, deadline - Date.now()), signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal);

@@ -2,7 +2,7 @@ import { silentLogger } from "@openwork/remote-session-core";
 import { normalizeAudience } from "@openwork/runner-protocol";
 import { Hono } from "hono";
 import { registeredDialects } from "../dialects/index.js";
-import { DEFAULT_PRESENCE_WINDOW_MS } from "../presence.js";
+import { resolveTimings } from "../desktop-timings.js";
 import { MAX_TASK_EVENT_BYTES } from "../store/append-events.js";
 import type { DialectRouteOptions } from "../dialects/dialect.js";
 import type { RouteContext, RunnerRoutesOptions } from "./route-context.js";
@@ -28,18 +28,16 @@ export interface RunnerRoutes {
  * anything of another member or another runner is a 404.
  */
 export function createRunnerRoutes(
-  options: RunnerRoutesOptions & { presenceWindowMs?: number; sessionRunnerTargets?: DialectRouteOptions["sessionRunnerTargets"] },
+  options: RunnerRoutesOptions & { sessionRunnerTargets?: DialectRouteOptions["sessionRunnerTargets"] },
 ): RunnerRoutes {
+  const { presenceWindowMs, leaseMs, heartbeatIntervalMs, keepaliveMs, membershipCheckMs } = resolveTimings(options.timings);
   const ctx: RouteContext = {
-    leaseMs: 30_000,
-    heartbeatIntervalMs: 10_000,
-    keepaliveMs: 15_000,
-    membershipCheckMs: 15_000,
     turnEventBytes: MAX_TASK_EVENT_BYTES,
     logger: silentLogger,
     proxyTrust: { origins: [], prefix: "/api/den" },
     ...options,
     publisher: options.hub.publisher,
+    presenceWindowMs, leaseMs, heartbeatIntervalMs, keepaliveMs, membershipCheckMs,
     audiences: [...new Set([options.baseUrl, ...(options.audiences ?? [])].map(normalizeAudience))],
   };
   const dialects = options.dialects ?? ["desktop-runner"];
@@ -48,7 +46,7 @@ export function createRunnerRoutes(
   app.notFound(() => errorResponse("not_found", "no such route"));
   const prefixes: string[] = [];
   for (const dialect of registeredDialects().filter((d) => (dialects as readonly string[]).includes(d.name))) {
-    const mounted = dialect.routes(ctx, { ...options, presenceWindowMs: options.presenceWindowMs ?? DEFAULT_PRESENCE_WINDOW_MS });
+    const mounted = dialect.routes(ctx, { ...options, presenceWindowMs });
     for (const base of mounted.bases) app.route(base || "/", mounted.app);
     prefixes.push(...mounted.prefixes);
   }

@@ -1,5 +1,6 @@
 import { errorFacts, type Logger, type Queryable, silentLogger } from "@openwork/remote-session-core";
 import type { Hints } from "../wake/hints.js";
+import { DEFAULT_DESKTOP_TIMINGS, describeWindow } from "../desktop-timings.js";
 import { pollingDialects } from "../dialects/index.js";
 import { transaction, type TransactionScope } from "./transaction.js";
 import { syncSessionState } from "./sync-session-state.js";
@@ -14,9 +15,11 @@ interface Moved {
   failure_message: string;
 }
 
-/** How long an OpenWork desktop may go unseen mid-turn before its session is `interrupted` (its presence window). */
-export const OPENWORK_LOST_AFTER_SECONDS = 600;
-const LOST = { failure_code: "desktop_lost", failure_message: "the desktop has not been seen for 10 minutes; the turn may still finish when it is back" };
+/** Why a turn on a desktop seen by its polls (it holds no lease), unseen for the presence window, is `interrupted`. */
+const lostCause = (presenceWindowMs: number) => ({
+  failure_code: "desktop_lost",
+  failure_message: `the desktop has not been seen for ${describeWindow(presenceWindowMs)}; the turn may still finish when it is back`,
+});
 
 // Rows one sweep moves at most per kind: a backlog drains over a few sweeps instead of one long
 // transaction. The candidates come from partial indexes on live rows (queued by deadline, claimed
@@ -29,9 +32,17 @@ const SWEEP_BATCH = 500;
  * with a cause; each session touched gets its state derived again. The database clock decides
  * every deadline. Candidates are locked `skip locked` and each move is guarded by its state, so
  * sweepers on several replicas never clash: a row moves once, whoever gets there first. One
- * session that cannot be updated never stalls the sweep (`deriveAlone`). Returns how many tasks moved.
+ * session that cannot be updated never stalls the sweep (`deriveAlone`). A turn on a desktop
+ * seen by its polls (no lease) is lost once its desktop was unseen for `presenceWindowMs` (default: the
+ * channel's default). Returns how many tasks moved.
  */
-export async function sweepTasks(scope: TransactionScope, logger: Logger = silentLogger): Promise<{ interrupted: number; expired: number }> {
+export async function sweepTasks(
+  scope: TransactionScope,
+  options: { presenceWindowMs?: number; logger?: Logger } = {},
+): Promise<{ interrupted: number; expired: number }> {
+  const logger = options.logger ?? silentLogger;
+  const presenceWindowMs = options.presenceWindowMs ?? DEFAULT_DESKTOP_TIMINGS.presenceWindowMs;
+  const lost = lostCause(presenceWindowMs);
   return transaction(scope, async (tx, hints) => {
     // The sweep spans every organization by design: on a sharded database these are multi-shard
     // statements, each row named by its full key.
@@ -60,19 +71,19 @@ export async function sweepTasks(scope: TransactionScope, logger: Logger = silen
         and ${leaving(tx, "expire")}
       returning session_id, organization_id, kind, failure_code, failure_message`;
     // A desktop seen by its polls holds no lease: a delivered turn whose desktop stopped polling is lost.
-    const lost = await tx<Moved[]>`
+    const unseen = await tx<Moved[]>`
       /* across organizations: the presence sweep */
       update desktop_task c set progress = coalesce(c.progress, '{}'::jsonb) || '{"status":"lost"}'::jsonb, updated_at = now()
       from desktop_runner r
       where c.kind = 'remote_session.create' and ${leaving(tx, "report", "c.state")} and c.claimed_via = any(${pollingDialects()}::text[])
         and coalesce(c.progress->>'status', 'running') in ('running', 'waiting')
         and r.organization_id = c.organization_id and r.member_id = c.member_id and r.runner_id = c.claimed_by_runner_id
-        and r.last_seen_at < now() - make_interval(secs => ${OPENWORK_LOST_AFTER_SECONDS})
-      returning c.session_id, c.organization_id, c.kind, ${LOST.failure_code} as failure_code, ${LOST.failure_message} as failure_message`;
+        and r.last_seen_at < now() - make_interval(secs => ${presenceWindowMs / 1000})
+      returning c.session_id, c.organization_id, c.kind, ${lost.failure_code} as failure_code, ${lost.failure_message} as failure_message`;
     // Sessions in one order, so concurrent sweeps lock them alike.
-    const bySession = new Map([...interrupted, ...expired, ...lost].map((m) => [`${m.organization_id}\u0000${m.session_id}`, m]));
+    const bySession = new Map([...interrupted, ...expired, ...unseen].map((m) => [`${m.organization_id}\u0000${m.session_id}`, m]));
     for (const key of [...bySession.keys()].sort()) await deriveAlone(tx, hints, bySession.get(key)!, logger);
-    return { interrupted: interrupted.length + lost.length, expired: expired.length };
+    return { interrupted: interrupted.length + unseen.length, expired: expired.length };
   });
 }
 

@@ -3,7 +3,6 @@ import { type OpenworkCapability } from "@openwork/runner-protocol";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { type Context, Hono } from "hono";
 import { ChannelRefusal } from "../../channel-refusal.js";
-import { DEFAULT_PRESENCE_WINDOW_MS } from "../../presence.js";
 import { listRunners } from "../../store/list-runners.js";
 import { registerRunner } from "../../store/register-runner.js";
 import { entryPointOf } from "../../routes/entry-point.js";
@@ -55,7 +54,7 @@ const presence: OpenworkHandler = async (ctx, request) => {
   if (!member) throw new OpenworkRefusal(401, "unauthorized");
   const [latest] = await listRunners(ctx.sql, member);
   const lastSeenAt = latest ? latest.last_seen_at.getTime() : null;
-  return openworkJson(200, { connected: lastSeenAt !== null && Date.now() - lastSeenAt <= DEFAULT_PRESENCE_WINDOW_MS, lastSeenAt });
+  return openworkJson(200, { connected: lastSeenAt !== null && Date.now() - lastSeenAt <= ctx.presenceWindowMs, lastSeenAt });
 };
 
 const runners: OpenworkHandler = async (ctx, request) => {
@@ -67,7 +66,7 @@ const runners: OpenworkHandler = async (ctx, request) => {
     platform: r.platform,
     appVersion: r.app_version,
     lastSeenAt: r.last_seen_at.getTime(),
-    connected: Date.now() - r.last_seen_at.getTime() <= DEFAULT_PRESENCE_WINDOW_MS,
+    connected: Date.now() - r.last_seen_at.getTime() <= ctx.presenceWindowMs,
   }));
   return openworkJson(200, { items });
 };
