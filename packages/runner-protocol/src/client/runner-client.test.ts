@@ -79,6 +79,20 @@ describe("runner client retries", () => {
     expect(arrivals[1]).toBeGreaterThanOrEqual(until - SLACK_MS);
   });
 
+  it("sends the current token again on a retry (a token may rotate while it waits)", async () => {
+    let calls = 0;
+    const server = await startTestServer((_req, res) => (++calls === 1 ? sendJson(res, 503, { error: "unavailable", message: "busy" }) : sendJson(res, 200, { items: [] })));
+    servers.push(server);
+    let n = 0;
+    const token = () => mintRunnerToken({ secret, organizationId: "o", memberId: "m", runnerId: `runner-000${++n}`, capabilities: [], audience: server.url }).token;
+    const client = createRunnerClient({ baseUrl: server.url, token, retry: { limit: 1, backoff: { baseMs: 10, maxMs: 10, random: () => 0.5 } } });
+    await expect(client.work()).resolves.toEqual({ items: [] });
+    const [first, second] = server.requests.map((r) => r.headers.authorization);
+    expect(server.requests).toHaveLength(2);
+    expect(first).toMatch(/^Bearer /);
+    expect(second).not.toEqual(first);
+  });
+
   it("retries network errors, then reports them as retryable", async () => {
     const { server, client } = await serve((req) => {
       req.socket.destroy();
