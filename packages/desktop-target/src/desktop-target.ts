@@ -7,7 +7,8 @@ import { chooseRunner } from "./choose-runner.js";
 import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { DESKTOP_ERRORS, fail } from "./desktop-errors.js";
 import { asComputers, DESKTOP_ARGUMENT_ALIASES, DESKTOP_RESULT_FIELDS } from "./desktop-result-fields.js";
-import { isRelayed, relayRead, relayStop, settled } from "./openwork-relay.js";
+import { settled } from "./await-task.js";
+import { relayOf } from "./dialects/index.js";
 import { presenceOf } from "./presence.js";
 import { cancelSessionTasks } from "./store/cancel-session-tasks.js";
 import { enqueueTask, findCreateTask, holderTask } from "./store/enqueue-task.js";
@@ -182,7 +183,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       if (holder) chooseRunner(await runnersOf(call, holder), { kind: "remote_session.send", requirements }, { pin: holder, storeAndForward: false });
       const messageId = input.messageId ?? newId("msg");
       // Where the reply will appear for a reader: after everything the transcript holds now.
-      const before = isRelayed(session) ? null : buildTranscript(await loadSessionTasks(sql, session)).messages.length;
+      const before = relayOf(session) ? null : buildTranscript(await loadSessionTasks(sql, session)).messages.length;
       await transaction(store, async (tx, hints) => {
         // Serialized per session by the row lock, so concurrent sends cannot both squeeze past the cap.
         await tx`select id from remote_session where organization_id = ${session.organizationId} and id = ${session.id} for update`;
@@ -220,9 +221,10 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     },
 
     read: async (call, session, input) => {
-      if (isRelayed(session)) {
+      const relayed = relayOf(session);
+      if (relayed) {
         await holderFor(call, session, "remote_session.read");
-        return relayRead(relay, call, session, input);
+        return relayed.read(relay, call, session, input);
       }
       const position = decodeCursor(session.id, input.cursor);
       // Only the turns from the one holding the cursor's next message: a long session's read
@@ -271,9 +273,10 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
 
     // The task store records the session's state itself (cancelled tasks, or a cancel request).
     stop: async (call, session) => {
-      if (isRelayed(session)) {
+      const relayed = relayOf(session);
+      if (relayed) {
         await holderFor(call, session, "remote_session.stop");
-        return relayStop(relay, call, session);
+        return relayed.stop(relay, call, session);
       }
       const stopped = await transaction(store, (tx, hints) => cancelSessionTasks(tx, hints, session));
       return { sessionId: session.id, stopped };
@@ -282,9 +285,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     // The answer is a task for the desktop holding the session, which the turn waiting on it
     // never blocks; the call waits (like a relayed read) for the desktop to hand it to its engine.
     respond: async (call, session, input) => {
-      if (isRelayed(session)) {
-        fail("desktop_update_required", "this OpenWork desktop takes answers to its permissions and questions only in the app: answer there");
-      }
+      const relayed = relayOf(session);
+      if (relayed) fail("desktop_update_required", relayed.answersInApp);
       const pending = pendingInputOf(await loadSessionTasks(sql, session));
       if (pending?.id !== input.requestId) return inputNotPending(input.requestId);
       checkAnswerFits(pending.kind, input.answer);

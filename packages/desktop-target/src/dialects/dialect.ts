@@ -1,6 +1,7 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import type { LedgerSession, Queryable, ReadInput, ReadResult, StopOutcome, TargetCall } from "@openwork/remote-session-core";
 import type { TaskRequirements } from "@openwork/runner-protocol";
 import type { Hono } from "hono";
+import type { TaskWaitDeps } from "../await-task.js";
 import type { ChannelErrorCode } from "../channel-refusal.js";
 import type { StreamFraming } from "../routes/handle-events-stream.js";
 import type { RouteContext, RunnerRoutesOptions } from "../routes/route-context.js";
@@ -16,6 +17,17 @@ export interface DialectAuthentication {
   recordsTokenRunner: boolean;
   /** Where a runner's capabilities come from: its token, or its registration here. */
   capabilitiesFrom: "token" | "registration";
+}
+
+/**
+ * A dialect whose desktop keeps the session's transcript itself: a read or stop of a session it
+ * holds is a request to that desktop, answered within the call's wait.
+ */
+export interface SessionRelay {
+  read(deps: TaskWaitDeps, call: TargetCall, session: LedgerSession, input: ReadInput): Promise<ReadResult>;
+  stop(deps: TaskWaitDeps, call: TargetCall, session: LedgerSession): Promise<StopOutcome>;
+  /** Why an answer to a permission or a question cannot go to that desktop (it takes them in its app only). */
+  answersInApp: string;
 }
 
 /** What `routes` gets: the shared route context and the host's options. */
@@ -61,6 +73,8 @@ export interface Dialect {
   readonly reportsProgress: boolean;
   /** Whether a session it holds records the create task's id as `commandId` (the desktop names the session by it). */
   readonly holdsByCommand: boolean;
+  /** Present for a dialect whose desktops keep their transcripts (see `SessionRelay`). */
+  readonly relay?: SessionRelay;
   /** Its routes, served by `createRunnerRoutes` when the host asks for the dialect. */
   routes(ctx: RouteContext, options: DialectRouteOptions): DialectRoutes;
 }

@@ -16,7 +16,7 @@ export interface VerifiedRunner {
   holder: TokenHolder;
   expiresAt: number;
   dialect: RunnerDialect;
-  /** The capabilities the token names (OpenWork's tokens carry them; ours are the registration's). */
+  /** The capabilities the token names (a dialect may take them from there; ours are the registration's). */
   tokenCapabilities: readonly string[];
 }
 

@@ -1,6 +1,7 @@
 import { sseFrame } from "@openwork/remote-session-core/wire";
 import type { TaskKind } from "../../store/task-row.js";
 import type { Dialect } from "../dialect.js";
+import { relayRead, relayStop } from "./openwork-relay.js";
 import { OPENWORK_PREFIXES, openworkRoutes } from "./openwork-routes.js";
 
 /**
@@ -34,7 +35,7 @@ const KEEPALIVE = sseFrame({ event: "keepalive", data: "{}" });
  * kind (model variants run natively), tokens as den-api checks them (any audience, the runner
  * recorded on its first request, the token's capabilities), a stream of keepalives only, and
  * presence by its polls. A create is its command: the desktop completes it once it has the turn,
- * then reports the turn's progress.
+ * then reports the turn's progress; it keeps the transcript, so reads and stops are relayed.
  */
 export const openworkDialect = {
   name: "openwork",
@@ -46,6 +47,12 @@ export const openworkDialect = {
   presence: "polls",
   reportsProgress: true,
   holdsByCommand: true,
+  // The desktop keeps the transcript: reads and stops are requests to it.
+  relay: {
+    read: relayRead,
+    stop: relayStop,
+    answersInApp: "this OpenWork desktop takes answers to its permissions and questions only in the app: answer there",
+  },
   routes: (ctx, options) => {
     const bases = [...new Set((options.openworkBasePaths ?? OPENWORK_BASE_PATHS).map((p) => p.replace(/\/+$/, "")))];
     const app = openworkRoutes({ ...ctx, sessionRunnerTargets: options.sessionRunnerTargets ?? (async () => false) });

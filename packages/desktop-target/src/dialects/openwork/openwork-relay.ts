@@ -1,32 +1,23 @@
 import { type LedgerSession, type PendingInput, type ReadInput, type ReadResult, SESSION_LIMITS, type SessionState, type StopOutcome, type TargetCall, type ToolCallSummary } from "@openwork/remote-session-core";
 import { boundText, decodeRelayCursor, encodeRelayCursor, pendingInput } from "@openwork/remote-session-core/target";
-import { type DesktopErrorCode, fail } from "./desktop-errors.js";
-import type { RelayedReadResult } from "./dialects/openwork/openwork-wire.js";
-import { enqueueTask, holderTask } from "./store/enqueue-task.js";
-import type { TaskKind, TaskRow } from "./store/task-row.js";
-import { stateIn } from "./store/task-state-sql.js";
-import { OPEN_TASK_STATES } from "./task-state.js";
-import type { WakeHub } from "./wake/wake-hub.js";
-import { transaction, type TransactionScope } from "./store/transaction.js";
+import { settled, type TaskWaitDeps } from "../../await-task.js";
+import { type DesktopErrorCode, fail } from "../../desktop-errors.js";
+import type { RelayedReadResult } from "./openwork-wire.js";
+import { enqueueTask, holderTask } from "../../store/enqueue-task.js";
+import type { TaskKind, TaskRow } from "../../store/task-row.js";
+import { stateIn } from "../../store/task-state-sql.js";
+import { OPEN_TASK_STATES } from "../../task-state.js";
+import { transaction } from "../../store/transaction.js";
 
 /** How long a relayed request waits for its desktop to pick it up (OpenWork's request TTL). */
 const REQUEST_TTL_MS = 2 * 60_000;
-const FINAL_STATES = new Set(["done", "failed", "expired", "cancelled", "interrupted"]);
 const STATUS_STATE: Record<RelayedReadResult["status"], SessionState> = { running: "running", waiting: "waiting_input", idle: "idle", error: "failed" };
 const TOOL_STATUS = new Set<ToolCallSummary["status"]>(["pending", "running", "completed", "error"]);
 // The desktop's own failure codes that name a condition we have a code for.
 const RELAY_FAILURES: Record<string, DesktopErrorCode> = { unknown_session: "unknown_session", invalid_cursor: "invalid_capability_arguments" };
 
-export interface RelayDeps extends TransactionScope {
-  hub: WakeHub;
-  /** How long a relayed read or stop waits in the call for the desktop's answer (the channel's `relayWaitMs`). */
-  waitMs: number;
-}
-
-/** Whether the session lives on an OpenWork desktop that answers reads and stops itself. */
-export function isRelayed(session: LedgerSession): boolean {
-  return session.targetRef.dialect === "openwork" && session.targetSessionId !== null;
-}
+/** What a relayed read or stop needs: the store, the wake hub, how long the call waits. */
+export type RelayDeps = TaskWaitDeps;
 
 /**
  * A read of a session on an OpenWork desktop: the desktop keeps the transcript, so the read is a
@@ -125,25 +116,6 @@ async function requestOf(deps: RelayDeps, call: TargetCall, session: LedgerSessi
     if (open) return open;
     return enqueueTask(tx, hints, call, holderTask(session, { kind, requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] }, claimWithinMs: REQUEST_TTL_MS, input }));
   });
-}
-
-/** Waits (on the session's wake-ups) until the task is answered or gone; null when the wait ran out. */
-export async function settled(deps: RelayDeps, sessionId: string, task: TaskRow, signal: AbortSignal | undefined): Promise<TaskRow | null> {
-  const deadline = Date.now() + deps.waitMs;
-  for (;;) {
-    const stopWaiting = new AbortController();
-    const changed = deps.hub.waitForSession(sessionId, Math.max(0, deadline - Date.now()), signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal);
-    const [current] = await deps.sql<TaskRow[]>`select * from desktop_task where organization_id = ${task.organization_id} and id = ${task.id}`;
-    if (current && FINAL_STATES.has(current.state)) {
-      stopWaiting.abort();
-      return current;
-    }
-    if (Date.now() >= deadline || signal?.aborted) {
-      stopWaiting.abort();
-      return null;
-    }
-    await changed;
-  }
 }
 
 /**
