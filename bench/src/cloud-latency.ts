@@ -8,6 +8,7 @@ import { createCloudTarget, createHttpWorkerResolver, createWorkerEvents } from 
 import { startRealOpencode } from "@openwork/real-opencode";
 import { createSessionLedger, type LedgerSession, migrate, newReferenceId } from "@openwork/remote-session-core";
 import { targetSessions } from "@openwork/remote-session-core/testing";
+import { followSse } from "@openwork/remote-session-core/wire";
 import { startWitnessWorker } from "@openwork/witness-worker";
 import postgres from "postgres";
 import { benchDatabase, report, summarize } from "./harness.js";
@@ -40,21 +41,17 @@ try {
   const waiters = new Map<string, () => void>();
   const stream = new AbortController();
   const events = await fetch(`${mount}/event`, { headers: auth, signal: stream.signal });
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    for await (const chunk of events.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
-        const line = buffer.slice(0, end).replace(/^data: /, "");
-        buffer = buffer.slice(end + 2);
-        const event = JSON.parse(line) as { type: string; properties: { sessionID?: string } };
-        if (event.type !== "session.idle" || !event.properties.sessionID) continue;
-        idleAt.set(event.properties.sessionID, performance.now());
-        waiters.get(event.properties.sessionID)?.();
-      }
-    }
-  })().catch(() => {});
+  void followSse({
+    open: async () => events.body ?? Promise.reject(new Error("no event stream")),
+    onMessage: (message) => {
+      const event = JSON.parse(message.data) as { type: string; properties: { sessionID?: string } };
+      if (event.type !== "session.idle" || !event.properties.sessionID) return;
+      idleAt.set(event.properties.sessionID, performance.now());
+      waiters.get(event.properties.sessionID)?.();
+    },
+    silenceMs: 60_000,
+    signal: stream.signal,
+  }).catch(() => {});
 
   const direct = async (text: string) => {
     const t0 = performance.now();
