@@ -46,7 +46,7 @@ export function pollingDialects(): string[] {
 }
 
 /** The relay of a session held by a desktop that keeps its transcript (its dialect's), else null. */
-export function relayOf(session: LedgerSession): SessionRelay | null {
+export function relayOf(session: Pick<LedgerSession, "targetRef" | "targetSessionId">): SessionRelay | null {
   const name = session.targetRef.dialect;
   if (session.targetSessionId === null || typeof name !== "string") return null;
   return dialectOf(name).relay ?? null;
