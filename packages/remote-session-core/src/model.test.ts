@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newSessionId, isSessionId } from "./ids.js";
 import { SESSION_STATES, SESSION_TRANSITIONS, canTransition, statesLeadingTo, acceptsPrompt } from "./session-state.js";
-import { decodeCursor, encodeCursor } from "./transcript/cursor.js";
+import { decodeCursor, decodeTargetCursor, encodeCursor, encodeTargetCursor, withObservation } from "./transcript/cursor.js";
 import { boundText } from "./transcript/transcript-message.js";
 import { sliceTranscript } from "./transcript/slice-transcript.js";
 import { SessionFailure, sessionError } from "./errors/session-error.js";
@@ -48,6 +48,19 @@ describe("transcript cursors", () => {
         expect(SessionFailure.isInstance(error) && error.error.error).toBe("invalid_capability_arguments");
       }
     }
+  });
+
+  it("carry a target's own members in its cursors, bound to the session and to the kind", () => {
+    const a = newSessionId();
+    const cursor = encodeTargetCursor(a, "kiosk", { booth: "b7", page: 2 });
+    expect(decodeTargetCursor(a, "kiosk", cursor)).toEqual({ booth: "b7", page: 2 });
+    // The core's observation rides along and stays the core's.
+    expect(decodeTargetCursor(a, "kiosk", withObservation(a, cursor, "seen"))).toEqual({ booth: "b7", page: 2 });
+    for (const [session, kind, bad] of [[newSessionId(), "kiosk", cursor], [a, "other", cursor], [a, "kiosk", encodeCursor(a, 1)], [a, "kiosk", "garbage"]] as const) {
+      expect(() => decodeTargetCursor(session, kind, bad)).toThrow(/not a cursor of this session/);
+    }
+    expect(() => decodeCursor(a, cursor)).toThrow(SessionFailure);
+    expect(() => encodeTargetCursor(a, "kiosk", { s: "x" })).toThrow(/every cursor's own/);
   });
 
   it("bound text without splitting a surrogate pair", () => {

@@ -4,5 +4,5 @@ export { canTransition, statesLeadingTo, acceptsPrompt } from "../session-state.
 export { pendingInput, checkAnswerFits, inputNotPending } from "../pending-input.js";
 export { storableText, storableJson, findNul } from "../storable-text.js";
 export { boundText } from "../transcript/transcript-message.js";
-export { encodeCursor, decodeCursor, resumePointOf, encodeRelayCursor, decodeRelayCursor, type RelayPosition } from "../transcript/cursor.js";
+export { encodeCursor, decodeCursor, resumePointOf, encodeTargetCursor, decodeTargetCursor } from "../transcript/cursor.js";
 export { type Transcript, answeredAfter, sliceTranscript } from "../transcript/slice-transcript.js";

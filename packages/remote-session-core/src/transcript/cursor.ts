@@ -54,30 +54,27 @@ function parseCursor(sessionId: string, cursor: string): { position: number; fin
   return fail("invalid_capability_arguments", "cursor is not a cursor of this session; pass the cursor a read returned");
 }
 
-/** What a relay cursor holds: the other party's own cursor, and a request still being answered. */
-export interface RelayPosition {
-  /** The other party's cursor (an OpenWork desktop's message id); null reads from the start. */
-  theirs: string | null;
-  /** A relayed read not answered when the cursor was handed out: the next read takes its answer. */
-  pending?: string;
+// Members every cursor carries whoever wrote it: its kind, its session, the core's observation.
+const CURSOR_MEMBERS = new Set(["v", "s", "o"]);
+
+/**
+ * A cursor whose contents are the target's own (a target that relays another party's paging puts
+ * that party's position in it), bound to the session like every cursor. `kind` tells it apart
+ * from the core's cursors and the target's other kinds; `members` may not use `v`, `s` or `o`.
+ */
+export function encodeTargetCursor(sessionId: string, kind: string, members: Record<string, string | number | boolean | null>): string {
+  const taken = Object.keys(members).filter((name) => CURSOR_MEMBERS.has(name));
+  if (taken.length > 0) throw new Error(`cursor members ${taken.join(", ")} are every cursor's own`);
+  return Buffer.from(JSON.stringify({ v: kind, s: sessionTag(sessionId), ...members })).toString("base64url");
 }
 
-/** A cursor that carries another party's position (see `RelayPosition`), bound to the session like every cursor. */
-export function encodeRelayCursor(sessionId: string, position: RelayPosition): string {
-  return Buffer.from(JSON.stringify({ v: "relay", s: sessionTag(sessionId), c: position.theirs, ...(position.pending ? { r: position.pending } : {}) })).toString("base64url");
-}
-
-/** The position in a relay cursor (from the start without one). Throws `invalid_capability_arguments` when it is not ours. */
-export function decodeRelayCursor(sessionId: string, cursor: string | undefined): RelayPosition {
-  if (cursor === undefined) return { theirs: null };
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { v?: unknown; s?: unknown; c?: unknown; r?: unknown };
-    if (value.v === "relay" && value.s === sessionTag(sessionId) && (value.c === null || typeof value.c === "string")) {
-      return { theirs: value.c as string | null, ...(typeof value.r === "string" ? { pending: value.r } : {}) };
-    }
-  } catch {
-    // fall through to the refusal
-  }
+/**
+ * The target's members of one of its cursors of `kind` for this session (the core's `o` left
+ * out). Throws `invalid_capability_arguments` when the cursor is not one.
+ */
+export function decodeTargetCursor(sessionId: string, kind: string, cursor: string): Record<string, unknown> {
+  const members = membersOf(sessionId, cursor);
+  if (members?.v === kind) return Object.fromEntries(Object.entries(members).filter(([name]) => !CURSOR_MEMBERS.has(name)));
   return fail("invalid_capability_arguments", "cursor is not a cursor of this session; pass the cursor a read returned");
 }
 
@@ -90,7 +87,7 @@ export function observationOf(view: { state: string; pending?: { id: string } | 
   return createHash("sha256").update(`${view.state}\0${view.pending?.id ?? ""}`).digest("base64url").slice(0, 8);
 }
 
-/** The members of one of this session's cursors (either kind), or null when it is not one. */
+/** The members of one of this session's cursors (the core's or a target's), or null when it is not one. */
 function membersOf(sessionId: string, cursor: string): Record<string, unknown> | null {
   try {
     const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Record<string, unknown> | null;

@@ -1,5 +1,6 @@
 import { type LedgerSession, type PendingInput, type ReadInput, type ReadResult, SESSION_LIMITS, type SessionState, type StopOutcome, type TargetCall, type ToolCallSummary } from "@openwork/remote-session-core";
-import { boundText, decodeRelayCursor, encodeRelayCursor, pendingInput } from "@openwork/remote-session-core/target";
+import { boundText, pendingInput } from "@openwork/remote-session-core/target";
+import { decodeRelayCursor, encodeRelayCursor } from "./relay-cursor.js";
 import { settled, type TaskWaitDeps } from "../../await-task.js";
 import { type DesktopErrorCode, fail } from "../../desktop-errors.js";
 import type { RelayedReadResult } from "./openwork-wire.js";
