@@ -58,14 +58,14 @@ async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, ms
   }
 }
 
-// OpenWork's wire, as a desktop speaks it.
+// OpenWork's wire, as a desktop speaks it (in process: the routes' fetch, no socket).
 const post = (path: string, token: string, body: unknown) =>
-  fetch(`${gateway.baseUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  gateway.request(path, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
 const mint = async (member: ReturnType<typeof newMember>, runnerId: string, capabilities = ["remote_session_v1", "remote_session_control_v1"]) => {
   const response = await post("/v1/automation-runners/token", gateway.memberToken(member), { runnerId, protocolVersion: 1, supportedExecutionTargets: ["desktop"], capabilities, appVersion: "1", platform: "linux", concurrency: 1 });
   return ((await response.json()) as { token: string }).token;
 };
-const work = async (token: string) => ((await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { kind: string; commandId?: string; requestId?: string }[] }).items;
+const work = async (token: string) => ((await (await gateway.request("/v1/automation-runner/work", { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { kind: string; commandId?: string; requestId?: string }[] }).items;
 
 /** A new member's session delivered to an OpenWork desktop over the wire, and how that desktop reports on it. */
 async function deliveredCommand(runnerId: string) {
