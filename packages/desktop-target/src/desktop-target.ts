@@ -1,6 +1,6 @@
-import { createSessionLedger, type LedgerSession, type Logger, newId, SESSION_LIMITS, silentLogger, type Target, type TargetCall, WorkspaceIdSchema } from "@openwork/remote-session-core";
+import { createSessionLedger, type LedgerSession, type Logger, newId, silentLogger, type Target, type TargetCall, WorkspaceIdSchema } from "@openwork/remote-session-core";
 import { acceptsPrompt, answeredAfter, checkAnswerFits, inputNotPending, decodeCursor, encodeCursor, resumePointOf, sliceTranscript } from "@openwork/remote-session-core/target";
-import { type TaskRequirements, taskRequirements } from "@openwork/runner-protocol";
+import { LIMITS, type TaskRequirements, taskRequirements } from "@openwork/runner-protocol";
 import { z } from "zod";
 import type { Sql } from "postgres";
 import { chooseRunner } from "./choose-runner.js";
@@ -44,7 +44,8 @@ export const MAX_QUEUED_TURNS = 8;
 
 /** The create arguments only desktops take. */
 const DESKTOP_CREATE_ARGUMENTS = {
-  runner: z.string().min(1).max(SESSION_LIMITS.runner).optional().describe("Desktop: a computerId or a desktop name, from remote-session:targets."),
+  // A computerId or a name: as long as a runner id at most.
+  runner: z.string().min(1).max(LIMITS.runnerId).optional().describe("Desktop: a computerId or a desktop name, from remote-session:targets."),
   deliverBy: z.iso
     .datetime({ offset: true })
     .refine((at) => Date.parse(at) <= Date.now() + MAX_DELIVER_BY_MS, "at most 7 days ahead")

@@ -4,7 +4,6 @@ export const SESSION_LIMITS = {
   prompt: 100_000,
   idempotencyKey: 160,
   workspaceId: 240,
-  runner: 160,
   providerId: 160,
   modelId: 160,
   modelVariant: 60,
