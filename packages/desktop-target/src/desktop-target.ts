@@ -56,7 +56,7 @@ const DESKTOP_CREATE_ARGUMENTS = {
 const DesktopCreateSchema = z.object(DESKTOP_CREATE_ARGUMENTS);
 
 // A session reads as "in progress" while a turn is queued or running; only then does read wait.
-const WAITABLE = new Set(["queued", "running"]);
+const WAITABLE: ReadonlySet<string> = new Set(["queued", "running"]);
 
 /**
  * The desktop Target: sessions run on the member's signed-in OpenWork Desktop, reached only

@@ -63,7 +63,7 @@ export interface StreamLimits {
   perMember: number;
 }
 
-export const DEFAULT_STREAM_LIMITS: StreamLimits = { perRunner: 2, perMember: 20 };
+export const DEFAULT_STREAM_LIMITS: Readonly<StreamLimits> = Object.freeze({ perRunner: 2, perMember: 20 });
 
 /**
  * One bus subscription per process (by default one LISTEN connection), fanned out in process to

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_DESKTOP_TIMINGS, describeWindow, resolveTimings } from "./desktop-timings.js";
+import { DEFAULT_STREAM_LIMITS } from "./wake/wake-hub.js";
+
+describe("desktop timings", () => {
+  it("resolves the given timings over the defaults, and refuses one that is not a positive number", () => {
+    expect(resolveTimings({ presenceWindowMs: 60_000, leaseMs: undefined })).toEqual({ ...DEFAULT_DESKTOP_TIMINGS, presenceWindowMs: 60_000 });
+    expect(() => resolveTimings({ leaseMs: -1 })).toThrow(/leaseMs must be a positive number/);
+    expect(() => resolveTimings({ sweepIntervalMs: Number.NaN })).toThrow(/sweepIntervalMs/);
+    expect(() => resolveTimings({ presenceWindow: 5 } as never)).toThrow(/unknown timing presenceWindow/);
+  });
+
+  it("keeps no module state a caller could change: the defaults are frozen", () => {
+    // A default changed through the exported object would change every channel built after it.
+    expect(() => void ((DEFAULT_DESKTOP_TIMINGS as { presenceWindowMs: number }).presenceWindowMs = 1)).toThrow(TypeError);
+    expect(() => void ((DEFAULT_STREAM_LIMITS as { perRunner: number }).perRunner = 99)).toThrow(TypeError);
+    expect(resolveTimings().presenceWindowMs).toBe(10 * 60_000);
+  });
+
+  it("names a window in words for messages", () => {
+    expect([describeWindow(600_000), describeWindow(60_000), describeWindow(90_000), describeWindow(1_000)]).toEqual(["10 minutes", "1 minute", "90 seconds", "1 second"]);
+  });
+});
