@@ -12,5 +12,4 @@ const declarations = process.env.BUILD_DECLARATIONS !== "0";
 export const library = (entry: Options["entry"] = ["src/index.ts"]) => defineConfig({ ...base, entry, dts: declarations });
 
 /** An app: its importable index (with types) and its `main` executable. */
-export const app = () =>
-  defineConfig({ ...base, entry: ["src/index.ts", "src/main.ts"], dts: declarations && { entry: "src/index.ts" } });
+export const app = () => defineConfig({ ...base, entry: ["src/index.ts", "src/main.ts"], dts: declarations && { entry: "src/index.ts" } });

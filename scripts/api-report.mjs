@@ -39,7 +39,12 @@ function describe(program, file) {
 
 function declarationText(checker, symbol, declaration) {
   const flat = (s) => s.replace(/\s+/g, " ").trim();
-  if (ts.isInterfaceDeclaration(declaration) || ts.isTypeAliasDeclaration(declaration) || ts.isClassDeclaration(declaration) || ts.isEnumDeclaration(declaration)) {
+  if (
+    ts.isInterfaceDeclaration(declaration) ||
+    ts.isTypeAliasDeclaration(declaration) ||
+    ts.isClassDeclaration(declaration) ||
+    ts.isEnumDeclaration(declaration)
+  ) {
     const kind = ts.SyntaxKind[declaration.kind].replace("Declaration", "").toLowerCase();
     return `${kind} \`${flat(declaration.getText()).replace(/^export (declare )?/, "")}\``;
   }
@@ -54,7 +59,14 @@ for (const name of readdirSync(join(root, "packages"))) {
   if (!pkg) continue;
   const program = ts.createProgram(
     pkg.entries.map(([, file]) => file),
-    { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, skipLibCheck: true },
+    {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+    },
   );
   const sections = pkg.entries.map(([entry, file]) => {
     const lines = describe(program, file);

@@ -7,7 +7,9 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export function renderMigrations(folder, typeModule = "@openwork/remote-session-core") {
-  const names = readdirSync(folder).filter((name) => /^\d{4}_.+\.sql$/.test(name)).sort();
+  const names = readdirSync(folder)
+    .filter((name) => /^\d{4}_.+\.sql$/.test(name))
+    .sort();
   const entries = names.map((name) => {
     const sql = readFileSync(join(folder, name), "utf8");
     const breaking = breakingOf(sql);

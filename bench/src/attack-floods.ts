@@ -41,20 +41,27 @@ export interface RawAnswer {
  * One request on a connection of its own (no pool: a flood's requests each hold a socket, as a
  * client opening connections would), aborted by `signal`. Streams resolve at their headers.
  */
-export function rawRequest(url: string, init: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal; agent?: Agent; stream?: boolean }): Promise<RawAnswer> {
+export function rawRequest(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal; agent?: Agent; stream?: boolean },
+): Promise<RawAnswer> {
   return new Promise((resolve) => {
-    const req = request(url, { method: init.method ?? "GET", headers: init.headers, agent: init.agent ?? false, ...(init.signal ? { signal: init.signal } : {}) }, (res) => {
-      if (init.stream && res.statusCode === 200) {
-        res.on("error", () => {});
-        res.resume();
-        return resolve({ status: 200, headers: res.headers, body: "" });
-      }
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (body += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      res.on("error", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      url,
+      { method: init.method ?? "GET", headers: init.headers, agent: init.agent ?? false, ...(init.signal ? { signal: init.signal } : {}) },
+      (res) => {
+        if (init.stream && res.statusCode === 200) {
+          res.on("error", () => {});
+          res.resume();
+          return resolve({ status: 200, headers: res.headers, body: "" });
+        }
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on("error", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on("error", () => resolve({ status: 0, headers: {}, body: "" }));
     req.end(init.body);
   });
@@ -106,7 +113,12 @@ export function startFlood(spec: FloodSpec): Flood {
   const mcpUrl = `${spec.baseUrl}/mcp/agent`;
   const headers = { authorization: `Bearer ${spec.mcpToken}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
   const rpc = (method: string, params: unknown, signal: AbortSignal, extra: Record<string, string> = {}) =>
-    rawRequest(mcpUrl, { method: "POST", headers: { ...headers, "mcp-protocol-version": PROTOCOL, ...extra }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }), signal });
+    rawRequest(mcpUrl, {
+      method: "POST",
+      headers: { ...headers, "mcp-protocol-version": PROTOCOL, ...extra },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      signal,
+    });
   const execute = (name: string, body: unknown, signal: AbortSignal) => rpc("tools/call", { name: "execute_capability", arguments: { name, body } }, signal);
   // A refused capability call is a tool result (HTTP 200): counted as the 429 it stands for.
   const statusOf = (answer: RawAnswer) => (answer.body.includes('"error":"rate_limited"') ? 429 : answer.status);
@@ -123,7 +135,9 @@ export function startFlood(spec: FloodSpec): Flood {
         `POST /mcp/agent HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${spec.mcpToken}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{"jsonrpc":`,
       );
     case "waiting-reads":
-      return requestFlood(spec.count, all, async (signal) => statusOf(await execute("remote-session:read", { sessionId: spec.sessionId, waitMs: 25_000 }, signal)));
+      return requestFlood(spec.count, all, async (signal) =>
+        statusOf(await execute("remote-session:read", { sessionId: spec.sessionId, waitMs: 25_000 }, signal)),
+      );
     case "push-streams":
       return requestFlood(spec.count, all, async (signal) => {
         const init = await rpc("initialize", { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "flood", version: "1" } }, signal);
@@ -133,14 +147,26 @@ export function startFlood(spec: FloodSpec): Flood {
       });
     case "runner-streams": {
       const agent = new Agent({ keepAlive: true, maxSockets: all });
-      const flood = requestFlood(spec.count, all, async (signal) =>
-        (await rawRequest(`${spec.baseUrl}/v1/desktop-runner/events`, { headers: { authorization: `Bearer ${spec.runnerToken}` }, signal, agent, stream: true })).status,
+      const flood = requestFlood(
+        spec.count,
+        all,
+        async (signal) =>
+          (
+            await rawRequest(`${spec.baseUrl}/v1/desktop-runner/events`, {
+              headers: { authorization: `Bearer ${spec.runnerToken}` },
+              signal,
+              agent,
+              stream: true,
+            })
+          ).status,
       );
       return { facts: flood.facts, done: flood.done, stop: async () => (await flood.stop(), agent.destroy()) };
     }
     case "duplicate-creates": {
       const deliverBy = new Date(Date.now() + 600_000).toISOString();
-      return requestFlood(spec.count, all, async (signal) => statusOf(await execute("remote-session:create", { target: "desktop", deliverBy, prompt: "storm", idempotencyKey: "storm" }, signal)));
+      return requestFlood(spec.count, all, async (signal) =>
+        statusOf(await execute("remote-session:create", { target: "desktop", deliverBy, prompt: "storm", idempotencyKey: "storm" }, signal)),
+      );
     }
   }
 }

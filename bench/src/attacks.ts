@@ -54,7 +54,8 @@ try {
   /** Starts a flood in its own process, lets it take hold, measures the bystander, ends it. */
   const during = async (name: string, spec: Omit<FloodSpec, "baseUrl" | "mcpToken">, holdMs: number, wholeFlood = false) => {
     const child = fork(fileURLToPath(new URL("./attack-process.ts", import.meta.url)), { execArgv: ["--import", "tsx"] });
-    const heard = (key: string) => new Promise<Record<string, unknown>>((resolve) => child.on("message", (m: Record<string, unknown>) => key in m && resolve(m)));
+    const heard = (key: string) =>
+      new Promise<Record<string, unknown>>((resolve) => child.on("message", (m: Record<string, unknown>) => key in m && resolve(m)));
     const [started, finished, stopped] = [heard("started"), heard("finished"), heard("facts")];
     child.send({ baseUrl, mcpToken: attacker.mcpToken, ...spec });
     await started;
@@ -62,7 +63,12 @@ try {
     const list = await listTimes(wholeFlood ? finished : undefined);
     const fresh = await freshServed();
     const { open } = fixture.gateway.connections();
-    const held = { open, waitingReads: fixture.gateway.source.waitingReads(), runnerStreams: fixture.gateway.hub.stats().runnerStreams, pushStreams: fixture.gateway.push?.stats().pushStreams };
+    const held = {
+      open,
+      waitingReads: fixture.gateway.source.waitingReads(),
+      runnerStreams: fixture.gateway.hub.stats().runnerStreams,
+      pushStreams: fixture.gateway.push?.stats().pushStreams,
+    };
     child.send("stop");
     const { facts } = (await stopped) as { facts: Record<string, unknown> };
     rows[name] = { ...list, unit: "ms", freshConnectionsServed: fresh, ...facts, ...held };
@@ -79,7 +85,15 @@ try {
   const created = await rawRequest(`${baseUrl}/mcp/agent`, {
     method: "POST",
     headers: { authorization: `Bearer ${attacker.mcpToken}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", deliverBy: new Date(Date.now() + 600_000).toISOString(), prompt: "wait" } } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: "execute_capability",
+        arguments: { name: "remote-session:create", body: { target: "desktop", deliverBy: new Date(Date.now() + 600_000).toISOString(), prompt: "wait" } },
+      },
+    }),
   });
   const sessionId = /"sessionId":"(rs_[0-9a-z]+)"/.exec(created.body)?.[1];
   await during(`${WAITERS} waiting reads (waitMs 25 000), one token`, { kind: "waiting-reads", count: WAITERS, ...(sessionId ? { sessionId } : {}) }, 2_000);
@@ -88,9 +102,21 @@ try {
   const { token } = await requestRunnerToken({
     baseUrl,
     memberToken: attacker.sessionToken,
-    request: { runnerId: "runner-attacker-01", name: "Attacker", platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+    request: {
+      runnerId: "runner-attacker-01",
+      name: "Attacker",
+      platform: "linux",
+      appVersion: "1",
+      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      capabilities: [...RUNNER_CAPABILITIES],
+    },
   });
-  await during(`${STREAMS} runner-stream requests, one runner token`, { kind: "runner-streams", count: STREAMS, concurrency: 64, runnerToken: token }, 300, true);
+  await during(
+    `${STREAMS} runner-stream requests, one runner token`,
+    { kind: "runner-streams", count: STREAMS, concurrency: 64, runnerToken: token },
+    300,
+    true,
+  );
   await during(`${DUPLICATES} duplicate idempotent creates`, { kind: "duplicate-creates", count: DUPLICATES }, 0, true);
 
   rows["no attack (after)"] = { ...(await listTimes()), unit: "ms", freshConnectionsServed: await freshServed() };

@@ -43,7 +43,14 @@ try {
       completes.push(performance.now() - t1);
     }
     const [{ count }] = (await sql`select count(*)::int as count from desktop_task`) as unknown as [{ count: number }];
-    rows[`${label}: claim-next`] = { ...summarize(claims), unit: "ms", tasksInTable: count, plan: indexesOf(top.Plan).join(" > "), buffers: top.Plan["Shared Hit Blocks"] ?? 0, candidateQueryMs: +top["Execution Time"].toFixed(3) };
+    rows[`${label}: claim-next`] = {
+      ...summarize(claims),
+      unit: "ms",
+      tasksInTable: count,
+      plan: indexesOf(top.Plan).join(" > "),
+      buffers: top.Plan["Shared Hit Blocks"] ?? 0,
+      candidateQueryMs: +top["Execution Time"].toFixed(3),
+    };
     rows[`${label}: complete`] = { ...summarize(completes), unit: "ms" };
   };
 

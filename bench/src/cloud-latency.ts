@@ -31,7 +31,8 @@ try {
   await migrate(sql);
   const ledger = createSessionLedger(sql);
   const resolver = createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "bench-gateway-key" });
-  const target = (events: ReturnType<typeof createWorkerEvents>) => targetSessions(createCloudTarget({ resolver, isCloudEnabled: async () => true, events }), ledger);
+  const target = (events: ReturnType<typeof createWorkerEvents>) =>
+    targetSessions(createCloudTarget({ resolver, isCloudEnabled: async () => true, events }), ledger);
   const eventDriven = target(createWorkerEvents());
   const polling = target(createWorkerEvents({ maxStreams: 0 }));
   const mount = `${witness.url}/workspace/${witness.workspaceId}/opencode`;
@@ -55,7 +56,9 @@ try {
 
   const direct = async (text: string) => {
     const t0 = performance.now();
-    const session = (await (await fetch(`${mount}/session`, { method: "POST", headers: auth, body: JSON.stringify({ title: "bench" }) })).json()) as { id: string };
+    const session = (await (await fetch(`${mount}/session`, { method: "POST", headers: auth, body: JSON.stringify({ title: "bench" }) })).json()) as {
+      id: string;
+    };
     const idle = new Promise<void>((resolve) => waiters.set(session.id, resolve));
     await fetch(`${mount}/session/${session.id}/prompt_async`, { method: "POST", headers: auth, body: JSON.stringify({ parts: [{ type: "text", text }] }) });
     await idle;

@@ -22,7 +22,10 @@ async function measure(client: Client, runnerHeld: () => Promise<number>, sample
     const held = runnerHeld();
     const result = (await client.callTool({
       name: "execute_capability",
-      arguments: { name: "remote-session:create", body: { target: "desktop", title: `dispatch ${i}`, ...(pinned ? {} : { deliverBy: new Date(Date.now() + 600_000).toISOString() }) } },
+      arguments: {
+        name: "remote-session:create",
+        body: { target: "desktop", title: `dispatch ${i}`, ...(pinned ? {} : { deliverBy: new Date(Date.now() + 600_000).toISOString() }) },
+      },
     })) as { isError?: boolean; content: { text: string }[] };
     const returnedAt = performance.now();
     if (result.isError) throw new Error(result.content[0]?.text);
@@ -81,7 +84,10 @@ try {
   });
   const openworkClaim = () => new Promise<number>((resolve) => (claimed = resolve));
   const createForOpenwork = async (i: number) => {
-    const result = (await mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", title: `openwork ${i}`, runner: OPENWORK_RUNNER } } })) as { isError?: boolean; content: { text: string }[] };
+    const result = (await mcp.callTool({
+      name: "execute_capability",
+      arguments: { name: "remote-session:create", body: { target: "desktop", title: `openwork ${i}`, runner: OPENWORK_RUNNER } },
+    })) as { isError?: boolean; content: { text: string }[] };
     if (result.isError) throw new Error(result.content[0]?.text);
     return performance.now();
   };
@@ -110,7 +116,13 @@ try {
 
   // graphile-worker on the same Postgres: add → start of a no-op task, one at a time.
   let started: ((at: number) => void) | undefined;
-  const runnerG = await run({ connectionString: db.url, concurrency: 1, noHandleSignals: true, logger: new Logger(() => () => {}), taskList: { noop: async () => void started?.(performance.now()) } });
+  const runnerG = await run({
+    connectionString: db.url,
+    concurrency: 1,
+    noHandleSignals: true,
+    logger: new Logger(() => () => {}),
+    taskList: { noop: async () => void started?.(performance.now()) },
+  });
   const utils = await makeWorkerUtils({ connectionString: db.url, logger: new Logger(() => () => {}) });
   const graphile: number[] = [];
   for (let i = 0; i < SAMPLES + 20; i++) {

@@ -81,7 +81,8 @@ try {
     );
     rows[`presence (runner seen) — ${label}`] = await measure(
       "desktop_runner",
-      (i) => sql`update desktop_runner set last_seen_at = now(), disconnected_at = null where organization_id = 'org_hot' and member_id = ${`mem_${(i + 1) % 200}`} and runner_id = ${runnerId(i)}`,
+      (i) =>
+        sql`update desktop_runner set last_seen_at = now(), disconnected_at = null where organization_id = 'org_hot' and member_id = ${`mem_${(i + 1) % 200}`} and runner_id = ${runnerId(i)}`,
       RUNNERS,
     );
   }

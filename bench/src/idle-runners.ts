@@ -19,15 +19,28 @@ const rows: Record<string, Record<string, unknown>> = {};
 const home = await mkdtemp(join(tmpdir(), "openwork-bench-idle-"));
 const port = await freePort();
 const baseUrl = `http://127.0.0.1:${port}`;
-await writeFile(join(home, "gateway.json"), JSON.stringify({ members: [member], cloudOrganizations: [], runnerTokenSecret: "bench-runner-secret-0123456789abcdef" }));
+await writeFile(
+  join(home, "gateway.json"),
+  JSON.stringify({ members: [member], cloudOrganizations: [], runnerTokenSecret: "bench-runner-secret-0123456789abcdef" }),
+);
 const gateway = spawn(process.execPath, [new URL("../../apps/gateway/dist/main.js", import.meta.url).pathname], {
-  env: { PATH: process.env.PATH, PORT: String(port), DATABASE_URL: db.url, DEV_CONFIG: join(home, "gateway.json"), START_RUNNER: "0", CLOUD_RESOLVER_URL: "http://127.0.0.1:9", CLOUD_GATEWAY_KEY: "none" },
+  env: {
+    PATH: process.env.PATH,
+    PORT: String(port),
+    DATABASE_URL: db.url,
+    DEV_CONFIG: join(home, "gateway.json"),
+    START_RUNNER: "0",
+    CLOUD_RESOLVER_URL: "http://127.0.0.1:9",
+    CLOUD_GATEWAY_KEY: "none",
+  },
   stdio: "ignore",
 });
 const health = async () => (await (await fetch(`${baseUrl}/health`)).json()) as { runnerStreams: number; memory: { rss: number; heapUsed: number } };
 const sql = postgres(db.url, { max: 2, onnotice: () => {} });
 const connections = async () => {
-  const [row] = (await sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`) as unknown as [{ n: number }];
+  const [row] = (await sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`) as unknown as [
+    { n: number },
+  ];
   return row.n;
 };
 try {
@@ -41,7 +54,18 @@ try {
     }
   }
   const mint = (runnerId: string) =>
-    requestRunnerToken({ baseUrl, memberToken: member.sessionToken, request: { runnerId, name: runnerId, platform: "linux", appVersion: "bench", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] } });
+    requestRunnerToken({
+      baseUrl,
+      memberToken: member.sessionToken,
+      request: {
+        runnerId,
+        name: runnerId,
+        platform: "linux",
+        appVersion: "bench",
+        protocolVersion: RUNNER_PROTOCOL_VERSION,
+        capabilities: [...RUNNER_CAPABILITIES],
+      },
+    });
   const ids = Array.from({ length: RUNNERS }, (_, i) => `bench-idle-${String(i).padStart(5, "0")}`);
   const tokens: string[] = [];
   for (let i = 0; i < ids.length; i += 50) tokens.push(...(await Promise.all(ids.slice(i, i + 50).map(async (id) => (await mint(id)).token))));
@@ -92,7 +116,12 @@ try {
     const mcp = await fetch(`${baseUrl}/mcp/agent`, {
       method: "POST",
       headers: { authorization: `Bearer ${member.mcpToken}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: w, method: "tools/call", params: { name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", runner: runnerId, title: "wake" } } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: w,
+        method: "tools/call",
+        params: { name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", runner: runnerId, title: "wake" } } },
+      }),
     });
     await mcp.text();
     const sent = performance.now();

@@ -32,7 +32,8 @@ try {
   type Mode = "insert" | "insert + NOTIFY in the transaction" | "insert, hint after commit (coalesced)" | "insert, hint after commit on NATS";
   const write: Record<Mode, (store: TransactionScope, id: string) => Promise<unknown>> = {
     insert: ({ sql }, id) => sql`insert into bench_write (session_id) values (${id})`,
-    "insert + NOTIFY in the transaction": ({ sql }, id) => sql.begin((tx) => [tx`insert into bench_write (session_id) values (${id})`, tx`select pg_notify(${CHANNEL}, ${id})`]),
+    "insert + NOTIFY in the transaction": ({ sql }, id) =>
+      sql.begin((tx) => [tx`insert into bench_write (session_id) values (${id})`, tx`select pg_notify(${CHANNEL}, ${id})`]),
     "insert, hint after commit (coalesced)": (store, id) =>
       transaction(store, async (tx, hints) => {
         await tx`insert into bench_write (session_id) values (${id})`;

@@ -48,7 +48,11 @@ try {
   const stateful = await benchGateway(db.url);
   const mcpStateful = await stateful.mcpClient();
   const statefulStats = await time(() => mcpStateful.callTool({ name: "execute_capability", arguments: { name: "remote-session:read", body: { sessionId } } }));
-  rows["execute_capability(remote-session:read), stateful MCP session (push on)"] = { ...statefulStats, unit: "ms", ratioP50: +(statefulStats.p50 / noopStats.p50).toFixed(2) };
+  rows["execute_capability(remote-session:read), stateful MCP session (push on)"] = {
+    ...statefulStats,
+    unit: "ms",
+    ratioP50: +(statefulStats.p50 / noopStats.p50).toFixed(2),
+  };
   await mcpStateful.close();
   await stateful.close();
   await mcp.close();

@@ -16,7 +16,9 @@ const db = await benchDatabase("push");
 const rows: Record<string, Record<string, unknown>> = {};
 try {
   // Every client is the bench member's: its per-member limits (16 streams, 64 sessions) would refuse the rest.
-  const fixture = await benchGateway(db.url, { memberLimits: { pushStreams: CLIENTS, mcpSessions: CLIENTS, mcpSessionOpens: { burst: CLIENTS, perSecond: CLIENTS } } });
+  const fixture = await benchGateway(db.url, {
+    memberLimits: { pushStreams: CLIENTS, mcpSessions: CLIENTS, mcpSessionOpens: { burst: CLIENTS, perSecond: CLIENTS } },
+  });
   const runner = await fixture.runnerClient("bench-push-desktop");
   const ok = async (name: string, body: unknown) => {
     const result = await fixture.execute(name, body);
@@ -27,14 +29,21 @@ try {
   const idleSession = async () => {
     const { sessionId } = await ok("remote-session:create", { target: "desktop", prompt: "start" });
     const task = (await runner.claimNext())!;
-    await runner.complete(task.taskId, { attempt: task.attempt, status: "done", localSessionId: `ses_${sessionId}`, events: [{ sequence: 1, type: "assistant.final", payload: { messageId: "m0", text: "ready" } }] });
+    await runner.complete(task.taskId, {
+      attempt: task.attempt,
+      status: "done",
+      localSessionId: `ses_${sessionId}`,
+      events: [{ sequence: 1, type: "assistant.final", payload: { messageId: "m0", text: "ready" } }],
+    });
     return sessionId as string;
   };
 
   // 1. Latency: each sample is a follow-up whose reply the runner posts with its completion.
   const sessionId = await idleSession();
   const client = new Client({ name: "bench-push", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(fixture.gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(fixture.gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }),
+  );
   let notified: (at: number) => void = () => {};
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, () => notified(performance.now()));
   await client.subscribeResource({ uri: `remote-session://${sessionId}` });
@@ -49,7 +58,12 @@ try {
     await sleep(60);
     const notification = new Promise<number>((resolve) => (notified = resolve));
     const t0 = performance.now();
-    await runner.complete(task.taskId, { attempt: task.attempt, status: "done", localSessionId: `ses_${sessionId}`, events: [{ sequence: 1, type: "assistant.final", payload: { messageId: `m${i + 1}`, text: `reply ${i}` } }] });
+    await runner.complete(task.taskId, {
+      attempt: task.attempt,
+      status: "done",
+      localSessionId: `ses_${sessionId}`,
+      events: [{ sequence: 1, type: "assistant.final", payload: { messageId: `m${i + 1}`, text: `reply ${i}` } }],
+    });
     const [notifiedAt, readAt] = await Promise.all([notification, reading]);
     pushed.push(notifiedAt - t0);
     waited.push(readAt - t0);
@@ -63,13 +77,20 @@ try {
   for (let i = 0; i < SESSIONS; i++) sessions.push(await idleSession());
   const stats = postgres(db.url, { max: 1, onnotice: () => {} });
   const connections = async () => {
-    const [row] = (await stats`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`) as unknown as [{ n: number }];
+    const [row] = (await stats`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`) as unknown as [
+      { n: number },
+    ];
     return row.n;
   };
   const rpc = async (body: Record<string, unknown>, mcpSessionId?: string) =>
     fetch(fixture.gateway.mcpUrl, {
       method: "POST",
-      headers: { authorization: `Bearer ${member.mcpToken}`, "content-type": "application/json", accept: "application/json, text/event-stream", ...(mcpSessionId ? { "mcp-session-id": mcpSessionId } : {}) },
+      headers: {
+        authorization: `Bearer ${member.mcpToken}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...(mcpSessionId ? { "mcp-session-id": mcpSessionId } : {}),
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...body }),
     });
   const heap = () => process.memoryUsage();
@@ -85,7 +106,10 @@ try {
     const uri = `remote-session://${sessions[i % SESSIONS]}`;
     watched.set(mcpSessionId, sessions[i % SESSIONS]!);
     await (await rpc({ method: "resources/subscribe", params: { uri } }, mcpSessionId)).text();
-    const stream = await fetch(fixture.gateway.mcpUrl, { headers: { authorization: `Bearer ${member.mcpToken}`, accept: "text/event-stream", "mcp-session-id": mcpSessionId }, signal: controller.signal });
+    const stream = await fetch(fixture.gateway.mcpUrl, {
+      headers: { authorization: `Bearer ${member.mcpToken}`, accept: "text/event-stream", "mcp-session-id": mcpSessionId },
+      signal: controller.signal,
+    });
     const times: number[] = [];
     received.set(mcpSessionId, times);
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();

@@ -45,7 +45,10 @@ try {
       if (!page.structuredContent.hasMore) break;
     }
     const { a: _anchor, ...rest } = JSON.parse(Buffer.from(cursor!, "base64url").toString("utf8")) as Record<string, unknown>;
-    const cursors = { "cursor as returned (from its turn on)": cursor!, "anchor stripped (every turn, baseline)": Buffer.from(JSON.stringify(rest)).toString("base64url") };
+    const cursors = {
+      "cursor as returned (from its turn on)": cursor!,
+      "anchor stripped (every turn, baseline)": Buffer.from(JSON.stringify(rest)).toString("base64url"),
+    };
     for (const [name, read] of Object.entries(cursors)) {
       const samples: number[] = [];
       for (let i = 0; i < READS; i++) {

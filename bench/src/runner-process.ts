@@ -15,13 +15,18 @@ process.once("message", async (message) => {
   const started = performance.now();
   const cpu = process.cpuUsage();
   const outcomes = await Promise.all(tokens.map((token) => drain(createRunnerClient({ baseUrl, token, fetch: counted }))));
-  const sent = new Promise((resolve) => process.send!({
-    done: outcomes.reduce((n, o) => n + o.done, 0),
-    conflicts: outcomes.reduce((n, o) => n + o.conflicts, 0),
-    requests,
-    seconds: (performance.now() - started) / 1000,
-    cpuMs: cpuMsSince(cpu),
-  }, resolve));
+  const sent = new Promise((resolve) =>
+    process.send!(
+      {
+        done: outcomes.reduce((n, o) => n + o.done, 0),
+        conflicts: outcomes.reduce((n, o) => n + o.conflicts, 0),
+        requests,
+        seconds: (performance.now() - started) / 1000,
+        cpuMs: cpuMsSince(cpu),
+      },
+      resolve,
+    ),
+  );
   await sent;
   process.exit(0);
 });

@@ -18,14 +18,26 @@ const SAMPLES = Number(process.env.SAMPLES ?? 100);
 const TASKS = Number(process.env.TASKS ?? 1_000);
 const db = await benchDatabase("scale_out");
 const home = await mkdtemp(join(tmpdir(), "openwork-bench-scale-"));
-await writeFile(join(home, "gateway.json"), JSON.stringify({ members: [member], cloudOrganizations: [], runnerTokenSecret: "bench-runner-secret-0123456789abcdef" }));
+await writeFile(
+  join(home, "gateway.json"),
+  JSON.stringify({ members: [member], cloudOrganizations: [], runnerTokenSecret: "bench-runner-secret-0123456789abcdef" }),
+);
 const children: ChildProcess[] = [];
 
 async function startProcess(): Promise<string> {
   const port = await freePort();
   children.push(
     spawn(process.execPath, [new URL("../../apps/gateway/dist/main.js", import.meta.url).pathname], {
-      env: { PATH: process.env.PATH, PORT: String(port), DATABASE_URL: db.url, DEV_CONFIG: join(home, "gateway.json"), START_RUNNER: "0", CLOUD_RESOLVER_URL: "http://127.0.0.1:9", CLOUD_GATEWAY_KEY: "none", CREATE_RATE_LIMIT_PER_MINUTE: "1000000" },
+      env: {
+        PATH: process.env.PATH,
+        PORT: String(port),
+        DATABASE_URL: db.url,
+        DEV_CONFIG: join(home, "gateway.json"),
+        START_RUNNER: "0",
+        CLOUD_RESOLVER_URL: "http://127.0.0.1:9",
+        CLOUD_GATEWAY_KEY: "none",
+        CREATE_RATE_LIMIT_PER_MINUTE: "1000000",
+      },
       stdio: "ignore",
     }),
   );
@@ -41,12 +53,25 @@ async function startProcess(): Promise<string> {
 }
 
 const runnerClient = async (baseUrl: string, runnerId: string): Promise<RunnerClient> => {
-  const minted = await requestRunnerToken({ baseUrl, memberToken: member.sessionToken, request: { runnerId, name: runnerId, platform: "linux", appVersion: "bench", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] } });
+  const minted = await requestRunnerToken({
+    baseUrl,
+    memberToken: member.sessionToken,
+    request: {
+      runnerId,
+      name: runnerId,
+      platform: "linux",
+      appVersion: "bench",
+      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      capabilities: [...RUNNER_CAPABILITIES],
+    },
+  });
   return createRunnerClient({ baseUrl, token: minted.token });
 };
 const mcpClient = async (baseUrl: string) => {
   const client = new Client({ name: "bench", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp/agent`), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp/agent`), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }),
+  );
   return client;
 };
 
@@ -62,7 +87,10 @@ async function dispatch(createVia: string, runnerOn: string, label: string): Pro
   const samples: number[] = [];
   for (let i = 0; i < SAMPLES + 10; i++) {
     const held = new Promise<number>((resolve) => (notify = resolve));
-    const result = (await mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", runner: `bench-scale-${label}` } } })) as { isError?: boolean; content: { text: string }[] };
+    const result = (await mcp.callTool({
+      name: "execute_capability",
+      arguments: { name: "remote-session:create", body: { target: "desktop", runner: `bench-scale-${label}` } },
+    })) as { isError?: boolean; content: { text: string }[] };
     const returned = performance.now();
     if (result.isError) throw new Error(result.content[0]?.text);
     const latency = (await held) - returned;
@@ -78,7 +106,11 @@ async function throughput(urls: string[], label: string): Promise<{ perSecond: n
   const mcp = await mcpClient(urls[0]!);
   const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
   for (let i = 0; i < TASKS; i += 20) {
-    await Promise.all(Array.from({ length: Math.min(20, TASKS - i) }, () => mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", deliverBy } } })));
+    await Promise.all(
+      Array.from({ length: Math.min(20, TASKS - i) }, () =>
+        mcp.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", deliverBy } } }),
+      ),
+    );
   }
   await mcp.close();
   const t0 = performance.now();

@@ -36,23 +36,28 @@ async function deployment(shards: number, natsUrl: string | null) {
     gateway: { createRateLimit: { bucket: "create", limit: 1_000_000, windowMs: 60_000 } },
     ...(natsUrl ? { wakeBus: () => connectNatsWakeBus({ servers: natsUrl }) } : {}),
   });
-  const closers: (() => Promise<unknown>)[] = [
-    close,
-    ...clients.map((sql) => () => sql.end({ timeout: 5 })),
-    ...databases.map((db) => db.stop),
-  ];
+  const closers: (() => Promise<unknown>)[] = [close, ...clients.map((sql) => () => sql.end({ timeout: 5 })), ...databases.map((db) => db.stop)];
   const server = databases[0]!.server;
   const runnerClient = async (member: DevMember, runnerId: string) => {
     const minted = await requestRunnerToken({
       baseUrl: router.url,
       memberToken: member.sessionToken,
-      request: { runnerId, name: runnerId, platform: "linux", appVersion: "bench", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+      request: {
+        runnerId,
+        name: runnerId,
+        platform: "linux",
+        appVersion: "bench",
+        protocolVersion: RUNNER_PROTOCOL_VERSION,
+        capabilities: [...RUNNER_CAPABILITIES],
+      },
     });
     return createRunnerClient({ baseUrl: router.url, token: minted.token });
   };
   const mcp = async (member: DevMember) => {
     const client = new Client({ name: "bench", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${router.url}/mcp/agent`), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${router.url}/mcp/agent`), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }),
+    );
     closers.unshift(() => client.close());
     return client;
   };
@@ -69,7 +74,10 @@ async function deployment(shards: number, natsUrl: string | null) {
 }
 
 const create = async (client: Client, body: Record<string, unknown>) => {
-  const result = (await client.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body } })) as { isError?: boolean; content: { text: string }[] };
+  const result = (await client.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body } })) as {
+    isError?: boolean;
+    content: { text: string }[];
+  };
   if (result.isError) throw new Error(result.content[0]?.text);
 };
 
@@ -97,7 +105,11 @@ for (const shards of [1, 2]) {
       }),
     ),
   );
-  rows[`${label}: turns/s (members in both shards)`] = { turns: TURNS, perSecond: +(TURNS / ((performance.now() - t0) / 1000)).toFixed(1), routed: d.router.routed.join(" / ") };
+  rows[`${label}: turns/s (members in both shards)`] = {
+    turns: TURNS,
+    perSecond: +(TURNS / ((performance.now() - t0) / 1000)).toFixed(1),
+    routed: d.router.routed.join(" / "),
+  };
 
   // Dispatch: one runner of each member on its SSE stream, creates alternating between members.
   const latencies: number[] = [];

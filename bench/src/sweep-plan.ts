@@ -11,7 +11,10 @@ const SAMPLES = Number(process.env.SAMPLES ?? 50);
 const db = await benchDatabase("sweep_plan");
 const rows: Record<string, Record<string, unknown>> = {};
 type PlanNode = { "Node Type": string; "Index Name"?: string; Plans?: PlanNode[]; "Shared Hit Blocks"?: number };
-const nodesOf = (node: PlanNode): string[] => [`${node["Node Type"]}${node["Index Name"] ? ` (${node["Index Name"]})` : ""}`, ...(node.Plans ?? []).flatMap(nodesOf)];
+const nodesOf = (node: PlanNode): string[] => [
+  `${node["Node Type"]}${node["Index Name"] ? ` (${node["Index Name"]})` : ""}`,
+  ...(node.Plans ?? []).flatMap(nodesOf),
+];
 try {
   const sql = postgres(db.url, { max: 1, onnotice: () => {} });
   await migrateDesktopTarget(sql);

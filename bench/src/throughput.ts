@@ -28,7 +28,9 @@ try {
     await enqueue();
     const profiling = process.env.PROFILE ? await startProfile() : null;
     // The runners drain from a process of their own; tsx compiles it as it does this file.
-    const runners = fork(fileURLToPath(new URL("./runner-process.ts", import.meta.url)), { execArgv: ["--import", "tsx", ...(process.env.PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.PROFILE}-runners`] : [])] });
+    const runners = fork(fileURLToPath(new URL("./runner-process.ts", import.meta.url)), {
+      execArgv: ["--import", "tsx", ...(process.env.PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.PROFILE}-runners`] : [])],
+    });
     runners.send({ baseUrl: fixture.gateway.baseUrl, tokens, loop });
     const outcome = await new Promise<{ done: number; conflicts: number; requests: number; seconds: number }>((resolve, reject) => {
       runners.once("message", (message) => resolve(message as never));
@@ -37,7 +39,14 @@ try {
     await new Promise((resolve) => runners.once("exit", resolve));
     await profiling?.(`${process.env.PROFILE}-${loop}.cpuprofile`);
     const { done, conflicts, requests, seconds } = outcome;
-    rows[label] = { tasks: done, seconds: +seconds.toFixed(2), perSecond: Math.round(done / seconds), requestsPerTask: +(requests / done).toFixed(2), nominal: requestsPerTask, claimConflicts: conflicts };
+    rows[label] = {
+      tasks: done,
+      seconds: +seconds.toFixed(2),
+      perSecond: Math.round(done / seconds),
+      requestsPerTask: +(requests / done).toFixed(2),
+      nominal: requestsPerTask,
+      claimConflicts: conflicts,
+    };
   };
   // ONLY=next measures protocol 3 alone (for a CPU profile of it).
   if (process.env.ONLY !== "next") await drain("ours, protocol 2: work → claim → heartbeat → events → complete", "listed", 5);

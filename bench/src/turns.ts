@@ -21,9 +21,11 @@ try {
     const sql = postgres(db.url, { max: 32, onnotice: () => {} });
     let done = 0;
     const until = performance.now() + 3_000;
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      for (; performance.now() < until; done++) await sql`insert into bench_write default values`;
-    }));
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        for (; performance.now() < until; done++) await sql`insert into bench_write default values`;
+      }),
+    );
     await sql.end();
     return Math.round(done / 3);
   };
@@ -41,7 +43,9 @@ try {
           const task = await runner.claimNext();
           if (!task) continue;
           for (let sequence = 1; sequence <= P; sequence++) {
-            await runner.postEvents(task.taskId, task.attempt, [{ sequence, type: "assistant.delta", payload: { messageId: "m1", text: `part ${sequence} ` } }]);
+            await runner.postEvents(task.taskId, task.attempt, [
+              { sequence, type: "assistant.delta", payload: { messageId: "m1", text: `part ${sequence} ` } },
+            ]);
           }
           await runner.complete(task.taskId, { attempt: task.attempt, status: "done", localSessionId: `ses_${task.taskId}` });
         }
@@ -71,7 +75,9 @@ try {
     for (const config of configs) {
       const fixture = await benchGateway(db.url, config.natsUrl ? { wakeBus: await connectNatsWakeBus({ servers: config.natsUrl }) } : {});
       const runners = await Promise.all(
-        Array.from({ length: CONCURRENT }, (_, i) => fixture.runnerClient(`bench-turns-${String(i).padStart(2, "0")}`, config.inProcess ? inProcess(fixture) : undefined)),
+        Array.from({ length: CONCURRENT }, (_, i) =>
+          fixture.runnerClient(`bench-turns-${String(i).padStart(2, "0")}`, config.inProcess ? inProcess(fixture) : undefined),
+        ),
       );
       rows[`${flush}: turns through the gateway (${config.name})`] = { P, turns: TURNS, perSecond: await turns(fixture, runners) };
       await fixture.close();

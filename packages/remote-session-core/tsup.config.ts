@@ -2,4 +2,9 @@ import { library } from "../../tsup.presets";
 
 // `target` holds the helpers for writing a Target; `testing` is the Target conformance kit for target authors (imports vitest); `wire` the shapes
 // the runner channel shares (zod and eventsource-parser only: a desktop runner loads it without postgres or node:crypto).
-export default library({ index: "src/index.ts", "wire/index": "src/wire/index.ts", "target/index": "src/target/index.ts", "testing/index": "src/testing/index.ts" });
+export default library({
+  index: "src/index.ts",
+  "wire/index": "src/wire/index.ts",
+  "target/index": "src/target/index.ts",
+  "testing/index": "src/testing/index.ts",
+});

@@ -21,7 +21,13 @@ it("runs a prompt in a real opencode session", async () => {
   const sessionId = await engine.createSession({ title: "From the runner", workspaceId: null });
   expect(sessionId).toMatch(/^ses_/);
   const streamed: string[] = [];
-  const reply = await engine.prompt({ sessionId, messageId: "rst_1", text: "hello desktop", signal: new AbortController().signal, onProgress: textInto(streamed) });
+  const reply = await engine.prompt({
+    sessionId,
+    messageId: "rst_1",
+    text: "hello desktop",
+    signal: new AbortController().signal,
+    onProgress: textInto(streamed),
+  });
   expect(reply.text).toContain("FAKE_REPLY: hello desktop");
   expect(streamed.join("")).toBe(reply.text);
 }, 60_000);
@@ -45,7 +51,13 @@ it("streams a slow reply as it is written, and stops the engine's turn on abort"
 it("ends a turn whose model provider keeps failing when the runner gives up on it", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
   const sessionId = await engine.createSession({ title: "Bad", workspaceId: null });
-  const failing = engine.prompt({ sessionId, messageId: "msg_fail0000000001", text: "FAIL500 please", signal: AbortSignal.timeout(4_000), onProgress: () => {} });
+  const failing = engine.prompt({
+    sessionId,
+    messageId: "msg_fail0000000001",
+    text: "FAIL500 please",
+    signal: AbortSignal.timeout(4_000),
+    onProgress: () => {},
+  });
   // A provider that answers 500 is retried: nothing ends the turn until the signal stops it.
   await expect(failing).resolves.toMatchObject({ text: "" });
 }, 60_000);
@@ -54,7 +66,13 @@ it("reports tool calls, todos and usage as the turn runs", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
   const sessionId = await engine.createSession({ title: "Todos", workspaceId: null });
   const progress: EngineProgress[] = [];
-  const reply = await engine.prompt({ sessionId, messageId: "msg_todo0000000001", text: "make a TODO list", signal: new AbortController().signal, onProgress: (p) => progress.push(p) });
+  const reply = await engine.prompt({
+    sessionId,
+    messageId: "msg_todo0000000001",
+    text: "make a TODO list",
+    signal: new AbortController().signal,
+    onProgress: (p) => progress.push(p),
+  });
   expect(reply.text).toContain("FAKE_REPLY: the tool said");
   const todo = progress.filter((p) => p.type === "tool" && p.name === "todowrite");
   expect(todo.at(-1)).toMatchObject({ status: "completed", summary: "✓ Write the plan; ☐ Ship it" });
@@ -66,7 +84,13 @@ it("waits on a permission until answered: once lets the command run, reject ends
   for (const decision of ["once", "reject"] as const) {
     const sessionId = await engine.createSession({ title: `Bash ${decision}`, workspaceId: null });
     const progress: EngineProgress[] = [];
-    const turn = engine.prompt({ sessionId, messageId: `msg_bash${decision}00000001`, text: "RUNBASH please", signal: new AbortController().signal, onProgress: (p) => progress.push(p) });
+    const turn = engine.prompt({
+      sessionId,
+      messageId: `msg_bash${decision}00000001`,
+      text: "RUNBASH please",
+      signal: new AbortController().signal,
+      onProgress: (p) => progress.push(p),
+    });
     await expect.poll(() => progress.find((p) => p.type === "asked"), { timeout: 20_000 }).toBeDefined();
     const asked = progress.find((p) => p.type === "asked")!;
     expect(asked).toMatchObject({ request: { kind: "permission", title: "bash", detail: "echo bash-ran" } });
@@ -91,10 +115,18 @@ it("asks a question and goes on with the answer", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
   const sessionId = await engine.createSession({ title: "Question", workspaceId: null });
   const progress: EngineProgress[] = [];
-  const turn = engine.prompt({ sessionId, messageId: "msg_askq0000000001", text: "ASKQ please", signal: new AbortController().signal, onProgress: (p) => progress.push(p) });
+  const turn = engine.prompt({
+    sessionId,
+    messageId: "msg_askq0000000001",
+    text: "ASKQ please",
+    signal: new AbortController().signal,
+    onProgress: (p) => progress.push(p),
+  });
   await expect.poll(() => progress.find((p) => p.type === "asked"), { timeout: 20_000 }).toBeDefined();
   const asked = progress.find((p) => p.type === "asked")!;
-  expect(asked).toMatchObject({ request: { kind: "question", title: "Colour", detail: "Which colour should the button be?", options: [{ label: "Red" }, { label: "Blue" }] } });
+  expect(asked).toMatchObject({
+    request: { kind: "question", title: "Colour", detail: "Which colour should the button be?", options: [{ label: "Red" }, { label: "Blue" }] },
+  });
   const requestId = asked.type === "asked" ? asked.request.requestId : "";
   expect(await engine.respond({ sessionId, requestId, answer: { text: "Blue" } })).toBe(true);
   expect((await turn).text).toContain('"Which colour should the button be?"="Blue"');

@@ -53,7 +53,10 @@ export function createOpencodeEngine(options: { url: string; directory?: string;
         const error = await turn.ended;
         const messages = await read(MessagesSchema, "GET", `${session}/message`);
         const reply = messages.findLast((m) => m.info.role === "assistant");
-        const answer = (reply?.parts ?? []).filter((p) => p.type === "text").map((p) => p.text ?? "").join("");
+        const answer = (reply?.parts ?? [])
+          .filter((p) => p.type === "text")
+          .map((p) => p.text ?? "")
+          .join("");
         const failure = error ?? reply?.info.error;
         if (failure && !signal.aborted) throw new Error(`${failure.name}: ${failure.data?.message ?? ""}`.split("\n")[0]!.slice(0, 500));
         return { messageId: reply?.info.id ?? messageId, text: answer };
@@ -64,7 +67,10 @@ export function createOpencodeEngine(options: { url: string; directory?: string;
     },
 
     respond: async ({ sessionId, requestId, answer }) => {
-      const [permissions, questions] = await Promise.all([read(PermissionRequestsSchema, "GET", "/permission"), read(QuestionRequestsSchema, "GET", "/question")]);
+      const [permissions, questions] = await Promise.all([
+        read(PermissionRequestsSchema, "GET", "/permission"),
+        read(QuestionRequestsSchema, "GET", "/question"),
+      ]);
       const mine = (r: { id: string; sessionID: string }) => r.id === requestId && r.sessionID === sessionId;
       const question = questions.find(mine);
       const reply = replyOf(answer, permissions.some(mine), question?.questions.length);

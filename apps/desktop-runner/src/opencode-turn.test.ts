@@ -17,7 +17,8 @@ function manualTimers() {
 function engineStream() {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
-  const send = (type: string, properties: Record<string, unknown> = {}) => controller.enqueue(new TextEncoder().encode(sseFrame({ data: JSON.stringify({ type, properties }) })));
+  const send = (type: string, properties: Record<string, unknown> = {}) =>
+    controller.enqueue(new TextEncoder().encode(sseFrame({ data: JSON.stringify({ type, properties }) })));
   return { response: new Response(body), send, end: () => controller.close() };
 }
 

@@ -79,7 +79,12 @@ export function followTurn(
     if (update && update.sessionId === sessionId) onUpdate(update);
   };
   const body = response.body;
-  void followSse({ open: async () => body ?? Promise.reject(new Error("no event stream")), onMessage, silenceMs: stream.silenceMs ?? 30_000, ...(stream.timers ? { timers: stream.timers } : {}) })
+  void followSse({
+    open: async () => body ?? Promise.reject(new Error("no event stream")),
+    onMessage,
+    silenceMs: stream.silenceMs ?? 30_000,
+    ...(stream.timers ? { timers: stream.timers } : {}),
+  })
     // Closed by us once the turn ended, or the engine went away (or went silent).
     .catch((reason: unknown) => reason)
     .then((reason) => {
@@ -116,6 +121,8 @@ function describeInput(input: Record<string, unknown> | undefined): string | und
 function requestOf(request: DescribedRequest): EngineRequest {
   const bounded = { requestId: request.id, kind: request.kind, title: request.title.slice(0, 200), detail: request.detail.slice(0, 2_000) };
   if (request.kind === "permission") return bounded;
-  const options = request.options.slice(0, 20).map((o) => ({ label: o.label.slice(0, 200), ...(o.description ? { description: o.description.slice(0, 200) } : {}) }));
+  const options = request.options
+    .slice(0, 20)
+    .map((o) => ({ label: o.label.slice(0, 200), ...(o.description ? { description: o.description.slice(0, 200) } : {}) }));
   return { ...bounded, ...(options.length ? { options } : {}) };
 }

@@ -42,7 +42,12 @@ export function createRunnerHandlers(engine: LocalEngine): RunnerHandlers {
     // The answer goes to the engine; the turn it unblocks reports what follows.
     "remote_session.respond": async (task) => {
       const answered = await engine.respond({ sessionId: task.localSessionId, requestId: task.requestId, answer: task.answer });
-      if (!answered) return { status: "failed", error: { code: "input_not_pending", message: `the engine waits on no request ${task.requestId}` }, localSessionId: task.localSessionId };
+      if (!answered)
+        return {
+          status: "failed",
+          error: { code: "input_not_pending", message: `the engine waits on no request ${task.requestId}` },
+          localSessionId: task.localSessionId,
+        };
       return { status: "done", localSessionId: task.localSessionId };
     },
   };

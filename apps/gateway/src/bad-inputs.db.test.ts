@@ -44,15 +44,28 @@ it("answers 4 200 generated bad arguments across every capability with typed err
   // Every body carries a mistyped field each capability knows (target, sessionId or includeModels)
   // beside one none knows (set aside and named in `ignored`), or is no object at all: never valid.
   const body = fc.oneof(
-    fc.record({ __unknown: fc.anything() }, { requiredKeys: ["__unknown"] }).chain((bad) =>
-      fc
-        .record({ target: fc.integer(), sessionId: fc.integer(), includeModels: fc.string(), prompt: fc.string(), limit: fc.integer(), waitMs: fc.integer() }, { requiredKeys: ["target", "sessionId", "includeModels"] })
-        .map((r) => ({ ...r, ...bad })),
-    ),
+    fc
+      .record({ __unknown: fc.anything() }, { requiredKeys: ["__unknown"] })
+      .chain((bad) =>
+        fc
+          .record(
+            { target: fc.integer(), sessionId: fc.integer(), includeModels: fc.string(), prompt: fc.string(), limit: fc.integer(), waitMs: fc.integer() },
+            { requiredKeys: ["target", "sessionId", "includeModels"] },
+          )
+          .map((r) => ({ ...r, ...bad })),
+      ),
     // No body reads as {} (valid for list and targets), so null and undefined are not generated;
     // a string is read as JSON, so none that parses to an object.
-    fc.oneof(fc.string().filter((s) => !isJsonObject(s)), fc.integer(), fc.boolean(), fc.array(fc.anything(), { maxLength: 3 })),
-    fc.string().map((s) => `{${s}`).filter((s) => !isJsonObject(s)),
+    fc.oneof(
+      fc.string().filter((s) => !isJsonObject(s)),
+      fc.integer(),
+      fc.boolean(),
+      fc.array(fc.anything(), { maxLength: 3 }),
+    ),
+    fc
+      .string()
+      .map((s) => `{${s}`)
+      .filter((s) => !isJsonObject(s)),
   );
   for (const action of ACTIONS) {
     await fc.assert(

@@ -12,7 +12,10 @@ const socket = () => {
 /** A request on `on` with `token` (none: a request without credentials); returns its response, to finish. */
 const request = (share: ReturnType<typeof createConnectionShare>, on: Socket, token?: string) => {
   const response = new EventEmitter();
-  share.request({ socket: on, headers: token ? { authorization: `Bearer ${token}` } : {} } as unknown as IncomingMessage, response as unknown as ServerResponse);
+  share.request(
+    { socket: on, headers: token ? { authorization: `Bearer ${token}` } : {} } as unknown as IncomingMessage,
+    response as unknown as ServerResponse,
+  );
   return () => response.emit("close");
 };
 

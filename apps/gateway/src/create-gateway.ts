@@ -103,8 +103,7 @@ export async function createGateway(options: GatewayOptions) {
   const mcpInFlight = createMemberSlots(memberLimits.mcpRequestsInFlight);
   const runnerStreamGate = createRunnerStreamGate({ gate, limits: memberLimits, secret: options.runnerTokenSecret });
 
-  const byToken = (kind: "mcpToken" | "sessionToken", token: string) =>
-    options.members().find((m) => sameSecret(token, m[kind]));
+  const byToken = (kind: "mcpToken" | "sessionToken", token: string) => options.members().find((m) => sameSecret(token, m[kind]));
   const verifyMcpToken =
     options.verifyMcpToken ??
     (async (token: string): Promise<McpAuth | null> => {
@@ -177,7 +176,14 @@ export async function createGateway(options: GatewayOptions) {
 
   const push =
     (options.push ?? !options.mcpEndpoint)
-      ? createSessionPush({ sql, hub, source, logger, limits: memberLimits, admitOpen: (auth) => gate.take(`mcp-open\u0000${mcpMemberKey(auth)}`, memberLimits.mcpSessionOpens) })
+      ? createSessionPush({
+          sql,
+          hub,
+          source,
+          logger,
+          limits: memberLimits,
+          admitOpen: (auth) => gate.take(`mcp-open\u0000${mcpMemberKey(auth)}`, memberLimits.mcpSessionOpens),
+        })
       : null;
   await push?.start();
   const mcpEndpoint = push ? push.endpoint(mcpEndpointV2(push.registerResources)(push.source)) : (options.mcpEndpoint ?? mcpEndpointV2())(source);
@@ -194,7 +200,10 @@ export async function createGateway(options: GatewayOptions) {
   const unauthorized = (description: string) =>
     Response.json(
       { error: "invalid_token", error_description: description },
-      { status: 401, headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${description}", resource_metadata="${resourceMetadataUrl}"` } },
+      {
+        status: 401,
+        headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${description}", resource_metadata="${resourceMetadataUrl}"` },
+      },
     );
 
   const guard = createRequestGuard({ baseUrl: options.baseUrl, ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}) });
@@ -221,7 +230,8 @@ export async function createGateway(options: GatewayOptions) {
     if (c.req.method === "GET" && !push) return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
     // Before an MCP server is built for it: a member's flood of requests is refused for the cost of a 429.
     const release = mcpInFlight.enter(mcpMemberKey(authInfo));
-    if (!release) return rateLimited(`at most ${memberLimits.mcpRequestsInFlight} MCP requests of one member are answered at once; retry after retryAfterMs`, 1_000);
+    if (!release)
+      return rateLimited(`at most ${memberLimits.mcpRequestsInFlight} MCP requests of one member are answered at once; retry after retryAfterMs`, 1_000);
     c.req.raw.signal.addEventListener("abort", release, { once: true });
     try {
       return whenBodyEnds(await mcpEndpoint(c.req.raw, authInfo), release);

@@ -19,7 +19,9 @@ const execute = (name: string, body: unknown) => test.execute(name, body);
 
 it("serves a third target the capability knows only through the port, end to end through execute_capability", async () => {
   const search = (await test.client.callTool({ name: "search_capabilities", arguments: { query: "create remote session" } })) as Result;
-  const create = (search.structuredContent.matches as { name: string; argumentsSchema: { properties: { target: { enum: string[] } } } }[]).find((m) => m.name === "remote-session:create")!;
+  const create = (search.structuredContent.matches as { name: string; argumentsSchema: { properties: { target: { enum: string[] } } } }[]).find(
+    (m) => m.name === "remote-session:create",
+  )!;
   expect(create.argumentsSchema.properties.target.enum).toContain("echo");
 
   const targets = await execute("remote-session:targets", {});

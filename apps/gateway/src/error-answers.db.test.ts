@@ -16,7 +16,10 @@ const member = fixedDevMember("errors");
 /** A logger that keeps its error and warn lines, to find a referenceId in them. */
 function recordingLogger() {
   const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const keep = (level: string) => (message: string, fields: Record<string, unknown> = {}) => void lines.push({ level, message, fields });
+  const keep =
+    (level: string) =>
+    (message: string, fields: Record<string, unknown> = {}) =>
+      void lines.push({ level, message, fields });
   const logger: Logger = { info() {}, warn: keep("warn"), error: keep("error") };
   return { logger, lines };
 }
@@ -76,12 +79,18 @@ describe("a bearer token with a non-ASCII byte", () => {
   });
 
   it("is refused by the witness worker and its resolver", async () => {
-    const witness = await startWitnessWorker({ clientToken: "client-token-0123456789", hostToken: "host-token-0123456789", gatewayKey: "gateway-key-0123456789" });
+    const witness = await startWitnessWorker({
+      clientToken: "client-token-0123456789",
+      hostToken: "host-token-0123456789",
+      gatewayKey: "gateway-key-0123456789",
+    });
     cleanups.push(() => witness.close());
     const workspaces = await fetch(`${witness.url}/workspaces`, { headers: { authorization: `Bearer ${withE9("client-token-0123456789")}` } });
     expect(workspaces.status).toBe(401);
     expect(await workspaces.json()).toMatchObject({ code: "unauthorized" });
-    const resolve = await fetch(`${witness.resolverUrl}/v1/cloud/gateway/resolve?memberId=m`, { headers: { "x-openwork-gateway-key": withE9("gateway-key-0123456789") } });
+    const resolve = await fetch(`${witness.resolverUrl}/v1/cloud/gateway/resolve?memberId=m`, {
+      headers: { "x-openwork-gateway-key": withE9("gateway-key-0123456789") },
+    });
     expect(resolve.status).toBe(404);
     expect(await resolve.json()).toMatchObject({ error: "cloud_not_found" });
   });
@@ -104,7 +113,11 @@ describe("the witness worker", () => {
     const body = (await response.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ code: "internal_error", referenceId: expect.stringMatching(/^ref_[0-9a-f]{12}$/) });
     expect(lines.filter((line) => line.fields.referenceId === body.referenceId)).toEqual([
-      { level: "error", message: "witness worker: request failed", fields: expect.objectContaining({ path: "/workspace/ws_witness/opencode/session", error: "TypeError" }) },
+      {
+        level: "error",
+        message: "witness worker: request failed",
+        fields: expect.objectContaining({ path: "/workspace/ws_witness/opencode/session", error: "TypeError" }),
+      },
     ]);
   });
 });
@@ -144,7 +157,14 @@ describe("an unexpected error on a gateway route", () => {
       // A host's token introspection that fails (its OAuth server is unreachable).
       verifyMcpToken: async (token) => {
         if (introspection === "down") throw new Error("introspection endpoint unreachable");
-        return token === member.mcpToken ? { token, clientId: member.name, scopes: member.scopes, extra: { organizationId: member.organizationId, userId: `user_${member.memberId}`, memberId: member.memberId } } : null;
+        return token === member.mcpToken
+          ? {
+              token,
+              clientId: member.name,
+              scopes: member.scopes,
+              extra: { organizationId: member.organizationId, userId: `user_${member.memberId}`, memberId: member.memberId },
+            }
+          : null;
       },
       push: true,
     });

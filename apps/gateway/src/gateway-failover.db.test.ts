@@ -32,11 +32,16 @@ async function startBalancer(upstreams: string[]): Promise<{ url: string; server
       try {
         const upstream = await fetch(`${upstreams[current]}${request.url}`, {
           method: request.method,
-          headers: Object.fromEntries(Object.entries(request.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k)) as [string, string][]),
+          headers: Object.fromEntries(
+            Object.entries(request.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k)) as [string, string][],
+          ),
           ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
         });
         response.writeHead(upstream.status, Object.fromEntries(upstream.headers));
-        if (upstream.body) Readable.fromWeb(upstream.body as never).on("error", () => response.destroy()).pipe(response);
+        if (upstream.body)
+          Readable.fromWeb(upstream.body as never)
+            .on("error", () => response.destroy())
+            .pipe(response);
         else response.end();
         return;
       } catch {
@@ -52,7 +57,10 @@ async function startBalancer(upstreams: string[]): Promise<{ url: string; server
 it("loses and duplicates nothing when a gateway process is killed while runners claim", async () => {
   const home = await mkdtemp(join(tmpdir(), "openwork-failover-"));
   cleanups.push(() => rm(home, { recursive: true, force: true }));
-  await writeFile(join(home, "gateway.json"), JSON.stringify({ members: [member], cloudOrganizations: [], runnerTokenSecret: "failover-runner-secret-0123456789" }));
+  await writeFile(
+    join(home, "gateway.json"),
+    JSON.stringify({ members: [member], cloudOrganizations: [], runnerTokenSecret: "failover-runner-secret-0123456789" }),
+  );
   const ports = [await freePort(), await freePort()];
   const balancer = await startBalancer(ports.map((p) => `http://127.0.0.1:${p}`));
   cleanups.push(() => new Promise((resolve) => (balancer.server.closeAllConnections(), balancer.server.close(resolve))));
@@ -110,12 +118,16 @@ it("loses and duplicates nothing when a gateway process is killed while runners 
 
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const [row] = await sql<{ done: number }[]>`select count(*) filter (where state = 'done')::int as done from desktop_task where member_id = ${member.memberId}`;
+    const [row] = await sql<
+      { done: number }[]
+    >`select count(*) filter (where state = 'done')::int as done from desktop_task where member_id = ${member.memberId}`;
     if (row!.done === sessions.length) break;
     if (Date.now() > deadline) throw new Error(`only ${row!.done} of ${sessions.length} tasks done after the failover`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   expect(sessions.every((id) => runs.get(id) === 1)).toBe(true);
-  const attempts = await sql<{ attempt: number; n: number }[]>`select attempt, count(*)::int as n from desktop_task where member_id = ${member.memberId} group by attempt`;
+  const attempts = await sql<
+    { attempt: number; n: number }[]
+  >`select attempt, count(*)::int as n from desktop_task where member_id = ${member.memberId} group by attempt`;
   expect(attempts).toEqual([{ attempt: 1, n: 150 }]);
 }, 120_000);

@@ -110,9 +110,21 @@ async function start(): Promise<void> {
     port: env.PORT,
     host: env.HOST,
     ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
-    ...(env.ALLOWED_ORIGINS ? { allowedOrigins: env.ALLOWED_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean) } : {}),
+    ...(env.ALLOWED_ORIGINS
+      ? {
+          allowedOrigins: env.ALLOWED_ORIGINS.split(",")
+            .map((o) => o.trim())
+            .filter(Boolean),
+        }
+      : {}),
     ...(env.OPENWORK_BASE_PATHS ? { openworkBasePaths: env.OPENWORK_BASE_PATHS.split(",").map((p) => p.trim().replace(/\/+$/, "")) } : {}),
-    ...(env.TRUSTED_PROXY_ORIGINS ? { trustedProxyOrigins: env.TRUSTED_PROXY_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean) } : {}),
+    ...(env.TRUSTED_PROXY_ORIGINS
+      ? {
+          trustedProxyOrigins: env.TRUSTED_PROXY_ORIGINS.split(",")
+            .map((o) => o.trim())
+            .filter(Boolean),
+        }
+      : {}),
     members: () => config.members,
     cloudEnabled: (organizationId) => config.cloudOrganizations.includes(organizationId),
     runnerTokenSecret: config.runnerTokenSecret,

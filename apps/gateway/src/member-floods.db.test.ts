@@ -51,7 +51,12 @@ async function initialize(who: DevMember): Promise<Response> {
   const response = await fetch(test.gateway.mcpUrl, {
     method: "POST",
     headers: { authorization: `Bearer ${who.mcpToken}`, ...MCP_HEADERS },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    }),
   });
   await response.body?.cancel();
   return response;
@@ -71,7 +76,14 @@ async function queuedSession(who: DevMember): Promise<string> {
   await requestRunnerToken({
     baseUrl: test.gateway.baseUrl,
     memberToken: who.sessionToken,
-    request: { runnerId: `runner-${who.name}-0001`, name: who.name, platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+    request: {
+      runnerId: `runner-${who.name}-0001`,
+      name: who.name,
+      platform: "linux",
+      appVersion: "1",
+      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      capabilities: [...RUNNER_CAPABILITIES],
+    },
   });
   const created = await execute(who, "remote-session:create", { target: "desktop", prompt: "wait for me" });
   expect(created.isError).toBeUndefined();
@@ -149,7 +161,9 @@ it("answers a member's MCP requests past its in-flight limit with a 429 before a
   const sessionId = await queuedSession(flooder);
   const clients = Array.from({ length: IN_FLIGHT }, () => new AbortController());
   // Six waiting reads and two push streams hold all eight of the flooder's slots.
-  const reads = clients.slice(0, WAITING_READS).map((client) => execute(flooder, "remote-session:read", { sessionId, waitMs: 25_000 }, client.signal).catch(() => "aborted"));
+  const reads = clients
+    .slice(0, WAITING_READS)
+    .map((client) => execute(flooder, "remote-session:read", { sessionId, waitMs: 25_000 }, client.signal).catch(() => "aborted"));
   await eventually(() => (test.gateway.source.waitingReads() === WAITING_READS ? true : undefined));
   const streams = [await sessionOf(flooder), await sessionOf(flooder)];
   const opened = await Promise.all(streams.map((id, i) => onSession(flooder, id, "GET", clients[WAITING_READS + i]!.signal)));
@@ -181,11 +195,20 @@ it("refuses a runner token's flood of wake-stream opens with a typed 429 before 
   const { token } = await requestRunnerToken({
     baseUrl: test.gateway.baseUrl,
     memberToken: flooder.sessionToken,
-    request: { runnerId: "runner-flooder-streams", name: "Streams", platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+    request: {
+      runnerId: "runner-flooder-streams",
+      name: "Streams",
+      platform: "linux",
+      appVersion: "1",
+      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      capabilities: [...RUNNER_CAPABILITIES],
+    },
   });
   const controller = new AbortController();
   const opened = await Promise.all(
-    Array.from({ length: 200 }, () => fetch(`${test.gateway.baseUrl}/v1/desktop-runner/events`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal })),
+    Array.from({ length: 200 }, () =>
+      fetch(`${test.gateway.baseUrl}/v1/desktop-runner/events`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal }),
+    ),
   );
   const refused = opened.filter((r) => r.status === 429);
   // The burst (4) got through: the newest two of those stay open; everything else was refused at once.

@@ -29,7 +29,14 @@ it("serves Prometheus metrics: queue depth, dispatch latency, lease losses, expi
   const { token } = await requestRunnerToken({
     baseUrl: test.gateway.baseUrl,
     memberToken: member.sessionToken,
-    request: { runnerId: "runner-metrics-01", name: "Metrics", platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+    request: {
+      runnerId: "runner-metrics-01",
+      name: "Metrics",
+      platform: "linux",
+      appVersion: "1",
+      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      capabilities: [...RUNNER_CAPABILITIES],
+    },
   });
   const runner = createRunnerClient({ baseUrl: test.gateway.baseUrl, token });
   await test.execute("remote-session:create", { target: "desktop", prompt: "one" });

@@ -44,7 +44,12 @@ export function createMetrics(options: { sql: Sql; hub: WakeHub }) {
       const byState = new Map(depth.map((row) => [row.state, row.n]));
       const stats = options.hub.stats();
       const lines = [
-        ...family("openwork_desktop_tasks", "gauge", "Desktop tasks by live state.", ["queued", "claimed"].map((state) => [`{state="${state}"}`, byState.get(state) ?? 0])),
+        ...family(
+          "openwork_desktop_tasks",
+          "gauge",
+          "Desktop tasks by live state.",
+          ["queued", "claimed"].map((state) => [`{state="${state}"}`, byState.get(state) ?? 0]),
+        ),
         ...family("openwork_dispatch_seconds", "histogram", "Time from a task queued to its first claim by a runner.", [
           ...DISPATCH_BUCKETS.map((le, i): Sample => [`_bucket{le="${le}"}`, dispatch.buckets[i]!]),
           ['_bucket{le="+Inf"}', dispatch.count],

@@ -30,7 +30,16 @@ describe.skipIf(!findNatsServer())("two gateway processes on the NATS wake bus",
   it("wakes runners across processes through NATS, and loses no task when nats-server is killed mid-run", async () => {
     const a = await replica();
     const b = await replica();
-    const runners = await startCountingRunners({ baseUrl: a.gateway.baseUrl, member, idPrefix: "runner-nats", count: 2, pollIntervalMs: POLL_MS, workMs: 20, retryLimit: 4, backoffMaxMs: 400 });
+    const runners = await startCountingRunners({
+      baseUrl: a.gateway.baseUrl,
+      member,
+      idPrefix: "runner-nats",
+      count: 2,
+      pollIntervalMs: POLL_MS,
+      workMs: 20,
+      retryLimit: 4,
+      backoffMaxMs: 400,
+    });
     cleanups.push(runners.stop);
     // Both runners' wake streams are open on replica A before any work is created on B.
     await eventually(() => (a.gateway.hub.stats().runnerStreams >= 2 ? true : undefined));
@@ -50,9 +59,11 @@ describe.skipIf(!findNatsServer())("two gateway processes on the NATS wake bus",
     const allRun = (ids: string[], ms: number) => eventually(() => (ids.every((id) => runners.runs.has(id)) ? true : undefined), ms);
     /** How long each session's task waited for a runner, in ms. */
     const waits = async (ids: string[]) =>
-      (await a.sql<{ waited: number }[]>`
+      (
+        await a.sql<{ waited: number }[]>`
         select extract(epoch from (claimed_at - created_at)) * 1000 as waited from desktop_task
-        where session_id = any(${ids}) and kind = 'remote_session.create'`).map((row) => Number(row.waited));
+        where session_id = any(${ids}) and kind = 'remote_session.create'`
+      ).map((row) => Number(row.waited));
 
     const before = await createSome("nats-up");
     await allRun(before, 10_000);

@@ -27,7 +27,15 @@ const mint = async (path: string, headers: Record<string, string> = {}) => {
   const response = await fetch(`${gateway.baseUrl}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${member.sessionToken}`, "content-type": "application/json", ...headers },
-    body: JSON.stringify({ runnerId: "den-base-install-1", protocolVersion: 1, supportedExecutionTargets: ["desktop"], capabilities: ["model_attention_v1", "remote_session_v1"], appVersion: "0.19.0", platform: "darwin", concurrency: 1 }),
+    body: JSON.stringify({
+      runnerId: "den-base-install-1",
+      protocolVersion: 1,
+      supportedExecutionTargets: ["desktop"],
+      capabilities: ["model_attention_v1", "remote_session_v1"],
+      appVersion: "0.19.0",
+      platform: "darwin",
+      concurrency: 1,
+    }),
   });
   expect(response.status).toBe(200);
   const { token } = (await response.json()) as { token: string };
@@ -39,12 +47,21 @@ it("mints under /api/den with the audience a desktop there expects, and through 
   const forwarded = { "x-forwarded-prefix": "/api/den", "x-forwarded-host": "app.openwork.test", "x-forwarded-proto": "https" };
   expect(await mint("/v1/automation-runners/token", forwarded)).toMatchObject({ claims: { a: `${PROXY}/api/den` } });
   // An untrusted forwarded host is not believed: the direct entry point.
-  expect(await mint("/v1/automation-runners/token", { "x-forwarded-prefix": "/api/den", "x-forwarded-host": "evil.test" })).toMatchObject({ claims: { a: gateway.baseUrl } });
+  expect(await mint("/v1/automation-runners/token", { "x-forwarded-prefix": "/api/den", "x-forwarded-host": "evil.test" })).toMatchObject({
+    claims: { a: gateway.baseUrl },
+  });
 });
 
 it("answers every OpenWork route family, at the root and under /api/den, with JSON — never a plain-text 404", async () => {
   for (const base of ["", "/api/den"]) {
-    for (const family of ["automation-runners", "automation-runner", "automation-runs", "remote-session-commands", "remote-session-requests", "session-runners"]) {
+    for (const family of [
+      "automation-runners",
+      "automation-runner",
+      "automation-runs",
+      "remote-session-commands",
+      "remote-session-requests",
+      "session-runners",
+    ]) {
       const response = await fetch(`${gateway.baseUrl}${base}/v1/${family}/no-such-route`);
       expect([`${base}/v1/${family}`, response.status, response.headers.get("content-type")]).toEqual([`${base}/v1/${family}`, 404, "application/json"]);
     }

@@ -25,7 +25,14 @@ describe("poison inputs", () => {
     const minted = await requestRunnerToken({
       baseUrl: test.gateway.baseUrl,
       memberToken: member.sessionToken,
-      request: { runnerId: "runner-poison-0001", name: "Poison\u0000Box", platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+      request: {
+        runnerId: "runner-poison-0001",
+        name: "Poison\u0000Box",
+        platform: "linux",
+        appVersion: "1",
+        protocolVersion: RUNNER_PROTOCOL_VERSION,
+        capabilities: [...RUNNER_CAPABILITIES],
+      },
     });
     const runner = createRunnerClient({ baseUrl: test.gateway.baseUrl, token: minted.token, retry: { limit: 0 } });
     const created = await execute("remote-session:create", { target: "desktop", prompt: "go" });

@@ -45,8 +45,11 @@ it("recovers from a PostgreSQL restart under load: nothing lost, nothing run twi
     const load = async (ms: number) => {
       const until = Date.now() + ms;
       while (Date.now() < until) {
-        const result = await gateway.source.execute(ctx, parseName("remote-session:create")!, { body: { target: "desktop", deliverBy: new Date(Date.now() + 600_000).toISOString(), prompt: "p" } });
-        if (result.isError) refusals.add(`${(result.structuredContent as { error: string }).error}/${String((result.structuredContent as { retryable: boolean }).retryable)}`);
+        const result = await gateway.source.execute(ctx, parseName("remote-session:create")!, {
+          body: { target: "desktop", deliverBy: new Date(Date.now() + 600_000).toISOString(), prompt: "p" },
+        });
+        if (result.isError)
+          refusals.add(`${(result.structuredContent as { error: string }).error}/${String((result.structuredContent as { retryable: boolean }).retryable)}`);
         else created.push(String(result.structuredContent!.sessionId));
         await new Promise((resolve) => setTimeout(resolve, 30));
       }

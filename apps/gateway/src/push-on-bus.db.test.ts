@@ -86,17 +86,30 @@ function sseReader(response: Response) {
  */
 async function pushAcross(a: Replica, b: Replica, name: string) {
   const member = fixedDevMember(name);
-  const mcpSessionId = (await rpc(b, member.mcpToken, { method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } })).response.headers.get(
-    "mcp-session-id",
-  )!;
+  const mcpSessionId = (
+    await rpc(b, member.mcpToken, {
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    })
+  ).response.headers.get("mcp-session-id")!;
   expect(mcpSessionId).toMatch(/^mcps_/);
   const { token } = await requestRunnerToken({
     baseUrl: b.baseUrl,
     memberToken: member.sessionToken,
-    request: { runnerId: `${name}-desktop-0001`, name: "Push desktop", platform: "linux", appVersion: "test", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+    request: {
+      runnerId: `${name}-desktop-0001`,
+      name: "Push desktop",
+      platform: "linux",
+      appVersion: "test",
+      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      capabilities: [...RUNNER_CAPABILITIES],
+    },
   });
   const runner = createRunnerClient({ baseUrl: b.baseUrl, token });
-  const created = await rpc(b, member.mcpToken, { method: "tools/call", params: { name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", prompt: "push me" } } } });
+  const created = await rpc(b, member.mcpToken, {
+    method: "tools/call",
+    params: { name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", prompt: "push me" } } },
+  });
   const sessionId = created.json.result.structuredContent.sessionId as string;
   const assignment = (await runner.claimNext())!;
   await runner.postEvents(assignment.taskId, assignment.attempt, [
@@ -104,7 +117,9 @@ async function pushAcross(a: Replica, b: Replica, name: string) {
     { sequence: 2, type: "status", payload: { status: "running" } },
   ]);
 
-  const stream = await fetch(a.mcpUrl, { headers: { authorization: `Bearer ${member.mcpToken}`, accept: "text/event-stream", "mcp-session-id": mcpSessionId } });
+  const stream = await fetch(a.mcpUrl, {
+    headers: { authorization: `Bearer ${member.mcpToken}`, accept: "text/event-stream", "mcp-session-id": mcpSessionId },
+  });
   expect(stream.status).toBe(200);
   await until(() => a.push!.stats().pushStreams === 1);
   const uri = `remote-session://${sessionId}`;
@@ -114,7 +129,8 @@ async function pushAcross(a: Replica, b: Replica, name: string) {
 
   const events = sseReader(stream);
   let sequence = 2;
-  const post = (text: string) => runner.postEvents(assignment.taskId, assignment.attempt, [{ sequence: ++sequence, type: "assistant.delta", payload: { messageId: "m1", text } }]);
+  const post = (text: string) =>
+    runner.postEvents(assignment.taskId, assignment.attempt, [{ sequence: ++sequence, type: "assistant.delta", payload: { messageId: "m1", text } }]);
   const updated = { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri } };
   const posted = Date.now();
   await post("words");

@@ -36,7 +36,14 @@ beforeAll(async () => {
     const { token } = await requestRunnerToken({
       baseUrl: replica.baseUrl,
       memberToken: alice.sessionToken,
-      request: { runnerId: "push-desktop-0001", name: "Push desktop", platform: "linux", appVersion: "test", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+      request: {
+        runnerId: "push-desktop-0001",
+        name: "Push desktop",
+        platform: "linux",
+        appVersion: "test",
+        protocolVersion: RUNNER_PROTOCOL_VERSION,
+        capabilities: [...RUNNER_CAPABILITIES],
+      },
     });
     return createRunnerClient({ baseUrl: replica.baseUrl, token });
   };
@@ -71,7 +78,10 @@ const initialize = (replica: Replica, who: DevMember) =>
 
 /** A desktop session of Alice's whose turn the runner holds, bound and running. */
 async function runningSession(client: Client): Promise<{ sessionId: string; taskId: string; attempt: number }> {
-  const created = (await client.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", prompt: "stream to me" } } })) as {
+  const created = (await client.callTool({
+    name: "execute_capability",
+    arguments: { name: "remote-session:create", body: { target: "desktop", prompt: "stream to me" } },
+  })) as {
     structuredContent: { sessionId: string };
   };
   const assignment = await runner.claimNext();
@@ -138,7 +148,12 @@ describe("push over MCP resource subscriptions", () => {
       expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({ sessionId, state: "running", partialText: "partial words" });
 
       // The turn ends: one more update, and nothing for what did not change.
-      await runner.complete(taskId, { attempt, status: "done", localSessionId: `ses_${taskId}`, events: [{ sequence: 4, type: "assistant.final", payload: { messageId: "m1", text: "partial words, done" } }] });
+      await runner.complete(taskId, {
+        attempt,
+        status: "done",
+        localSessionId: `ses_${taskId}`,
+        events: [{ sequence: 4, type: "assistant.final", payload: { messageId: "m1", text: "partial words, done" } }],
+      });
       while (updates.length < 2 && Date.now() < posted + 5_000) await new Promise((resolve) => setTimeout(resolve, 5));
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(updates).toHaveLength(2);
@@ -162,7 +177,12 @@ describe("push over MCP resource subscriptions", () => {
 
     const open = (replica: Replica, lastEventId?: string) =>
       fetch(replica.mcpUrl, {
-        headers: { authorization: `Bearer ${alice.mcpToken}`, accept: "text/event-stream", "mcp-session-id": mcpSessionId, ...(lastEventId ? { "last-event-id": lastEventId } : {}) },
+        headers: {
+          authorization: `Bearer ${alice.mcpToken}`,
+          accept: "text/event-stream",
+          "mcp-session-id": mcpSessionId,
+          ...(lastEventId ? { "last-event-id": lastEventId } : {}),
+        },
       });
     const first = await open(a);
     expect(first.headers.get("content-type")).toBe("text/event-stream");
@@ -206,7 +226,14 @@ describe("push over MCP resource subscriptions", () => {
   });
 
   it("announces subscriptions only where push is served: a gateway without it stays stateless", async () => {
-    const plain = await serveGateway({ sql, port: 0, members: () => [alice], cloudEnabled: () => false, runnerTokenSecret: "push-runner-secret-0123456789abcdef", push: false });
+    const plain = await serveGateway({
+      sql,
+      port: 0,
+      members: () => [alice],
+      cloudEnabled: () => false,
+      runnerTokenSecret: "push-runner-secret-0123456789abcdef",
+      push: false,
+    });
     try {
       const init = await initialize(plain, alice);
       expect(init.response.headers.get("mcp-session-id")).toBeNull();

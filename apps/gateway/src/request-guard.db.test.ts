@@ -22,7 +22,13 @@ function listTools(headers: Record<string, string>): Promise<number> {
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
   return new Promise((resolve, reject) => {
     const req = request(
-      { hostname: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: { authorization: `Bearer ${member.mcpToken}`, "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
+      {
+        hostname: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        headers: { authorization: `Bearer ${member.mcpToken}`, "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+      },
       (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
@@ -43,6 +49,8 @@ it("refuses browser requests from other origins and requests addressed to anothe
   expect(await listTools({ host: "evil.example" })).toBe(403);
   expect(await listTools({ host: `evil.example:${own.port}`, origin: "https://evil.example" })).toBe(403);
   // The member routes are guarded the same way.
-  const presence = await fetch(`${test.gateway.baseUrl}/v1/desktop-runner/presence`, { headers: { origin: "https://evil.example", authorization: `Bearer ${member.sessionToken}` } });
+  const presence = await fetch(`${test.gateway.baseUrl}/v1/desktop-runner/presence`, {
+    headers: { origin: "https://evil.example", authorization: `Bearer ${member.sessionToken}` },
+  });
   expect(presence.status).toBe(403);
 });

@@ -49,7 +49,14 @@ it("keeps at most two streams per runner token (the newest win) while another me
   const { token } = await requestRunnerToken({
     baseUrl: test.gateway.baseUrl,
     memberToken: attacker.sessionToken,
-    request: { runnerId: "runner-flood-0001", name: "Flood", platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+    request: {
+      runnerId: "runner-flood-0001",
+      name: "Flood",
+      platform: "linux",
+      appVersion: "1",
+      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      capabilities: [...RUNNER_CAPABILITIES],
+    },
   });
   const streams: Response[] = [];
   const timings: number[] = [];

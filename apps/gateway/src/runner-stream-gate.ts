@@ -14,7 +14,11 @@ const MAX_ANSWER_DELAY_MS = 1_000;
  * runner waits anyway. A token that does not verify passes on and is refused there, also without
  * the database. Returns the 429, or null to go on.
  */
-export function createRunnerStreamGate(options: { gate: MemberGate; limits: Pick<MemberLimits, "runnerStreamOpensPerToken" | "runnerStreamOpensPerMember">; secret: string }) {
+export function createRunnerStreamGate(options: {
+  gate: MemberGate;
+  limits: Pick<MemberLimits, "runnerStreamOpensPerToken" | "runnerStreamOpensPerMember">;
+  secret: string;
+}) {
   const { gate, limits } = options;
   return (request: Request): Promise<Response> | null => {
     if (request.method !== "GET" || !new URL(request.url).pathname.endsWith("/events")) return null;
@@ -22,7 +26,9 @@ export function createRunnerStreamGate(options: { gate: MemberGate; limits: Pick
     if (!verified.ok) return null;
     const { o, m, r, e } = verified.claims;
     // A token is its runner and its expiry: each mint is a new one.
-    const wait = gate.take(`runner-token\u0000${o}\u0000${m}\u0000${r}\u0000${e}`, limits.runnerStreamOpensPerToken) ?? gate.take(`runner-member\u0000${o}\u0000${m}`, limits.runnerStreamOpensPerMember);
+    const wait =
+      gate.take(`runner-token\u0000${o}\u0000${m}\u0000${r}\u0000${e}`, limits.runnerStreamOpensPerToken) ??
+      gate.take(`runner-member\u0000${o}\u0000${m}`, limits.runnerStreamOpensPerMember);
     if (wait === null) return null;
     const refusal = rateLimited("this runner opens its wake stream too often; retry after retryAfterMs", wait);
     return new Promise((resolve) => {

@@ -28,7 +28,13 @@ it("keeps the desktop runner working across a gateway restart", async () => {
   cleanups.push(() => rm(home, { recursive: true, force: true }));
   const main = join(dirname(createRequire(import.meta.url).resolve("@openwork/desktop-runner/package.json")), "dist", "main.js");
   const runner: ChildProcess = spawn(process.execPath, [main], {
-    env: { PATH: process.env.PATH, GATEWAY_URL: gateway.baseUrl, MEMBER_SESSION_TOKEN: member.sessionToken, RUNNER_NAME: "Restart Desktop", RUNNER_ID_FILE: join(home, "id") },
+    env: {
+      PATH: process.env.PATH,
+      GATEWAY_URL: gateway.baseUrl,
+      MEMBER_SESSION_TOKEN: member.sessionToken,
+      RUNNER_NAME: "Restart Desktop",
+      RUNNER_ID_FILE: join(home, "id"),
+    },
     stdio: "ignore",
   });
   cleanups.push(() => runner.kill("SIGKILL"));
@@ -48,7 +54,9 @@ it("keeps the desktop runner working across a gateway restart", async () => {
   await until(() => gateway.hub.stats().runnerStreams === 1, 30_000);
 
   const call = memberCall(member);
-  const result = await gateway.source.execute(memberContext(member), parseName("remote-session:create")!, { body: { target: "desktop", prompt: "after the restart" } });
+  const result = await gateway.source.execute(memberContext(member), parseName("remote-session:create")!, {
+    body: { target: "desktop", prompt: "after the restart" },
+  });
   expect(result.isError).toBeUndefined();
   const sessionId = String(result.structuredContent!.sessionId);
   const ledger = createSessionLedger(sql);

@@ -66,10 +66,15 @@ export async function serveGateway(
       connectionsCheckingInterval: Math.min(limits.headersTimeoutMs / 2, 5_000),
     },
   }) as Server;
-  const share = createConnectionShare({ maxConnections: limits.maxConnections, sharePerCredential: limits.sharePerCredential ?? Math.max(1, Math.floor(limits.maxConnections / 8)) });
+  const share = createConnectionShare({
+    maxConnections: limits.maxConnections,
+    sharePerCredential: limits.sharePerCredential ?? Math.max(1, Math.floor(limits.maxConnections / 8)),
+  });
   server.on("connection", (socket) => {
     if (share.admit(socket)) return;
-    socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: ${BUSY.length}\r\n\r\n${BUSY}`);
+    socket.end(
+      `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: ${BUSY.length}\r\n\r\n${BUSY}`,
+    );
   });
   server.on("request", (request, response) => share.request(request, response));
   await new Promise<void>((resolve, reject) => {

@@ -68,14 +68,24 @@ const readUntil = async (sessionId: string, done: (read: Record<string, any>) =>
     if (Date.now() > deadline) throw new Error(`session ${sessionId} stayed ${read.state}`);
   }
 };
-const toolCalls = (read: Record<string, any>) => (read.messages as { toolCalls: { name: string; status: string; summary?: string }[] }[]).flatMap((m) => m.toolCalls);
+const toolCalls = (read: Record<string, any>) =>
+  (read.messages as { toolCalls: { name: string; status: string; summary?: string }[] }[]).flatMap((m) => m.toolCalls);
 
 describe.each(["cloud", "desktop"])("a session that asks, on the %s target", (target) => {
   it("waits for a bash permission; once lets the command run, and the same answer again is a no-op", async () => {
     const created = await ok("remote-session:create", { target, title: "bash once", prompt: "RUNBASH please" });
     const waiting = await readUntil(created.sessionId, (r) => r.state === "waiting_input");
-    expect(waiting.pending).toMatchObject({ kind: "permission", id: expect.stringMatching(/^per_/), title: "bash", detail: "echo bash-ran", askedAt: expect.any(String) });
-    expect(waiting.next).toEqual({ name: "remote-session:respond", body: { sessionId: created.sessionId, requestId: waiting.pending.id, answer: { permission: "<once | always | reject>" } } });
+    expect(waiting.pending).toMatchObject({
+      kind: "permission",
+      id: expect.stringMatching(/^per_/),
+      title: "bash",
+      detail: "echo bash-ran",
+      askedAt: expect.any(String),
+    });
+    expect(waiting.next).toEqual({
+      name: "remote-session:respond",
+      body: { sessionId: created.sessionId, requestId: waiting.pending.id, answer: { permission: "<once | always | reject>" } },
+    });
     // A question's answer does not fit a permission: refused, nothing sent.
     const misfit = await test.execute("remote-session:respond", { sessionId: created.sessionId, requestId: waiting.pending.id, answer: { text: "yes" } });
     expect(misfit).toMatchObject({ isError: true, structuredContent: { error: "invalid_capability_arguments" } });
@@ -106,14 +116,21 @@ describe.each(["cloud", "desktop"])("a session that asks, on the %s target", (ta
     const waiting = await readUntil(created.sessionId, (r) => r.state === "waiting_input");
     await ok("remote-session:respond", { sessionId: created.sessionId, requestId: waiting.pending.id, answer: { permission: "reject" } });
     const done = await readUntil(created.sessionId, (r) => r.state === "idle");
-    expect(toolCalls(done)).toContainEqual(expect.objectContaining({ name: "bash", status: "error", summary: "The user rejected permission to use this specific tool call." }));
+    expect(toolCalls(done)).toContainEqual(
+      expect.objectContaining({ name: "bash", status: "error", summary: "The user rejected permission to use this specific tool call." }),
+    );
     expect(done.pending).toBeUndefined();
   }, 90_000);
 
   it("asks a question; a text answer continues the turn", async () => {
     const created = await ok("remote-session:create", { target, title: "question", prompt: "ASKQ please" });
     const waiting = await readUntil(created.sessionId, (r) => r.state === "waiting_input");
-    expect(waiting.pending).toMatchObject({ kind: "question", title: "Colour", detail: "Which colour should the button be?", options: [{ label: "Red" }, { label: "Blue" }] });
+    expect(waiting.pending).toMatchObject({
+      kind: "question",
+      title: "Colour",
+      detail: "Which colour should the button be?",
+      options: [{ label: "Red" }, { label: "Blue" }],
+    });
     expect(waiting.next.body.answer).toEqual({ text: "<your answer>" });
     await ok("remote-session:respond", { sessionId: created.sessionId, requestId: waiting.pending.id, answer: { text: "Turquoise" } });
     const done = await readUntil(created.sessionId, (r) => r.state === "idle");
@@ -130,9 +147,14 @@ describe.each(["cloud", "desktop"])("a session that asks, on the %s target", (ta
 });
 
 it("reports a session nobody answers for too long as overdue, not as an ordinary wait", async () => {
-  const overdue = await startTestGateway(db.current.url, member, { cloudEnabled: () => true, cloudResolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-ask" }), inputTimeoutMs: 500 });
+  const overdue = await startTestGateway(db.current.url, member, {
+    cloudEnabled: () => true,
+    cloudResolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-ask" }),
+    inputTimeoutMs: 500,
+  });
   try {
-    const created = (await overdue.execute("remote-session:create", { target: "cloud", title: "ignored", prompt: "RUNBASH please" })).structuredContent as Record<string, any>;
+    const created = (await overdue.execute("remote-session:create", { target: "cloud", title: "ignored", prompt: "RUNBASH please" }))
+      .structuredContent as Record<string, any>;
     let read: Record<string, any> = {};
     for (let i = 0; i < 30 && !read.pending?.overdue; i++) {
       read = (await overdue.execute("remote-session:read", { sessionId: created.sessionId, waitMs: 1_000 })).structuredContent as Record<string, any>;

@@ -48,13 +48,27 @@ it("hashes organizations over two shards, each a gateway on its own PostgreSQL, 
   // Each member's runner and MCP client know only the router.
   const runs = new Map<string, number>();
   for (const member of members) {
-    const runners = await startCountingRunners({ baseUrl: router.url, member, idPrefix: `runner-${member.name}`, count: 1, pollIntervalMs: 60_000, workMs: 10, retryLimit: 2, backoffMaxMs: 200 });
+    const runners = await startCountingRunners({
+      baseUrl: router.url,
+      member,
+      idPrefix: `runner-${member.name}`,
+      count: 1,
+      pollIntervalMs: 60_000,
+      workMs: 10,
+      retryLimit: 2,
+      backoffMaxMs: 200,
+    });
     cleanups.push(runners.stop);
     const client = new Client({ name: member.name, version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${router.url}/mcp/agent`), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${router.url}/mcp/agent`), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }),
+    );
     cleanups.push(() => client.close());
     for (let i = 0; i < 5; i++) {
-      const created = (await client.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { target: "desktop", prompt: `hello ${i}` } } })) as {
+      const created = (await client.callTool({
+        name: "execute_capability",
+        arguments: { name: "remote-session:create", body: { target: "desktop", prompt: `hello ${i}` } },
+      })) as {
         isError?: boolean;
         structuredContent: { sessionId: string };
       };

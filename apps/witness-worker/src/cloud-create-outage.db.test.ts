@@ -21,7 +21,12 @@ beforeAll(async () => {
   server = await startEmbeddedPostgres();
   sql = connect();
   await migrate(sql);
-  witness = await startWitnessWorker({ clientToken: "client-token-outage", hostToken: "host-token-outage", gatewayKey: "gateway-key-outage", echo: { replyDelayMs: 50 } });
+  witness = await startWitnessWorker({
+    clientToken: "client-token-outage",
+    hostToken: "host-token-outage",
+    gatewayKey: "gateway-key-outage",
+    echo: { replyDelayMs: 50 },
+  });
 }, 60_000);
 afterAll(async () => {
   await witness?.close();
@@ -100,7 +105,10 @@ describe("a cloud create whose database went away after the worker took the prom
     expect(read.messages.filter((m) => m.role === "user").map((m) => m.text)).toEqual(["only once please"]);
     expect((await later.ledger.find(member, listed[0]!.id))?.state).toBe(read.state);
     // And stop reaches the worker's session (its turn is over: nothing to stop), never unknown_session.
-    expect(await later.sessions.stop(call(), later.target, (await later.ledger.find(member, listed[0]!.id))!)).toEqual({ sessionId: listed[0]!.id, stopped: false });
+    expect(await later.sessions.stop(call(), later.target, (await later.ledger.find(member, listed[0]!.id))!)).toEqual({
+      sessionId: listed[0]!.id,
+      stopped: false,
+    });
 
     // The dead attempt's claim is taken over after 120 s: as if they had passed.
     await sql`update remote_session_idempotency set claimed_at = claimed_at - interval '3 minutes' where user_id = ${member.userId}`;
@@ -126,7 +134,11 @@ describe("an idempotent cloud create killed after every statement and worker req
         return fetch(input, init);
       },
     });
-    return { dying, run: (call: ReturnType<typeof callOf>, key: string) => createRemoteSessions(ledger).create(call, target, createInput, { idempotencyKey: key, admit: () => ledger.takeRateLimit(call) }) };
+    return {
+      dying,
+      run: (call: ReturnType<typeof callOf>, key: string) =>
+        createRemoteSessions(ledger).create(call, target, createInput, { idempotencyKey: key, admit: () => ledger.takeRateLimit(call) }),
+    };
   };
   const createInput = { title: "Killed", prompt: "exactly once", extra: {} };
   const callOf = (member: { organizationId: string; userId: string; memberId: string }) => ({ ...member, referenceId: newReferenceId() });
@@ -140,20 +152,31 @@ describe("an idempotent cloud create killed after every statement and worker req
     const live = gatewayProcess();
     for (let lives = 0; lives < steps; lives++) {
       const member = newMember();
-      const killed = await killedProcess(lives).run(callOf(member), "killed-key").then(
-        () => "finished",
-        (error: unknown) => (error instanceof ProcessKilled ? "killed" : error),
-      );
+      const killed = await killedProcess(lives)
+        .run(callOf(member), "killed-key")
+        .then(
+          () => "finished",
+          (error: unknown) => (error instanceof ProcessKilled ? "killed" : error),
+        );
       expect(killed, `killed after ${lives}`).toBe("killed");
       await sql`update remote_session_idempotency set claimed_at = claimed_at - interval '3 minutes' where user_id = ${member.userId}`;
       const retried = await live.sessions.create(callOf(member), live.target, createInput, { idempotencyKey: "killed-key" });
       const { sessions } = await live.ledger.list(member, { limit: 10 });
-      expect(sessions.map((s) => s.id), `killed after ${lives}`).toEqual([retried.sessionId]);
+      expect(
+        sessions.map((s) => s.id),
+        `killed after ${lives}`,
+      ).toEqual([retried.sessionId]);
       const session = sessions[0]!;
       const prompts = witness.receivedPrompts().filter((p) => p.messageID === session.targetRef.createPromptId);
-      expect(prompts.map((p) => p.sessionID), `killed after ${lives}`).toEqual([session.targetSessionId]);
+      expect(
+        prompts.map((p) => p.sessionID),
+        `killed after ${lives}`,
+      ).toEqual([session.targetSessionId]);
       const read = await live.sessions.read(callOf(member), live.target, session, { limit: 20, waitMs: 3_000, from: "start" });
-      expect(read.messages.filter((m) => m.role === "user").map((m) => m.text), `killed after ${lives}`).toEqual(["exactly once"]);
+      expect(
+        read.messages.filter((m) => m.role === "user").map((m) => m.text),
+        `killed after ${lives}`,
+      ).toEqual(["exactly once"]);
     }
   }, 120_000);
 });

@@ -52,7 +52,11 @@ async function readSettled(sessionId: string, cursor?: string): Promise<ReadResu
 describe("the cloud target against a real opencode behind the witness worker", () => {
   it("creates with a prompt, reads the reply, sends a follow-up and reads only the new turn", async () => {
     const created = await sessions.create(call(), { title: "Cloud chat", prompt: "hello cloud" });
-    expect(created).toMatchObject({ target: "cloud", state: "running", webUrl: expect.stringMatching(/^https:\/\/web\.openwork\.test\/w\/ws_witness\/s\/ses_/) });
+    expect(created).toMatchObject({
+      target: "cloud",
+      state: "running",
+      webUrl: expect.stringMatching(/^https:\/\/web\.openwork\.test\/w\/ws_witness\/s\/ses_/),
+    });
 
     const first = await readSettled(created.sessionId);
     expect(first.state).toBe("idle");
@@ -84,7 +88,9 @@ describe("the cloud target against a real opencode behind the witness worker", (
     const headers = { authorization: "Bearer client-token-123" };
     const listed = (await (await fetch(`${witness.url}/workspace/ws_witness/sessions`, { headers })).json()) as { items: { id: string; title: string }[] };
     expect(listed.items).toContainEqual(expect.objectContaining({ id: remoteId, title: "Seen on the web" }));
-    const snapshot = (await (await fetch(`${witness.url}/workspace/ws_witness/sessions/${remoteId}/snapshot`, { headers })).json()) as { item: { session: { id: string }; status: { type: string }; todos: unknown[] } };
+    const snapshot = (await (await fetch(`${witness.url}/workspace/ws_witness/sessions/${remoteId}/snapshot`, { headers })).json()) as {
+      item: { session: { id: string }; status: { type: string }; todos: unknown[] };
+    };
     expect(snapshot.item).toMatchObject({ session: { id: remoteId }, status: { type: "idle" }, todos: [] });
   });
 
@@ -150,7 +156,9 @@ describe("the cloud target against a real opencode behind the witness worker", (
     const created = await sessions.create(call(), { title: "engine" });
     witness.setEngineDown(true);
     try {
-      const failure = await sessions.read(call(), await find(created.sessionId), { limit: 5, waitMs: 0 }).catch((error: unknown) => (SessionFailure.isInstance(error) ? error.error : error));
+      const failure = await sessions
+        .read(call(), await find(created.sessionId), { limit: 5, waitMs: 0 })
+        .catch((error: unknown) => (SessionFailure.isInstance(error) ? error.error : error));
       expect(failure).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true, message: expect.stringContaining("500 internal_error") });
     } finally {
       witness.setEngineDown(false);

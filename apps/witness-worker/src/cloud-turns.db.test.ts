@@ -63,8 +63,12 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
   };
   const START_MISSING = /^\[the start of this reply is missing here[^\]]*\] …/;
 
-  const readOf = async (gateway: ReturnType<typeof gatewayProcess>, who: ReturnType<typeof member>, sessionId: string, input: { waitMs: number; cursor?: string }) =>
-    gateway.sessions.read({ ...who, referenceId: newReferenceId() }, (await gateway.ledger.find(who, sessionId)) as LedgerSession, { limit: 20, ...input });
+  const readOf = async (
+    gateway: ReturnType<typeof gatewayProcess>,
+    who: ReturnType<typeof member>,
+    sessionId: string,
+    input: { waitMs: number; cursor?: string },
+  ) => gateway.sessions.read({ ...who, referenceId: newReferenceId() }, (await gateway.ledger.find(who, sessionId)) as LedgerSession, { limit: 20, ...input });
 
   it("reports a turn that fails before any reply as failed, with the engine's reason, at once", async () => {
     const gateway = gatewayProcess();
@@ -87,7 +91,10 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
   it("does not read an unanswered prompt as running forever when nobody heard why", async () => {
     const who = member();
     const sender = gatewayProcess();
-    const created = await sender.sessions.create({ ...who, referenceId: newReferenceId() }, { title: "bad model", prompt: "hello", model: { providerId: "nobody", modelId: "nope" } });
+    const created = await sender.sessions.create(
+      { ...who, referenceId: newReferenceId() },
+      { title: "bad model", prompt: "hello", model: { providerId: "nobody", modelId: "nope" } },
+    );
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     // A process that was not listening, with a short grace: failed, without the reason it never heard.
     const stranger = gatewayProcess({ turnStartGraceMs: 400 });
@@ -143,15 +150,33 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
     };
     const bash = await gateway.sessions.create(call(), { title: "bash", prompt: "RUNBASH please" });
     const asked = await readUntil(bash.sessionId, "waiting_input");
-    expect(asked.pending).toMatchObject({ kind: "permission", id: expect.stringMatching(/^per_/), title: "bash", detail: "echo bash-ran", askedAt: expect.any(String) });
-    expect(await gateway.sessions.respond(call(), await session(bash.sessionId), { requestId: asked.pending!.id, answer: { permission: "once" } })).toMatchObject({ state: "running", delivered: true });
+    expect(asked.pending).toMatchObject({
+      kind: "permission",
+      id: expect.stringMatching(/^per_/),
+      title: "bash",
+      detail: "echo bash-ran",
+      askedAt: expect.any(String),
+    });
+    expect(
+      await gateway.sessions.respond(call(), await session(bash.sessionId), { requestId: asked.pending!.id, answer: { permission: "once" } }),
+    ).toMatchObject({ state: "running", delivered: true });
     expect((await readUntil(bash.sessionId, "idle", asked.cursor)).finalAssistantText).toContain("bash-ran");
-    const refused = await gateway.sessions.respond(call(), await session(bash.sessionId), { requestId: asked.pending!.id, answer: { permission: "once" } }).catch((e: { error?: unknown }) => e.error);
+    const refused = await gateway.sessions
+      .respond(call(), await session(bash.sessionId), { requestId: asked.pending!.id, answer: { permission: "once" } })
+      .catch((e: { error?: unknown }) => e.error);
     expect(refused).toMatchObject({ error: "input_not_pending" });
 
     const question = await gateway.sessions.create(call(), { title: "question", prompt: "ASKQ please" });
     const q = await readUntil(question.sessionId, "waiting_input");
-    expect(q.pending).toMatchObject({ kind: "question", id: expect.stringMatching(/^que_/), title: "Colour", options: [{ label: "Red", description: "Warm" }, { label: "Blue", description: "Cool" }] });
+    expect(q.pending).toMatchObject({
+      kind: "question",
+      id: expect.stringMatching(/^que_/),
+      title: "Colour",
+      options: [
+        { label: "Red", description: "Warm" },
+        { label: "Blue", description: "Cool" },
+      ],
+    });
     await gateway.sessions.respond(call(), await session(question.sessionId), { requestId: q.pending!.id, answer: { text: "Red" } });
     expect((await readUntil(question.sessionId, "idle", q.cursor)).finalAssistantText).toContain('"Which colour should the button be?"="Red"');
   });
@@ -163,7 +188,10 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
     // Warm up: the first prompt of an engine instance is slow.
     const warm = await gateway.sessions.create(call(), { title: "warm", prompt: "warm up" });
     expect((await readOf(gateway, who, warm.sessionId, { waitMs: 10_000 })).state).toBe("idle");
-    const [a, b] = await Promise.all([gateway.sessions.create(call(), { title: "a", prompt: "one" }), gateway.sessions.create(call(), { title: "b", prompt: "two" })]);
+    const [a, b] = await Promise.all([
+      gateway.sessions.create(call(), { title: "a", prompt: "one" }),
+      gateway.sessions.create(call(), { title: "b", prompt: "two" }),
+    ]);
     const started = Date.now();
     const reads = await Promise.all([a, b].map((s) => readOf(gateway, who, s.sessionId, { waitMs: 10_000 })));
     expect(reads.map((r) => [r.state, r.finalAssistantText])).toEqual([
@@ -197,8 +225,11 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
     // it heard and says where deltas may have been missed.
     witness.cutEventStreams();
     let rejoined: ReadResult | undefined;
-    for (let i = 0; i < 20 && !rejoined?.partialText?.includes("reconnected here"); i++) rejoined = await readOf(first, who, created.sessionId, { waitMs: 400 });
-    expect(rejoined?.partialText).toMatch(new RegExp(`^${reply}SLOW replicas[^]* \\[…the gateway's event stream reconnected here; some of this reply may be missing…\\] `));
+    for (let i = 0; i < 20 && !rejoined?.partialText?.includes("reconnected here"); i++)
+      rejoined = await readOf(first, who, created.sessionId, { waitMs: 400 });
+    expect(rejoined?.partialText).toMatch(
+      new RegExp(`^${reply}SLOW replicas[^]* \\[…the gateway's event stream reconnected here; some of this reply may be missing…\\] `),
+    );
     await first.sessions.stop({ ...who, referenceId: newReferenceId() }, (await first.ledger.find(who, created.sessionId)) as LedgerSession);
     // Once the reply has ended, the whole text is the worker's and every replica shows it.
     const ended = await readOf(second, who, created.sessionId, { waitMs: 3_000 });
@@ -223,7 +254,8 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
     expect(interrupted.messages[1]!.text).toMatch(new RegExp(`^${reply}SLOW first[^]*\\[interrupted: `));
     const sent = await gateway.sessions.send(call(), await find(), { prompt: "second" });
     let after: ReadResult | undefined;
-    for (let i = 0; i < 20 && after?.state !== "idle"; i++) after = await readOf(gateway, who, created.sessionId, { waitMs: 2_000, ...(sent.cursor ? { cursor: sent.cursor } : {}) });
+    for (let i = 0; i < 20 && after?.state !== "idle"; i++)
+      after = await readOf(gateway, who, created.sessionId, { waitMs: 2_000, ...(sent.cursor ? { cursor: sent.cursor } : {}) });
     expect(after?.messages.map((m) => [m.role, m.text])).toEqual([
       ["user", "second"],
       ["assistant", `${reply}second`],

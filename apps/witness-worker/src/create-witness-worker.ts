@@ -56,7 +56,9 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
 
   // An unexpected error (an opencode that went away mid-proxy…) is openwork's JSON 500, with a
   // referenceId that is also in the log line: never Hono's plain-text 500.
-  const logger = options.logger ?? { error: (message: string, fields?: Record<string, unknown>) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`) };
+  const logger = options.logger ?? {
+    error: (message: string, fields?: Record<string, unknown>) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`),
+  };
   const unexpected = (error: Error, c: { req: { method: string; path: string } }) => {
     const referenceId = `ref_${randomBytes(6).toString("hex")}`;
     logger.error("witness worker: request failed", { method: c.req.method, path: c.req.path, referenceId, error: error.constructor.name });
@@ -114,7 +116,11 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
   };
   const native = nativeSessionRoutes((method, target, body) => {
     const url = new URL(target, "http://engine");
-    const request = new Request(url, { method, headers: { "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const request = new Request(url, {
+      method,
+      headers: { "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return toEngine(request, url.pathname, url.search);
   });
   worker.use("/workspace/:id/sessions/*", async (c, next) => refusal(c.req.param("id")) ?? next());

@@ -25,9 +25,17 @@ export function nativeSessionRoutes(engine: EngineCall) {
     const response = await engine(method, path, body);
     const answer: unknown = await response.json().catch(() => null);
     if (response.status === 404) {
-      return { failed: Response.json({ code: "session_not_found", message: "Session not found", details: { status: 404, body: answer, path } }, { status: 404 }) };
+      return {
+        failed: Response.json({ code: "session_not_found", message: "Session not found", details: { status: 404, body: answer, path } }, { status: 404 }),
+      };
     }
-    if (!response.ok) return { failed: Response.json({ code: "opencode_error", message: `the engine answered ${response.status}`, details: { status: response.status, body: answer, path } }, { status: 502 }) };
+    if (!response.ok)
+      return {
+        failed: Response.json(
+          { code: "opencode_error", message: `the engine answered ${response.status}`, details: { status: response.status, body: answer, path } },
+          { status: 502 },
+        ),
+      };
     return { answer };
   };
   const messagesPath = (sid: string, limit: number | undefined) => `/session/${encodeURIComponent(sid)}/message${limit ? `?limit=${limit}` : ""}`;
@@ -38,14 +46,22 @@ export function nativeSessionRoutes(engine: EngineCall) {
   });
   routes.post("/", async (c) => {
     const body = CreateBody.safeParse(await c.req.json().catch(() => ({})));
-    if (!body.success) return c.json({ code: "invalid_request", message: "Invalid request body", details: body.error.issues.map((i) => ({ path: i.path, message: i.message })) }, 400);
+    if (!body.success)
+      return c.json(
+        { code: "invalid_request", message: "Invalid request body", details: body.error.issues.map((i) => ({ path: i.path, message: i.message })) },
+        400,
+      );
     const created = await relay("POST", "/session", body.data.title ? { title: body.data.title } : {});
     if (created.failed) return created.failed;
     const session = created.answer as { id: string };
     const { prompt, providerId, modelId, variant } = body.data;
     if (prompt) {
       const model = providerId && modelId ? { model: { providerID: providerId, modelID: modelId } } : {};
-      const sent = await engine("POST", `/session/${encodeURIComponent(session.id)}/prompt_async`, { parts: [{ type: "text", text: prompt }], ...model, ...(variant ? { variant } : {}) });
+      const sent = await engine("POST", `/session/${encodeURIComponent(session.id)}/prompt_async`, {
+        parts: [{ type: "text", text: prompt }],
+        ...model,
+        ...(variant ? { variant } : {}),
+      });
       if (!sent.ok) return c.json({ code: "opencode_error", message: `the engine answered ${sent.status}` }, 502);
     }
     return c.json({ item: session, started: Boolean(prompt) }, 201);

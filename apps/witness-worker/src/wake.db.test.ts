@@ -30,7 +30,14 @@ async function sleepingWorker(wakeDelayMs: number, budgetMs: number, setup: Work
   const member = { organizationId: "org_wake", userId: `user_wake_${members + 1}`, memberId: `mem_wake_${++members}` };
   // den-api's member authentication: the member's session token names the member.
   const sessions = new Map([[`session-${member.memberId}`, { organizationId: member.organizationId, memberId: member.memberId, cloud: setup.cloud ?? true }]]);
-  const witness = await startWitnessWorker({ clientToken: "client-token-123", hostToken: "host-token-123", gatewayKey: "key-123456", asleep: true, wakeDelayMs, members: (token) => sessions.get(token) ?? null });
+  const witness = await startWitnessWorker({
+    clientToken: "client-token-123",
+    hostToken: "host-token-123",
+    gatewayKey: "key-123456",
+    asleep: true,
+    wakeDelayMs,
+    members: (token) => sessions.get(token) ?? null,
+  });
   witnesses.push(witness);
   const target = createCloudTarget({
     resolver: createHttpWorkerResolver({
@@ -44,7 +51,13 @@ async function sleepingWorker(wakeDelayMs: number, budgetMs: number, setup: Work
     logger: { info: () => {}, warn: () => {}, error: (message) => void setup.errors?.push(message) },
   });
   const listed = async () => (await createSessionLedger(db.current.sql).list(member, { limit: 50 })).sessions;
-  return { witness, target: targetSessions(target, createSessionLedger(db.current.sql)), member, listed, call: () => ({ ...member, referenceId: newReferenceId() }) };
+  return {
+    witness,
+    target: targetSessions(target, createSessionLedger(db.current.sql)),
+    member,
+    listed,
+    call: () => ({ ...member, referenceId: newReferenceId() }),
+  };
 }
 
 const errorOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error : error);

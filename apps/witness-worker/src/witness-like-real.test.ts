@@ -10,7 +10,12 @@ const get = async <T>(url: string): Promise<T> => (await (await fetch(url, { hea
 const post = (url: string, body: unknown) => fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
 
 beforeAll(async () => {
-  witness = await startWitnessWorker({ clientToken: "client-token-like-real", hostToken: "host-token-like-real", gatewayKey: "gateway-key-like-real", echo: { replyDelayMs: 50, slowWordMs: 100, retryMs: 100 } });
+  witness = await startWitnessWorker({
+    clientToken: "client-token-like-real",
+    hostToken: "host-token-like-real",
+    gatewayKey: "gateway-key-like-real",
+    echo: { replyDelayMs: 50, slowWordMs: 100, retryMs: 100 },
+  });
 });
 afterAll(() => witness?.close());
 
@@ -52,7 +57,9 @@ describe("the witness behaves like the real server", () => {
     expect((await fetch(`${mount()}/session/status`, { headers })).status).toBe(500);
     witness.setEngineDown(false);
     await new Promise((resolve) => setTimeout(resolve, 400));
-    const [, reply] = await get<{ info: { time: { completed?: number }; error?: unknown }; parts: { type: string; text?: string }[] }[]>(`${mount()}/session/${id}/message`);
+    const [, reply] = await get<{ info: { time: { completed?: number }; error?: unknown }; parts: { type: string; text?: string }[] }[]>(
+      `${mount()}/session/${id}/message`,
+    );
     expect(reply!.info.time.completed).toBeUndefined();
     expect(reply!.info.error).toBeUndefined();
     expect(reply!.parts.filter((p) => p.type === "text").map((p) => p.text)).toEqual([""]);
@@ -68,8 +75,12 @@ describe("the witness behaves like the real server", () => {
     expect(created.status).toBe(201);
     const { item, started } = (await created.json()) as { item: { id: string }; started: boolean };
     expect(started).toBe(true);
-    await expect.poll(async () => (await get<{ item: { status: { type: string } } }>(`${base}/${item.id}/snapshot`)).item.status.type, { timeout: 2_000 }).toBe("idle");
-    const snapshot = await get<{ item: { session: { id: string }; messages: { parts: { text?: string }[] }[]; todos: unknown[] } }>(`${base}/${item.id}/snapshot`);
+    await expect
+      .poll(async () => (await get<{ item: { status: { type: string } } }>(`${base}/${item.id}/snapshot`)).item.status.type, { timeout: 2_000 })
+      .toBe("idle");
+    const snapshot = await get<{ item: { session: { id: string }; messages: { parts: { text?: string }[] }[]; todos: unknown[] } }>(
+      `${base}/${item.id}/snapshot`,
+    );
     expect(snapshot.item).toMatchObject({ session: { id: item.id }, todos: [] });
     expect(snapshot.item.messages.map((m) => m.parts[0]?.text)).toEqual(["hello web", "echo: hello web"]);
     expect((await get<{ items: unknown[] }>(`${base}/${item.id}/messages`)).items).toHaveLength(2);

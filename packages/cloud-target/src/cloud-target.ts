@@ -1,4 +1,12 @@
-import { type LedgerSession, type Logger, silentLogger, type Target, type TargetCall, type TargetCreateInput, WorkspaceIdSchema } from "@openwork/remote-session-core";
+import {
+  type LedgerSession,
+  type Logger,
+  silentLogger,
+  type Target,
+  type TargetCall,
+  type TargetCreateInput,
+  WorkspaceIdSchema,
+} from "@openwork/remote-session-core";
 import { CLOUD_ERRORS, fail } from "./cloud-errors.js";
 import { answeredAfter, checkAnswerFits, inputNotPending, decodeCursor, encodeCursor, sliceTranscript } from "@openwork/remote-session-core/target";
 import { buildCloudTranscript } from "./cloud-transcript.js";
@@ -113,11 +121,18 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
     return { state: input.prompt ? ("running" as const) : ("idle" as const), targetSessionId: remoteId, targetRef, ...(webUrl ? { webUrl } : {}) };
   };
   /** A retried create: the worker's session an earlier attempt bound, prompted only if it does not hold the prompt yet. */
-  const resumeCreate = async (call: TargetCall, client: WorkerClient, worker: ReadyWorker, input: TargetCreateInput, earlier: NonNullable<TargetCreateInput["earlier"]>) => {
+  const resumeCreate = async (
+    call: TargetCall,
+    client: WorkerClient,
+    worker: ReadyWorker,
+    input: TargetCreateInput,
+    earlier: NonNullable<TargetCreateInput["earlier"]>,
+  ) => {
     const { ref, remoteId } = locate(earlier);
     const promptId = typeof earlier.targetRef.createPromptId === "string" ? earlier.targetRef.createPromptId : undefined;
     const held = promptId === undefined || (await client.messages(ref.workspaceId, remoteId)).some((m) => m.info.id === promptId);
-    if (input.prompt && promptId && !held) await promptCreate({ client, worker }, ref, remoteId, { text: input.prompt, messageID: promptId, model: input.model });
+    if (input.prompt && promptId && !held)
+      await promptCreate({ client, worker }, ref, remoteId, { text: input.prompt, messageID: promptId, model: input.model });
     logger.info("cloud target: session create resumed", { sessionId: input.sessionId, referenceId: call.referenceId, promptHeld: held });
     return createdOutcome(input, ref, remoteId, earlier.targetRef);
   };
@@ -165,7 +180,12 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
         throw error;
       }
       if (input.prompt && promptId) await promptCreate({ client, worker }, ref, remote.id, { text: input.prompt, messageID: promptId, model: input.model });
-      logger.info("cloud target: session created", { sessionId: input.sessionId, referenceId: call.referenceId, workerId, promptChars: input.prompt?.length ?? 0 });
+      logger.info("cloud target: session created", {
+        sessionId: input.sessionId,
+        referenceId: call.referenceId,
+        workerId,
+        promptChars: input.prompt?.length ?? 0,
+      });
       return createdOutcome(input, ref, remote.id, targetRef);
     },
 
@@ -268,7 +288,11 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
       const delivered =
         "permission" in answer
           ? await client.replyPermission(ref.workspaceId, input.requestId, answer.permission)
-          : await client.replyQuestion(ref.workspaceId, input.requestId, Array.from({ length: request.kind === "question" ? request.questions : 1 }, () => [answer.text]));
+          : await client.replyQuestion(
+              ref.workspaceId,
+              input.requestId,
+              Array.from({ length: request.kind === "question" ? request.questions : 1 }, () => [answer.text]),
+            );
       if (!delivered) return inputNotPending(input.requestId);
       logger.info("cloud target: request answered", { sessionId: session.id, referenceId: call.referenceId, kind: request.kind });
       return { sessionId: session.id, requestId: input.requestId, state: "running", alreadyAnswered: false, delivered: true, sessionState: "running" };

@@ -40,7 +40,8 @@ export interface TranscriptContext {
 export const INTERRUPTED = "turn_interrupted";
 const INTERRUPTED_WORDS = "the cloud worker's engine stopped while writing this reply; it was never finished";
 /** Put before live text whose start was written before this gateway listened: never a tail as the whole. */
-export const START_MISSING = "[the start of this reply is missing here: it was written before this gateway began listening; the whole text comes when the reply ends] …";
+export const START_MISSING =
+  "[the start of this reply is missing here: it was written before this gateway began listening; the whole text comes when the reply ends] …";
 
 /**
  * Turns a worker session's messages into a transcript. opencode keeps messages in id order and
@@ -71,7 +72,9 @@ export function buildCloudTranscript(listed: MessageWithParts[], context: Transc
   const aborted = turnOver && replies.some(wasAborted);
   const latest = replies.at(-1);
   const haltedOnTool =
-    latest?.info.time.completed !== undefined && latest.info.finish === "tool-calls" && latest.parts.some((p) => p.type === "tool" && p.state?.status === "error");
+    latest?.info.time.completed !== undefined &&
+    latest.info.finish === "tool-calls" &&
+    latest.parts.some((p) => p.type === "tool" && p.state?.status === "error");
   let finalAssistant: CloudTranscript["finalAssistant"] = null;
   if (turnOver && lastUser !== -1) {
     for (let i = messages.length - 1; i > lastUser; i--) {

@@ -24,14 +24,30 @@ const scope = { organizationId: "org_1", memberId: "mem_1" };
 const memberHeaders = (s: { memberId: string }) => ({ authorization: `Bearer session-of-${s.memberId}` });
 
 it("asks den-api's resolve route as den-api serves it: the gateway key, then the member's own credentials and organization", async () => {
-  const { url, seen } = await serve(200, { status: "ready", workerId: "w1", url: "https://w1.example.test", clientToken: "c", hostToken: "h", expiresAt: null });
+  const { url, seen } = await serve(200, {
+    status: "ready",
+    workerId: "w1",
+    url: "https://w1.example.test",
+    clientToken: "c",
+    hostToken: "h",
+    expiresAt: null,
+  });
   const resolution = await createHttpWorkerResolver({ baseUrl: url, gatewayKey: "k", memberHeaders }).resolve(scope);
   expect(resolution).toEqual({ status: "ready", workerId: "w1", url: "https://w1.example.test", clientToken: "c" });
   expect(seen[0]).toEqual({ url: "/v1/cloud/gateway/resolve", key: "k", org: "org_1", authorization: "Bearer session-of-mem_1" });
 });
 
 it("ignores members den-api adds to its answer, at every depth", async () => {
-  const body = { status: "waking", url: null, clientToken: null, hostToken: null, expiresAt: null, failure: { code: "stopped", stage: "runtime", extra: { nested: true } }, providerSync: { status: "degraded", reason: "unsupported" }, added: 1 };
+  const body = {
+    status: "waking",
+    url: null,
+    clientToken: null,
+    hostToken: null,
+    expiresAt: null,
+    failure: { code: "stopped", stage: "runtime", extra: { nested: true } },
+    providerSync: { status: "degraded", reason: "unsupported" },
+    added: 1,
+  };
   const resolution = await createHttpWorkerResolver({ baseUrl: (await serve(200, body)).url, gatewayKey: "k", memberHeaders }).resolve(scope);
   expect(resolution).toEqual({ status: "waking", reason: "stopped" });
 });
@@ -65,8 +81,17 @@ it("names what the operator must fix for each refusal of the gateway itself", as
 
 it("reads a ready answer without tokens as failed, waking as waking, and missing (an internal resolver's) as missing", async () => {
   const tokenless = await serve(200, { status: "ready", url: "https://w", clientToken: null, hostToken: null });
-  expect(await createHttpWorkerResolver({ baseUrl: tokenless.url, gatewayKey: "k" }).resolve(scope)).toMatchObject({ status: "failed", reason: "missing_tokens" });
+  expect(await createHttpWorkerResolver({ baseUrl: tokenless.url, gatewayKey: "k" }).resolve(scope)).toMatchObject({
+    status: "failed",
+    reason: "missing_tokens",
+  });
   const waking = await serve(200, { status: "waking", workerId: "w1", reason: "stopped", url: null, clientToken: null, hostToken: null });
-  expect(await createHttpWorkerResolver({ baseUrl: waking.url, gatewayKey: "k" }).resolve(scope)).toEqual({ status: "waking", workerId: "w1", reason: "stopped" });
-  expect(await createHttpWorkerResolver({ baseUrl: (await serve(200, { status: "missing" })).url, gatewayKey: "k" }).resolve(scope)).toEqual({ status: "missing" });
+  expect(await createHttpWorkerResolver({ baseUrl: waking.url, gatewayKey: "k" }).resolve(scope)).toEqual({
+    status: "waking",
+    workerId: "w1",
+    reason: "stopped",
+  });
+  expect(await createHttpWorkerResolver({ baseUrl: (await serve(200, { status: "missing" })).url, gatewayKey: "k" }).resolve(scope)).toEqual({
+    status: "missing",
+  });
 });

@@ -99,7 +99,8 @@ async function refused(response: Response, url: URL, hasMemberHeaders: boolean):
 }
 
 function fixFor(status: number, code: string, url: URL, hasMemberHeaders: boolean): string {
-  if (code === "not_json") return `nothing at ${url.origin}${url.pathname} answers like den-api: check the resolver's base URL (den-api's, with /api/den behind the web proxy)`;
+  if (code === "not_json")
+    return `nothing at ${url.origin}${url.pathname} answers like den-api: check the resolver's base URL (den-api's, with /api/den behind the web proxy)`;
   if (status === 404) {
     return "den-api refused the gateway key or has OpenWork Cloud off: check that the gateway key is den-api's (X-OpenWork-Gateway-Key) and that cloud is enabled on that deployment";
   }

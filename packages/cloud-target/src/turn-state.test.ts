@@ -37,12 +37,19 @@ describe("cloudSessionState", () => {
     expect(state({ messages: [prompt, reply], now: 60_000 })).toEqual({ state: "idle" });
     expect(state({ messages: [prompt, reply], status: { type: "busy" } })).toEqual({ state: "running" });
     const transcript = buildCloudTranscript([prompt, reply]);
-    expect(transcript.messages[1]!.toolCalls).toEqual([{ id: "c1", name: "bash", status: "error", summary: "The user rejected permission to use this specific tool call." }]);
+    expect(transcript.messages[1]!.toolCalls).toEqual([
+      { id: "c1", name: "bash", status: "error", summary: "The user rejected permission to use this specific tool call." },
+    ]);
   });
 
   it("fails a prompt left unanswered by an idle worker: with the heard error, the recorded one, or after the grace", () => {
     expect(state({})).toEqual({ state: "running" });
-    const signals = { liveText: new Map(), liveTextPartial: new Set<string>(), status: null, error: { name: "UnknownError", message: "boom", userMessageId: "msg_1" } };
+    const signals = {
+      liveText: new Map(),
+      liveTextPartial: new Set<string>(),
+      status: null,
+      error: { name: "UnknownError", message: "boom", userMessageId: "msg_1" },
+    };
     expect(state({ signals })).toEqual({ state: "failed", lastError: { error: "turn_failed", message: "boom" } });
     // An error heard for an older prompt says nothing about this one.
     expect(state({ signals: { ...signals, error: { ...signals.error, userMessageId: "msg_0" } } })).toEqual({ state: "running" });
@@ -52,14 +59,19 @@ describe("cloudSessionState", () => {
   });
 
   it("fails a turn whose reply the engine abandoned (killed mid-reply), once the worker is idle", () => {
-    const abandoned: MessageWithParts = { info: { id: "msg_2", role: "assistant", parentID: "msg_1", time: { created: 1_100 } }, parts: [{ type: "text", text: "" }] };
+    const abandoned: MessageWithParts = {
+      info: { id: "msg_2", role: "assistant", parentID: "msg_1", time: { created: 1_100 } },
+      parts: [{ type: "text", text: "" }],
+    };
     const transcript = buildCloudTranscript([prompt, abandoned], { workerIdle: true });
     expect(state({ messages: [prompt, abandoned], transcript })).toEqual({
       state: "failed",
       lastError: { error: "turn_interrupted", message: expect.stringContaining("engine stopped") },
     });
     // While the worker is busy the same reply is still being written.
-    expect(state({ messages: [prompt, abandoned], transcript: buildCloudTranscript([prompt, abandoned]), status: { type: "busy" } })).toEqual({ state: "running" });
+    expect(state({ messages: [prompt, abandoned], transcript: buildCloudTranscript([prompt, abandoned]), status: { type: "busy" } })).toEqual({
+      state: "running",
+    });
   });
 
   it("waits for a prompt the worker has not stored yet, within the grace", () => {

@@ -66,7 +66,11 @@ describe("wake and wait", () => {
     const { resolver } = resolverOf([mistake, mistake, ready, mistake]);
     const wait = createWakeAndWait({ resolver, logger: { error: (message, fields) => void logged.push({ message, fields }) }, ...fakeClock() });
     for (let i = 0; i < 2; i++) {
-      expect(await wait(scope).catch(errorOf)).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true, message: expect.stringContaining("OpenWork Cloud is unavailable") });
+      expect(await wait(scope).catch(errorOf)).toMatchObject({
+        error: "cloud_runtime_unreachable",
+        retryable: true,
+        message: expect.stringContaining("OpenWork Cloud is unavailable"),
+      });
     }
     expect(logged).toEqual([{ message: expect.stringContaining("misconfigured: check the gateway key"), fields: { status: 404, code: "cloud_not_found" } }]);
     // Fixed, then broken again: told again.
@@ -77,7 +81,11 @@ describe("wake and wait", () => {
 
   it("tells a member without OpenWork Web access their own step", async () => {
     const wait = createWakeAndWait({ resolver: resolverOf([{ status: "failed", reason: "openwork_web_access_required" }]).resolver, ...fakeClock() });
-    expect(await wait(scope).catch(errorOf)).toMatchObject({ error: "cloud_runtime_failed", retryable: false, action: expect.stringContaining("access to OpenWork Web") });
+    expect(await wait(scope).catch(errorOf)).toMatchObject({
+      error: "cloud_runtime_failed",
+      retryable: false,
+      action: expect.stringContaining("access to OpenWork Web"),
+    });
   });
 
   it("shares one wait between concurrent calls of a member", async () => {

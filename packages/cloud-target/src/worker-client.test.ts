@@ -14,11 +14,20 @@ it("maps the worker's refusals to what the caller can act on", async () => {
     error: "cloud_runtime_failed",
     action: expect.stringContaining("Reconnect OpenWork Cloud"),
   });
-  expect(await answering(404, { code: "workspace_not_found", message: "Workspace not found" }).status("ws_x").catch(errorOf)).toMatchObject({ error: "unknown_workspace" });
-  expect(await answering(404, { name: "NotFoundError", data: { message: "Session not found: ses_x" } }).messages("ws_1", "ses_x").catch(errorOf)).toMatchObject({
+  expect(await answering(404, { code: "workspace_not_found", message: "Workspace not found" }).status("ws_x").catch(errorOf)).toMatchObject({
+    error: "unknown_workspace",
+  });
+  expect(
+    await answering(404, { name: "NotFoundError", data: { message: "Session not found: ses_x" } })
+      .messages("ws_1", "ses_x")
+      .catch(errorOf),
+  ).toMatchObject({
     error: "unknown_session",
   });
-  expect(await answering(500, { code: "internal_error", message: "engine down" }).status("ws_1").catch(errorOf)).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true });
+  expect(await answering(500, { code: "internal_error", message: "engine down" }).status("ws_1").catch(errorOf)).toMatchObject({
+    error: "cloud_runtime_unreachable",
+    retryable: true,
+  });
 });
 
 const closers: (() => void)[] = [];

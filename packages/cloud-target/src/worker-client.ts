@@ -82,7 +82,11 @@ export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeo
     createSession: (workspaceId, title) => json(OpencodeSessionSchema, "POST", `${mount(workspaceId)}/session`, { title }),
     deleteSession: async (workspaceId, sessionId) => void (await call("DELETE", session(workspaceId, sessionId))),
     promptAsync: async (workspaceId, sessionId, prompt) => {
-      await call("POST", `${session(workspaceId, sessionId)}/prompt_async`, promptAsyncBody({ text: prompt.text, messageId: prompt.messageID, model: prompt.model }));
+      await call(
+        "POST",
+        `${session(workspaceId, sessionId)}/prompt_async`,
+        promptAsyncBody({ text: prompt.text, messageId: prompt.messageID, model: prompt.model }),
+      );
     },
     messages: (workspaceId, sessionId) => json(MessagesSchema, "GET", `${session(workspaceId, sessionId)}/message`),
     status: (workspaceId) => json(StatusMapSchema, "GET", `${mount(workspaceId)}/session/status`),

@@ -149,10 +149,15 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
       linger: undefined,
     };
     streams.set(key, stream);
-    void consume(source, stream, (update) => apply(stream, update), () => {
-      stream.live = true;
-      resolveConnected(true);
-    })
+    void consume(
+      source,
+      stream,
+      (update) => apply(stream, update),
+      () => {
+        stream.live = true;
+        resolveConnected(true);
+      },
+    )
       .catch((error: unknown) => error)
       .then((error) => {
         resolveConnected(false);
@@ -165,7 +170,11 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
     const url = `${source.url.replace(/\/+$/, "")}/workspace/${encodeURIComponent(source.workspaceId)}/opencode/event`;
     await followSse({
       open: async (signal) => {
-        const response = await (options.fetch ?? fetch)(url, { headers: { accept: "text/event-stream", authorization: `Bearer ${source.clientToken}` }, redirect: "error", signal });
+        const response = await (options.fetch ?? fetch)(url, {
+          headers: { accept: "text/event-stream", authorization: `Bearer ${source.clientToken}` },
+          redirect: "error",
+          signal,
+        });
         if (!response.ok || !response.body) throw new Error(`the event stream answered ${response.status}`);
         return response.body;
       },
@@ -274,7 +283,7 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
         signals: () => tracked.signals,
         changed: (seen, ms) =>
           new Promise<void>((resolve) => {
-            if (tracked.version !== seen || !current.live && streams.get(key) !== current) return resolve();
+            if (tracked.version !== seen || (!current.live && streams.get(key) !== current)) return resolve();
             const done = () => {
               clearTimeout(timer);
               tracked.wake.delete(done);

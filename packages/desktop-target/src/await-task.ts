@@ -16,7 +16,11 @@ export async function settled(deps: TaskWaitDeps, sessionId: string, task: TaskR
   const deadline = Date.now() + deps.waitMs;
   for (;;) {
     const stopWaiting = new AbortController();
-    const changed = deps.hub.waitForSession(sessionId, Math.max(0, deadline - Date.now()), signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal);
+    const changed = deps.hub.waitForSession(
+      sessionId,
+      Math.max(0, deadline - Date.now()),
+      signal ? AbortSignal.any([signal, stopWaiting.signal]) : stopWaiting.signal,
+    );
     const [current] = await deps.sql<TaskRow[]>`select * from desktop_task where organization_id = ${task.organization_id} and id = ${task.id}`;
     if (current && FINAL_STATES.has(current.state)) {
       stopWaiting.abort();

@@ -112,7 +112,9 @@ it("answers an events post past the cap with 413 turn_too_large and keeps none o
   const { attempt } = await client.claim(item!.taskId);
   await client.postEvents(item!.taskId, attempt, deltas(1, 50, "y".repeat(1_000)));
   await expect(client.postEvents(item!.taskId, attempt, deltas(51, 50, "y".repeat(1_000)))).rejects.toMatchObject({ status: 413, code: "turn_too_large" });
-  const [{ count }] = (await gateway.sql`select count(*)::int as count from desktop_task_event where task_id = ${item!.taskId}`) as unknown as [{ count: number }];
+  const [{ count }] = (await gateway.sql`select count(*)::int as count from desktop_task_event where task_id = ${item!.taskId}`) as unknown as [
+    { count: number },
+  ];
   expect(count).toBe(50);
   expect((await client.heartbeat(item!.taskId, attempt)).leaseValid).toBe(false);
 });
@@ -127,7 +129,9 @@ it("ends a turn whose completion carries last events past the cap: failed turn_t
   const completion = { attempt, status: "done" as const, localSessionId: "ses_big3", events: deltas(41, 40, "z".repeat(1_000)) };
   expect(await client.complete(item!.taskId, completion)).toMatchObject({ state: "failed" });
   expect(await client.complete(item!.taskId, completion)).toMatchObject({ state: "failed" });
-  const [{ count }] = (await gateway.sql`select count(*)::int as count from desktop_task_event where task_id = ${item!.taskId}`) as unknown as [{ count: number }];
+  const [{ count }] = (await gateway.sql`select count(*)::int as count from desktop_task_event where task_id = ${item!.taskId}`) as unknown as [
+    { count: number },
+  ];
   expect(count).toBe(40);
   expect(await find(member, created.sessionId)).toMatchObject({ state: "failed", lastError: { error: "turn_too_large" } });
 });

@@ -24,9 +24,13 @@ export function chooseRunner(
   const able = (r: RunnerRow) => runnerCanTake(r, task.kind, task.requirements);
   if (options.pin !== undefined) {
     const runner = pinned(runners, options.pin);
-    if (!able(runner)) fail("desktop_update_required", `${runner.name} cannot run this session yet`, { action: updateAction(runner.name), context: { target: "desktop" } });
+    if (!able(runner))
+      fail("desktop_update_required", `${runner.name} cannot run this session yet`, { action: updateAction(runner.name), context: { target: "desktop" } });
     if (!runner.online && !options.storeAndForward) {
-      fail("computer_offline", `${runner.name} has not been online in the last 10 minutes`, { action: openAction(runner.name), context: { target: "desktop" } });
+      fail("computer_offline", `${runner.name} has not been online in the last 10 minutes`, {
+        action: openAction(runner.name),
+        context: { target: "desktop" },
+      });
     }
     return runner;
   }
@@ -37,10 +41,16 @@ export function chooseRunner(
   if (choice) return choice;
   // As in den-api: a desktop that is online but cannot run the task does not count as one.
   if (online[0]) {
-    return fail("desktop_offline", `${online[0].name} is online but cannot run remote sessions yet`, { action: updateAction(online[0].name), context: { target: "desktop" } });
+    return fail("desktop_offline", `${online[0].name} is online but cannot run remote sessions yet`, {
+      action: updateAction(online[0].name),
+      context: { target: "desktop" },
+    });
   }
   const name = runners[0]?.name ?? "your computer";
-  return fail("desktop_offline", "no OpenWork Desktop of yours has been online in the last 10 minutes", { action: openAction(name), context: { target: "desktop" } });
+  return fail("desktop_offline", "no OpenWork Desktop of yours has been online in the last 10 minutes", {
+    action: openAction(name),
+    context: { target: "desktop" },
+  });
 }
 
 function pinned<R extends RunnerRow>(runners: R[], pin: string): R {

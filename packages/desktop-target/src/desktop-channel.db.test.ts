@@ -98,9 +98,15 @@ describe("the channel's timings", () => {
   afterAll(() => gateway.close());
 
   const memberGet = async (path: string) =>
-    (await fetch(`${gateway.baseUrl}${path}`, { headers: { authorization: `Bearer ${gateway.memberToken(member)}` } })).json() as Promise<Record<string, unknown>>;
+    (await fetch(`${gateway.baseUrl}${path}`, { headers: { authorization: `Bearer ${gateway.memberToken(member)}` } })).json() as Promise<
+      Record<string, unknown>
+    >;
   const post = (path: string, token: string, body: unknown) =>
-    fetch(`${gateway.baseUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    fetch(`${gateway.baseUrl}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
   /** Where the three pieces stand on the desktop: the target's availability, our presence route, OpenWork's, and the sweeper's verdict on its turn. */
   const verdicts = async (sessionId: string) => {
     const before = sweeps;
@@ -115,7 +121,15 @@ describe("the channel's timings", () => {
   };
 
   it("one presence window reaches the target, the runner routes (both dialects) and the sweeper", async () => {
-    expect(gateway.channel.timings).toEqual({ ...DEFAULT_DESKTOP_TIMINGS, leaseMs: 3_000, heartbeatIntervalMs: 200, keepaliveMs: 1_000, membershipCheckMs: 200, presenceWindowMs: window, sweepIntervalMs: 20 });
+    expect(gateway.channel.timings).toEqual({
+      ...DEFAULT_DESKTOP_TIMINGS,
+      leaseMs: 3_000,
+      heartbeatIntervalMs: 200,
+      keepaliveMs: 1_000,
+      membershipCheckMs: 200,
+      presenceWindowMs: window,
+      sweepIntervalMs: 20,
+    });
     // An OpenWork desktop (no lease: presence alone says whether its turn still runs) with a turn delivered and running.
     const minted = await post("/v1/automation-runners/token", gateway.memberToken(member), {
       runnerId: "timings-install-01",
@@ -128,7 +142,9 @@ describe("the channel's timings", () => {
     });
     const { token } = (await minted.json()) as { token: string };
     const created = await gateway.sessions.create(gateway.call(member), { title: "timings", prompt: "p" });
-    const work = (await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { commandId: string }[] };
+    const work = (await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      items: { commandId: string }[];
+    };
     const commandId = work.items[0]!.commandId;
     await post(`/v1/remote-session-commands/${commandId}/claim`, token, {});
     await post(`/v1/remote-session-commands/${commandId}/complete`, token, { status: "delivered", sessionId: "ses_timings", workspaceId: "ws_t" });

@@ -142,7 +142,9 @@ describe("the desktop target end to end", () => {
     // Pinned to it by name: that computer is offline.
     const pinned = await gateway.sessions.create(gateway.call(member), { title: "t", runner: "Old Laptop" }).catch(codeOf);
     expect(pinned).toMatchObject({ error: "computer_offline", retryable: true, action: "Open OpenWork Desktop on Old Laptop and sign in, then try again." });
-    const [{ n }] = (await gateway.sql`select count(*)::int as n from remote_session where user_id = ${gateway.call(member).userId}`) as unknown as [{ n: number }];
+    const [{ n }] = (await gateway.sql`select count(*)::int as n from remote_session where user_id = ${gateway.call(member).userId}`) as unknown as [
+      { n: number },
+    ];
     expect(n).toBe(0);
   });
 
@@ -161,20 +163,35 @@ describe("the desktop target end to end", () => {
   });
 
   it("reads a turn that asks as waiting_input, and hands the answer to the desktop holding it while the turn runs", async () => {
-    const { member, call, client, created, task, attempt } = await startedTurn("runner-asks-0001", "ses_local_asks", ["session_create_v1", "session_respond_v1"]);
+    const { member, call, client, created, task, attempt } = await startedTurn("runner-asks-0001", "ses_local_asks", [
+      "session_create_v1",
+      "session_respond_v1",
+    ]);
     const asked = { requestId: "per_asked1", kind: "permission" as const, title: "bash", detail: "rm -rf build" };
     await client.postEvents(task!.taskId, attempt, [{ sequence: 2, type: "input.requested", payload: asked }]);
     const read = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
-    expect(read).toMatchObject({ state: "waiting_input", pending: { kind: "permission", id: "per_asked1", title: "bash", detail: "rm -rf build", askedAt: expect.any(String) } });
+    expect(read).toMatchObject({
+      state: "waiting_input",
+      pending: { kind: "permission", id: "per_asked1", title: "bash", detail: "rm -rf build", askedAt: expect.any(String) },
+    });
     expect((await ledgerFind(member, created.sessionId)).state).toBe("waiting_input");
     const session = await ledgerFind(member, created.sessionId);
-    expect(await gateway.sessions.respond(call, session, { requestId: "per_other", answer: { permission: "once" } }).catch(codeOf)).toMatchObject({ error: "input_not_pending" });
-    expect(await gateway.sessions.respond(call, session, { requestId: "per_asked1", answer: { text: "yes" } }).catch(codeOf)).toMatchObject({ error: "invalid_capability_arguments" });
+    expect(await gateway.sessions.respond(call, session, { requestId: "per_other", answer: { permission: "once" } }).catch(codeOf)).toMatchObject({
+      error: "input_not_pending",
+    });
+    expect(await gateway.sessions.respond(call, session, { requestId: "per_asked1", answer: { text: "yes" } }).catch(codeOf)).toMatchObject({
+      error: "invalid_capability_arguments",
+    });
     // The answer is work for the same desktop, offered while its turn is still claimed.
     const responding = gateway.sessions.respond(call, session, { requestId: "per_asked1", answer: { permission: "always" } });
     const item = await eventually(async () => (await client.work()).items.find((i) => i.kind === "remote_session.respond"));
     const answer = await client.claim(item.taskId);
-    expect(answer).toMatchObject({ kind: "remote_session.respond", localSessionId: "ses_local_asks", requestId: "per_asked1", answer: { permission: "always" } });
+    expect(answer).toMatchObject({
+      kind: "remote_session.respond",
+      localSessionId: "ses_local_asks",
+      requestId: "per_asked1",
+      answer: { permission: "always" },
+    });
     await client.complete(item.taskId, { attempt: answer.attempt, status: "done", localSessionId: "ses_local_asks" });
     expect(await responding).toEqual({ sessionId: created.sessionId, requestId: "per_asked1", state: "running", alreadyAnswered: false, delivered: true });
     // The human's answer lived in the task only until the desktop took it.
@@ -188,15 +205,24 @@ describe("the desktop target end to end", () => {
 
   it("answers desktop_update_required when the desktop holding a waiting session cannot take answers", async () => {
     const { member, call, client, created, task, attempt } = await startedTurn("runner-mute-0001", "ses_local_mute", ["session_create_v1"]);
-    await client.postEvents(task!.taskId, attempt, [{ sequence: 2, type: "input.requested", payload: { requestId: "que_mute1", kind: "question", title: "Colour", detail: "Which?" } }]);
+    await client.postEvents(task!.taskId, attempt, [
+      { sequence: 2, type: "input.requested", payload: { requestId: "que_mute1", kind: "question", title: "Colour", detail: "Which?" } },
+    ]);
     const session = await ledgerFind(member, created.sessionId);
-    expect(await gateway.sessions.respond(call, session, { requestId: "que_mute1", answer: { text: "Red" } }).catch(codeOf)).toMatchObject({ error: "desktop_update_required" });
+    expect(await gateway.sessions.respond(call, session, { requestId: "que_mute1", answer: { text: "Red" } }).catch(codeOf)).toMatchObject({
+      error: "desktop_update_required",
+    });
     expect((await client.work()).items).toEqual([]);
   });
 
   it("writes nothing for a heartbeat that finds more than half the lease left, and extends a shorter one", async () => {
     const { client, task, attempt } = await startedTurn("runner-beat-0001", "ses_local_beat");
-    const row = async () => (await gateway.sql<{ version: string; lease: Date }[]>`select xmin::text as version, lease_expires_at as lease from desktop_task where id = ${task!.taskId}`)[0]!;
+    const row = async () =>
+      (
+        await gateway.sql<
+          { version: string; lease: Date }[]
+        >`select xmin::text as version, lease_expires_at as lease from desktop_task where id = ${task!.taskId}`
+      )[0]!;
     const before = await row();
     const quiet = await client.heartbeat(task!.taskId, attempt);
     expect(quiet).toMatchObject({ leaseValid: true, leaseExpiresAt: before.lease.toISOString(), cancelRequested: false });
@@ -214,7 +240,9 @@ describe("the desktop target end to end", () => {
     const old = createRunnerClient({ baseUrl: gateway.baseUrl, token: oldToken });
     const call = gateway.call(member);
     // Pinned to it: refused at once with the human step.
-    expect(await gateway.sessions.create(call, { title: "t", runner: "Old", model: { providerId: "openai", modelId: "gpt", variant: "high" } }).catch(codeOf)).toMatchObject({
+    expect(
+      await gateway.sessions.create(call, { title: "t", runner: "Old", model: { providerId: "openai", modelId: "gpt", variant: "high" } }).catch(codeOf),
+    ).toMatchObject({
       error: "desktop_update_required",
       action: "Update OpenWork Desktop on Old, then try again.",
     });
@@ -265,7 +293,9 @@ describe("the desktop target end to end", () => {
     const member = newMember();
     const token = await gateway.registerRunner(member, "runner-resume-0001", { name: "Resume" });
     const first = await gateway.sessions.create(gateway.call(member), { title: "one" });
-    const [{ id: lastSeen }] = (await gateway.sql`select max(id)::text as id from desktop_wake where member_id = ${member.memberId}`) as unknown as [{ id: string }];
+    const [{ id: lastSeen }] = (await gateway.sql`select max(id)::text as id from desktop_wake where member_id = ${member.memberId}`) as unknown as [
+      { id: string },
+    ];
     // While the stream is down, two more tasks arrive.
     await gateway.sessions.create(gateway.call(member), { title: "two" });
     await gateway.sessions.create(gateway.call(member), { title: "three" });
@@ -383,11 +413,16 @@ describe("the desktop target end to end", () => {
     expect(answer.next).toMatchObject({ kind: "remote_session.send", localSessionId: "ses_chained", attempt: 1 });
     expect((await ledgerFind(member, created.sessionId)).state).toBe("running");
 
-    const revoked = await fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/runner-chained-01`, { method: "DELETE", headers: { authorization: `Bearer ${gateway.memberToken(member)}` } });
+    const revoked = await fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/runner-chained-01`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${gateway.memberToken(member)}` },
+    });
     expect(revoked.status).toBe(200);
     // Checked in the completion's own transaction: refused, and nothing of it is written.
     const events = [{ sequence: 1, type: "assistant.final" as const, payload: { messageId: "m2", text: "two" } }];
-    const refused = await client.complete(answer.next!.taskId, { attempt: 1, status: "done", localSessionId: "ses_chained", events, next: {} }).catch((e: unknown) => e);
+    const refused = await client
+      .complete(answer.next!.taskId, { attempt: 1, status: "done", localSessionId: "ses_chained", events, next: {} })
+      .catch((e: unknown) => e);
     expect(refused).toMatchObject({ status: 401, code: "runner_unauthorized" });
     const [task] = await gateway.sql`select state, completion from desktop_task where id = ${answer.next!.taskId}`;
     expect(task).toEqual({ state: "claimed", completion: null });
@@ -423,6 +458,12 @@ describe("the desktop target end to end", () => {
       ["Gone", false],
     ]);
     const response = await fetch(`${gateway.baseUrl}/v1/desktop-runner/presence`, { headers: { authorization: `Bearer ${gateway.memberToken(member)}` } });
-    expect(await response.json()).toMatchObject({ connected: true, desktops: [{ name: "Here", online: true }, { name: "Gone", online: false }] });
+    expect(await response.json()).toMatchObject({
+      connected: true,
+      desktops: [
+        { name: "Here", online: true },
+        { name: "Gone", online: false },
+      ],
+    });
   });
 });

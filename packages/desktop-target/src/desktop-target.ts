@@ -1,5 +1,23 @@
-import { createSessionLedger, type LedgerSession, type Logger, newId, silentLogger, type Target, type TargetCall, WorkspaceIdSchema } from "@openwork/remote-session-core";
-import { acceptsPrompt, answeredAfter, checkAnswerFits, inputNotPending, decodeCursor, encodeCursor, resumePointOf, sliceTranscript } from "@openwork/remote-session-core/target";
+import {
+  createSessionLedger,
+  type LedgerSession,
+  type Logger,
+  newId,
+  silentLogger,
+  type Target,
+  type TargetCall,
+  WorkspaceIdSchema,
+} from "@openwork/remote-session-core";
+import {
+  acceptsPrompt,
+  answeredAfter,
+  checkAnswerFits,
+  inputNotPending,
+  decodeCursor,
+  encodeCursor,
+  resumePointOf,
+  sliceTranscript,
+} from "@openwork/remote-session-core/target";
 import { LIMITS, type TaskRequirements, taskRequirements } from "@openwork/runner-protocol";
 import { z } from "zod";
 import type { Sql } from "postgres";
@@ -82,7 +100,9 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     const next = tasks.find((t) => t.state === "queued");
     if (!next) return {};
     const [runner] = next.pinnedRunnerId ? (await findPinnedRunners(sql, call, next.pinnedRunnerId)).filter((r) => r.runner_id === next.pinnedRunnerId) : [];
-    return { fields: { waitingFor: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: next.claimDeadline.toISOString() } } };
+    return {
+      fields: { waitingFor: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: next.claimDeadline.toISOString() } },
+    };
   };
   const relay = { ...store, hub, waitMs: relayWaitMs };
   /** The desktop holding the session, refused as den-api does when it is too old for `kind` or away. */
@@ -96,7 +116,12 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     chooseRunner(await runnersOf(call, holder), { kind, requirements }, { pin: holder, storeAndForward: false });
   };
   /** What a create answers for the task it (or an earlier attempt of it) queued, and the runner it is pinned to. */
-  const createdOutcome = async (call: TargetCall, sessionId: string, task: { pinned_runner_id: string | null; claim_deadline: Date }, chosen?: { runner_id: string; name: string } | null) => {
+  const createdOutcome = async (
+    call: TargetCall,
+    sessionId: string,
+    task: { pinned_runner_id: string | null; claim_deadline: Date },
+    chosen?: { runner_id: string; name: string } | null,
+  ) => {
     const pinned = task.pinned_runner_id;
     const known = chosen?.runner_id === pinned ? [chosen] : [];
     const [runner] = pinned && known.length === 0 ? (await findPinnedRunners(sql, call, pinned)).filter((r) => r.runner_id === pinned) : known;
@@ -107,8 +132,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       fields: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: task.claim_deadline.toISOString() },
     };
   };
-  const webUrlOf = (session: LedgerSession) =>
-    options.webUrl?.({ sessionId: session.id, localSessionId: session.targetSessionId });
+  const webUrlOf = (session: LedgerSession) => options.webUrl?.({ sessionId: session.id, localSessionId: session.targetSessionId });
 
   return {
     specificationVersion: "v1",
@@ -139,16 +163,23 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         fail("invalid_capability_arguments", "deliverBy must be in the future");
       }
       const requirements = taskRequirements({ kind: "remote_session.create", model: input.model ?? null });
-      const runner = chooseRunner(await runnersOf(call, extra.runner), { kind: "remote_session.create", requirements }, {
-        ...(extra.runner === undefined ? {} : { pin: extra.runner }),
-        storeAndForward: deliverBy !== null,
-      });
+      const runner = chooseRunner(
+        await runnersOf(call, extra.runner),
+        { kind: "remote_session.create", requirements },
+        {
+          ...(extra.runner === undefined ? {} : { pin: extra.runner }),
+          storeAndForward: deliverBy !== null,
+        },
+      );
       const task = await transaction(store, async (tx, hints) => {
         // The desktop's own store: the row is taken (and its runner recorded) with the task,
         // atomically, under the row's lock; an attempt that finds it taken answers that task.
         const patch = { ...(runner ? { targetRef: { runnerId: runner.runner_id } } : {}), taken: true, expect: "queued", expectReserved: true } as const;
         if (!(await ledger.in(tx).update({ organizationId: call.organizationId, id: input.sessionId }, patch))) {
-          return (await findCreateTask(tx, call.organizationId, input.sessionId)) ?? fail("session_not_active", "the session was stopped or removed before its create finished");
+          return (
+            (await findCreateTask(tx, call.organizationId, input.sessionId)) ??
+            fail("session_not_active", "the session was stopped or removed before its create finished")
+          );
         }
         return enqueueTask(tx, hints, call, {
           sessionId: input.sessionId,
@@ -246,8 +277,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         // The running turn's own events say whether it waits on the human.
         const pending = pendingInputOf(tasks);
         const current = pending ? { ...recorded, state: "waiting_input" as const } : recorded;
-        const settled =
-          answeredAfter(transcript, position) || !WAITABLE.has(current.state) || Date.now() >= deadline || call.signal?.aborted;
+        const settled = answeredAfter(transcript, position) || !WAITABLE.has(current.state) || Date.now() >= deadline || call.signal?.aborted;
         if (settled) {
           stopWaiting.abort();
           const slice = sliceTranscript({
@@ -301,7 +331,13 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       const ended = await settled(relay, session.id, task, call.signal);
       if (ended?.state === "failed" && ended.failure_code === "input_not_pending") return inputNotPending(input.requestId);
       if (ended && ended.state !== "done") fail("desktop_request_failed", `the desktop could not deliver the answer (${ended.failure_code ?? ended.state})`);
-      return { sessionId: session.id, requestId: input.requestId, state: ended ? "running" : "waiting_input", alreadyAnswered: false, delivered: ended !== null };
+      return {
+        sessionId: session.id,
+        requestId: input.requestId,
+        state: ended ? "running" : "waiting_input",
+        alreadyAnswered: false,
+        delivered: ended !== null,
+      };
     },
   };
 }

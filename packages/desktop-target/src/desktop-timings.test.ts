@@ -18,6 +18,11 @@ describe("desktop timings", () => {
   });
 
   it("names a window in words for messages", () => {
-    expect([describeWindow(600_000), describeWindow(60_000), describeWindow(90_000), describeWindow(1_000)]).toEqual(["10 minutes", "1 minute", "90 seconds", "1 second"]);
+    expect([describeWindow(600_000), describeWindow(60_000), describeWindow(90_000), describeWindow(1_000)]).toEqual([
+      "10 minutes",
+      "1 minute",
+      "90 seconds",
+      "1 second",
+    ]);
   });
 });

@@ -57,12 +57,29 @@ it("runs a follow-up with the model it names, declared to the capability, and re
 it("hands an OpenWork desktop a follow-up's model in its request, and fails one whose model the member lost at claim", async () => {
   const owner: MemberScope = { organizationId: "org_follow_up_model", memberId: "mem_follow_up_openwork" };
   const post = async (path: string, auth: string, body: unknown) => {
-    const response = await fetch(`${gateway.baseUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${auth}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const response = await fetch(`${gateway.baseUrl}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${auth}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     return { status: response.status, body: (await response.json()) as Record<string, any> };
   };
-  const mintBody = { runnerId: "openwork-model-01", protocolVersion: 1, supportedExecutionTargets: ["desktop"], capabilities: ["remote_session_v1", "remote_session_control_v1"], appVersion: "0.19.0", platform: "darwin", concurrency: 1 };
+  const mintBody = {
+    runnerId: "openwork-model-01",
+    protocolVersion: 1,
+    supportedExecutionTargets: ["desktop"],
+    capabilities: ["remote_session_v1", "remote_session_control_v1"],
+    appVersion: "0.19.0",
+    platform: "darwin",
+    concurrency: 1,
+  };
   const { token } = (await post("/v1/automation-runners/token", gateway.memberToken(owner), mintBody)).body as { token: string };
-  const work = async () => ((await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { commandId?: string; requestId?: string }[] }).items;
+  const work = async () =>
+    (
+      (await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        items: { commandId?: string; requestId?: string }[];
+      }
+    ).items;
   const created = await gateway.sessions.create(gateway.call(owner), { title: "openwork models", prompt: "first" });
   const [command] = await work();
   await post(`/v1/remote-session-commands/${command!.commandId}/claim`, token, {});
@@ -74,12 +91,17 @@ it("hands an OpenWork desktop a follow-up's model in its request, and fails one 
   const [request] = await work();
   const claimed = await post(`/v1/remote-session-requests/${request!.requestId}/claim`, token, {});
   expect(claimed.body.assignment).toMatchObject({ action: "send", input: { prompt: "second", model: { ...ALLOWED, variant: null } } });
-  await post(`/v1/remote-session-requests/${request!.requestId}/complete`, token, { status: "done", outcome: { action: "send", result: { messageId: null, alreadyPresent: false } } });
+  await post(`/v1/remote-session-requests/${request!.requestId}/complete`, token, {
+    status: "done",
+    outcome: { action: "send", result: { messageId: null, alreadyPresent: false } },
+  });
 
   const forbidden = { prompt: "third", model: FORBIDDEN };
   await gateway.sessions.send(gateway.call(owner), await session(), forbidden);
   const [refused] = await work();
   expect(await post(`/v1/remote-session-requests/${refused!.requestId}/claim`, token, {})).toEqual({ status: 409, body: { error: "request_claim_conflict" } });
-  const [row] = await gateway.sql<{ state: string; failure_code: string; prompt: string | null }[]>`select state, failure_code, prompt from desktop_task where id = ${refused!.requestId!}`;
+  const [row] = await gateway.sql<
+    { state: string; failure_code: string; prompt: string | null }[]
+  >`select state, failure_code, prompt from desktop_task where id = ${refused!.requestId!}`;
   expect(row).toEqual({ state: "failed", failure_code: "model_access_lost", prompt: null });
 });

@@ -14,14 +14,16 @@ beforeAll(async () => {
   gateway = await startRunnerGateway(db.current.url);
   const client = createRunnerClient({ baseUrl: gateway.baseUrl, token: await gateway.registerRunner(member, "runner-incremental") });
   // Each turn: its user marker, a tool call before any text (it joins m1), m1, and m2 left open until the end.
-  const turn = (localSessionId: string) => async (_: unknown, { emit }: { emit: (e: never) => void }) => {
-    emit({ type: "session.bound", payload: { localSessionId } } as never);
-    emit({ type: "tool.call", payload: { callId: "c1", name: "bash", status: "completed" } } as never);
-    emit({ type: "assistant.delta", payload: { messageId: "m1", text: "thinking " } } as never);
-    emit({ type: "assistant.final", payload: { messageId: "m1", text: "first part" } } as never);
-    emit({ type: "assistant.delta", payload: { messageId: "m2", text: "the answer" } } as never);
-    return { status: "done" as const, localSessionId };
-  };
+  const turn =
+    (localSessionId: string) =>
+    async (_: unknown, { emit }: { emit: (e: never) => void }) => {
+      emit({ type: "session.bound", payload: { localSessionId } } as never);
+      emit({ type: "tool.call", payload: { callId: "c1", name: "bash", status: "completed" } } as never);
+      emit({ type: "assistant.delta", payload: { messageId: "m1", text: "thinking " } } as never);
+      emit({ type: "assistant.final", payload: { messageId: "m1", text: "first part" } } as never);
+      emit({ type: "assistant.delta", payload: { messageId: "m2", text: "the answer" } } as never);
+      return { status: "done" as const, localSessionId };
+    };
   runner = runRunner({
     client,
     pollIntervalMs: 600_000,
@@ -64,7 +66,11 @@ it("reads only the turns from the cursor's on, and gives exactly what reading ev
     let plain: string | undefined;
     const pages: ReadResult[] = [];
     for (;;) {
-      const page = await gateway.sessions.read(gateway.call(member), await find(created.sessionId), { limit, waitMs: 0, ...(anchored ? { cursor: anchored } : {}) });
+      const page = await gateway.sessions.read(gateway.call(member), await find(created.sessionId), {
+        limit,
+        waitMs: 0,
+        ...(anchored ? { cursor: anchored } : {}),
+      });
       // The same cursor without its anchor loads every turn: the two reads must not differ.
       const full = await gateway.sessions.read(gateway.call(member), await find(created.sessionId), { limit, waitMs: 0, ...(plain ? { cursor: plain } : {}) });
       expect(seen(page)).toEqual(seen(full));
@@ -82,7 +88,9 @@ it("reads only the turns from the cursor's on, and gives exactly what reading ev
     select id from desktop_task where session_id = ${created.sessionId} order by created_at, id`;
   const anchor = decoded(all.cursor).a!;
   expect(anchor).toBe(`${5 * 3}:${turns.at(-1)!.id}`);
-  expect((await loadSessionTasks(gateway.sql, { organizationId: member.organizationId, id: created.sessionId }, turns.at(-1)!.id)).map((t) => t.id)).toEqual([turns.at(-1)!.id]);
+  expect((await loadSessionTasks(gateway.sql, { organizationId: member.organizationId, id: created.sessionId }, turns.at(-1)!.id)).map((t) => t.id)).toEqual([
+    turns.at(-1)!.id,
+  ]);
   expect(await loadSessionTasks(gateway.sql, { organizationId: member.organizationId, id: created.sessionId }, "dt_not_this_sessions")).toHaveLength(6);
 });
 
@@ -94,9 +102,17 @@ it("ignores an anchor that would skip messages, and one naming another session's
   while (read.state !== "idle");
   const start = await gateway.sessions.read(gateway.call(member), await find(two.sessionId), { limit: 1, waitMs: 0 });
   const [otherTurn] = await gateway.sql<{ id: string }[]>`select id from desktop_task where session_id = ${one.sessionId}`;
-  const truth = await gateway.sessions.read(gateway.call(member), await find(two.sessionId), { limit: 100, waitMs: 0, cursor: withAnchor(start.cursor, undefined) });
+  const truth = await gateway.sessions.read(gateway.call(member), await find(two.sessionId), {
+    limit: 100,
+    waitMs: 0,
+    cursor: withAnchor(start.cursor, undefined),
+  });
   for (const forged of ["3:whatever", `0:${otherTurn!.id}`, "not an anchor"]) {
-    const got = await gateway.sessions.read(gateway.call(member), await find(two.sessionId), { limit: 100, waitMs: 0, cursor: withAnchor(start.cursor, forged) });
+    const got = await gateway.sessions.read(gateway.call(member), await find(two.sessionId), {
+      limit: 100,
+      waitMs: 0,
+      cursor: withAnchor(start.cursor, forged),
+    });
     expect(seen(got)).toEqual(seen(truth));
   }
 });

@@ -6,7 +6,19 @@ export { type DesktopTimings, DEFAULT_DESKTOP_TIMINGS, resolveTimings } from "./
 export { type DesktopTargetOptions, createDesktopTarget } from "./desktop-target.js";
 export { migrateDesktopTarget, DESKTOP_TARGET_SQL_DIRECTORY } from "./migrate-desktop-target.js";
 export { type WakeHub, type WakeSignal, type PushSubscriber, type StreamLimits, DEFAULT_STREAM_LIMITS, createWakeHub } from "./wake/wake-hub.js";
-export { type WakeBus, type WakeBusHandlers, type HintBatch, type SessionHint, type PushHint, type PushHintKind, postgresWakeBus, readPush, readSessions, readWakes, renderPush } from "./wake/wake-bus.js";
+export {
+  type WakeBus,
+  type WakeBusHandlers,
+  type HintBatch,
+  type SessionHint,
+  type PushHint,
+  type PushHintKind,
+  postgresWakeBus,
+  readPush,
+  readSessions,
+  readWakes,
+  renderPush,
+} from "./wake/wake-bus.js";
 export { type WakeNotice } from "./wake/channels.js";
 export { type Hints, type HintPublisher, type GatheredHints, type PublisherStats, createHintPublisher } from "./wake/hints.js";
 export { transaction, type TransactionScope } from "./store/transaction.js";

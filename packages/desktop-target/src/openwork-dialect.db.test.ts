@@ -52,7 +52,11 @@ const runnerRoutes = (runId = "arun_1") =>
     ["PUT", "/v1/automation-runner/inventory", { computer: { label: "Mac" } }],
   ] as const;
 const send = (method: string, path: string, token: string, body?: unknown) =>
-  gateway.request(path, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  gateway.request(path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
 
 describe("OpenWork dialect: mint", () => {
   it("(14, 15, 18) mints at the plural path with OpenWork's body and answer, ignoring unknown members, and records the runner", async () => {
@@ -60,7 +64,10 @@ describe("OpenWork dialect: mint", () => {
     expect(response.status).toBe(200);
     expect(body).toEqual({ token: expect.any(String), expiresAt: expect.any(Number), eventsPath: "/v1/automation-runners/events" });
     const verified = verifyRunnerToken(body.token, { secret: SECRET });
-    expect(verified).toMatchObject({ ok: true, claims: { v: 2, o: alice.organizationId, m: alice.memberId, r: "3f0c9a1e-install-0001", c: ["model_attention_v1"], e: body.expiresAt } });
+    expect(verified).toMatchObject({
+      ok: true,
+      claims: { v: 2, o: alice.organizationId, m: alice.memberId, r: "3f0c9a1e-install-0001", c: ["model_attention_v1"], e: body.expiresAt },
+    });
     const [row] = await gateway.sql<{ dialect: string; capabilities: string[]; platform: string }[]>`
       select dialect, capabilities, platform from desktop_runner where runner_id = '3f0c9a1e-install-0001'`;
     expect(row).toEqual({ dialect: "openwork", capabilities: ["model_attention_v1"], platform: "darwin" });
@@ -85,7 +92,11 @@ describe("OpenWork dialect: mint", () => {
 
   it("(19) mints session-runner tokens only with the feature, signing remote_session_only_v1 in", async () => {
     sessionRunnersOn = false;
-    const off = await post("/v1/session-runners/token", memberAuth(), mintBody({ runnerId: "oc_runner_0123456789abcdef", capabilities: ["remote_session_v1"] }));
+    const off = await post(
+      "/v1/session-runners/token",
+      memberAuth(),
+      mintBody({ runnerId: "oc_runner_0123456789abcdef", capabilities: ["remote_session_v1"] }),
+    );
     expect(off.status).toBe(404);
     expect(await off.json()).toMatchObject({ error: "feature_disabled" });
     sessionRunnersOn = true;
@@ -139,7 +150,15 @@ describe("OpenWork dialect: runner routes", () => {
 
   it("(6, 7) refuses bad tokens with 401 runner_unauthorized on every runner route, and reads Bearer in any case", async () => {
     const { body } = await mintFor({ runnerId: "auth-install-0001" });
-    const expired = mintRunnerToken({ secret: SECRET, organizationId: alice.organizationId, memberId: alice.memberId, runnerId: "auth-install-0001", capabilities: [], audience: gateway.baseUrl, now: Date.now() - 13 * 3_600_000 }).token;
+    const expired = mintRunnerToken({
+      secret: SECRET,
+      organizationId: alice.organizationId,
+      memberId: alice.memberId,
+      runnerId: "auth-install-0001",
+      capabilities: [],
+      audience: gateway.baseUrl,
+      now: Date.now() - 13 * 3_600_000,
+    }).token;
     // The signature's last character changed (to another one: the same one would be the token itself).
     const tampered = `${body.token.slice(0, -1)}${body.token.endsWith("A") ? "B" : "A"}`;
     for (const bad of [expired, tampered, "not-a-token", ""]) {
@@ -153,7 +172,14 @@ describe("OpenWork dialect: runner routes", () => {
   });
 
   it("(9, 10, 11) accepts a validly signed token minted elsewhere: another audience, no registration here, capabilities from the token", async () => {
-    const elsewhere = mintRunnerToken({ secret: SECRET, organizationId: alice.organizationId, memberId: alice.memberId, runnerId: "den-minted-install-01", capabilities: ["remote_session_v1"], audience: "https://den.example.test/api/den" }).token;
+    const elsewhere = mintRunnerToken({
+      secret: SECRET,
+      organizationId: alice.organizationId,
+      memberId: alice.memberId,
+      runnerId: "den-minted-install-01",
+      capabilities: ["remote_session_v1"],
+      audience: "https://den.example.test/api/den",
+    }).token;
     expect((await send("GET", "/v1/automation-runner/work", elsewhere)).status).toBe(200);
     const claim = await send("POST", "/v1/remote-session-commands/rsc_unknown/claim", elsewhere, {});
     expect([claim.status, await claim.json()]).toEqual([409, { error: "command_claim_conflict" }]);
@@ -165,7 +191,11 @@ describe("OpenWork dialect: runner routes", () => {
     const bobScope = { organizationId: "org_ow", memberId: "mem_ow_bob" };
     const mintAgain = () => post("/v1/automation-runners/token", `Bearer ${gateway.memberToken(bobScope)}`, mintBody({ runnerId: "bob-install-00001" }));
     const { token } = (await (await mintAgain()).json()) as { token: string };
-    const owner = (method: string, path: string) => fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/bob-install-00001${path}`, { method, headers: { authorization: `Bearer ${gateway.memberToken(bobScope)}` } });
+    const owner = (method: string, path: string) =>
+      fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/bob-install-00001${path}`, {
+        method,
+        headers: { authorization: `Bearer ${gateway.memberToken(bobScope)}` },
+      });
     expect((await owner("DELETE", "")).status).toBe(200);
     expect((await send("GET", "/v1/automation-runner/work", token)).status).toBe(401);
     // Its own mint does not undo the revocation: 404 (a released desktop then waits instead of stepping down), with the step.
@@ -199,29 +229,57 @@ describe("OpenWork dialect: runner routes", () => {
 
   it("(58) replaces the inventory sent in OpenWork's body (workspaceId, engine, models) and answers {ok, updatedAt}", async () => {
     const { body } = await mintFor({ runnerId: "inventory-install-01" });
-    const workspace = { workspaceId: "ws_1", name: "Main", active: true, engine: "v2", defaultModel: { providerId: "openai", modelId: "gpt-5", variant: "high" }, models: [{ providerId: "openai", modelId: "gpt-5", name: "GPT-5" }] };
-    const response = await send("PUT", "/v1/automation-runner/inventory", body.token, { computer: { label: "Work Laptop", platform: "darwin", appVersion: "0.19.0" }, workspaces: [workspace], extra: 1 });
+    const workspace = {
+      workspaceId: "ws_1",
+      name: "Main",
+      active: true,
+      engine: "v2",
+      defaultModel: { providerId: "openai", modelId: "gpt-5", variant: "high" },
+      models: [{ providerId: "openai", modelId: "gpt-5", name: "GPT-5" }],
+    };
+    const response = await send("PUT", "/v1/automation-runner/inventory", body.token, {
+      computer: { label: "Work Laptop", platform: "darwin", appVersion: "0.19.0" },
+      workspaces: [workspace],
+      extra: 1,
+    });
     expect(await response.json()).toEqual({ ok: true, updatedAt: expect.any(Number) });
     const [row] = await gateway.sql<{ inventory: { workspaces: unknown[] } }[]>`select inventory from desktop_runner where runner_id = 'inventory-install-01'`;
     expect(row?.inventory.workspaces).toEqual([workspace]);
-    const tooMany = await send("PUT", "/v1/automation-runner/inventory", body.token, { workspaces: Array.from({ length: 51 }, (_, i) => ({ workspaceId: `ws_${i}` })) });
+    const tooMany = await send("PUT", "/v1/automation-runner/inventory", body.token, {
+      workspaces: Array.from({ length: 51 }, (_, i) => ({ workspaceId: `ws_${i}` })),
+    });
     expect([tooMany.status, ((await tooMany.json()) as { error: string }).error]).toEqual([400, "invalid_request"]);
   });
 });
 
 describe("OpenWork dialect: under the base path OpenWork desktops use", () => {
-  const FAMILIES = ["/v1/automation-runners", "/v1/automation-runner", "/v1/automation-runs", "/v1/remote-session-commands", "/v1/remote-session-requests", "/v1/session-runners"];
+  const FAMILIES = [
+    "/v1/automation-runners",
+    "/v1/automation-runner",
+    "/v1/automation-runs",
+    "/v1/remote-session-commands",
+    "/v1/remote-session-requests",
+    "/v1/session-runners",
+  ];
 
   it("(12) serves /api/den/v1/…: a direct mint there names <base>/api/den as audience, the desktop's base URL; its token works there", async () => {
     const den = `${gateway.baseUrl}/api/den`;
-    const response = await fetch(`${den}/v1/automation-runners/token`, { method: "POST", headers: { authorization: memberAuth(), "content-type": "application/json" }, body: JSON.stringify(mintBody({ runnerId: "den-base-install-01" })) });
+    const response = await fetch(`${den}/v1/automation-runners/token`, {
+      method: "POST",
+      headers: { authorization: memberAuth(), "content-type": "application/json" },
+      body: JSON.stringify(mintBody({ runnerId: "den-base-install-01" })),
+    });
     const { token } = (await response.json()) as { token: string };
     expect(verifyRunnerToken(token, { secret: SECRET })).toMatchObject({ claims: { a: den } });
     const work = await fetch(`${den}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } });
     expect([work.status, await work.json()]).toEqual([200, { items: [] }]);
     // Through the trusted proxy, with or without the prefix left on the path.
     const proxied = { "x-forwarded-prefix": "/api/den", "x-forwarded-host": "app.openwork.test", "x-forwarded-proto": "https" };
-    const kept = await fetch(`${den}/v1/automation-runners/token`, { method: "POST", headers: { authorization: memberAuth(), "content-type": "application/json", ...proxied }, body: JSON.stringify(mintBody({ runnerId: "den-base-install-01" })) });
+    const kept = await fetch(`${den}/v1/automation-runners/token`, {
+      method: "POST",
+      headers: { authorization: memberAuth(), "content-type": "application/json", ...proxied },
+      body: JSON.stringify(mintBody({ runnerId: "den-base-install-01" })),
+    });
     expect(verifyRunnerToken(((await kept.json()) as { token: string }).token, { secret: SECRET })).toMatchObject({ claims: { a: `${PROXY}/api/den` } });
   });
 
@@ -230,7 +288,12 @@ describe("OpenWork dialect: under the base path OpenWork desktops use", () => {
       for (const family of FAMILIES) {
         expect(gateway.routes.prefixes).toContain(`${base}${family}`);
         const response = await fetch(`${gateway.baseUrl}${base}${family}/no-such-route`, { headers: { authorization: "Bearer x" } });
-        expect([family, response.status, response.headers.get("content-type"), await response.json()]).toEqual([family, 404, "application/json", { error: "not_found" }]);
+        expect([family, response.status, response.headers.get("content-type"), await response.json()]).toEqual([
+          family,
+          404,
+          "application/json",
+          { error: "not_found" },
+        ]);
       }
     }
     expect(await gateway.routes.handle(new Request(`${gateway.baseUrl}/elsewhere/v1/automation-runner/work`))).toBeNull();
@@ -241,7 +304,10 @@ describe("OpenWork dialect: the wake stream", () => {
   it("(22, 23) holds a text/event-stream open with OpenWork's keepalive first, no id", async () => {
     const { body } = await mintFor({ runnerId: "stream-install-01" });
     const controller = new AbortController();
-    const response = await fetch(`${gateway.baseUrl}/v1/automation-runners/events`, { headers: { authorization: `Bearer ${body.token}`, accept: "text/event-stream" }, signal: controller.signal });
+    const response = await fetch(`${gateway.baseUrl}/v1/automation-runners/events`, {
+      headers: { authorization: `Bearer ${body.token}`, accept: "text/event-stream" },
+      signal: controller.signal,
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/event-stream");
     const reader = response.body!.getReader();

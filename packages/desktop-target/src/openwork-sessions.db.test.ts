@@ -47,7 +47,8 @@ async function desktopOf(member: ReturnType<typeof newMember>, options: Partial<
   expect(double.configured).toBe(true);
   return double;
 }
-const find = async (member: ReturnType<typeof newMember>, id: string) => (await createSessionLedger(gateway.sql).find(gateway.call(member), id)) as LedgerSession;
+const find = async (member: ReturnType<typeof newMember>, id: string) =>
+  (await createSessionLedger(gateway.sql).find(gateway.call(member), id)) as LedgerSession;
 const codeOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error.error : error);
 async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, ms = 8_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -62,10 +63,23 @@ async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, ms
 const post = (path: string, token: string, body: unknown) =>
   gateway.request(path, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
 const mint = async (member: ReturnType<typeof newMember>, runnerId: string, capabilities = ["remote_session_v1", "remote_session_control_v1"]) => {
-  const response = await post("/v1/automation-runners/token", gateway.memberToken(member), { runnerId, protocolVersion: 1, supportedExecutionTargets: ["desktop"], capabilities, appVersion: "1", platform: "linux", concurrency: 1 });
+  const response = await post("/v1/automation-runners/token", gateway.memberToken(member), {
+    runnerId,
+    protocolVersion: 1,
+    supportedExecutionTargets: ["desktop"],
+    capabilities,
+    appVersion: "1",
+    platform: "linux",
+    concurrency: 1,
+  });
   return ((await response.json()) as { token: string }).token;
 };
-const work = async (token: string) => ((await (await gateway.request("/v1/automation-runner/work", { headers: { authorization: `Bearer ${token}` } })).json()) as { items: { kind: string; commandId?: string; requestId?: string }[] }).items;
+const work = async (token: string) =>
+  (
+    (await (await gateway.request("/v1/automation-runner/work", { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      items: { kind: string; commandId?: string; requestId?: string }[];
+    }
+  ).items;
 
 /** A new member's session delivered to an OpenWork desktop over the wire, and how that desktop reports on it. */
 async function deliveredCommand(runnerId: string) {
@@ -87,7 +101,10 @@ describe("remote sessions on an OpenWork desktop", () => {
     const created = await gateway.sessions.create(call(), { title: "On the Mac", prompt: "hello desktop" });
     expect(created.state).toBe("queued");
     // The desktop claims the command, creates its visible session and reports progress.
-    const idle = await until(() => find(member, created.sessionId), (s) => s.state === "idle");
+    const idle = await until(
+      () => find(member, created.sessionId),
+      (s) => s.state === "idle",
+    );
     expect(idle).toMatchObject({ state: "idle", targetRef: { dialect: "openwork", runnerId: `install-${member.memberId}` } });
     expect(desktop.sessions.has(idle.targetSessionId!)).toBe(true);
 
@@ -100,7 +117,10 @@ describe("remote sessions on an OpenWork desktop", () => {
 
     const sent = await gateway.sessions.send(call(), await find(member, created.sessionId), { prompt: "and again" });
     expect(sent.state).toBe("accepted");
-    await until(() => find(member, created.sessionId), (s) => s.state === "idle" && desktop.sessions.get(idle.targetSessionId!)!.messages.length === 4);
+    await until(
+      () => find(member, created.sessionId),
+      (s) => s.state === "idle" && desktop.sessions.get(idle.targetSessionId!)!.messages.length === 4,
+    );
     const second = await gateway.sessions.read(call(), await find(member, created.sessionId), { limit: 20, waitMs: 0, cursor: first.cursor });
     expect(second.messages.map((m) => [m.role, m.text])).toEqual([
       ["user", "and again"],
@@ -111,7 +131,10 @@ describe("remote sessions on an OpenWork desktop", () => {
     expect((await gateway.sessions.read(call(), await find(member, created.sessionId), { limit: 20, waitMs: 0, cursor: second.cursor })).messages).toEqual([]);
 
     await gateway.sessions.send(call(), await find(member, created.sessionId), { prompt: "SLOW work" });
-    await until(() => find(member, created.sessionId), (s) => s.state === "running" && desktop.sessions.get(idle.targetSessionId!)!.status === "running");
+    await until(
+      () => find(member, created.sessionId),
+      (s) => s.state === "running" && desktop.sessions.get(idle.targetSessionId!)!.status === "running",
+    );
     expect(await gateway.sessions.stop(call(), await find(member, created.sessionId))).toEqual({ sessionId: created.sessionId, stopped: true });
     // The engine ends the aborted turn with its error, which the desktop reports.
     expect(desktop.sessions.get(idle.targetSessionId!)!.status).toBe("error");
@@ -123,12 +146,20 @@ describe("remote sessions on an OpenWork desktop", () => {
     const desktop = await desktopOf(member);
     const call = () => gateway.call(member);
     const created = await gateway.sessions.create(call(), { title: "asks", prompt: "ASKQ which colour?" });
-    const waiting = await until(() => find(member, created.sessionId), (s) => s.state === "waiting_input");
+    const waiting = await until(
+      () => find(member, created.sessionId),
+      (s) => s.state === "waiting_input",
+    );
     const read = await gateway.sessions.read(call(), waiting, { limit: 20, waitMs: 0 });
     expect(read).toMatchObject({ state: "waiting_input", pending: { kind: "question", id: "openwork_question", inAppOnly: true } });
-    expect(await gateway.sessions.respond(call(), waiting, { requestId: "openwork_question", answer: { text: "Red" } }).catch(codeOf)).toBe("desktop_update_required");
+    expect(await gateway.sessions.respond(call(), waiting, { requestId: "openwork_question", answer: { text: "Red" } }).catch(codeOf)).toBe(
+      "desktop_update_required",
+    );
     desktop.answerInApp(waiting.targetSessionId!, "Red");
-    const idle = await until(() => find(member, created.sessionId), (s) => s.state === "idle");
+    const idle = await until(
+      () => find(member, created.sessionId),
+      (s) => s.state === "idle",
+    );
     expect(await gateway.sessions.read(call(), idle, { limit: 20, waitMs: 0 })).toMatchObject({ state: "idle", finalAssistantText: "echo: answered Red" });
   });
 
@@ -137,7 +168,10 @@ describe("remote sessions on an OpenWork desktop", () => {
     // Steps down to remote sessions without control: commands yes, requests no.
     const desktop = await desktopOf(member, { capabilitySets: [["model_attention_v1", "remote_session_v1"]] });
     const created = await gateway.sessions.create(gateway.call(member), { title: "old desktop", prompt: "hi" });
-    const delivered = await until(() => find(member, created.sessionId), (s) => s.targetSessionId !== null);
+    const delivered = await until(
+      () => find(member, created.sessionId),
+      (s) => s.targetSessionId !== null,
+    );
     expect(delivered.targetSessionId).not.toBeNull();
     expect(await gateway.sessions.read(gateway.call(member), delivered, { limit: 5, waitMs: 0 }).catch(codeOf)).toBe("desktop_update_required");
     expect(await gateway.sessions.send(gateway.call(member), delivered, { prompt: "more" }).catch(codeOf)).toBe("desktop_update_required");
@@ -158,7 +192,10 @@ describe("remote sessions on an OpenWork desktop", () => {
     const desktop = await desktopOf(member, { drainMs: 600_000, pollMs: 600_000 });
     const created = await gateway.sessions.create(gateway.call(member), { title: "slow to answer", prompt: "hello" });
     // wake() joins a look already under way (as the real one does): wake it until it has the command.
-    const session = await until(() => (desktop.wake(), find(member, created.sessionId)), (s) => s.state === "idle");
+    const session = await until(
+      () => (desktop.wake(), find(member, created.sessionId)),
+      (s) => s.state === "idle",
+    );
     expect(session.state).toBe("idle");
     const started = Date.now();
     const pending = await gateway.sessions.read(gateway.call(member), session, { limit: 20, waitMs: 0 });
@@ -173,7 +210,6 @@ describe("remote sessions on an OpenWork desktop", () => {
 });
 
 describe("OpenWork commands and requests on the wire", () => {
-
   it("(33, 34, 46, 48, 49) lists a pinned command to its desktop only; claims it once; takes identical receipts again, refuses others", async () => {
     const member = newMember();
     const mine = await mint(member, "pinned-install-01");
@@ -184,9 +220,15 @@ describe("OpenWork commands and requests on the wire", () => {
     expect(await work(other)).toEqual([]);
     expect((await post(`/v1/remote-session-commands/${item!.commandId}/claim`, other, {})).status).toBe(409);
     const claim = await post(`/v1/remote-session-commands/${item!.commandId}/claim`, mine, {});
-    expect(await claim.json()).toEqual({ assignment: { commandId: item!.commandId, kind: "remote_session_create", title: "pinned", prompt: "p", model: null, expiresAt: expect.any(Number) } });
+    expect(await claim.json()).toEqual({
+      assignment: { commandId: item!.commandId, kind: "remote_session_create", title: "pinned", prompt: "p", model: null, expiresAt: expect.any(Number) },
+    });
     const receipt = { status: "delivered", sessionId: "ses_local_1", workspaceId: "ws_1", resultSummary: "Remote session created" };
-    const bad = await post(`/v1/remote-session-commands/${item!.commandId}/complete`, mine, { status: "failed", error: { code: "x", message: "y" }, sessionId: "ses_1" });
+    const bad = await post(`/v1/remote-session-commands/${item!.commandId}/complete`, mine, {
+      status: "failed",
+      error: { code: "x", message: "y" },
+      sessionId: "ses_1",
+    });
     expect(bad.status).toBe(400);
     const done = await post(`/v1/remote-session-commands/${item!.commandId}/complete`, mine, receipt);
     expect(await done.json()).toEqual({ command: { id: item!.commandId, status: "delivered", sessionId: "ses_local_1", workspaceId: "ws_1" } });
@@ -247,7 +289,9 @@ describe("OpenWork commands and requests on the wire", () => {
     await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = 'quiet-install-001'`;
     await sweepTasks(gateway.store);
     expect(await find(member, created.sessionId)).toMatchObject({ state: "interrupted", lastError: { error: "desktop_lost" } });
-    expect((await post(`/v1/remote-session-commands/${item!.commandId}/session`, token, { status: "idle", finalText: "done", observedAt: 2_000 })).status).toBe(200);
+    expect((await post(`/v1/remote-session-commands/${item!.commandId}/session`, token, { status: "idle", finalText: "done", observedAt: 2_000 })).status).toBe(
+      200,
+    );
     expect(await find(member, created.sessionId)).toMatchObject({ state: "idle", lastError: null });
   });
 
@@ -261,12 +305,57 @@ describe("OpenWork commands and requests on the wire", () => {
     const reading = gateway.sessions.read(gateway.call(member), await find(member, created.sessionId), { limit: 5, waitMs: 0 });
     const requestId = await until(async () => (await work(token)).find((i) => i.kind === "remote_session_request")?.requestId, Boolean);
     const claim = await post(`/v1/remote-session-requests/${requestId}/claim`, token, {});
-    expect(await claim.json()).toMatchObject({ assignment: { requestId, action: "read", sessionId: "ses_o", commandId: item!.commandId, input: { from: "start", cursor: null, limit: 5 } } });
-    const huge = { status: "done", outcome: { action: "read", result: { title: null, status: "idle", waitingFor: null, lastError: null, messageCount: 1, from: "start", nextCursor: null, messages: [{ id: "m", role: "assistant", createdAt: 1, text: "x".repeat(20_000), truncated: false, toolCalls: Array(200).fill({ id: "t", name: "n", status: "completed", output: "y".repeat(2_000) }), error: null }] } } };
+    expect(await claim.json()).toMatchObject({
+      assignment: { requestId, action: "read", sessionId: "ses_o", commandId: item!.commandId, input: { from: "start", cursor: null, limit: 5 } },
+    });
+    const huge = {
+      status: "done",
+      outcome: {
+        action: "read",
+        result: {
+          title: null,
+          status: "idle",
+          waitingFor: null,
+          lastError: null,
+          messageCount: 1,
+          from: "start",
+          nextCursor: null,
+          messages: [
+            {
+              id: "m",
+              role: "assistant",
+              createdAt: 1,
+              text: "x".repeat(20_000),
+              truncated: false,
+              toolCalls: Array(200).fill({ id: "t", name: "n", status: "completed", output: "y".repeat(2_000) }),
+              error: null,
+            },
+          ],
+        },
+      },
+    };
     expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, huge)).status).toBe(400);
-    const wrong = await post(`/v1/remote-session-requests/${requestId}/complete`, token, { status: "done", outcome: { action: "stop", result: { stopped: true, reason: null } } });
+    const wrong = await post(`/v1/remote-session-requests/${requestId}/complete`, token, {
+      status: "done",
+      outcome: { action: "stop", result: { stopped: true, reason: null } },
+    });
     expect([wrong.status, await wrong.json()]).toEqual([409, { error: "request_complete_conflict" }]);
-    const answer = { status: "done", outcome: { action: "read", result: { title: null, status: "idle", waitingFor: null, lastError: null, messageCount: 1, from: "start", nextCursor: "m1", messages: [{ id: "m1", role: "assistant", createdAt: 1, text: "hi", truncated: false, toolCalls: [], error: null }] } } };
+    const answer = {
+      status: "done",
+      outcome: {
+        action: "read",
+        result: {
+          title: null,
+          status: "idle",
+          waitingFor: null,
+          lastError: null,
+          messageCount: 1,
+          from: "start",
+          nextCursor: "m1",
+          messages: [{ id: "m1", role: "assistant", createdAt: 1, text: "hi", truncated: false, toolCalls: [], error: null }],
+        },
+      },
+    };
     expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, answer)).status).toBe(200);
     expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, answer)).status).toBe(200);
     expect((await reading).messages.map((m) => m.text)).toEqual(["hi"]);
@@ -279,7 +368,10 @@ describe("OpenWork commands and requests on the wire", () => {
     await post(`/v1/remote-session-requests/${requestId}/claim`, token, {});
     const message = (id: string, role: string, text: string) => ({ id, role, createdAt: 1, text, truncated: false, toolCalls: [], error: null });
     const result = { title: null, status: "idle", waitingFor: null, lastError: null, messageCount: 2, from: "start", nextCursor: null };
-    const answer = { status: "done", outcome: { action: "read", result: { ...result, messages: [message("u1", "user", "THE-USER-PROMPT"), message("a1", "assistant", "THE-DESKTOP-REPLY")] } } };
+    const answer = {
+      status: "done",
+      outcome: { action: "read", result: { ...result, messages: [message("u1", "user", "THE-USER-PROMPT"), message("a1", "assistant", "THE-DESKTOP-REPLY")] } },
+    };
     expect((await post(`/v1/remote-session-requests/${requestId}/complete`, token, answer)).status).toBe(200);
     // The reader gets the whole answer…
     expect((await reading).messages.map((m) => m.text)).toEqual(["THE-USER-PROMPT", "THE-DESKTOP-REPLY"]);
@@ -309,7 +401,10 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     const stopping = gateway.sessions.stop(gateway.call(member), await find(member, sessionId));
     const requestId = await until(async () => (await work(token)).find((i) => i.kind === "remote_session_request")?.requestId, Boolean);
     await post(`/v1/remote-session-requests/${requestId}/claim`, token, {});
-    await post(`/v1/remote-session-requests/${requestId}/complete`, token, { status: "done", outcome: { action: "stop", result: { stopped: true, reason: null } } });
+    await post(`/v1/remote-session-requests/${requestId}/complete`, token, {
+      status: "done",
+      outcome: { action: "stop", result: { stopped: true, reason: null } },
+    });
     expect(await stopping).toEqual({ sessionId, stopped: true });
     expect((await find(member, sessionId)).state).toBe("stopped");
   };
@@ -359,7 +454,11 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     await gateway.sql`update desktop_task set lease_expires_at = now() - interval '1 second' where id = ${item!.commandId!}`;
     await sweepTasks(gateway.store);
     expect(await stateOf()).toBe("interrupted");
-    const receipt = await post(`/v1/remote-session-commands/${item!.commandId}/complete`, token, { status: "delivered", sessionId: "ses_late", workspaceId: "ws_l" });
+    const receipt = await post(`/v1/remote-session-commands/${item!.commandId}/complete`, token, {
+      status: "delivered",
+      sessionId: "ses_late",
+      workspaceId: "ws_l",
+    });
     expect(receipt.status).toBe(200);
     expect(await stateOf()).toBe("done");
     expect(TASK_TRANSITIONS.interrupted).toContain("done");
@@ -371,7 +470,11 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     await stopRelayed(member, token, sessionId);
     const errorsBefore = gateway.logger.lines.filter((l) => l.startsWith("error")).length;
     // The released desktop reports the aborted turn, then idle.
-    const aborted = await post(`/v1/remote-session-commands/${commandId}/session`, token, { status: "error", error: { code: "execution_failed", message: "Aborted" }, observedAt: 2_000 });
+    const aborted = await post(`/v1/remote-session-commands/${commandId}/session`, token, {
+      status: "error",
+      error: { code: "execution_failed", message: "Aborted" },
+      observedAt: 2_000,
+    });
     expect([aborted.status, await aborted.json()]).toEqual([200, { ok: true }]);
     const idle = await post(`/v1/remote-session-commands/${commandId}/session`, token, { status: "idle", observedAt: 3_000 });
     expect(idle.status).toBe(200);
@@ -392,8 +495,16 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     // Another organization's store-and-forward task past its deadline, and one whose session refuses every update.
     const other = { organizationId: "org_ows_other", memberId: `mem_ows_${++members}` };
     await mint(other, "other-org-install1");
-    const later = await gateway.sessions.create(gateway.call(other), { title: "deliver by", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
-    const poisoned = await gateway.sessions.create(gateway.call(other), { title: "poisoned", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
+    const later = await gateway.sessions.create(gateway.call(other), {
+      title: "deliver by",
+      prompt: "p",
+      deliverBy: new Date(Date.now() + 60_000).toISOString(),
+    });
+    const poisoned = await gateway.sessions.create(gateway.call(other), {
+      title: "poisoned",
+      prompt: "p",
+      deliverBy: new Date(Date.now() + 60_000).toISOString(),
+    });
     await gateway.sql`update desktop_task set claim_deadline = now() - interval '1 second', deliver_by = now() - interval '1 second' where session_id in ${gateway.sql([later.sessionId, poisoned.sessionId])}`;
     await gateway.sql.unsafe(`
       create function refuse_poisoned() returns trigger language plpgsql as $$ begin raise exception 'refused by the test'; end $$;
@@ -422,24 +533,40 @@ describe("OpenWork desktops as released: claims, late reports, sweeps, follow-up
     expect((await find(member, sessionId)).state).toBe("queued");
     await gateway.sql`update desktop_task set claim_deadline = now() - interval '1 second' where session_id = ${sessionId} and kind = 'remote_session.send'`;
     await sweepTasks(gateway.store);
-    expect(await find(member, sessionId)).toMatchObject({ state: "interrupted", lastError: { error: "runner_unavailable", message: expect.stringContaining("never ran") } });
+    expect(await find(member, sessionId)).toMatchObject({
+      state: "interrupted",
+      lastError: { error: "runner_unavailable", message: expect.stringContaining("never ran") },
+    });
   });
 });
 
 describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)", () => {
-  const commandOf = async (sessionId: string) => (await gateway.sql<{ id: string; progress: Record<string, unknown> | null }[]>`select id, progress from desktop_task where session_id = ${sessionId} and kind = 'remote_session.create'`)[0]!;
+  const commandOf = async (sessionId: string) =>
+    (
+      await gateway.sql<
+        { id: string; progress: Record<string, unknown> | null }[]
+      >`select id, progress from desktop_task where session_id = ${sessionId} and kind = 'remote_session.create'`
+    )[0]!;
   const idleSession = async (member: ReturnType<typeof newMember>, prompt = "hello") => {
     const created = await gateway.sessions.create(gateway.call(member), { title: "released", prompt });
-    return until(() => find(member, created.sessionId), (s) => s.state === "idle");
+    return until(
+      () => find(member, created.sessionId),
+      (s) => s.state === "idle",
+    );
   };
 
   it("reaches the gateway at <origin>/api/den and uses its token there: mint, work, inventory in OpenWork's body, nothing refused", async () => {
     const member = newMember();
     const desktop = await desktopOf(member);
-    await until(async () => desktop.requests, (r) => r.includes("PUT /v1/automation-runner/inventory -> 200"));
+    await until(
+      async () => desktop.requests,
+      (r) => r.includes("PUT /v1/automation-runner/inventory -> 200"),
+    );
     expect(desktop.requests).toContain("PUT /v1/automation-runner/inventory -> 200");
     expect(desktop.notes).toEqual([]);
-    const [row] = await gateway.sql<{ inventory: { workspaces: { workspaceId: string }[] } }[]>`select inventory from desktop_runner where runner_id = ${`install-${member.memberId}`}`;
+    const [row] = await gateway.sql<
+      { inventory: { workspaces: { workspaceId: string }[] } }[]
+    >`select inventory from desktop_runner where runner_id = ${`install-${member.memberId}`}`;
     expect(row?.inventory.workspaces[0]?.workspaceId).toBe("ws_double");
     // Sent only when it changed: one PUT for an inventory that stays the same.
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -452,11 +579,17 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     const desktop = await desktopOf(member);
     const session = await idleSession(member);
     await gateway.sessions.send(gateway.call(member), session, { prompt: "SLOW work" });
-    await until(() => find(member, session.id), (s) => s.state === "running" && desktop.sessions.get(session.targetSessionId!)?.status === "running");
+    await until(
+      () => find(member, session.id),
+      (s) => s.state === "running" && desktop.sessions.get(session.targetSessionId!)?.status === "running",
+    );
     expect(await gateway.sessions.stop(gateway.call(member), await find(member, session.id))).toMatchObject({ stopped: true });
     // The stop's answer and the desktop's report of the aborted turn race: whichever comes last,
     // the command keeps the engine's "Aborted", and its status says error or stopped.
-    const command = await until(() => commandOf(session.id), (c) => (c.progress?.error as { message?: string } | undefined)?.message === "Aborted");
+    const command = await until(
+      () => commandOf(session.id),
+      (c) => (c.progress?.error as { message?: string } | undefined)?.message === "Aborted",
+    );
     expect(command.progress).toMatchObject({ status: expect.stringMatching(/^(error|stopped)$/), error: { message: "Aborted" } });
     expect(desktop.requests.filter((r) => r.includes("/session ->") && !r.endsWith("-> 200"))).toEqual([]);
     expect((await find(member, session.id)).state).toBe("stopped");
@@ -466,7 +599,11 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     await gateway.sql`update desktop_runner set last_seen_at = now() - interval '11 minutes' where runner_id = ${`install-${member.memberId}`}`;
     const other = { organizationId: "org_ows_later", memberId: `mem_ows_${++members}` };
     await mint(other, "later-org-install");
-    const later = await gateway.sessions.create(gateway.call(other), { title: "deliver by", prompt: "p", deliverBy: new Date(Date.now() + 60_000).toISOString() });
+    const later = await gateway.sessions.create(gateway.call(other), {
+      title: "deliver by",
+      prompt: "p",
+      deliverBy: new Date(Date.now() + 60_000).toISOString(),
+    });
     await gateway.sql`update desktop_task set claim_deadline = now() - interval '1 second', deliver_by = now() - interval '1 second' where session_id = ${later.sessionId}`;
     await sweepTasks(gateway.store);
     expect((await find(other, later.sessionId)).state).toBe("expired");
@@ -477,10 +614,20 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     const member = newMember();
     const desktop = await desktopOf(member);
     expect(desktop.configured).toBe(true);
-    for (const [prompt, code] of [["NOREPLY please", "no_reply"], ["AUTHFAIL please", "provider_auth_failed"]] as const) {
+    for (const [prompt, code] of [
+      ["NOREPLY please", "no_reply"],
+      ["AUTHFAIL please", "provider_auth_failed"],
+    ] as const) {
       const created = await gateway.sessions.create(gateway.call(member), { title: code, prompt });
-      const failed = await until(() => find(member, created.sessionId), (s) => s.state === "failed");
-      expect(failed).toMatchObject({ state: "failed", targetSessionId: null, lastError: { error: code, message: expect.stringContaining("local session ses_") } });
+      const failed = await until(
+        () => find(member, created.sessionId),
+        (s) => s.state === "failed",
+      );
+      expect(failed).toMatchObject({
+        state: "failed",
+        targetSessionId: null,
+        lastError: { error: code, message: expect.stringContaining("local session ses_") },
+      });
     }
     // A failed command carries no session ids, and the gateway takes it as it is.
     expect(desktop.requests.filter((r) => r.includes("/complete"))).toEqual([expect.stringMatching(/-> 200$/), expect.stringMatching(/-> 200$/)]);
@@ -491,10 +638,23 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     const desktop = await desktopOf(member);
     const session = await idleSession(member);
     const request = await transaction(gateway.store, (tx, hints) =>
-      enqueueTask(tx, hints, member, holderTask(session, { kind: "remote_session.stop", requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] }, claimWithinMs: 60_000, input: { messageId: "msg_another_turn" } })),
+      enqueueTask(
+        tx,
+        hints,
+        member,
+        holderTask(session, {
+          kind: "remote_session.stop",
+          requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] },
+          claimWithinMs: 60_000,
+          input: { messageId: "msg_another_turn" },
+        }),
+      ),
     );
     desktop.wake();
-    const [done] = await until(() => gateway.sql<{ state: string; completion: unknown }[]>`select state, completion from desktop_task where id = ${request.id}`, ([t]) => t?.state === "done");
+    const [done] = await until(
+      () => gateway.sql<{ state: string; completion: unknown }[]>`select state, completion from desktop_task where id = ${request.id}`,
+      ([t]) => t?.state === "done",
+    );
     expect(done?.completion).toEqual({ status: "done", outcome: { action: "stop", result: { stopped: false, reason: "different_turn" } } });
   });
 
@@ -503,7 +663,10 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     await desktopOf(member);
     const session = await idleSession(member);
     await gateway.sessions.send(gateway.call(member), session, { prompt: "and again" });
-    await until(() => find(member, session.id), (s) => s.state === "idle");
+    await until(
+      () => find(member, session.id),
+      (s) => s.state === "idle",
+    );
     const tail = await gateway.sessions.read(gateway.call(member), await find(member, session.id), { limit: 2, waitMs: 0, from: "end" });
     expect(tail.messages.map((m) => m.text)).toEqual(["and again", "echo: and again"]);
     const after = await gateway.sessions.read(gateway.call(member), await find(member, session.id), { limit: 20, waitMs: 0, cursor: tail.cursor });
@@ -534,14 +697,25 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     // The network in front of the gateway answers 503 to the first work polls and the first completion.
     const flaky: typeof fetch = async (input, init) => {
       const path = new URL(String(input)).pathname;
-      const kind = path.endsWith("/automation-runner/work") ? "work" : path.includes("/remote-session-commands/") && path.endsWith("/complete") ? "complete" : null;
+      const kind = path.endsWith("/automation-runner/work")
+        ? "work"
+        : path.includes("/remote-session-commands/") && path.endsWith("/complete")
+          ? "complete"
+          : null;
       if (kind && failing[kind]-- > 0) return new Response(JSON.stringify({ error: "unavailable" }), { status: 503 });
       return fetch(input, init);
     };
     const desktop = await desktopOf(member, { fetch: flaky, pollMs: 60_000, backoffCapMs: 100 });
     const created = await gateway.sessions.create(gateway.call(member), { title: "flaky", prompt: "hello" });
     failing.work = 3;
-    expect((await until(() => find(member, created.sessionId), (s) => s.state === "idle")).state).toBe("idle");
+    expect(
+      (
+        await until(
+          () => find(member, created.sessionId),
+          (s) => s.state === "idle",
+        )
+      ).state,
+    ).toBe("idle");
     const work = desktop.requests.filter((r) => r.startsWith("GET /v1/automation-runner/work"));
     expect(work.filter((r) => r.endsWith("-> 200"))).toHaveLength(1);
     expect(desktop.requests.filter((r) => r.includes("/complete"))).toEqual([expect.stringMatching(/-> 503$/), expect.stringMatching(/-> 200$/)]);
@@ -553,15 +727,25 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(desktop.requests.filter((r) => r.startsWith("POST /v1/automation-runners/token")).length).toBeGreaterThanOrEqual(3);
     // The owner revokes the desktop: its next runner request is refused, it retires the credential and mints again.
-    const revoked = await fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/install-${member.memberId}`, { method: "DELETE", headers: { authorization: `Bearer ${gateway.memberToken(member)}` } });
+    const revoked = await fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/install-${member.memberId}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${gateway.memberToken(member)}` },
+    });
     expect(revoked.status).toBe(200);
     const mints = desktop.requests.filter((r) => r.startsWith("POST /v1/automation-runners/token")).length;
     await until(async () => desktop.retired, Boolean, 3_000);
     expect(desktop.retired).toBe(true);
     // Its mints are refused until the owner re-enables it; the next refresh then brings it back.
-    await until(async () => desktop.notes.filter((n) => n.startsWith("mint failed")).length, (n) => n > 0, 3_000);
+    await until(
+      async () => desktop.notes.filter((n) => n.startsWith("mint failed")).length,
+      (n) => n > 0,
+      3_000,
+    );
     expect(desktop.configured).toBe(false);
-    const enabled = await fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/install-${member.memberId}/enable`, { method: "POST", headers: { authorization: `Bearer ${gateway.memberToken(member)}` } });
+    const enabled = await fetch(`${gateway.baseUrl}/v1/desktop-runner/runners/install-${member.memberId}/enable`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${gateway.memberToken(member)}` },
+    });
     expect(enabled.status).toBe(200);
     const session = await idleSession(member);
     expect(session.state).toBe("idle");

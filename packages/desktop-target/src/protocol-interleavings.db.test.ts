@@ -16,7 +16,11 @@ beforeAll(async () => {
   gateway = await startRunnerGateway(db.current.url);
   runners = await Promise.all(
     ["runner-interleave-a", "runner-interleave-b"].map(async (id) =>
-      createRunnerClient({ baseUrl: gateway.baseUrl, token: await gateway.registerRunner(member, id), retry: { limit: 0, backoff: { baseMs: 1, maxMs: 1, random: () => 0 } } }),
+      createRunnerClient({
+        baseUrl: gateway.baseUrl,
+        token: await gateway.registerRunner(member, id),
+        retry: { limit: 0, backoff: { baseMs: 1, maxMs: 1, random: () => 0 } },
+      }),
     ),
   );
 });
@@ -34,25 +38,43 @@ type Step =
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant("claim" as const), runner: fc.nat(1) }),
   fc.record({ kind: fc.constant("heartbeat" as const), runner: fc.nat(1), attempt: fc.integer({ min: 1, max: 2 }) }),
-  fc.record({ kind: fc.constant("event" as const), runner: fc.nat(1), attempt: fc.integer({ min: 1, max: 2 }), sequence: fc.integer({ min: 1, max: 4 }), variant: fc.nat(1) }),
+  fc.record({
+    kind: fc.constant("event" as const),
+    runner: fc.nat(1),
+    attempt: fc.integer({ min: 1, max: 2 }),
+    sequence: fc.integer({ min: 1, max: 4 }),
+    variant: fc.nat(1),
+  }),
   fc.record({ kind: fc.constant("complete" as const), runner: fc.nat(1), attempt: fc.integer({ min: 1, max: 2 }), variant: fc.nat(1) }),
   fc.constant({ kind: "loseLease" as const }),
 );
 
-const eventOf = (sequence: number, variant: number): TaskEvent => ({ sequence, type: "status", payload: { status: variant === 0 ? "running" : "waiting_input" } });
+const eventOf = (sequence: number, variant: number): TaskEvent => ({
+  sequence,
+  type: "status",
+  payload: { status: variant === 0 ? "running" : "waiting_input" },
+});
 const completionOf = (attempt: number, variant: number): CompleteRequest =>
   variant === 0 ? { attempt, status: "done", localSessionId: "ses_1" } : { attempt, status: "failed", error: { code: "execution_failed", message: "boom" } };
 
 async function snapshot(taskId: string) {
-  const [task] = await gateway.sql<{ state: TaskState; completion: CompleteRequest | null; attempt: number }[]>`select state, completion, attempt from desktop_task where id = ${taskId}`;
-  const events = await gateway.sql<{ attempt: number; sequence: number }[]>`select attempt, sequence from desktop_task_event where task_id = ${taskId} order by attempt, sequence`;
+  const [task] = await gateway.sql<
+    { state: TaskState; completion: CompleteRequest | null; attempt: number }[]
+  >`select state, completion, attempt from desktop_task where id = ${taskId}`;
+  const events = await gateway.sql<
+    { attempt: number; sequence: number }[]
+  >`select attempt, sequence from desktop_task_event where task_id = ${taskId} order by attempt, sequence`;
   return { ...task!, events };
 }
 
 it("keeps a task's state machine intact under random, duplicated and reordered protocol messages", async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), async (steps) => {
-      const created = await gateway.sessions.create(gateway.call(member), { title: "interleave", prompt: "p", deliverBy: new Date(Date.now() + 600_000).toISOString() });
+      const created = await gateway.sessions.create(gateway.call(member), {
+        title: "interleave",
+        prompt: "p",
+        deliverBy: new Date(Date.now() + 600_000).toISOString(),
+      });
       const [row] = await gateway.sql<{ id: string }[]>`select id from desktop_task where session_id = ${created.sessionId}`;
       const taskId = row!.id;
       let before = await snapshot(taskId);

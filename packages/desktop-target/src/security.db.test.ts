@@ -1,6 +1,13 @@
 import { createHash } from "node:crypto";
 import { createSessionLedger } from "@openwork/remote-session-core";
-import { ClaimRequestSchema, CompleteRequestSchema, HeartbeatRequestSchema, PostEventsRequestSchema, RUNNER_ERROR_CODES, TokenMintRequestSchema } from "@openwork/runner-protocol";
+import {
+  ClaimRequestSchema,
+  CompleteRequestSchema,
+  HeartbeatRequestSchema,
+  PostEventsRequestSchema,
+  RUNNER_ERROR_CODES,
+  TokenMintRequestSchema,
+} from "@openwork/runner-protocol";
 import { createRunnerClient } from "@openwork/runner-protocol/client";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { eventually } from "@openwork/runner-protocol/testing";
@@ -25,7 +32,11 @@ afterAll(async () => {
 const url = (path: string) => `${gateway.baseUrl}/v1/desktop-runner${path}`;
 // In process (the routes' fetch, no socket): these tests are about answers, not the transport.
 const call = (path: string, token: string, init: { method?: string; body?: string } = {}) =>
-  gateway.request(`/v1/desktop-runner${path}`, { method: init.method ?? "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, ...(init.body === undefined ? {} : { body: init.body }) });
+  gateway.request(`/v1/desktop-runner${path}`, {
+    method: init.method ?? "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(init.body === undefined ? {} : { body: init.body }),
+  });
 
 async function claimedTask(member: typeof alice, runnerId: string) {
   const token = await gateway.registerRunner(member, runnerId);
@@ -72,7 +83,13 @@ describe("runner route security", () => {
     const [payload, signature] = token.split(".") as [string, string];
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString());
     const tampered = `${Buffer.from(JSON.stringify({ ...claims, m: "mem_bob" })).toString("base64url")}.${signature}`;
-    const base = { secret: SECRET, organizationId: alice.organizationId, memberId: alice.memberId, runnerId: "runner-alice-0002", capabilities: claims.c as [] };
+    const base = {
+      secret: SECRET,
+      organizationId: alice.organizationId,
+      memberId: alice.memberId,
+      runnerId: "runner-alice-0002",
+      capabilities: claims.c as [],
+    };
     const expired = mintRunnerToken({ ...base, audience: gateway.baseUrl, now: Date.now() - 13 * 3600_000 }).token;
     const elsewhere = mintRunnerToken({ ...base, audience: "https://other-gateway.example.test" }).token;
     const memberSession = gateway.memberToken(alice);
@@ -85,7 +102,9 @@ describe("runner route security", () => {
       }
     }
     // And a runner token is no member credential: it cannot mint more runner tokens.
-    const mint = await call("/token", token, { body: JSON.stringify({ runnerId: "runner-x-0001", name: "x", platform: "linux", appVersion: "1", protocolVersion: 1 }) });
+    const mint = await call("/token", token, {
+      body: JSON.stringify({ runnerId: "runner-x-0001", name: "x", platform: "linux", appVersion: "1", protocolVersion: 1 }),
+    });
     expect(mint.status).toBe(401);
   });
 
@@ -108,14 +127,25 @@ describe("runner route security", () => {
     const dave = { organizationId: "org_sec", memberId: "mem_dave" };
     const token = await gateway.registerRunner(dave, "runner-dave-0001", { name: "Old name" });
     const member = (method: string, path: string, body?: unknown, as = dave) =>
-      fetch(url(path), { method, headers: { authorization: `Bearer ${gateway.memberToken(as)}`, "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
-    expect((await (await member("PATCH", "/runners/runner-dave-0001", { name: "Dave's laptop" })).json()) as unknown).toEqual({ runner: { runnerId: "runner-dave-0001", name: "Dave's laptop" } });
+      fetch(url(path), {
+        method,
+        headers: { authorization: `Bearer ${gateway.memberToken(as)}`, "content-type": "application/json" },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    expect((await (await member("PATCH", "/runners/runner-dave-0001", { name: "Dave's laptop" })).json()) as unknown).toEqual({
+      runner: { runnerId: "runner-dave-0001", name: "Dave's laptop" },
+    });
     expect(await (await member("GET", "/runners")).json()).toMatchObject({ runners: [{ runnerId: "runner-dave-0001", name: "Dave's laptop", online: true }] });
     // Another member cannot touch it: exactly as for an id that does not exist.
     expect((await member("DELETE", "/runners/runner-dave-0001", undefined, bob)).status).toBe(404);
     expect((await member("PATCH", "/runners/runner-dave-0001", { name: "x" }, bob)).status).toBe(404);
 
-    const waiting = await gateway.sessions.create(gateway.call(dave), { title: "t", prompt: "p", runner: "runner-dave-0001", deliverBy: new Date(Date.now() + 60_000).toISOString() });
+    const waiting = await gateway.sessions.create(gateway.call(dave), {
+      title: "t",
+      prompt: "p",
+      runner: "runner-dave-0001",
+      deliverBy: new Date(Date.now() + 60_000).toISOString(),
+    });
     const stream = await call("/events", token, { method: "GET" });
     const reader = stream.body!.getReader();
     await reader.read();
@@ -135,10 +165,16 @@ describe("runner route security", () => {
     const before = await gateway.registerRunner(erin, "runner-erin-0001");
     expect((await member("DELETE", "/runners/runner-erin-0001")).status).toBe(200);
     // The desktop mints again by itself, as the reference runner does: refused, with the person's step.
-    await expect(gateway.registerRunner(erin, "runner-erin-0001")).rejects.toMatchObject({ status: 403, code: "runner_revoked", message: expect.stringMatching(/re-enables it/) });
+    await expect(gateway.registerRunner(erin, "runner-erin-0001")).rejects.toMatchObject({
+      status: 403,
+      code: "runner_revoked",
+      message: expect.stringMatching(/re-enables it/),
+    });
     expect((await call("/work", before, { method: "GET" })).status).toBe(401);
     // Nothing can be pinned to it meanwhile.
-    await expect(gateway.sessions.create(gateway.call(erin), { title: "t", prompt: "p", runner: "runner-erin-0001" })).rejects.toMatchObject({ error: { error: "unknown_computer" } });
+    await expect(gateway.sessions.create(gateway.call(erin), { title: "t", prompt: "p", runner: "runner-erin-0001" })).rejects.toMatchObject({
+      error: { error: "unknown_computer" },
+    });
     // Only its owner re-enables it; to anyone else it does not exist.
     expect((await member("POST", "/runners/runner-erin-0001/enable", bob)).status).toBe(404);
     expect(await (await member("POST", "/runners/runner-erin-0001/enable")).json()).toEqual({ runner: { runnerId: "runner-erin-0001", revoked: false } });
@@ -181,9 +217,16 @@ describe("runner route security", () => {
     const body = fc.oneof(
       fc.anything().map((v) => JSON.stringify(v) ?? "null"),
       fc.string(),
-      fc.record({ attempt: fc.oneof(fc.integer(), fc.string(), fc.constant(1)), status: fc.constantFrom("done", "failed", "cancelled", "x"), extra: fc.anything() }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
+      fc
+        .record(
+          { attempt: fc.oneof(fc.integer(), fc.string(), fc.constant(1)), status: fc.constantFrom("done", "failed", "cancelled", "x"), extra: fc.anything() },
+          { requiredKeys: [] },
+        )
+        .map((v) => JSON.stringify(v)),
       fc.record({ attempt: fc.constant(1), events: fc.array(event, { maxLength: 3 }) }).map((v) => JSON.stringify(v)),
-      fc.record({ runnerId: fc.string(), name: fc.string({ maxLength: 200 }), platform: fc.string(), protocolVersion: fc.anything() }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
+      fc
+        .record({ runnerId: fc.string(), name: fc.string({ maxLength: 200 }), platform: fc.string(), protocolVersion: fc.anything() }, { requiredKeys: [] })
+        .map((v) => JSON.stringify(v)),
     );
     const before = await databaseFingerprint();
     for (const [path, credential, schema] of routes) {

@@ -22,7 +22,9 @@ it("resumes a dropped wake stream after Last-Event-ID without missing a hint", a
       ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
     });
     response.writeHead(forwarded.status, Object.fromEntries(forwarded.headers));
-    Readable.fromWeb(forwarded.body as never).on("error", () => response.destroy()).pipe(response);
+    Readable.fromWeb(forwarded.body as never)
+      .on("error", () => response.destroy())
+      .pipe(response);
   });
   await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
   const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;

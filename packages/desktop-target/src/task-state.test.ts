@@ -52,7 +52,9 @@ describe("task states come from the table", () => {
   });
 
   it("every entry of the table is what some statement or check of the package uses", async () => {
-    const used = (await sources()).flatMap(({ text }) => [...text.matchAll(/\b(?:leaving|movedTo|fromStates|assertAttemptHeld)\([^)]*?"(\w+)"/g)].map((m) => m[1]!));
+    const used = (await sources()).flatMap(({ text }) =>
+      [...text.matchAll(/\b(?:leaving|movedTo|fromStates|assertAttemptHeld)\([^)]*?"(\w+)"/g)].map((m) => m[1]!),
+    );
     expect(new Set(used)).toEqual(new Set(Object.keys(TASK_MOVES)));
   });
 

@@ -67,9 +67,9 @@ export function toState(move: TaskMove): TaskState {
  * its own claim); an OpenWork receipt may still settle an `interrupted` task; every other state
  * but `queued` and `claimed` is final.
  */
-export const TASK_TRANSITIONS = Object.fromEntries(
-  TASK_STATES.map((from) => [from, TASK_STATES.filter((to) => canMoveTask(from, to))]),
-) as unknown as Readonly<Record<TaskState, readonly TaskState[]>>;
+export const TASK_TRANSITIONS = Object.fromEntries(TASK_STATES.map((from) => [from, TASK_STATES.filter((to) => canMoveTask(from, to))])) as unknown as Readonly<
+  Record<TaskState, readonly TaskState[]>
+>;
 
 function canMoveTask(from: TaskState, to: TaskState): boolean {
   return Object.values(WRITES).some((write) => write.from.includes(from) && (write.to ?? []).includes(to));

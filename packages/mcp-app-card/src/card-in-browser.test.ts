@@ -44,7 +44,11 @@ beforeAll(async () => {
     throw new Error(`no Chromium at ${CHROMIUM}: install Debian's package (apt-get install chromium); npm test does so as root`);
   }
   const bundle = await build({
-    stdin: { contents: 'export { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";', resolveDir: fileURLToPath(new URL(".", import.meta.url)), loader: "js" },
+    stdin: {
+      contents: 'export { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";',
+      resolveDir: fileURLToPath(new URL(".", import.meta.url)),
+      loader: "js",
+    },
     bundle: true,
     format: "iife",
     globalName: "Bridge",
@@ -62,7 +66,15 @@ beforeAll(async () => {
   hostUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/host.html`;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   await mkdir(OUTPUT, { recursive: true });
 }, 60_000);
@@ -72,9 +84,20 @@ afterAll(async () => {
 });
 
 type ToolResult = { content: { type: "text"; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
-const asResult = (payload: Record<string, unknown>, isError = false): ToolResult => ({ content: [{ type: "text", text: JSON.stringify(payload) }], structuredContent: payload, ...(isError ? { isError } : {}) });
+const asResult = (payload: Record<string, unknown>, isError = false): ToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(payload) }],
+  structuredContent: payload,
+  ...(isError ? { isError } : {}),
+});
 
-async function host(options: { payload: Record<string, unknown>; isError?: boolean; theme?: "light" | "dark"; variables?: Record<string, string>; tools?: (name: string, body: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>; width?: number }) {
+async function host(options: {
+  payload: Record<string, unknown>;
+  isError?: boolean;
+  theme?: "light" | "dark";
+  variables?: Record<string, string>;
+  tools?: (name: string, body: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>;
+  width?: number;
+}) {
   const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
   if (options.tools) {
     const tools = options.tools;
@@ -92,7 +115,11 @@ async function host(options: { payload: Record<string, unknown>; isError?: boole
     tools: Boolean(options.tools),
     width: options.width ?? 420,
   });
-  return { page, card: page.frameLocator("#card"), log: () => page.evaluate(() => (window as unknown as { hostLog: { sizes: number[]; links: string[]; calls: string[] } }).hostLog) };
+  return {
+    page,
+    card: page.frameLocator("#card"),
+    log: () => page.evaluate(() => (window as unknown as { hostLog: { sizes: number[]; links: string[]; calls: string[] } }).hostLog),
+  };
 }
 const shot = (page: Page, name: string) => page.screenshot({ path: `${OUTPUT}${name}.png` });
 
@@ -177,19 +204,47 @@ describe("the card in a real MCP Apps host bridge", () => {
   });
 
   it("renders errors (message, human step, codes), lists, targets and desktop sessions", async () => {
-    const error = await host({ payload: { error: "desktop_offline", message: "no OpenWork Desktop of yours is online", action: "Open OpenWork Desktop on Mac", retryable: true, referenceId: "ref_1" }, isError: true });
+    const error = await host({
+      payload: {
+        error: "desktop_offline",
+        message: "no OpenWork Desktop of yours is online",
+        action: "Open OpenWork Desktop on Mac",
+        retryable: true,
+        referenceId: "ref_1",
+      },
+      isError: true,
+    });
     await expect.poll(() => error.card.locator(".error .title").textContent()).toBe("no OpenWork Desktop of yours is online");
     expect(await error.card.locator(".error").textContent()).toContain("Open OpenWork Desktop on Mac");
     expect(await error.card.locator(".error").textContent()).toContain("ref_1");
     await shot(error.page, "card-error");
     await error.page.close();
-    const list = await host({ payload: { sessions: [{ sessionId: "rs_a", title: "First", target: "cloud", state: "idle" }, { sessionId: "rs_b", title: "Second", target: "desktop", state: "running" }], machines: [] } });
+    const list = await host({
+      payload: {
+        sessions: [
+          { sessionId: "rs_a", title: "First", target: "cloud", state: "idle" },
+          { sessionId: "rs_b", title: "Second", target: "desktop", state: "running" },
+        ],
+        machines: [],
+      },
+    });
     await expect.poll(() => list.card.locator("td").allTextContents()).toEqual(["First", "cloud", "idle", "Second", "desktop", "running"]);
     await list.page.close();
-    const targets = await host({ payload: { targets: [{ name: "desktop", label: "Desktop", available: true, machines: [{ name: "Studio Mac", online: true }] }] } });
+    const targets = await host({
+      payload: { targets: [{ name: "desktop", label: "Desktop", available: true, machines: [{ name: "Studio Mac", online: true }] }] },
+    });
     await expect.poll(() => targets.card.locator("td").allTextContents()).toEqual(["Desktop", "available", "", "", "Studio Mac", "online"]);
     await targets.page.close();
-    const desktop = await host({ payload: { sessionId: "rs_d", title: "On the desk", target: "desktop", targetLabel: "Desktop", state: "queued", runner: { runnerId: "r1", name: "Studio Mac" } } });
+    const desktop = await host({
+      payload: {
+        sessionId: "rs_d",
+        title: "On the desk",
+        target: "desktop",
+        targetLabel: "Desktop",
+        state: "queued",
+        runner: { runnerId: "r1", name: "Studio Mac" },
+      },
+    });
     await expect.poll(() => desktop.card.locator(".meta").textContent()).toContain("on Studio Mac");
     expect(await desktop.card.locator("#open").count()).toBe(0);
     await desktop.page.close();
@@ -198,13 +253,26 @@ describe("the card in a real MCP Apps host bridge", () => {
   it("stays live while the session runs when the host lets it call tools: refreshes the reply, then offers a follow-up; Stop stops", async () => {
     let reads = 0;
     const { page, card, log } = await host({
-      payload: { ...session, state: "running", finalAssistantText: undefined, next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "start", waitMs: 20_000 } } },
+      payload: {
+        ...session,
+        state: "running",
+        finalAssistantText: undefined,
+        next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "start", waitMs: 20_000 } },
+      },
       tools: (name) => {
         if (name === "remote-session:read") {
           reads++;
-          return reads === 1 ? { sessionId: session.sessionId, state: "running", partialText: "Half way", messages: [], cursor: "c1" } : { sessionId: session.sessionId, state: "idle", finalAssistantText: "All done.", messages: [], cursor: "c2" };
+          return reads === 1
+            ? { sessionId: session.sessionId, state: "running", partialText: "Half way", messages: [], cursor: "c1" }
+            : { sessionId: session.sessionId, state: "idle", finalAssistantText: "All done.", messages: [], cursor: "c2" };
         }
-        if (name === "remote-session:send") return { sessionId: session.sessionId, messageId: "m2", state: "accepted", next: { name: "remote-session:read", body: { sessionId: session.sessionId, cursor: "c2", waitMs: 20_000 } } };
+        if (name === "remote-session:send")
+          return {
+            sessionId: session.sessionId,
+            messageId: "m2",
+            state: "accepted",
+            next: { name: "remote-session:read", body: { sessionId: session.sessionId, cursor: "c2", waitMs: 20_000 } },
+          };
         return { sessionId: session.sessionId, stopped: true };
       },
     });
@@ -223,13 +291,20 @@ describe("the card in a real MCP Apps host bridge", () => {
     // Stop, on a turn that keeps running until the stop arrives.
     let stopped = false;
     const running = await host({
-      payload: { ...session, state: "running", finalAssistantText: undefined, next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "start", waitMs: 20_000 } } },
+      payload: {
+        ...session,
+        state: "running",
+        finalAssistantText: undefined,
+        next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "start", waitMs: 20_000 } },
+      },
       tools: (name) => {
         if (name === "remote-session:stop") {
           stopped = true;
           return { sessionId: session.sessionId, stopped: true };
         }
-        return stopped ? { sessionId: session.sessionId, state: "stopped", messages: [], cursor: "c9" } : { sessionId: session.sessionId, state: "running", partialText: "working", messages: [], cursor: "c3" };
+        return stopped
+          ? { sessionId: session.sessionId, state: "stopped", messages: [], cursor: "c9" }
+          : { sessionId: session.sessionId, state: "running", partialText: "working", messages: [], cursor: "c3" };
       },
     });
     await expect.poll(() => running.card.locator("#stop").count()).toBe(1);
@@ -250,7 +325,14 @@ describe("the card in a real MCP Apps host bridge", () => {
         if (name === "remote-session:respond") {
           answers.push(body);
           answered = true;
-          return { sessionId: session.sessionId, requestId: "per_1", state: "running", alreadyAnswered: false, delivered: true, next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "end", waitMs: 20_000 } } };
+          return {
+            sessionId: session.sessionId,
+            requestId: "per_1",
+            state: "running",
+            alreadyAnswered: false,
+            delivered: true,
+            next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "end", waitMs: 20_000 } },
+          };
         }
         return answered ? { sessionId: session.sessionId, state: "idle", finalAssistantText: "Removed.", messages: [], cursor: "c1" } : {};
       },
@@ -267,7 +349,10 @@ describe("the card in a real MCP Apps host bridge", () => {
 
     // A question: its options are buttons, and a typed answer works too.
     const question = { kind: "question", id: "que_1", title: "Colour", detail: "Which colour?", options: [{ label: "Red" }, { label: "Blue" }], overdue: true };
-    const asked = await host({ payload: { ...session, state: "waiting_input", pending: question }, tools: (name, body) => (answers.push(body), name === "remote-session:respond" ? { sessionId: session.sessionId, state: "running" } : {}) });
+    const asked = await host({
+      payload: { ...session, state: "waiting_input", pending: question },
+      tools: (name, body) => (answers.push(body), name === "remote-session:respond" ? { sessionId: session.sessionId, state: "running" } : {}),
+    });
     await expect.poll(() => asked.card.locator("#pending button").allTextContents()).toEqual(["Red", "Blue", "Answer"]);
     expect(await asked.card.locator("#pending .error").textContent()).toMatch(/long time/);
     await asked.card.locator("#answer").fill("Teal");
@@ -276,7 +361,10 @@ describe("the card in a real MCP Apps host bridge", () => {
     await asked.page.close();
 
     // Asked on an OpenWork desktop: answered in its app only, so no buttons.
-    const inApp = await host({ payload: { ...session, state: "waiting_input", pending: { ...question, id: "openwork_question", inAppOnly: true } }, tools: () => ({}) });
+    const inApp = await host({
+      payload: { ...session, state: "waiting_input", pending: { ...question, id: "openwork_question", inAppOnly: true } },
+      tools: () => ({}),
+    });
     await expect.poll(() => inApp.card.locator("#pending .small").last().textContent()).toMatch(/OpenWork app/);
     expect(await inApp.card.locator("#pending button").count()).toBe(0);
     await inApp.page.close();
@@ -289,7 +377,14 @@ describe("the card in a real MCP Apps host bridge", () => {
     const permission = { kind: "permission", id: "per_1", title: "bash", detail: "rm -rf build" };
     const { page, card } = await host({
       // A read's result: the session asks; its next step is the answer, and its cursor says what it showed.
-      payload: { ...session, state: "waiting_input", finalAssistantText: undefined, pending: permission, cursor: "seen-waiting", next: { name: "remote-session:respond", body: {} } },
+      payload: {
+        ...session,
+        state: "waiting_input",
+        finalAssistantText: undefined,
+        pending: permission,
+        cursor: "seen-waiting",
+        next: { name: "remote-session:respond", body: {} },
+      },
       tools: async (name, body) => {
         if (name !== "remote-session:read") return {};
         reads.push(body);
@@ -314,11 +409,24 @@ describe("the card in a real MCP Apps host bridge", () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     const live = await host({
-      payload: { ...session, state: "running", finalAssistantText: undefined, next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "start", waitMs: 20_000 } } },
+      payload: {
+        ...session,
+        state: "running",
+        finalAssistantText: undefined,
+        next: { name: "remote-session:read", body: { sessionId: session.sessionId, from: "start", waitMs: 20_000 } },
+      },
       tools: async (name, body) => {
         if (name !== "remote-session:read") return {};
         chain.push(body);
-        if (chain.length === 1) return { sessionId: session.sessionId, state: "waiting_input", pending: permission, messages: [], cursor: "shown-question", next: { name: "remote-session:respond", body: {} } };
+        if (chain.length === 1)
+          return {
+            sessionId: session.sessionId,
+            state: "waiting_input",
+            pending: permission,
+            messages: [],
+            cursor: "shown-question",
+            next: { name: "remote-session:respond", body: {} },
+          };
         await released;
         return { sessionId: session.sessionId, state: "stopped", messages: [], cursor: "end" };
       },
@@ -332,7 +440,9 @@ describe("the card in a real MCP Apps host bridge", () => {
   });
 
   it("degrades to a static card when the host does not let views call tools", async () => {
-    const { page, card, log } = await host({ payload: { ...session, state: "running", next: { name: "remote-session:read", body: { sessionId: session.sessionId } } } });
+    const { page, card, log } = await host({
+      payload: { ...session, state: "running", next: { name: "remote-session:read", body: { sessionId: session.sessionId } } },
+    });
     await expect.poll(() => card.locator(".state").textContent()).toBe("running");
     expect(await card.locator("#stop").count()).toBe(0);
     expect((await log()).calls).toEqual([]);

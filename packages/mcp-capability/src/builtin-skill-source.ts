@@ -32,8 +32,7 @@ export const REMOTE_SESSIONS_SKILL: BuiltinSkill = {
   descriptor: {
     name: "remote-sessions",
     title: "Remote Sessions",
-    description:
-      "Hand work to your cloud worker (web chat) or to one of your desktops, follow it until it is done, answer what it asks, and stop it.",
+    description: "Hand work to your cloud worker (web chat) or to one of your desktops, follow it until it is done, answer what it asks, and stop it.",
     capability: "skill:remote-sessions",
     location: "skill://remote-sessions/SKILL.md",
   },
@@ -90,7 +89,17 @@ export function createBuiltinSkillSource(skills: readonly BuiltinSkill[] = [REMO
       const matches = skills.map((skill): SkillMatch => {
         const { name, title, description, capability, location } = skill.descriptor;
         const score = scoreMatch(query, { name: `${name} ${title}`, summary: description, keywords: skill.searchExtraTokens.split(/\s+/) });
-        return { name: capability, method: "SKILL", path: location, score, summary: description, pathParams: [], queryParams: [], hasBody: false, kind: "skill" };
+        return {
+          name: capability,
+          method: "SKILL",
+          path: location,
+          score,
+          summary: description,
+          pathParams: [],
+          queryParams: [],
+          hasBody: false,
+          kind: "skill",
+        };
       });
       return rankMatches(matches, limit);
     },

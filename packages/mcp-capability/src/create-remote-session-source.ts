@@ -1,4 +1,21 @@
-import { CREATE_RATE_LIMIT, createRemoteSessions, errorFacts, errorPayload, SEND_RATE_LIMIT, type Logger, newReferenceId, type RateLimit, type SessionError, sessionError, SessionFailure, type SessionLedger, silentLogger, type Target, type TargetCall, toArgumentIssues } from "@openwork/remote-session-core";
+import {
+  CREATE_RATE_LIMIT,
+  createRemoteSessions,
+  errorFacts,
+  errorPayload,
+  SEND_RATE_LIMIT,
+  type Logger,
+  newReferenceId,
+  type RateLimit,
+  type SessionError,
+  sessionError,
+  SessionFailure,
+  type SessionLedger,
+  silentLogger,
+  type Target,
+  type TargetCall,
+  toArgumentIssues,
+} from "@openwork/remote-session-core";
 import { findNul, storableJson } from "@openwork/remote-session-core/target";
 import { z } from "zod";
 import { MAX_BODY_DEPTH, pathTooDeep } from "./body-depth.js";
@@ -215,8 +232,16 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
         ignored.push(...dialect.ignored);
         const args = parseArguments(capability, dialect.body, fields);
         if (typeof args.sessionId === "string") fields.sessionId = args.sessionId;
-        if (typeof args.waitMs === "number" && args.waitMs > 0) leave = enterWaiting(waiting, call, options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
-        const env = createRunEnv(call, ignored, { ledger: options.ledger, sessions, catalog, createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT, sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT, inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS });
+        if (typeof args.waitMs === "number" && args.waitMs > 0)
+          leave = enterWaiting(waiting, call, options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
+        const env = createRunEnv(call, ignored, {
+          ledger: options.ledger,
+          sessions,
+          catalog,
+          createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT,
+          sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT,
+          inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS,
+        });
         const payload = await capability.run(env, args);
         fields.sessionId = payload.sessionId;
         fields.outcome = "ok";
@@ -311,7 +336,8 @@ function enterWaiting(waiting: MemberSlots, call: TargetCall, limit: number): ()
 }
 
 /** The payload, naming the body members that were set aside, when there were any. */
-const withIgnored = (payload: Record<string, unknown>, ignored: readonly string[]) => (ignored.length > 0 ? { ...payload, ignored: [...new Set(ignored)] } : payload);
+const withIgnored = (payload: Record<string, unknown>, ignored: readonly string[]) =>
+  ignored.length > 0 ? { ...payload, ignored: [...new Set(ignored)] } : payload;
 
 /** Validates the arguments; sizes go to the log, never text. */
 function parseArguments(capability: Capability, value: unknown, fields: Record<string, unknown>) {
@@ -326,7 +352,9 @@ function parseArguments(capability: Capability, value: unknown, fields: Record<s
   const nul = findNul(value);
   if (nul !== null) {
     throw new SessionFailure(
-      sessionError("invalid_capability_arguments", `${nul || "body"} contains a NUL character`, { issues: [{ path: nul, message: "contains a NUL character" }] }),
+      sessionError("invalid_capability_arguments", `${nul || "body"} contains a NUL character`, {
+        issues: [{ path: nul, message: "contains a NUL character" }],
+      }),
     );
   }
   const parsed = capability.args.safeParse(storableJson(value));

@@ -8,7 +8,12 @@ import { createScriptedTarget } from "./scripted-target.testing.js";
 // What den-api needs beyond the registry contract: every parsed kind may reach `execute` (its
 // declared type), and its audit of remote-session actions, through the source's hook.
 const db = useTestDatabase();
-const ctx: SearchContext = remoteSessionContext({ organizationId: "org_audit", userId: "user_audit", orgMembershipId: "mem_audit", scopes: ["mcp:read", "mcp:write"] });
+const ctx: SearchContext = remoteSessionContext({
+  organizationId: "org_audit",
+  userId: "user_audit",
+  orgMembershipId: "mem_audit",
+  scopes: ["mcp:read", "mcp:write"],
+});
 const audited: AuditEvent[] = [];
 let source: RemoteSessionSource;
 

@@ -53,7 +53,13 @@ const SOURCE_TYPES = ["all", "api", "admin", "mcp", "marketplace", "skills"] as 
 const filterOf = (type: (typeof SOURCE_TYPES)[number]): SourceFilter =>
   type === "all"
     ? ALL_SOURCES
-    : { api: type === "api", admin: type === "admin", mcp: type === "mcp", marketplace: type === "marketplace" || type === "skills", skills: type === "skills" };
+    : {
+        api: type === "api",
+        admin: type === "admin",
+        mcp: type === "mcp",
+        marketplace: type === "marketplace" || type === "skills",
+        skills: type === "skills",
+      };
 
 /** `search_capabilities`: its schema, annotations and description, the same for both SDK generations. */
 export const SEARCH_TOOL = {
@@ -106,12 +112,19 @@ export function createToolHandlers(options: RemoteSessionToolsOptions) {
       const ctx = contextOf(authInfo);
       if (!ctx) return toolResult({ matches: [] });
       const searchContext = { ...ctx, sourceFilter: filterOf(args.type) };
-      const found = await Promise.all([options.source.search(searchContext, args.query, args.limit), skills?.search(searchContext, args.query, args.limit) ?? []]);
+      const found = await Promise.all([
+        options.source.search(searchContext, args.query, args.limit),
+        skills?.search(searchContext, args.query, args.limit) ?? [],
+      ]);
       const matches = found.flat().sort(compareMatches).slice(0, args.limit);
       return toolResult({ matches });
     },
     // `signal`: the call's client went away (or cancelled it): a waiting read stops waiting.
-    execute: async (args: z.output<typeof EXECUTE_TOOL.inputSchema>, authInfo: AuthInfoLike | undefined, signal?: AbortSignal): Promise<ToolResult | SkillToolResult> => {
+    execute: async (
+      args: z.output<typeof EXECUTE_TOOL.inputSchema>,
+      authInfo: AuthInfoLike | undefined,
+      signal?: AbortSignal,
+    ): Promise<ToolResult | SkillToolResult> => {
       const unknown = Object.keys(args).filter((key) => !EXECUTE_KEYS.has(key));
       if (unknown.length > 0) {
         const message = "not an argument of execute_capability: put the capability's arguments in body";

@@ -66,7 +66,10 @@ describe("calls shaped as OpenWork's source takes them", () => {
     const turn = await run("remote-session:read", { sessionId, messageId: sent.messageId });
     expect((turn.messages as { text: string }[]).map((m) => m.text)).toEqual(["second", "second answer"]);
     expect(turn).not.toHaveProperty("finalAssistantText");
-    expect(await run("remote-session:read", { sessionId, messageId: "msg_unknown" })).toMatchObject({ error: "invalid_capability_arguments", issues: [expect.objectContaining({ path: "messageId" })] });
+    expect(await run("remote-session:read", { sessionId, messageId: "msg_unknown" })).toMatchObject({
+      error: "invalid_capability_arguments",
+      issues: [expect.objectContaining({ path: "messageId" })],
+    });
   });
 
   it("stops only the turn a messageId names: another turn answers different_turn and keeps running", async () => {

@@ -37,14 +37,24 @@ describe("the remote-session source in den-api's registry", () => {
   it("claims colon names (and the proposal's spelling) in den-api's parsed shape, and nothing else", () => {
     expect(parseName("remote-session:stop")).toEqual({ kind: "remoteSession", name: "remote-session:stop", action: "stop" });
     expect(parseName("remoteSession.read")).toEqual({ kind: "remoteSession", name: "remoteSession.read", action: "read" });
-    for (const name of ["remoteSession.delete", "remoteSession", "remote-session.read", "RemoteSession.read", "remote-session:"]) expect(parseName(name)).toBeNull();
+    for (const name of ["remoteSession.delete", "remoteSession", "remote-session.read", "RemoteSession.read", "remote-session:"])
+      expect(parseName(name)).toBeNull();
   });
 
   it("is reached through the registry under the names search returns; colon-less names go to the catalog", async () => {
     const registry = createDenRegistry(source);
     const matches = await registry.search(ctx, "remote session", 20);
     const names = matches.map((m) => m.name);
-    expect(names).toEqual(expect.arrayContaining(["remote-session:create", "remote-session:list", "remote-session:read", "remote-session:send", "remote-session:stop", "remote-session:targets"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "remote-session:create",
+        "remote-session:list",
+        "remote-session:read",
+        "remote-session:send",
+        "remote-session:stop",
+        "remote-session:targets",
+      ]),
+    );
     for (const name of names) expect((await registry.execute(ctx, { name, body: {} })).structuredContent.error).not.toBe("unknown_capability");
     // The proposal's spelling has no colon: den-api's catalog swallows it.
     expect((await registry.execute(ctx, { name: "remoteSession.list", body: {} })).structuredContent).toMatchObject({ error: "unknown_capability" });
@@ -86,7 +96,9 @@ describe("the remote-session source in den-api's registry", () => {
     expect(await run("remote-session:create", {}, { ...ctx, remoteSessionsEnabled: false })).toMatchObject({ error: "unknown_capability" });
     expect(await run("remote-session:stop", { sessionId: "x" }, readOnly)).toMatchObject({ error: "insufficient_mcp_scope", retryable: false });
     expect(await run("remote-session:create", {}, readOnly)).toMatchObject({ error: "insufficient_mcp_scope" });
-    expect(await run("remote-session:respond", { sessionId: "x", requestId: "per_1", answer: { permission: "once" } }, readOnly)).toMatchObject({ error: "insufficient_mcp_scope" });
+    expect(await run("remote-session:respond", { sessionId: "x", requestId: "per_1", answer: { permission: "once" } }, readOnly)).toMatchObject({
+      error: "insufficient_mcp_scope",
+    });
     // Reads need no extra scope: den-api has none.
     expect(await run("remote-session:list", {}, readOnly)).toEqual({ sessions: [], machines: [] });
     const gated = createRemoteSessionSource({ targets: [], ledger: createSessionLedger(db.current.sql), policy: { gateScope: "remote-session" } });

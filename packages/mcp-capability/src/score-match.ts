@@ -1,4 +1,8 @@
-const tokens = (text: string) => text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+const tokens = (text: string) =>
+  text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
 
 /**
  * OpenWork's token scorer, as den-api's registry ranks matches: per query word, +5 if it equals a word of the

@@ -23,7 +23,13 @@ export interface ScriptedTarget extends Target {
   ask(sessionId: string, pending: PendingInput): void;
 }
 
-const message = (id: string, role: TranscriptMessage["role"], text: string): TranscriptMessage => ({ id, role, toolCalls: [], createdAt: new Date().toISOString(), ...boundText(text) });
+const message = (id: string, role: TranscriptMessage["role"], text: string): TranscriptMessage => ({
+  id,
+  role,
+  toolCalls: [],
+  createdAt: new Date().toISOString(),
+  ...boundText(text),
+});
 
 export function createScriptedTarget(name = "cloud", options: { sendTakesModel?: boolean; aliases?: readonly string[] } = {}): ScriptedTarget {
   const sessions = new Map<string, ScriptedSession>();
@@ -58,7 +64,11 @@ export function createScriptedTarget(name = "cloud", options: { sendTakesModel?:
         session,
         target: name,
         state: scripted.state,
-        transcript: { messages: scripted.messages, partialText: null, finalAssistant: index < 0 || scripted.state === "running" ? null : { index, text: scripted.finalText ?? "" } },
+        transcript: {
+          messages: scripted.messages,
+          partialText: null,
+          finalAssistant: index < 0 || scripted.state === "running" ? null : { index, text: scripted.finalText ?? "" },
+        },
         position: decodeCursor(session.id, input.cursor),
         cursor: input.cursor,
         limit: input.limit,

@@ -43,8 +43,7 @@ function callSignal(call: AbortSignal, request: AbortSignal | undefined): AbortS
  */
 export function builtinSkillsExtension(skills: readonly BuiltinSkill[]): SkillsExtension {
   let entries: Promise<Skill[]> | undefined;
-  const listed = () =>
-    (entries ??= Promise.all(skills.map((skill) => skillEntry(skill.descriptor.name, { "SKILL.md": skill.source }))));
+  const listed = () => (entries ??= Promise.all(skills.map((skill) => skillEntry(skill.descriptor.name, { "SKILL.md": skill.source }))));
   const find = async (uri: string) => {
     const all = await listed();
     const index = all.findIndex((entry) => entry.uri === uri);

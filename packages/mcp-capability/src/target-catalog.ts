@@ -29,8 +29,7 @@ export function createTargetCatalog(targets: readonly Target[], defaultTarget?: 
     const all = await Promise.all(targets.map(async (target) => ({ target, availability: await target.availability(call) })));
     return all.filter(({ target, availability }) => availability.available || !target.availabilityRules?.hideWhenUnavailable);
   };
-  const defaultOf = (list: readonly OfferedTarget[]) =>
-    list.find((o) => o.target.name === defaultTarget)?.target.name ?? list[0]?.target.name;
+  const defaultOf = (list: readonly OfferedTarget[]) => list.find((o) => o.target.name === defaultTarget)?.target.name ?? list[0]?.target.name;
 
   /** Refuses a target that is unavailable when its rules say to check. */
   const check = async (call: TargetCall, target: Target, use: "create" | "read" | "send" | "stop" | "respond") => {
@@ -38,7 +37,10 @@ export function createTargetCatalog(targets: readonly Target[], defaultTarget?: 
     const checks = use === "create" ? rules?.hideWhenUnavailable || rules?.recheckOnEveryCall : rules?.recheckOnEveryCall;
     if (!checks || ((use === "read" || use === "stop") && rules?.allowWhileUnavailable?.includes(use))) return target;
     if ((await target.availability(call)).available) return target;
-    const refusal = rules?.unavailableError ?? { code: "invalid_capability_arguments" as const, message: `${target.label} sessions are not available to you now` };
+    const refusal = rules?.unavailableError ?? {
+      code: "invalid_capability_arguments" as const,
+      message: `${target.label} sessions are not available to you now`,
+    };
     return errorsOf.get(target.name)!.fail(refusal.code, refusal.message, { context: { target: target.name } });
   };
 

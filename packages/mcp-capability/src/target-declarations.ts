@@ -38,7 +38,8 @@ export function checkTargetDeclarations(targets: readonly Target[]): void {
     }
     for (const [code, rule] of Object.entries(target.errorCodes ?? {})) {
       const earlier = rules.get(code);
-      if (earlier && earlier.rule.retryable !== rule.retryable) throw new Error(`error code ${code}: targets ${earlier.by} and ${target.name} disagree on retryable`);
+      if (earlier && earlier.rule.retryable !== rule.retryable)
+        throw new Error(`error code ${code}: targets ${earlier.by} and ${target.name} disagree on retryable`);
       rules.set(code, { by: target.name, rule });
     }
   }

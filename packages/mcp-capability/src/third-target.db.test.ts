@@ -69,7 +69,13 @@ describe("a third target declares its own result fields, error codes and names",
 
   it("shows its own members in targets and its machines in list", async () => {
     const { targets } = (await run("remote-session:targets", {})) as { targets: Record<string, unknown>[] };
-    expect(targets.find((t) => t.name === "kiosk")).toEqual({ name: "kiosk", label: "Kiosk", available: true, default: false, booths: [{ boothId: "b1", free: true }] });
+    expect(targets.find((t) => t.name === "kiosk")).toEqual({
+      name: "kiosk",
+      label: "Kiosk",
+      available: true,
+      default: false,
+      booths: [{ boothId: "b1", free: true }],
+    });
     expect(targets.find((t) => t.name === "cloud")).toEqual({ name: "cloud", label: "Cloud", available: true, default: true });
     expect((await run("remote-session:list", {})).machines).toEqual([{ target: "kiosk", boothId: "b1", free: true }]);
   });
@@ -79,7 +85,10 @@ describe("a third target declares its own result fields, error codes and names",
       error: "invalid_capability_arguments",
       issues: [{ path: "boothId", message: "booth and boothId name the same kiosk: give one, or the same value" }],
     });
-    expect(await run("remote-session:create", { target: "cloud", boothId: "b2" })).toMatchObject({ error: "invalid_capability_arguments", issues: [{ path: "boothId" }] });
+    expect(await run("remote-session:create", { target: "cloud", boothId: "b2" })).toMatchObject({
+      error: "invalid_capability_arguments",
+      issues: [{ path: "boothId" }],
+    });
   });
 
   it("refuses, when the source is built, a result field named like a member of the result", () => {

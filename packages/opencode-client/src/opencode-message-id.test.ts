@@ -4,7 +4,9 @@ import { newOpencodeMessageId } from "./opencode-message-id.js";
 
 it("makes ids in opencode's format that sort among the ids opencode made, by time", () => {
   // The first prompt of the reply fixture: an id opencode made, and when it made it.
-  const line = readFileSync(new URL("./__fixtures__/reply.events.jsonl", import.meta.url), "utf8").split("\n").find((l) => l.includes('"role":"user"'))!;
+  const line = readFileSync(new URL("./__fixtures__/reply.events.jsonl", import.meta.url), "utf8")
+    .split("\n")
+    .find((l) => l.includes('"role":"user"'))!;
   const { id, time } = (JSON.parse(line) as { properties: { info: { id: string; time: { created: number } } } }).properties.info;
   const before = newOpencodeMessageId(time.created - 1);
   const after = newOpencodeMessageId(time.created + 1);

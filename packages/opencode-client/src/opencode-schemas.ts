@@ -31,7 +31,10 @@ export const ToolStateSchema = z.looseObject({
   time: z.looseObject({ start: z.number().optional() }).optional(),
   input: z.record(z.string(), z.unknown()).optional().catch(undefined),
   output: z.string().optional().catch(undefined),
-  metadata: z.looseObject({ todos: TodosSchema.optional().catch(undefined) }).optional().catch(undefined),
+  metadata: z
+    .looseObject({ todos: TodosSchema.optional().catch(undefined) })
+    .optional()
+    .catch(undefined),
 });
 export type ToolState = z.infer<typeof ToolStateSchema>;
 
@@ -113,8 +116,18 @@ export type OpencodeError = z.infer<typeof OpencodeErrorSchema>;
 export const EventSchema = z.looseObject({ type: z.string(), properties: z.looseObject({}).default({}) });
 export type OpencodeEvent = z.infer<typeof EventSchema>;
 /** `session.status`'s status. */
-export const EventStatusSchema = z.looseObject({ type: z.string(), attempt: z.number().optional(), message: z.string().optional(), next: z.number().optional() });
+export const EventStatusSchema = z.looseObject({
+  type: z.string(),
+  attempt: z.number().optional(),
+  message: z.string().optional(),
+  next: z.number().optional(),
+});
 /** `message.updated`'s info: what says a reply ended. */
-export const EventMessageSchema = z.looseObject({ id: z.string(), role: z.string(), time: z.looseObject({ completed: z.number().optional() }).optional(), error: z.unknown().optional() });
+export const EventMessageSchema = z.looseObject({
+  id: z.string(),
+  role: z.string(),
+  time: z.looseObject({ completed: z.number().optional() }).optional(),
+  error: z.unknown().optional(),
+});
 /** `message.part.updated`'s part: a text part is announced before its first delta; a tool's as it moves. */
 export const EventPartSchema = PartSchema.extend({ id: z.string(), messageID: z.string() });

@@ -34,7 +34,13 @@ export function updateOf(event: OpencodeEvent): OpencodeUpdate | null {
       return partUpdate(sessionId, props.part);
     case "message.part.delta":
       if (props.field !== "text" || typeof props.messageID !== "string" || typeof props.delta !== "string") return null;
-      return { type: "text-delta", sessionId, messageId: props.messageID, partId: typeof props.partID === "string" ? props.partID : undefined, delta: props.delta };
+      return {
+        type: "text-delta",
+        sessionId,
+        messageId: props.messageID,
+        partId: typeof props.partID === "string" ? props.partID : undefined,
+        delta: props.delta,
+      };
     case "message.updated": {
       const info = EventMessageSchema.safeParse(props.info);
       if (!info.success) return null;

@@ -32,7 +32,11 @@ async function reserveWithin(sql: Sql): Promise<ReservedSql> {
   try {
     return await Promise.race([reserving, timedOut]);
   } catch (error) {
-    if (error instanceof ReserveTimedOut) reserving.then((late) => late.release(), () => {});
+    if (error instanceof ReserveTimedOut)
+      reserving.then(
+        (late) => late.release(),
+        () => {},
+      );
     throw error;
   } finally {
     clearTimeout(timer);

@@ -21,7 +21,14 @@ export {
 export { type PendingInput, type PendingOption, RespondInputSchema, type RespondInput } from "./pending-input.js";
 
 // Errors as values.
-export { SESSION_ERROR_RULES, SESSION_ERROR_CODES, type SessionErrorCode, type CoreErrorCode, type ErrorCodeRule, type ErrorCodeTable } from "./errors/codes.js";
+export {
+  SESSION_ERROR_RULES,
+  SESSION_ERROR_CODES,
+  type SessionErrorCode,
+  type CoreErrorCode,
+  type ErrorCodeRule,
+  type ErrorCodeTable,
+} from "./errors/codes.js";
 export { defineErrorCodes, type TargetErrors } from "./errors/define-error-codes.js";
 export { type SessionError, type SessionErrorExtra, sessionError, errorPayload, SessionFailure, fail, newReferenceId } from "./errors/session-error.js";
 export { type ArgumentIssue, toArgumentIssues } from "./errors/argument-issues.js";

@@ -12,7 +12,9 @@ const scope = { organizationId: "org_1", userId: "user_alice" };
 const handleIn = (schema: string) => postgres(db.current.url, { max: 2, onnotice: () => {}, connection: { search_path: schema } });
 
 const tablesIn = async (schema: string) =>
-  (await db.current.sql<{ name: string }[]>`select table_name as name from information_schema.tables where table_schema = ${schema} order by 1`).map((r) => r.name);
+  (await db.current.sql<{ name: string }[]>`select table_name as name from information_schema.tables where table_schema = ${schema} order by 1`).map(
+    (r) => r.name,
+  );
 
 describe("the host chooses the schema", () => {
   it("puts the tables and their bookkeeping into the named schema, and the ledger works through a handle that resolves there", async () => {
@@ -58,7 +60,8 @@ describe("the host chooses the schema", () => {
     for (const schema of ["Team", "a-b", 'x"; drop schema public; --', "", "a".repeat(64)]) {
       await expect(runMigrations(db.current.sql, { namespace: "n", migrations: [], schema })).rejects.toThrow(/is not a plain lower-case PostgreSQL name/);
     }
-    const [row] = await db.current.sql`select count(*)::int as n from information_schema.schemata where schema_name not in ('public', 'team_a', 'team_b1', 'team_b2', 'team_c', 'team_e') and schema_name not like 'pg_%' and schema_name <> 'information_schema'`;
+    const [row] = await db.current
+      .sql`select count(*)::int as n from information_schema.schemata where schema_name not in ('public', 'team_a', 'team_b1', 'team_b2', 'team_c', 'team_e') and schema_name not like 'pg_%' and schema_name <> 'information_schema'`;
     expect(row?.n).toBe(0);
   });
 

@@ -56,7 +56,12 @@ describe("transcript cursors", () => {
     expect(decodeTargetCursor(a, "kiosk", cursor)).toEqual({ booth: "b7", page: 2 });
     // The core's observation rides along and stays the core's.
     expect(decodeTargetCursor(a, "kiosk", withObservation(a, cursor, "seen"))).toEqual({ booth: "b7", page: 2 });
-    for (const [session, kind, bad] of [[newSessionId(), "kiosk", cursor], [a, "other", cursor], [a, "kiosk", encodeCursor(a, 1)], [a, "kiosk", "garbage"]] as const) {
+    for (const [session, kind, bad] of [
+      [newSessionId(), "kiosk", cursor],
+      [a, "other", cursor],
+      [a, "kiosk", encodeCursor(a, 1)],
+      [a, "kiosk", "garbage"],
+    ] as const) {
       expect(() => decodeTargetCursor(session, kind, bad)).toThrow(/not a cursor of this session/);
     }
     expect(() => decodeCursor(a, cursor)).toThrow(SessionFailure);
@@ -95,7 +100,14 @@ describe("errors and digests", () => {
 
 describe("final replies, edge-triggered against the reader's cursor", () => {
   const session = { id: "rs_01jfinal00000000000000000000", title: "t" };
-  const message = (id: string, role: "user" | "assistant", text: string | null) => ({ id, role, text, truncated: false, toolCalls: [], createdAt: "2026-12-01T00:00:00.000Z" });
+  const message = (id: string, role: "user" | "assistant", text: string | null) => ({
+    id,
+    role,
+    text,
+    truncated: false,
+    toolCalls: [],
+    createdAt: "2026-12-01T00:00:00.000Z",
+  });
   const slice = (messages: ReturnType<typeof message>[], finalIndex: number | null, cursor?: string) =>
     sliceTranscript({
       session,

@@ -7,6 +7,12 @@ const db = useTestDatabase();
 
 // The committed dump (`npm run schema:dump` rewrites it) is what the migrations make, each one's effect included.
 it("the committed schema dump is current", async () => {
-  const dump = await dumpMigrations({ url: db.current.url, title: "@openwork/remote-session-core", namespace: "remote-session-core", migrations: MIGRATIONS, runMigrations });
+  const dump = await dumpMigrations({
+    url: db.current.url,
+    title: "@openwork/remote-session-core",
+    namespace: "remote-session-core",
+    migrations: MIGRATIONS,
+    runMigrations,
+  });
   await expect(dump).toMatchFileSnapshot("../schema.md");
 });

@@ -72,7 +72,14 @@ describe("createRemoteSessionHost", () => {
       const minted = await requestRunnerToken({
         baseUrl,
         memberToken: "member-token",
-        request: { runnerId: "runner-host-test", name: "Host Test Desktop", platform: "linux", appVersion: "1.0.0", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+        request: {
+          runnerId: "runner-host-test",
+          name: "Host Test Desktop",
+          platform: "linux",
+          appVersion: "1.0.0",
+          protocolVersion: RUNNER_PROTOCOL_VERSION,
+          capabilities: [...RUNNER_CAPABILITIES],
+        },
       });
       const ended = new Promise<string>((resolve) => {
         const runner = runRunner({
@@ -88,13 +95,26 @@ describe("createRemoteSessionHost", () => {
           onTaskEnd: (outcome) => void runner.stop().then(() => resolve(outcome.status)),
         });
       });
-      const created = (await host.source.execute(ctx, { kind: "remoteSession", name: "remote-session:create" }, { body: { target: "desktop", title: "host turn", prompt: "hello" } }))
-        .structuredContent;
+      const created = (
+        await host.source.execute(
+          ctx,
+          { kind: "remoteSession", name: "remote-session:create" },
+          { body: { target: "desktop", title: "host turn", prompt: "hello" } },
+        )
+      ).structuredContent;
       expect(created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "desktop" });
       expect(await ended).toBe("done");
-      let read = (await host.source.execute(ctx, { kind: "remoteSession", name: "remote-session:read" }, { body: { sessionId: created.sessionId, waitMs: 5_000 } })).structuredContent;
+      let read = (
+        await host.source.execute(ctx, { kind: "remoteSession", name: "remote-session:read" }, { body: { sessionId: created.sessionId, waitMs: 5_000 } })
+      ).structuredContent;
       for (let i = 0; i < 10 && read.state !== "idle"; i++) {
-        read = (await host.source.execute(ctx, { kind: "remoteSession", name: "remote-session:read" }, { body: { sessionId: created.sessionId, waitMs: 2_000, cursor: read.cursor } })).structuredContent;
+        read = (
+          await host.source.execute(
+            ctx,
+            { kind: "remoteSession", name: "remote-session:read" },
+            { body: { sessionId: created.sessionId, waitMs: 2_000, cursor: read.cursor } },
+          )
+        ).structuredContent;
       }
       expect(read).toMatchObject({ state: "idle", finalAssistantText: "the host's desktop answered" });
       expect(audit).toContainEqual(expect.objectContaining({ action: "create", sessionId: created.sessionId, outcome: "ok", organizationId: "org_host" }));

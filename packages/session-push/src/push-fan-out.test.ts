@@ -10,7 +10,12 @@ const SUBSCRIBERS = 200;
 const SESSION = "rs_0000000000000000000000fan0";
 
 it("reads a watched session once per change on a replica, however many subscribers watch it", async () => {
-  const auth: PushAuth = { token: "mcp_token_fan_out", clientId: "client", scopes: ["mcp:read"], extra: { organizationId: "org_fan", userId: "u", memberId: "m" } };
+  const auth: PushAuth = {
+    token: "mcp_token_fan_out",
+    clientId: "client",
+    scopes: ["mcp:read"],
+    extra: { organizationId: "org_fan", userId: "u", memberId: "m" },
+  };
   let version = 0;
   let reads = 0;
   let wake = () => {};
@@ -35,7 +40,8 @@ it("reads a watched session once per change on a replica, however many subscribe
       return { state: "running", cursor: String(version), target: "desktop" };
     },
     bus: {
-      waitForSession: (_id, _timeoutMs, signal) => Promise.race([changed, new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }))]),
+      waitForSession: (_id, _timeoutMs, signal) =>
+        Promise.race([changed, new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }))]),
       subscribePush: () => () => {},
     },
   });

@@ -11,7 +11,12 @@ import { createSessionPush, type PushAuth, type SessionPush } from "./index.js";
 // A host that is not the reference gateway mounts push on its own stateless MCP 2.x endpoint,
 // as the README shows, and a subscriber hears of a session's change on its GET stream.
 const db = useTestDatabase();
-const auth: PushAuth = { token: "host-token", clientId: "host", scopes: ["mcp:read", "mcp:write"], extra: { organizationId: "org_host", userId: "user_host", memberId: "mem_host" } };
+const auth: PushAuth = {
+  token: "host-token",
+  clientId: "host",
+  scopes: ["mcp:read", "mcp:write"],
+  extra: { organizationId: "org_host", userId: "user_host", memberId: "mem_host" },
+};
 let hub: WakeHub | undefined;
 let push: SessionPush | undefined;
 
@@ -41,15 +46,24 @@ it("mounts on a host's own MCP endpoint in a few lines, and tells a subscriber o
   });
 
   const post = async (body: Record<string, unknown>, mcpSessionId?: string) => {
-    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", ...(mcpSessionId ? { "mcp-session-id": mcpSessionId } : {}) };
-    const response = await endpoint(new Request("http://host.test/mcp", { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...body }) }), auth);
+    const headers = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      ...(mcpSessionId ? { "mcp-session-id": mcpSessionId } : {}),
+    };
+    const response = await endpoint(
+      new Request("http://host.test/mcp", { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...body }) }),
+      auth,
+    );
     return { response, json: (await response.json()) as Record<string, any> };
   };
   const init = await post({ method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
   const mcpSessionId = init.response.headers.get("mcp-session-id")!;
   expect(mcpSessionId).toMatch(/^mcps_/);
   expect(init.json.result.capabilities.resources).toMatchObject({ subscribe: true });
-  const execute = (name: string, body: Record<string, unknown>) => post({ method: "tools/call", params: { name: "execute_capability", arguments: { name, body } } }, mcpSessionId);
+  const execute = (name: string, body: Record<string, unknown>) =>
+    post({ method: "tools/call", params: { name: "execute_capability", arguments: { name, body } } }, mcpSessionId);
   const sessionId = (await execute("remote-session:create", { target: "echo", prompt: "first" })).json.result.structuredContent.sessionId as string;
   const uri = `remote-session://${sessionId}`;
   expect((await post({ method: "resources/subscribe", params: { uri } }, mcpSessionId)).json).toMatchObject({ result: {} });

@@ -8,7 +8,11 @@ import { keyOf, type PushStore, type Subscription } from "./push-store.js";
  * A session read as the caller: the capability's `read` payload, null when the caller may not
  * read it (unknown, another member's), or a rejection when the target cannot answer now.
  */
-export type ReadAs = (auth: PushAuth, body: { sessionId: string; cursor?: string; waitMs?: number }, signal?: AbortSignal) => Promise<Record<string, unknown> | null>;
+export type ReadAs = (
+  auth: PushAuth,
+  body: { sessionId: string; cursor?: string; waitMs?: number },
+  signal?: AbortSignal,
+) => Promise<Record<string, unknown> | null>;
 
 export interface PushHubOptions {
   store: PushStore;
@@ -37,7 +41,17 @@ const WAITABLE = new Set(["queued", "running", "waiting_input"]);
  */
 export function fingerprintOf(slice: Record<string, unknown>): string {
   const pending = slice.pending as { id?: string; overdue?: boolean } | undefined;
-  const facts = [slice.state, slice.cursor, slice.partialText, slice.finalAssistantText, pending?.id, pending?.overdue, slice.lastError, slice.retrying, slice.deferred];
+  const facts = [
+    slice.state,
+    slice.cursor,
+    slice.partialText,
+    slice.finalAssistantText,
+    pending?.id,
+    pending?.overdue,
+    slice.lastError,
+    slice.retrying,
+    slice.deferred,
+  ];
   return createHash("sha256").update(JSON.stringify(facts)).digest("base64url");
 }
 
@@ -103,7 +117,8 @@ export function createPushHub(options: PushHubOptions) {
       // Targets whose changes are not notified here (the cloud) are watched with a waiting read,
       // which ends with the watcher; one refused (the member's waiting reads are all taken) waits for the change.
       const waits = slice.target !== "desktop" && WAITABLE.has(String(slice.state));
-      const waited = () => options.read(auth, { sessionId: subscription.remoteSessionId, cursor: String(slice.cursor), waitMs: WATCH_TIMEOUT_MS }, signal).catch(() => changed);
+      const waited = () =>
+        options.read(auth, { sessionId: subscription.remoteSessionId, cursor: String(slice.cursor), waitMs: WATCH_TIMEOUT_MS }, signal).catch(() => changed);
       await (waits ? Promise.race([changed, waited()]) : changed);
     }
   };
@@ -165,14 +180,16 @@ export function createPushHub(options: PushHubOptions) {
         const write = (text: string) => controller.enqueue(encoder.encode(text));
         // Serialized: events leave in order and each once, however many hints arrive.
         const drain = () =>
-          (draining = draining.then(async () => {
-            for (;;) {
-              const events = await store.eventsAfter(keyOf(mcpSessionId, auth), sent);
-              for (const event of events) write(sseFrame({ id: event.id, event: "message", data: JSON.stringify(event.message) }));
-              if (events.length > 0) sent = events.at(-1)!.id;
-              if (events.length < 500) return;
-            }
-          }).catch((error: unknown) => logger.warn("push: a stream could not read its events", { mcpSessionId, error: errorFacts(error) })));
+          (draining = draining
+            .then(async () => {
+              for (;;) {
+                const events = await store.eventsAfter(keyOf(mcpSessionId, auth), sent);
+                for (const event of events) write(sseFrame({ id: event.id, event: "message", data: JSON.stringify(event.message) }));
+                if (events.length > 0) sent = events.at(-1)!.id;
+                if (events.length < 500) return;
+              }
+            })
+            .catch((error: unknown) => logger.warn("push: a stream could not read its events", { mcpSessionId, error: errorFacts(error) })));
         const close = () => {
           timers.forEach(clearInterval);
           try {
@@ -188,11 +205,16 @@ export function createPushHub(options: PushHubOptions) {
         write(sseComment("stream open"));
         timers = [setInterval(() => write(sseComment("keepalive")), keepaliveMs), setInterval(() => void drain(), backstopMs)];
         void drain();
-        void syncWatchers(mcpSessionId).catch((error: unknown) => logger.warn("push: could not load subscriptions", { mcpSessionId, error: errorFacts(error) }));
+        void syncWatchers(mcpSessionId).catch((error: unknown) =>
+          logger.warn("push: could not load subscriptions", { mcpSessionId, error: errorFacts(error) }),
+        );
       },
       cancel: () => release(mcpSessionId, entry),
     });
-    return new Response(body, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform", connection: "keep-alive" } });
+    return new Response(body, {
+      status: 200,
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform", connection: "keep-alive" },
+    });
   };
 
   /** A stream ended: the session's watchers stop with its last stream here. */

@@ -55,8 +55,17 @@ export function withPushSessions(endpoint: PushEndpoint, options: PushSessionsOp
     const owner = ownerOf(auth);
     const mcpSessionId = request.headers.get("mcp-session-id");
     if (!mcpSessionId || !owner) {
-      if (request.method === "GET") return Response.json({ error: "method_not_allowed", message: "GET needs the Mcp-Session-Id this server assigned at initialize" }, { status: 405 });
-      const initialize = owner && request.method === "POST" && isInitialize(await request.clone().json().catch(() => null));
+      if (request.method === "GET")
+        return Response.json({ error: "method_not_allowed", message: "GET needs the Mcp-Session-Id this server assigned at initialize" }, { status: 405 });
+      const initialize =
+        owner &&
+        request.method === "POST" &&
+        isInitialize(
+          await request
+            .clone()
+            .json()
+            .catch(() => null),
+        );
       if (initialize) {
         const wait = options.admitOpen?.(auth) ?? null;
         if (wait !== null) return rateLimited("this member opens MCP sessions too fast; retry after retryAfterMs", wait);

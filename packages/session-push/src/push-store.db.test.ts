@@ -32,7 +32,9 @@ describe("the push store", () => {
     const key = { organizationId: owner.organizationId, id: kept };
     await store.subscribe(key, { uri, remoteSessionId: REMOTE, fingerprint: "seen" });
     // Two replicas seeing the same change: one event.
-    expect(await Promise.all([store.announce(key, uri, "changed", message), store.announce(key, uri, "changed", message)])).toEqual(expect.arrayContaining([true, false]));
+    expect(await Promise.all([store.announce(key, uri, "changed", message), store.announce(key, uri, "changed", message)])).toEqual(
+      expect.arrayContaining([true, false]),
+    );
     expect(await store.eventsAfter(key, null)).toHaveLength(1);
 
     await sql`insert into mcp_push_event (organization_id, mcp_session_id, message, created_at) select ${owner.organizationId}, ${kept}, '{}'::jsonb, now() - interval '2 hours' from generate_series(1, 3)`;

@@ -84,7 +84,11 @@ export function createPushStore(sql: Sql, publish: (hints: readonly PushHint[]) 
             order by created_at desc, id desc offset ${Math.max(0, keep - 1)})
           returning id)
         select id from evicted`;
-      tell(owner.organizationId, evicted.map((row) => row.id as string), "gone");
+      tell(
+        owner.organizationId,
+        evicted.map((row) => row.id as string),
+        "gone",
+      );
       return id;
     },
     /** Whether the session exists and belongs to `owner` (another owner's reads as absent); marks it seen, once a minute at most. */

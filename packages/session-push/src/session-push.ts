@@ -95,7 +95,10 @@ export function createSessionPush(options: SessionPushOptions): SessionPush {
     start: async () => {
       await migrateSessionPush(sql, options.schema ? { schema: options.schema } : {});
       if (pruning) return;
-      pruning = setInterval(() => void store.prune(retention).catch((error: unknown) => logger.warn("push: retention failed", { error: errorFacts(error) })), PRUNE_INTERVAL_MS);
+      pruning = setInterval(
+        () => void store.prune(retention).catch((error: unknown) => logger.warn("push: retention failed", { error: errorFacts(error) })),
+        PRUNE_INTERVAL_MS,
+      );
       pruning.unref();
     },
     close: async () => {

@@ -22,7 +22,10 @@ describe.skipIf(!findNatsServer())("wake hubs on the NATS bus", () => {
     const sql = postgres(db.current.url, { max: 4, onnotice: () => {} });
     const bus = await connectNatsWakeBus({ servers: server.url });
     const hub = createWakeHub({ sql, bus, probeTimeoutMs: 2_000 });
-    closers.push(() => sql.end({ timeout: 5 }), () => hub.close());
+    closers.push(
+      () => sql.end({ timeout: 5 }),
+      () => hub.close(),
+    );
     await hub.ready;
     return { sql, hub };
   };

@@ -46,7 +46,14 @@ describe.skipIf(!findNatsServer())("the NATS wake bus (Debian's nats-server)", (
     const sub = raw.subscribe("openwork.wake.>", { callback: (_, msg) => void subjects.push(msg.subject) });
     await raw.flush();
     const publisher = await bus();
-    await publisher.publish({ sessions: [{ o: "org.a*>", s: "rs_1" }, { o: "org_b", s: "rs_2" }, { o: "org_b", s: "rs_3" }], wakes: [notice("org_b", "dt_1")] });
+    await publisher.publish({
+      sessions: [
+        { o: "org.a*>", s: "rs_1" },
+        { o: "org_b", s: "rs_2" },
+        { o: "org_b", s: "rs_3" },
+      ],
+      wakes: [notice("org_b", "dt_1")],
+    });
     await until(() => subjects.length === 3);
     expect(subjects.sort()).toEqual(["openwork.wake.session.org%2Ea%2A%3E", "openwork.wake.session.org_b", "openwork.wake.task.org_b"]);
     expect(subjectToken("org_Ünï-1")).toBe("org_%C3%9Cn%C3%AF-1");
@@ -58,7 +65,13 @@ describe.skipIf(!findNatsServer())("the NATS wake bus (Debian's nats-server)", (
     const listener = await bus();
     await listener.subscribe(handlers);
     const publisher = await bus();
-    await publisher.publish({ sessions: [{ o: "org_x", s: "rs_a" }, { o: "org_y", s: "rs_b" }], wakes: [notice("org_x", "dt_a"), notice("org_y", "dt_b")] });
+    await publisher.publish({
+      sessions: [
+        { o: "org_x", s: "rs_a" },
+        { o: "org_y", s: "rs_b" },
+      ],
+      wakes: [notice("org_x", "dt_a"), notice("org_y", "dt_b")],
+    });
     await until(() => seen.sessions.length === 2 && seen.wakes.length === 2);
     expect(seen.sessions.sort()).toEqual(["rs_a", "rs_b"]);
     expect(seen.wakes.map((n) => n.t).sort()).toEqual(["dt_a", "dt_b"]);
@@ -111,12 +124,18 @@ describe.skipIf(!findNatsServer())("the NATS wake bus (Debian's nats-server)", (
     // Each bus reconnects on its own schedule; the publisher's refusals end once it is back too.
     let delivered = false;
     const deadline = Date.now() + 10_000;
-    while (!delivered && Date.now() < deadline) delivered = await publisher.publish({ sessions: [{ o: "org_r", s: "rs_after" }], wakes: [] }).then(() => true, () => false);
+    while (!delivered && Date.now() < deadline)
+      delivered = await publisher.publish({ sessions: [{ o: "org_r", s: "rs_after" }], wakes: [] }).then(
+        () => true,
+        () => false,
+      );
     await until(() => seen.sessions.includes("rs_after"));
   });
 });
 
 // No server needed: nothing listens on port 1.
 it("names the servers it could not reach at start", async () => {
-  await expect(connectNatsWakeBus({ servers: "nats://127.0.0.1:1", connection: { timeout: 500 } })).rejects.toThrow(/cannot reach NATS at nats:\/\/127\.0\.0\.1:1/);
+  await expect(connectNatsWakeBus({ servers: "nats://127.0.0.1:1", connection: { timeout: 500 } })).rejects.toThrow(
+    /cannot reach NATS at nats:\/\/127\.0\.0\.1:1/,
+  );
 });

@@ -36,7 +36,9 @@ export function natsWakeBus(options: NatsWakeBusOptions): WakeBus {
     },
     subscribe: async (handlers) => {
       subscriptions.push(
-        nc.subscribe(`${prefix}.task.*`, { callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readWakes(msg.string(), handlers, msg.subject)) }),
+        nc.subscribe(`${prefix}.task.*`, {
+          callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readWakes(msg.string(), handlers, msg.subject)),
+        }),
         nc.subscribe(`${prefix}.session.*`, { callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readSessions(msg.string(), handlers)) }),
         nc.subscribe(`${prefix}.push.*`, {
           callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readPush(msg.string(), organizationOf(msg.subject), handlers, msg.subject)),
@@ -57,14 +59,23 @@ export function natsWakeBus(options: NatsWakeBusOptions): WakeBus {
  * reconnects forever, every 250 ms: a bus that gave up would leave the gateway on its slow poll.
  * Rejects with the server list when no server answers at start.
  */
-export async function connectNatsWakeBus(options: { servers: string | string[]; subjectPrefix?: string; publishTimeoutMs?: number; connection?: Partial<ConnectionOptions> }): Promise<WakeBus> {
+export async function connectNatsWakeBus(options: {
+  servers: string | string[];
+  subjectPrefix?: string;
+  publishTimeoutMs?: number;
+  connection?: Partial<ConnectionOptions>;
+}): Promise<WakeBus> {
   let nc: NatsConnection;
   try {
     nc = await connect({ servers: options.servers, name: "openwork-wake-bus", maxReconnectAttempts: -1, reconnectTimeWait: 250, ...options.connection });
   } catch (error) {
     throw new Error(`cannot reach NATS at ${[options.servers].flat().join(", ")}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const bus = natsWakeBus({ connection: nc, ...(options.subjectPrefix ? { subjectPrefix: options.subjectPrefix } : {}), ...(options.publishTimeoutMs ? { publishTimeoutMs: options.publishTimeoutMs } : {}) });
+  const bus = natsWakeBus({
+    connection: nc,
+    ...(options.subjectPrefix ? { subjectPrefix: options.subjectPrefix } : {}),
+    ...(options.publishTimeoutMs ? { publishTimeoutMs: options.publishTimeoutMs } : {}),
+  });
   return {
     ...bus,
     close: async () => {

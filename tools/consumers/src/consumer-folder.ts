@@ -19,7 +19,8 @@ export interface ConsumerFolder {
 
 /** Pinned third-party versions, as the cache lists name them (`zod@4.6.7`), keyed by package name. */
 async function cachedVersions(): Promise<Map<string, string>> {
-  const lines = async (file: string) => (await readFile(new URL(`../${file}`, import.meta.url), "utf8")).split("\n").filter((line) => line && !line.startsWith("#"));
+  const lines = async (file: string) =>
+    (await readFile(new URL(`../${file}`, import.meta.url), "utf8")).split("\n").filter((line) => line && !line.startsWith("#"));
   const versions = new Map<string, string>();
   // The extra list comes last: its versions (other compatible ones) are what consumers install.
   for (const spec of [...(await lines("cache-packages.txt")), ...(await lines("cache-extra.txt"))]) versions.set(spec.slice(0, spec.lastIndexOf("@")), spec);

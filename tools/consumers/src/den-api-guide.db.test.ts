@@ -10,7 +10,17 @@ import { type ConsumerFolder, installConsumer } from "./consumer-folder.js";
 // Hono and the host's own zod and postgres; the host compiled by TypeScript against the published
 // declarations and den-api's registry as den-api declares it; then run against a worker double.
 const db = useTestDatabase();
-const PACKAGES = ["remote-session-core", "runner-protocol", "desktop-target", "opencode-client", "cloud-target", "mcp-app-card", "mcp-capability", "session-push", "remote-session-host"];
+const PACKAGES = [
+  "remote-session-core",
+  "runner-protocol",
+  "desktop-target",
+  "opencode-client",
+  "cloud-target",
+  "mcp-app-card",
+  "mcp-capability",
+  "session-push",
+  "remote-session-host",
+];
 const THIRD_PARTY = ["zod", "postgres", "ky", "eventsource-parser", "hono", "@modelcontextprotocol/server", "@types/node"];
 const FIXTURE = new URL("../fixtures/den-api/", import.meta.url);
 let folder: ConsumerFolder;
@@ -37,7 +47,11 @@ it("compiles against the published declarations and den-api's own registry types
 });
 
 it("creates, reads and stops a cloud and a desktop session through den-api's registry, with its audit, its tables in their own schema", async () => {
-  const { stdout } = await folder.node([join(host, "dist", "main.js")], { DATABASE_URL: db.current.url, RESOLVER_URL: witness.resolverUrl, GATEWAY_KEY: "gateway-key-den" });
+  const { stdout } = await folder.node([join(host, "dist", "main.js")], {
+    DATABASE_URL: db.current.url,
+    RESOLVER_URL: witness.resolverUrl,
+    GATEWAY_KEY: "gateway-key-den",
+  });
   const seen = JSON.parse(stdout);
   expect(seen.search).toEqual(expect.arrayContaining(["remote-session:create", "remote-session:read", "skill:remote-sessions"]));
   expect(seen.cloud.created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "cloud" });

@@ -9,8 +9,26 @@ import { type ConsumerFolder, installConsumer, installedCopies } from "./consume
 // postgres (a zod patch other than the one the workspace pins), then a den-api-shaped host in
 // that folder: the capability source with the desktop and cloud targets, in a registry double.
 const db = useTestDatabase();
-const PACKAGES = ["remote-session-core", "runner-protocol", "desktop-target", "opencode-client", "cloud-target", "mcp-app-card", "mcp-capability", "wake-bus-nats"];
-const THIRD_PARTY = ["zod", "postgres", "ky", "eventsource-parser", "@nats-io/transport-node", "@modelcontextprotocol/server", "@modelcontextprotocol/sdk", "@modelcontextprotocol/ext-apps"];
+const PACKAGES = [
+  "remote-session-core",
+  "runner-protocol",
+  "desktop-target",
+  "opencode-client",
+  "cloud-target",
+  "mcp-app-card",
+  "mcp-capability",
+  "wake-bus-nats",
+];
+const THIRD_PARTY = [
+  "zod",
+  "postgres",
+  "ky",
+  "eventsource-parser",
+  "@nats-io/transport-node",
+  "@modelcontextprotocol/server",
+  "@modelcontextprotocol/sdk",
+  "@modelcontextprotocol/ext-apps",
+];
 let folder: ConsumerFolder;
 let witness: RunningWitness;
 
@@ -35,11 +53,19 @@ it("installs one copy of zod, postgres and the core, the host's, beside every pa
 });
 
 it("creates, reads and stops a cloud session and a queued desktop session through a den-api-shaped registry, and the cloud one again through the MCP server 2.x and sdk 1.x adapters", async () => {
-  const { stdout } = await folder.node([join(folder.dir, "host", "host.mjs")], { DATABASE_URL: db.current.url, RESOLVER_URL: witness.resolverUrl, GATEWAY_KEY: "gateway-key-host" });
+  const { stdout } = await folder.node([join(folder.dir, "host", "host.mjs")], {
+    DATABASE_URL: db.current.url,
+    RESOLVER_URL: witness.resolverUrl,
+    GATEWAY_KEY: "gateway-key-host",
+  });
   const seen = JSON.parse(stdout);
   expect(seen.search).toEqual(expect.arrayContaining(["remote-session:create", "remote-session:read", "remote-session:stop"]));
   expect(seen.cloud.created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "cloud" });
-  expect(seen.cloud.read).toMatchObject({ sessionId: seen.cloud.created.sessionId, state: "idle", finalAssistantText: expect.stringContaining("hello from the host") });
+  expect(seen.cloud.read).toMatchObject({
+    sessionId: seen.cloud.created.sessionId,
+    state: "idle",
+    finalAssistantText: expect.stringContaining("hello from the host"),
+  });
   expect(seen.cloud.stopped).toMatchObject({ sessionId: seen.cloud.created.sessionId, stopped: expect.any(Boolean) });
   expect(seen.desktop.offline).toMatchObject({ error: "desktop_offline", referenceId: expect.stringMatching(/^ref_/) });
   expect(seen.desktop.created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "desktop", state: "queued" });

@@ -9,7 +9,15 @@ import { type ConsumerFolder, cleanEnv, installConsumer } from "./consumer-folde
 // patch this repository applies to its own copy. PostgreSQL (a server of this file's own) is
 // restarted under load; the host must come through it as the reference gateway does.
 const PACKAGES = ["remote-session-core", "runner-protocol", "desktop-target", "mcp-app-card", "mcp-capability"];
-const THIRD_PARTY = ["zod", "postgres", "ky", "eventsource-parser", "@modelcontextprotocol/server", "@modelcontextprotocol/sdk", "@modelcontextprotocol/ext-apps"];
+const THIRD_PARTY = [
+  "zod",
+  "postgres",
+  "ky",
+  "eventsource-parser",
+  "@modelcontextprotocol/server",
+  "@modelcontextprotocol/sdk",
+  "@modelcontextprotocol/ext-apps",
+];
 let folder: ConsumerFolder;
 let server: EmbeddedServer;
 

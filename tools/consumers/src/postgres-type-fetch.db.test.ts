@@ -21,7 +21,11 @@ let stock: ConsumerFolder;
 let patched: ConsumerFolder;
 
 beforeAll(async () => {
-  [server, stock, patched] = await Promise.all([startEmbeddedPostgres(), installConsumer([], ["postgres"]), installConsumer(["remote-session-core"], ["postgres", "zod"])]);
+  [server, stock, patched] = await Promise.all([
+    startEmbeddedPostgres(),
+    installConsumer([], ["postgres"]),
+    installConsumer(["remote-session-core"], ["postgres", "zod"]),
+  ]);
   // The recipe for an npm host (a postinstall step); pnpm's patchedDependencies applies the same diff.
   await run("git", ["apply", "--directory=node_modules/postgres", PATCH], { cwd: patched.dir });
   await copyFixture(stock);

@@ -50,7 +50,13 @@ it("bundles the client from the installed tarball into one file without node:cry
 it("registers, claims a desktop task made through the gateway's capability, posts its reply and completes", async () => {
   const sql = postgres(db.current.url, { max: 10, onnotice: () => {} });
   cleanups.push(() => sql.end({ timeout: 5 }));
-  const gateway = await serveGateway({ sql, members: () => [member], cloudEnabled: () => false, runnerTokenSecret: "bundle-runner-secret-0123456789abcdef", port: 0 });
+  const gateway = await serveGateway({
+    sql,
+    members: () => [member],
+    cloudEnabled: () => false,
+    runnerTokenSecret: "bundle-runner-secret-0123456789abcdef",
+    port: 0,
+  });
   cleanups.push(() => gateway.close());
   const child = spawn(process.execPath, [bundle], {
     env: { PATH: process.env.PATH, GATEWAY_URL: gateway.baseUrl, MEMBER_SESSION_TOKEN: member.sessionToken },

@@ -27,7 +27,9 @@ const PASSWORD = "test";
  * user, from a copy of the binaries that user can reach when the checkout sits in a private
  * folder, with the folder itself as working directory: it works from any folder.
  */
-export async function startEmbeddedPostgres(options: { port?: number; /** Server settings (`-c name=value`), e.g. shared_preload_libraries. */ settings?: Record<string, string> } = {}): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(
+  options: { port?: number /** Server settings (`-c name=value`), e.g. shared_preload_libraries. */; settings?: Record<string, string> } = {},
+): Promise<EmbeddedServer> {
   const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
   const dir = await mkdtemp(join(tmpdir(), "openwork-pg-"));
   try {
@@ -37,7 +39,12 @@ export async function startEmbeddedPostgres(options: { port?: number; /** Server
     const data = join(dir, "data");
     await prepare(dir, data, user);
     const port = options.port ?? (await freePort());
-    await runToEnd(binaries.initdb, ["--pgdata", data, "--auth=password", "--username=postgres", `--pwfile=${join(dir, "pwfile")}`, "--encoding=UTF8", "--locale=C"], dir, user);
+    await runToEnd(
+      binaries.initdb,
+      ["--pgdata", data, "--auth=password", "--username=postgres", `--pwfile=${join(dir, "pwfile")}`, "--encoding=UTF8", "--locale=C"],
+      dir,
+      user,
+    );
     let server = await startServer(binaries, data, port, dir, user, settings);
     // Ctrl-C ends the host in exit hooks; stop the server and remove the folder in one too.
     let removal: Promise<void> | undefined;
@@ -91,7 +98,12 @@ function runToEnd(program: string, args: string[], cwd: string, user: RunAs | nu
 function startServer(binaries: PostgresBinaries, data: string, port: number, cwd: string, user: RunAs | null, settings: string[]): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     // TCP on 127.0.0.1 only; no Unix socket (its default folder may not exist or be writable).
-    const child = spawnAs(binaries.postgres, ["-D", data, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", ...settings], cwd, user);
+    const child = spawnAs(
+      binaries.postgres,
+      ["-D", data, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", ...settings],
+      cwd,
+      user,
+    );
     let stderr = "";
     const onData = (chunk: Buffer) => {
       stderr += chunk.toString();

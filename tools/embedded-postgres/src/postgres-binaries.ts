@@ -73,7 +73,8 @@ export async function reachableBinaries(
   const staged = join(options.stagingRoot ?? tmpdir(), `openwork-postgres-${binaries.version}-${process.platform}-${process.arch}`);
   if (await usableBy(staged, user)) return programsIn(staged);
   await stage(native, staged);
-  if (!(await usableBy(staged, user))) throw new Error(`the PostgreSQL binaries copied to ${staged} do not run as uid ${user.uid}: ${await whyUnusable(staged, user)}`);
+  if (!(await usableBy(staged, user)))
+    throw new Error(`the PostgreSQL binaries copied to ${staged} do not run as uid ${user.uid}: ${await whyUnusable(staged, user)}`);
   return programsIn(staged);
 }
 
@@ -88,7 +89,10 @@ async function stage(native: string, staged: string): Promise<void> {
     await copyWithin(native, partial);
     await writeFile(join(partial, COMPLETE), "");
     const broken = `${staged}.broken.${process.pid}.${Date.now()}`;
-    await rename(staged, broken).then(() => rm(broken, { recursive: true, force: true }), () => {});
+    await rename(staged, broken).then(
+      () => rm(broken, { recursive: true, force: true }),
+      () => {},
+    );
     // Another run may have put its own copy in place meanwhile: keep that one.
     await rename(partial, staged).catch(() => {});
   } finally {
@@ -112,7 +116,9 @@ async function whyUnusable(folder: string, user: RunAs): Promise<string | null> 
       const as = process.getuid?.() === 0 ? { uid: user.uid, gid: user.gid } : {};
       await run(program, ["--version"], { cwd: "/", ...as, env: { LC_ALL: "C" } });
     } catch (error) {
-      return String((error as { stderr?: string }).stderr || (error as Error).message).trim().slice(0, 300);
+      return String((error as { stderr?: string }).stderr || (error as Error).message)
+        .trim()
+        .slice(0, 300);
     }
   }
   return null;

@@ -63,7 +63,9 @@ it("finds no statement the packages sent over a sharded table without its organi
     expect(unscoped).toEqual([]);
     // The check saw the packages' statements: most of their SQL ran in this run's suites.
     console.log(`org-scope: ${matched.size} of ${templates.length} SQL templates of the packages seen in ${statements.length} statements`);
-    expect(matched.size, "the check saw too few of the packages' statements: run it after the database suites (npm test)").toBeGreaterThan(templates.length / 2);
+    expect(matched.size, "the check saw too few of the packages' statements: run it after the database suites (npm test)").toBeGreaterThan(
+      templates.length / 2,
+    );
   } finally {
     await admin.end();
   }

@@ -6,7 +6,8 @@ const root = fileURLToPath(new URL("../../../", import.meta.url));
 
 // Statements after which the schema may no longer serve the release before (a replica still
 // running it during a rolling deploy): something it names is gone, renamed, re-keyed or narrowed.
-const STRUCTURAL = /\b(drop\s+(constraint|column|table|index|not\s+null|default)|rename\b|alter\s+column\s+\w+\s+(type|set\s+not\s+null)|add\s+primary\s+key|delete\s+from|update\s+\w+\s+set)/i;
+const STRUCTURAL =
+  /\b(drop\s+(constraint|column|table|index|not\s+null|default)|rename\b|alter\s+column\s+\w+\s+(type|set\s+not\s+null)|add\s+primary\s+key|delete\s+from|update\s+\w+\s+set)/i;
 const VERDICT = /^-- (breaking|compatible): \S/m;
 
 /** Every migration file of every package and app: `<folder>/sql/NNNN_*.sql`. */
@@ -38,7 +39,9 @@ describe("migration markers", () => {
   });
 
   it("a breaking migration travels in the embedded module, so a host can see it before applying", async () => {
-    const { renderMigrations } = (await import(new URL("../../../scripts/embed-sql.mjs", import.meta.url).href)) as { renderMigrations(folder: string): string };
+    const { renderMigrations } = (await import(new URL("../../../scripts/embed-sql.mjs", import.meta.url).href)) as {
+      renderMigrations(folder: string): string;
+    };
     const rendered = renderMigrations(`${root}packages/desktop-target/sql`);
     expect(rendered).toMatch(/name: "0010_organization_keys\.sql", sql: .*, breaking: "primary and foreign keys lead with organization_id/);
     expect(rendered).not.toMatch(/name: "0014_folded_turns\.sql", sql: .*, breaking:/);

@@ -73,9 +73,10 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
       return;
     }
     // Only when the tool is offered: opencode also asks the model for a title, with no tools.
-    const toolCall = toolResult === undefined
-      ? Object.entries(TOOL_MARKERS).find(([marker, call]) => lastUserText.includes(marker) && tools.includes(call.name))?.[1]
-      : undefined;
+    const toolCall =
+      toolResult === undefined
+        ? Object.entries(TOOL_MARKERS).find(([marker, call]) => lastUserText.includes(marker) && tools.includes(call.name))?.[1]
+        : undefined;
     const reply = toolResult === undefined ? `FAKE_REPLY: ${lastUserText}` : `FAKE_REPLY: the tool said ${toolResult.slice(0, 200)}`;
     const pace = Object.entries(PACES).find(([marker]) => lastUserText.includes(marker))?.[1];
     const pieces = pace ? [...reply.split(" ").map((w) => `${w} `), ...Array(pace.extraWords).fill("more ")] : [reply];
@@ -84,7 +85,14 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
       `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "fake-model", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     if (body.stream !== true) {
       response.writeHead(200, { "content-type": "application/json" });
-      response.end(JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
+      response.end(
+        JSON.stringify({
+          id: "chatcmpl-fake",
+          object: "chat.completion",
+          choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        }),
+      );
       return;
     }
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
@@ -102,7 +110,9 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
       if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
     }
     response.write(chunk({}, "stop"));
-    response.write(`data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
+    response.write(
+      `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`,
+    );
     response.end("data: [DONE]\n\n");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

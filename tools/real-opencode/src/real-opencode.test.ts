@@ -10,7 +10,9 @@ afterAll(async () => {
 });
 
 it("runs a real opencode offline that answers through the fake model", async () => {
-  const session = (await (await fetch(`${opencode.url}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "probe" }) })).json()) as { id: string };
+  const session = (await (
+    await fetch(`${opencode.url}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "probe" }) })
+  ).json()) as { id: string };
   expect(session.id).toMatch(/^ses_/);
   const answer = (await (
     await fetch(`${opencode.url}/session/${session.id}/message`, {
@@ -20,7 +22,12 @@ it("runs a real opencode offline that answers through the fake model", async () 
     })
   ).json()) as { info: { role: string; finish?: string }; parts: { type: string; text?: string }[] };
   expect(answer.info.role).toBe("assistant");
-  expect(answer.parts.filter((p) => p.type === "text").map((p) => p.text).join("")).toContain("FAKE_REPLY: ping");
+  expect(
+    answer.parts
+      .filter((p) => p.type === "text")
+      .map((p) => p.text)
+      .join(""),
+  ).toContain("FAKE_REPLY: ping");
   expect(opencode.llmRequests.some((r) => r.lastUserText === "ping")).toBe(true);
   const messages = (await (await fetch(`${opencode.url}/session/${session.id}/message`)).json()) as { info: { id: string; role: string } }[];
   console.log("message ids", messages.map((m) => `${m.info.role}:${m.info.id}`).join(" "));

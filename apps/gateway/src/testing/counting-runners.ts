@@ -23,7 +23,14 @@ export async function startCountingRunners(options: {
     const minted = await requestRunnerToken({
       baseUrl: options.baseUrl,
       memberToken: options.member.sessionToken,
-      request: { runnerId: `${options.idPrefix}-${i}`, name: `r${i}`, platform: "linux", appVersion: "1", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
+      request: {
+        runnerId: `${options.idPrefix}-${i}`,
+        name: `r${i}`,
+        platform: "linux",
+        appVersion: "1",
+        protocolVersion: RUNNER_PROTOCOL_VERSION,
+        capabilities: [...RUNNER_CAPABILITIES],
+      },
     });
     runners.push(
       runRunner({

@@ -40,7 +40,10 @@ function fastPath(skill: string): FastPathRow[] {
   const section = skill.split(/^## /m).find((part) => part.startsWith("Fast path"));
   if (!section) throw new Error("the skill has no Fast path section");
   return section.split("\n").flatMap((line) => {
-    const cells = line.split("|").slice(1, -1).map((cell) => cell.trim());
+    const cells = line
+      .split("|")
+      .slice(1, -1)
+      .map((cell) => cell.trim());
     const capability = /^`([a-z-]+:[a-z]+)`$/.exec(cells[1] ?? "")?.[1];
     const body = /^`(\{.*\})`$/.exec(cells[2] ?? "")?.[1];
     return cells.length === 3 && capability && body ? [{ when: cells[0]!, capability, body }] : [];

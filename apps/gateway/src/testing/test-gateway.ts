@@ -20,7 +20,9 @@ export async function startTestGateway(databaseUrl: string, member: DevMember, e
     ...extra,
   });
   const client = new Client({ name: `test-${member.name}`, version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }),
+  );
   type Result = { isError?: boolean; structuredContent: Record<string, unknown> };
   return {
     gateway,

@@ -77,7 +77,10 @@ export function createEchoEngine(options: Partial<EchoTiming> = {}) {
       if (body.messageID !== undefined && (typeof body.messageID !== "string" || !body.messageID.startsWith("msg"))) {
         return badRequest(`Expected a string starting with "msg", got ${JSON.stringify(body.messageID)}\n  at ["messageID"]`);
       }
-      const text = body.parts.filter((p) => p.type === "text").map((p) => p.text ?? "").join("");
+      const text = body.parts
+        .filter((p) => p.type === "text")
+        .map((p) => p.text ?? "")
+        .join("");
       received.push({ sessionID: session.id, messageID: typeof body.messageID === "string" ? body.messageID : null, model: body.model ?? null });
       echo.prompt(session, { text, ...(body.messageID ? { messageID: body.messageID } : {}), ...(body.model ? { model: body.model } : {}) });
       return new Response(null, { status: 204 });

@@ -27,9 +27,7 @@ export interface RunnerRoutes {
  * mounted under each of its base paths. Every bad input is a typed 4xx that changes nothing;
  * anything of another member or another runner is a 404.
  */
-export function createRunnerRoutes(
-  options: RunnerRoutesOptions & { sessionRunnerTargets?: DialectRouteOptions["sessionRunnerTargets"] },
-): RunnerRoutes {
+export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunnerTargets?: DialectRouteOptions["sessionRunnerTargets"] }): RunnerRoutes {
   const { presenceWindowMs, leaseMs, heartbeatIntervalMs, keepaliveMs, membershipCheckMs } = resolveTimings(options.timings);
   const ctx: RouteContext = {
     turnEventBytes: MAX_TASK_EVENT_BYTES,
@@ -37,7 +35,11 @@ export function createRunnerRoutes(
     proxyTrust: { origins: [], prefix: "/api/den" },
     ...options,
     publisher: options.hub.publisher,
-    presenceWindowMs, leaseMs, heartbeatIntervalMs, keepaliveMs, membershipCheckMs,
+    presenceWindowMs,
+    leaseMs,
+    heartbeatIntervalMs,
+    keepaliveMs,
+    membershipCheckMs,
     audiences: [...new Set([options.baseUrl, ...(options.audiences ?? [])].map(normalizeAudience))],
   };
   const dialects = options.dialects ?? ["desktop-runner"];

@@ -25,11 +25,7 @@ export interface StreamFraming {
  * also counts as presence), re-checks membership every 15 s and ends when the token expires or
  * the runner is revoked.
  */
-export function handleEventsStream(
-  ctx: RouteContext,
-  runner: RunnerIdentity & { expiresAt: number },
-  request: Request,
-): Response {
+export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & { expiresAt: number }, request: Request): Response {
   // The runner's dialect frames its stream and says whether the stream is its presence.
   const dialect = dialectOf(runner.dialect);
   const { framing } = dialect;

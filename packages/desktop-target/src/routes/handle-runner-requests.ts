@@ -1,4 +1,11 @@
-import { type Assignment, ClaimNextRequestSchema, ClaimRequestSchema, CompleteRequestSchema, HeartbeatRequestSchema, PostEventsRequestSchema } from "@openwork/runner-protocol";
+import {
+  type Assignment,
+  ClaimNextRequestSchema,
+  ClaimRequestSchema,
+  CompleteRequestSchema,
+  HeartbeatRequestSchema,
+  PostEventsRequestSchema,
+} from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { appendEvents, tooLarge } from "../store/append-events.js";
 import { type ClaimOutcome, claimNextTask, claimTask } from "../store/claim-task.js";
@@ -122,7 +129,10 @@ export async function handleComplete(ctx: RouteContext, verified: VerifiedRunner
       return takes.length > 0 ? claimNextTask(tx, hints, await registered, takes, ctx.leaseMs, taskId) : null;
     };
     // A refused registration is the error thrown, whatever the completion did: it rolls back.
-    const [runner, done] = await pipeline([registered, completeTask(tx, hints, verified.holder, taskId, body, body.next ? claimAlong : undefined, ctx.turnEventBytes)]);
+    const [runner, done] = await pipeline([
+      registered,
+      completeTask(tx, hints, verified.holder, taskId, body, body.next ? claimAlong : undefined, ctx.turnEventBytes),
+    ]);
     return { runner, done };
   });
   const { replayed, nextTaskId, claimed, ...answer } = done;

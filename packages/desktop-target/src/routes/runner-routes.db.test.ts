@@ -78,7 +78,9 @@ describe("runner routes in process", () => {
     failMember = true;
     try {
       const lines = gateway.logger.lines.length;
-      const ours = await gateway.routes.fetch(at("/v1/desktop-runner/token", { method: "POST", headers: { authorization: "Bearer member:org:mem" }, body: "{}" }));
+      const ours = await gateway.routes.fetch(
+        at("/v1/desktop-runner/token", { method: "POST", headers: { authorization: "Bearer member:org:mem" }, body: "{}" }),
+      );
       expect(ours.status).toBe(500);
       const body = (await ours.json()) as { error: string; message: string; referenceId: string };
       expect(body).toEqual({ error: "internal_error", message: "the gateway could not answer; retry", referenceId: expect.any(String) });
@@ -103,7 +105,9 @@ describe("runner routes in process", () => {
     host.get("/health", (c) => c.text("ok"));
     host.route("/", gateway.routes.app);
     host.notFound((c) => c.text("host 404", 404));
-    const presence = await host.request(`${gateway.serverUrl}/v1/desktop-runner/presence`, { headers: { authorization: `Bearer ${gateway.memberToken(alice)}` } });
+    const presence = await host.request(`${gateway.serverUrl}/v1/desktop-runner/presence`, {
+      headers: { authorization: `Bearer ${gateway.memberToken(alice)}` },
+    });
     expect(presence.status).toBe(200);
     expect(await presence.json()).toMatchObject({ connected: expect.any(Boolean), desktops: expect.any(Array) });
     const unauthorized = await host.request(`${gateway.serverUrl}/v1/desktop-runner/work`);

@@ -52,7 +52,13 @@ export async function grownFold(tx: Queryable, task: TaskRow, fresh: TaskEvent[]
   const bytes = task.event_bytes + fresh.reduce((sum, event) => sum + Buffer.byteLength(JSON.stringify(event)), 0);
   if (bytes > capBytes) return null;
   const receivedAt = new Date();
-  return { fold: foldEvents(task.folded ?? (await foldHeld(tx, taskKey(task))), fresh.map((event) => ({ event, receivedAt }))), bytes };
+  return {
+    fold: foldEvents(
+      task.folded ?? (await foldHeld(tx, taskKey(task))),
+      fresh.map((event) => ({ event, receivedAt })),
+    ),
+    bytes,
+  };
 }
 
 /** Records a grown fold (`grownFold`). */
@@ -67,7 +73,10 @@ async function foldHeld(tx: Queryable, task: RowKey): Promise<TaskFold> {
   const rows = await tx<{ event: TaskEvent; received_at: Date }[]>`
     select event, received_at from desktop_task_event
     where organization_id = ${task.organizationId} and task_id = ${task.id} order by attempt, sequence`;
-  return foldEvents(emptyFold(), rows.map((row) => ({ event: row.event, receivedAt: row.received_at })));
+  return foldEvents(
+    emptyFold(),
+    rows.map((row) => ({ event: row.event, receivedAt: row.received_at })),
+  );
 }
 
 /** Why a turn was ended for its size. */
@@ -99,7 +108,9 @@ export async function heldEvents(tx: Queryable, task: RowKey, attempt: number, e
       (select coalesce(max(sequence), 0) + 1 from desktop_task_event
        where organization_id = ${task.organizationId} and task_id = ${task.id} and attempt = ${attempt}) as next,
       (select coalesce(jsonb_agg(jsonb_build_array(sequence, event) order by sequence), '[]') from desktop_task_event
-       where organization_id = ${task.organizationId} and task_id = ${task.id} and attempt = ${attempt} and sequence >= ${events[0]!.sequence}) as held`) as unknown as [HeldEvents];
+       where organization_id = ${task.organizationId} and task_id = ${task.id} and attempt = ${attempt} and sequence >= ${events[0]!.sequence}) as held`) as unknown as [
+    HeldEvents,
+  ];
   return row;
 }
 
@@ -126,7 +137,14 @@ export function freshEvents(events: TaskEvent[], { next, held }: HeldEvents): { 
 export function insertEvents(tx: Queryable, task: RowKey, attempt: number, fresh: TaskEvent[]) {
   return tx`
     insert into desktop_task_event ${tx(
-      fresh.map((event) => ({ organization_id: task.organizationId, task_id: task.id, attempt, sequence: event.sequence, type: event.type, event: tx.json(event as never) })),
+      fresh.map((event) => ({
+        organization_id: task.organizationId,
+        task_id: task.id,
+        attempt,
+        sequence: event.sequence,
+        type: event.type,
+        event: tx.json(event as never),
+      })),
     )}`;
 }
 

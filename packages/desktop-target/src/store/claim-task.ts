@@ -39,7 +39,14 @@ export async function claimNextTask(
 }
 
 /** Claims the first eligible task `where` picks, and moves its session: one statement. */
-async function takeCandidate(tx: Queryable, hints: Hints, runner: RunnerIdentity, leaseMs: number, where: PendingQuery<Row[]>, after?: string): Promise<ClaimOutcome | null> {
+async function takeCandidate(
+  tx: Queryable,
+  hints: Hints,
+  runner: RunnerIdentity,
+  leaseMs: number,
+  where: PendingQuery<Row[]>,
+  after?: string,
+): Promise<ClaimOutcome | null> {
   const [row] = await tx<ClaimedRow[]>`
     with candidate as (
       select t.id from desktop_task t

@@ -80,7 +80,11 @@ export async function findCreateTask(sql: Queryable, organizationId: string, ses
 }
 
 /** Records a wake-up hint for the task's runner(s); every gateway process is told after the commit. */
-export async function wakeRunners(sql: Queryable, hints: Hints, task: Pick<TaskRow, "id" | "organization_id" | "member_id" | "pinned_runner_id">): Promise<void> {
+export async function wakeRunners(
+  sql: Queryable,
+  hints: Hints,
+  task: Pick<TaskRow, "id" | "organization_id" | "member_id" | "pinned_runner_id">,
+): Promise<void> {
   const [wake] = await sql<{ id: string }[]>`
     insert into desktop_wake (organization_id, member_id, runner_id, task_id)
     values (${task.organization_id}, ${task.member_id}, ${task.pinned_runner_id}, ${task.id})

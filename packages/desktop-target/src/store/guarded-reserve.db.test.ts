@@ -43,7 +43,9 @@ it("sends nothing more on a reserved connection once a statement of it found the
 it("a statement error that leaves the connection alive does not count: the transaction rolls back and the connection serves again", async () => {
   const sql = handle({ max: 1 });
   try {
-    await expect(transaction({ sql, publisher: createHintPublisher(postgresWakeBus({ sql })) }, async (tx) => tx`select 1 / 0`)).rejects.toMatchObject({ code: "22012" });
+    await expect(transaction({ sql, publisher: createHintPublisher(postgresWakeBus({ sql })) }, async (tx) => tx`select 1 / 0`)).rejects.toMatchObject({
+      code: "22012",
+    });
     expect(isConnectionLost(Object.assign(new Error("division by zero"), { code: "22012", severity: "ERROR" }))).toBe(false);
     expect((await sql`select current_setting('transaction_isolation') as level, 5 as n`)[0]!.n).toBe(5);
   } finally {

@@ -10,13 +10,7 @@ import { leaving } from "./task-state-sql.js";
  * A heartbeat that finds more than half the lease left writes nothing (it only reads): with the
  * heartbeat at a third of the lease, every other one extends it, and the lease never runs short.
  */
-export async function heartbeatLease(
-  sql: Queryable,
-  runner: RunnerIdentity,
-  taskId: string,
-  attempt: number,
-  leaseMs: number,
-): Promise<HeartbeatResponse> {
+export async function heartbeatLease(sql: Queryable, runner: RunnerIdentity, taskId: string, attempt: number, leaseMs: number): Promise<HeartbeatResponse> {
   const held = sql`${leaving(sql, "renew")} and attempt = ${attempt}`;
   const [row] = await sql<{ lease_expires_at: Date | null; cancel_requested: boolean; held: boolean }[]>`
     with extended as (

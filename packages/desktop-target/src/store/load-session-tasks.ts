@@ -50,7 +50,12 @@ export async function loadSessionTasks(sql: Queryable, session: RowKey, fromTask
     createdAt: row.created_at,
     pinnedRunnerId: row.pinned_runner_id,
     claimDeadline: row.claim_deadline,
-    fold: row.folded ?? foldEvents(emptyFold(), (row.events ?? []).map((e) => ({ event: e.event, receivedAt: new Date(e.receivedAt) }))),
+    fold:
+      row.folded ??
+      foldEvents(
+        emptyFold(),
+        (row.events ?? []).map((e) => ({ event: e.event, receivedAt: new Date(e.receivedAt) })),
+      ),
   }));
 }
 

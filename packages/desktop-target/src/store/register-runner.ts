@@ -11,7 +11,15 @@ import type { RunnerDialect, RunnerRow } from "./runner-row.js";
 export async function registerRunner(
   sql: Queryable,
   scope: MemberScope,
-  runner: { runnerId: string; name: string | null; platform: string; appVersion: string; protocolVersion: number; capabilities: string[]; dialect: RunnerDialect },
+  runner: {
+    runnerId: string;
+    name: string | null;
+    platform: string;
+    appVersion: string;
+    protocolVersion: number;
+    capabilities: string[];
+    dialect: RunnerDialect;
+  },
 ): Promise<RunnerRow | null> {
   const [row] = await sql<RunnerRow[]>`
     insert into desktop_runner as r

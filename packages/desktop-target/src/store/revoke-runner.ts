@@ -26,7 +26,12 @@ export async function revokeRunner(tx: Queryable, hints: Hints, scope: MemberSco
       and pinned_runner_id = ${runnerId} and ${leaving(tx, "failPinned")}
     returning session_id`;
   for (const id of [...new Set(failed.map((t) => t.session_id))].sort()) {
-    await syncSessionState(tx, hints, { organizationId: scope.organizationId, id }, { lastError: { error: "runner_revoked", message: "the desktop this was waiting for was revoked by its owner" } });
+    await syncSessionState(
+      tx,
+      hints,
+      { organizationId: scope.organizationId, id },
+      { lastError: { error: "runner_revoked", message: "the desktop this was waiting for was revoked by its owner" } },
+    );
   }
   return { failedTasks: failed.length };
 }

@@ -65,7 +65,14 @@ export interface DerivationTask {
 
 // `lost` is the sweeper's: the desktop has not been seen for the presence window mid-turn;
 // `stopped`, a relayed stop the desktop accepted.
-const PROGRESS_STATE: Record<string, SessionState> = { running: "running", waiting: "waiting_input", idle: "idle", error: "failed", lost: "interrupted", stopped: "stopped" };
+const PROGRESS_STATE: Record<string, SessionState> = {
+  running: "running",
+  waiting: "waiting_input",
+  idle: "idle",
+  error: "failed",
+  lost: "interrupted",
+  stopped: "stopped",
+};
 
 /** A session row locked for its move, with its turns as the derivation reads them. */
 export interface LockedSession {

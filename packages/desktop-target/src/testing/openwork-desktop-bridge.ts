@@ -81,7 +81,15 @@ export function openworkBridge(options: BridgeOptions): Bridge {
       const minted = await options.send(
         "POST",
         "/v1/automation-runners/token",
-        { runnerId: options.runnerId, protocolVersion: 1, supportedExecutionTargets: ["desktop"], capabilities, appVersion: "0.19.0", platform: "darwin", concurrency: 1 },
+        {
+          runnerId: options.runnerId,
+          protocolVersion: 1,
+          supportedExecutionTargets: ["desktop"],
+          capabilities,
+          appVersion: "0.19.0",
+          platform: "darwin",
+          concurrency: 1,
+        },
         `Bearer ${options.memberToken}`,
       );
       if (minted.status === 200 && typeof minted.body?.token === "string") return configure(minted.body.token, capabilities);

@@ -79,8 +79,19 @@ const jitter = () => 0.5 + Math.random();
 
 export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleOptions): Promise<OpenworkDesktopDouble> {
   const t = {
-    pollMs: 60_000, drainMs: 2_000, activityWindowMs: 30 * 60_000, inventoryMs: 2 * 60_000, watchMs: 3_000, watchSlowAfterMs: 5 * 60_000, watchSlowMs: 15_000,
-    reportEveryMs: 60_000, firstTurnMs: 20_000, firstTurnPollMs: 500, idleGraceMs: 5_000, backoffMs: 500, backoffCapMs: 30_000,
+    pollMs: 60_000,
+    drainMs: 2_000,
+    activityWindowMs: 30 * 60_000,
+    inventoryMs: 2 * 60_000,
+    watchMs: 3_000,
+    watchSlowAfterMs: 5 * 60_000,
+    watchSlowMs: 15_000,
+    reportEveryMs: 60_000,
+    firstTurnMs: 20_000,
+    firstTurnPollMs: 500,
+    idleGraceMs: 5_000,
+    backoffMs: 500,
+    backoffCapMs: 30_000,
     ...definedOf(options),
   };
   const stopped = new AbortController();
@@ -135,7 +146,8 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
     const turnStart = session.messages.findLastIndex((m) => m.role === "user");
     const answer = session.messages.slice(turnStart + 1).findLast((m) => m.role === "assistant" && m.text);
     // Idle three polls in a row without an answer: the turn produced nothing.
-    if (session.status === "idle" && !answer && silentIdle >= 3) return { status: "error", error: { code: "no_reply", message: `session ${session.id} went idle without a reply` } };
+    if (session.status === "idle" && !answer && silentIdle >= 3)
+      return { status: "error", error: { code: "no_reply", message: `session ${session.id} went idle without a reply` } };
     return {
       status: session.status,
       waitingFor: session.status === "waiting" ? session.waitingFor : null,
@@ -160,7 +172,12 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
         const text = JSON.stringify(observation);
         if (text !== last || Date.now() - sentAt >= t.reportEveryMs) {
           lastObservedAt = Math.max(Date.now(), lastObservedAt + 1);
-          const report = await runner("POST", `/v1/remote-session-commands/${session.commandId}/session`, { ...observation, engine: "v2", messageCount: session.messages.length, observedAt: lastObservedAt });
+          const report = await runner("POST", `/v1/remote-session-commands/${session.commandId}/session`, {
+            ...observation,
+            engine: "v2",
+            messageCount: session.messages.length,
+            observedAt: lastObservedAt,
+          });
           if (report.status === 404 || report.status === 409) return;
           // Anything else but a 200 leaves `last` as it was: the same report goes out on the next poll.
           if (report.status === 200) {
@@ -181,7 +198,8 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
     let idleSince: number | null = null;
     for (;;) {
       const where = `local session ${session.id} in workspace ${session.workspaceId}`;
-      if (session.status === "error") return { code: session.error?.code ?? "execution_failed", message: `${where}: ${session.error?.message ?? "the turn failed"}` };
+      if (session.status === "error")
+        return { code: session.error?.code ?? "execution_failed", message: `${where}: ${session.error?.message ?? "the turn failed"}` };
       const answered = session.messages.some((m) => m.role === "assistant" && m.text);
       if (answered || session.status === "waiting" || Date.now() >= deadline) return null;
       idleSince = session.status === "idle" ? (idleSince ?? Date.now()) : null;
@@ -198,7 +216,9 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
     const session = engine.create(commandId, assignment.workspaceId ?? "ws_double");
     if (assignment.prompt) engine.prompt(session, assignment.prompt, null);
     const failed = assignment.prompt ? await firstTurn(session) : null;
-    const receipt = failed ? { status: "failed", error: failed } : { status: "delivered", sessionId: session.id, workspaceId: session.workspaceId, resultSummary: "Remote session created" };
+    const receipt = failed
+      ? { status: "failed", error: failed }
+      : { status: "delivered", sessionId: session.id, workspaceId: session.workspaceId, resultSummary: "Remote session created" };
     const done = await complete(`/v1/remote-session-commands/${commandId}/complete`, receipt);
     if (done.status === 200 && !failed && assignment.prompt) void watch(session);
     return "done";
@@ -211,8 +231,26 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
     if (assignment.action === "read") {
       const page = engine.page(session, assignment.input);
       if (!page) return { status: "failed", error: { code: "invalid_cursor", message: "the cursor names no message of this session" } };
-      const messages = page.messages.map((m) => ({ id: m.id, role: m.role, createdAt: m.createdAt, text: m.text, truncated: false, toolCalls: [], error: m.error }));
-      const result = { historyScope: "full", title: null, status: session.status, waitingFor: session.waitingFor, lastError: session.error, messageCount: session.messages.length, from: assignment.input.from, messages, nextCursor: page.nextCursor };
+      const messages = page.messages.map((m) => ({
+        id: m.id,
+        role: m.role,
+        createdAt: m.createdAt,
+        text: m.text,
+        truncated: false,
+        toolCalls: [],
+        error: m.error,
+      }));
+      const result = {
+        historyScope: "full",
+        title: null,
+        status: session.status,
+        waitingFor: session.waitingFor,
+        lastError: session.error,
+        messageCount: session.messages.length,
+        from: assignment.input.from,
+        messages,
+        nextCursor: page.nextCursor,
+      };
       return { status: "done", outcome: { action: "read", result } };
     }
     if (assignment.action === "send") {
@@ -222,7 +260,8 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
     }
     // A stop guarded by a message id stops only the turn that message started.
     const current = session.messages.findLast((m) => m.role === "user");
-    if (assignment.input.messageId && current?.id !== assignment.input.messageId) return { status: "done", outcome: { action: "stop", result: { stopped: false, reason: "different_turn" } } };
+    if (assignment.input.messageId && current?.id !== assignment.input.messageId)
+      return { status: "done", outcome: { action: "stop", result: { stopped: false, reason: "different_turn" } } };
     return { status: "done", outcome: { action: "stop", result: { stopped: engine.abort(session), reason: null } } };
   };
   const drain = async (ids: string[]) => {
@@ -232,11 +271,16 @@ export async function startOpenworkDesktopDouble(options: OpenworkDesktopDoubleO
       lastActivity = Date.now();
       const assignment = claim.body.assignment;
       const path = `/v1/remote-session-requests/${requestId}/complete`;
-      const outcome: Completion = assignment.expiresAt <= Date.now() ? { status: "failed", error: { code: "request_expired", message: "the request expired before it ran" } } : execute(assignment);
+      const outcome: Completion =
+        assignment.expiresAt <= Date.now()
+          ? { status: "failed", error: { code: "request_expired", message: "the request expired before it ran" } }
+          : execute(assignment);
       const done = await complete(path, outcome);
-      if (done.status === 400 && outcome.status === "done") await complete(path, { status: "failed", error: { code: "result_rejected", message: "the gateway refused the result" } });
+      if (done.status === 400 && outcome.status === "done")
+        await complete(path, { status: "failed", error: { code: "result_rejected", message: "the gateway refused the result" } });
       const session = engine.sessions.get(assignment.sessionId);
-      const newTurn = assignment.action === "send" && outcome.status === "done" && !(outcome.outcome as { result: { alreadyPresent: boolean } }).result.alreadyPresent;
+      const newTurn =
+        assignment.action === "send" && outcome.status === "done" && !(outcome.outcome as { result: { alreadyPresent: boolean } }).result.alreadyPresent;
       if (done.status === 200 && newTurn && session) void watch(session);
     }
   };

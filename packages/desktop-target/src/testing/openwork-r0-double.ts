@@ -67,7 +67,8 @@ export async function startR0Double(options: R0DoubleOptions): Promise<R0Double>
     const response = await send("GET", "/v1/automation-runner/work");
     const body = response?.ok ? ((await response.json().catch(() => null)) as { items?: { runId?: string }[] } | null) : null;
     const first = body?.items?.[0];
-    if (first?.runId) await send("POST", `/v1/automation-runs/${encodeURIComponent(first.runId)}/claim`, { body: "{}", headers: { "content-type": "application/json" } });
+    if (first?.runId)
+      await send("POST", `/v1/automation-runs/${encodeURIComponent(first.runId)}/claim`, { body: "{}", headers: { "content-type": "application/json" } });
   };
 
   await bridge?.mintNow();
@@ -80,7 +81,12 @@ export async function startR0Double(options: R0DoubleOptions): Promise<R0Double>
       }
       void reconcile();
       connection = new AbortController();
-      const response = await send("GET", "/v1/automation-runners/events", { headers: { accept: "text/event-stream", ...(lastEventId ? { "last-event-id": lastEventId } : {}) } }, AbortSignal.any([stopped.signal, connection.signal]));
+      const response = await send(
+        "GET",
+        "/v1/automation-runners/events",
+        { headers: { accept: "text/event-stream", ...(lastEventId ? { "last-event-id": lastEventId } : {}) } },
+        AbortSignal.any([stopped.signal, connection.signal]),
+      );
       if (!response) {
         // A new token ended the connection: connect again with it at once.
         if (connection.signal.aborted) continue;

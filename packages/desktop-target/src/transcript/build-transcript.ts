@@ -42,7 +42,8 @@ export function buildTranscript(tasks: TranscriptTask[], offset = 0): Transcript
     const { done, open, unattached } = task.fold;
     const finished = task.state !== "queued" && task.state !== "claimed";
     // A finished turn's unfinished messages complete with it; tools seen before any text get one of their own.
-    const orphanTools = finished && unattached.length > 0 ? [{ id: `${task.id}:tools`, text: "", tools: unattached, createdAt: task.createdAt.toISOString() }] : [];
+    const orphanTools =
+      finished && unattached.length > 0 ? [{ id: `${task.id}:tools`, text: "", tools: unattached, createdAt: task.createdAt.toISOString() }] : [];
     const completed = finished ? [...done, ...open, ...orphanTools] : done;
     let lastCompleted: Transcript["finalAssistant"] = null;
     for (const message of completed) {

@@ -24,7 +24,8 @@ afterAll(async () => {
 /** The hub's database handle with its publisher: what `transaction()` takes. */
 const store = () => ({ sql, publisher: hub.publisher });
 
-const settles = (promise: Promise<void>, ms: number) => Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+const settles = (promise: Promise<void>, ms: number) =>
+  Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
 
 describe("hints after commit", () => {
   it("leaves once the transaction commits, and never for one that rolled back", async () => {

@@ -81,8 +81,18 @@ export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
       `the wake hub's LISTEN connection did not receive a hint the gateway sent within ${timeoutMs} ms: a connection pooler in transaction mode (or another database) sits between them; give the hub a direct connection to the primary`,
     publish: async (batch) => {
       const parts = [
-        ...chunks(batch.sessions, (hint) => hint.s.length + 1, (hints) => hints.map((hint) => hint.s).join(","), MAX_NOTIFY_PAYLOAD).map((p) => [SESSION_CHANNEL, p] as const),
-        ...chunks(batch.wakes, (notice) => JSON.stringify(notice).length + 1, (notices) => JSON.stringify(notices), MAX_NOTIFY_PAYLOAD).map((p) => [WAKE_CHANNEL, p] as const),
+        ...chunks(
+          batch.sessions,
+          (hint) => hint.s.length + 1,
+          (hints) => hints.map((hint) => hint.s).join(","),
+          MAX_NOTIFY_PAYLOAD,
+        ).map((p) => [SESSION_CHANNEL, p] as const),
+        ...chunks(
+          batch.wakes,
+          (notice) => JSON.stringify(notice).length + 1,
+          (notices) => JSON.stringify(notices),
+          MAX_NOTIFY_PAYLOAD,
+        ).map((p) => [WAKE_CHANNEL, p] as const),
         ...chunks(batch.push ?? [], (hint) => pushEntry(hint).length + 1, renderPush, MAX_NOTIFY_PAYLOAD).map((p) => [PUSH_CHANNEL, p] as const),
       ];
       if (parts.length === 0) return;

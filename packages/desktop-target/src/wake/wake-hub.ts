@@ -175,7 +175,8 @@ export function createWakeHub(options: {
         if (set.size === 0) runners.delete(key);
       };
     },
-    runnerStreamCount: (runner) => [...(runners.get(memberKey(runner.organizationId, runner.memberId)) ?? [])].filter((e) => e.runnerId === runner.runnerId).length,
+    runnerStreamCount: (runner) =>
+      [...(runners.get(memberKey(runner.organizationId, runner.memberId)) ?? [])].filter((e) => e.runnerId === runner.runnerId).length,
     waitForSession: async (sessionId, timeoutMs, signal) => void (await waitFor(sessionId, timeoutMs, signal)),
     announceSession: (organizationId, sessionId) => publisher.session(organizationId, sessionId),
     publishPush: (hints) => publisher.push(hints),
@@ -228,7 +229,8 @@ async function probe(
     if (!session) {
       throw new Error(bus.unheard?.(timeoutMs) ?? `the wake hub did not receive a hint it sent through ${bus.name} within ${timeoutMs} ms`);
     }
-    if (!push) throw new Error(`the wake hub did not receive a push hint it sent through ${bus.name} within ${timeoutMs} ms: the bus does not carry push hints`);
+    if (!push)
+      throw new Error(`the wake hub did not receive a push hint it sent through ${bus.name} within ${timeoutMs} ms: the bus does not carry push hints`);
   } finally {
     unsubscribe();
   }

@@ -66,7 +66,10 @@ export function createArgs(targets: readonly Target[]) {
       idempotencyKey: base.idempotencyKey.describe("Retrying with the same key returns the first result instead of a second session."),
       ...extra,
     })
-    .refine((a) => !(a.prompt && a.instructions && a.prompt !== a.instructions), { message: "give prompt or instructions, not two different texts", path: ["instructions"] })
+    .refine((a) => !(a.prompt && a.instructions && a.prompt !== a.instructions), {
+      message: "give prompt or instructions, not two different texts",
+      path: ["instructions"],
+    })
     .superRefine((a: Record<string, unknown>, ctx) => {
       for (const [of, { aliases, names }] of groups) {
         if (new Set([of, ...aliases].map((k) => a[k]).filter((v) => v !== undefined)).size <= 1) continue;
@@ -74,7 +77,8 @@ export function createArgs(targets: readonly Target[]) {
       }
       if (a.target === undefined) return;
       for (const [key, by] of owners) {
-        if (a[key] !== undefined && !by.includes(String(a.target))) ctx.addIssue({ code: "custom", path: [key], message: `${key} applies to ${by.join(", ")} sessions only` });
+        if (a[key] !== undefined && !by.includes(String(a.target)))
+          ctx.addIssue({ code: "custom", path: [key], message: `${key} applies to ${by.join(", ")} sessions only` });
       }
     });
 }
@@ -110,7 +114,14 @@ export function createCapability(targets: readonly Target[]): Capability {
         admit: () => env.ledger.takeRateLimit(env.call, env.createRateLimit),
       });
       const { fields, ...created } = result;
-      return { ...created, ...declaredFields(target, "create", fields), title, targetLabel: target.label, lastActivityAt: new Date().toISOString(), next: nextRead(result.sessionId, { from: "start" }) };
+      return {
+        ...created,
+        ...declaredFields(target, "create", fields),
+        title,
+        targetLabel: target.label,
+        lastActivityAt: new Date().toISOString(),
+        next: nextRead(result.sessionId, { from: "start" }),
+      };
     },
   });
 }

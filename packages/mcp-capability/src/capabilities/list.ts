@@ -15,7 +15,8 @@ const listed = (s: LedgerSession) => ({
 
 export const list = defineCapability({
   action: "list",
-  summary: "List your remote sessions, newest first, and which of your machines (desktops) are online. Never wakes a worker: each state is as of `stateAsOf`; read a session for its live state.",
+  summary:
+    "List your remote sessions, newest first, and which of your machines (desktops) are online. Never wakes a worker: each state is as of `stateAsOf`; read a session for its live state.",
   keywords: ["sessions", "history", "recent", "desktops", "presence", "machines", "find"],
   write: false,
   args: ListInputSchema,

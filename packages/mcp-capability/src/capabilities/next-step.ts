@@ -34,4 +34,8 @@ export const inProgress = (state: string): boolean => IN_PROGRESS.has(state);
 
 /** The next step after a call that left the session in `state`: wait for it while it moves, else prompt it. */
 export const nextAfter = (sessionId: string, state: string): NextStep | undefined =>
-  inProgress(state) ? nextRead(sessionId, { from: "end" }) : state === "idle" || state === "stopped" || state === "failed" || state === "interrupted" ? nextSend(sessionId) : undefined;
+  inProgress(state)
+    ? nextRead(sessionId, { from: "end" })
+    : state === "idle" || state === "stopped" || state === "failed" || state === "interrupted"
+      ? nextSend(sessionId)
+      : undefined;

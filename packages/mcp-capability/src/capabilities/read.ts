@@ -19,10 +19,18 @@ export const readArgs = ReadInputSchema.extend({
   limit: ReadInputSchema.shape.limit.describe("At most this many messages (1–100); fewer when they would not fit one result (hasMore says so)."),
   waitMs: ReadInputSchema.shape.waitMs.describe("Wait up to this long (≤ 25 000 ms) for something newer than the cursor."),
   messageId: MessageIdSchema.optional().describe("Read only the turn this prompt (a send's messageId) started: that prompt and the replies to it."),
-  finalTextFrom: z.int().min(0).max(SESSION_LIMITS.finalText).optional().describe("finalAssistantText from this character on: a reply too long for one result names the read that goes on (finalTextContinues)."),
+  finalTextFrom: z
+    .int()
+    .min(0)
+    .max(SESSION_LIMITS.finalText)
+    .optional()
+    .describe("finalAssistantText from this character on: a reply too long for one result names the read that goes on (finalTextContinues)."),
 })
   .refine((a) => a.cursor === undefined || a.from === undefined, { message: "give cursor or from, not both", path: ["from"] })
-  .refine((a) => a.messageId === undefined || (a.cursor === undefined && a.from === undefined), { message: "give messageId, or cursor/from, not both", path: ["messageId"] });
+  .refine((a) => a.messageId === undefined || (a.cursor === undefined && a.from === undefined), {
+    message: "give messageId, or cursor/from, not both",
+    path: ["messageId"],
+  });
 
 type ReadArgs = Omit<z.output<typeof readArgs>, "sessionId" | "messageId" | "finalTextFrom">;
 
@@ -64,22 +72,31 @@ export const read = defineCapability({
     const { session, target } = await env.session(sessionId, "read");
     const result = messageId ? await readTurn(env, target, session, messageId, input.waitMs) : await readWithin(env, target, session, input);
     if (result.finalAssistantText !== undefined) result.finalAssistantText = result.finalAssistantText.slice(finalTextFrom);
-    const next = result.pending && !result.pending.inAppOnly
-      ? nextRespond(sessionId, result.pending)
-      : result.hasMore || inProgress(result.state) || result.pending?.inAppOnly
-        ? nextRead(sessionId, { cursor: result.cursor })
-        : result.state === "idle"
-          ? nextSend(sessionId)
-          : undefined;
+    const next =
+      result.pending && !result.pending.inAppOnly
+        ? nextRespond(sessionId, result.pending)
+        : result.hasMore || inProgress(result.state) || result.pending?.inAppOnly
+          ? nextRead(sessionId, { cursor: result.cursor })
+          : result.state === "idle"
+            ? nextSend(sessionId)
+            : undefined;
     // Nobody answered for too long: say so, rather than let it read as an ordinary wait.
     const waited = result.pending?.askedAt ? Date.now() - Date.parse(result.pending.askedAt) : 0;
     if (result.pending && waited > env.inputTimeoutMs) result.pending = { ...result.pending, overdue: true };
     const { fields, awaitingTarget: _, ...core } = result;
-    const payload = { ...core, ...declaredFields(target, "read", fields), targetLabel: target.label, lastActivityAt: session.lastActivityAt.toISOString(), ...(next ? { next } : {}) };
+    const payload = {
+      ...core,
+      ...declaredFields(target, "read", fields),
+      targetLabel: target.label,
+      lastActivityAt: session.lastActivityAt.toISOString(),
+      ...(next ? { next } : {}),
+    };
     const kept = textWithin(payload, "finalAssistantText");
     if (result.finalAssistantText === undefined || kept.length === result.finalAssistantText.length) return payload;
     // The same read again answers the same page; from there on it carries the rest of the reply.
-    const again = messageId ? { messageId } : { ...(input.cursor ? { cursor: input.cursor } : input.from ? { from: input.from } : {}), limit: Math.max(1, result.messages.length) };
+    const again = messageId
+      ? { messageId }
+      : { ...(input.cursor ? { cursor: input.cursor } : input.from ? { from: input.from } : {}), limit: Math.max(1, result.messages.length) };
     const finalTextContinues = { name: capabilityName("read"), body: { sessionId, ...again, finalTextFrom: finalTextFrom + kept.length } };
     return { ...payload, finalAssistantText: kept, finalTextContinues };
   },

@@ -6,7 +6,9 @@ import { nextRead } from "./next-step.js";
 export const respondArgs = z.strictObject({
   sessionId: z.string().min(1).max(160).describe("A sessionId whose read shows state waiting_input."),
   requestId: RespondInputSchema.shape.requestId.describe("The read's pending.id: the request you answer."),
-  answer: RespondAnswerSchema.describe('A permission: {"permission": "once" | "always" | "reject"}. A question: {"text": "<your answer>"} (an option\'s label picks it).'),
+  answer: RespondAnswerSchema.describe(
+    'A permission: {"permission": "once" | "always" | "reject"}. A question: {"text": "<your answer>"} (an option\'s label picks it).',
+  ),
 });
 
 export const respond = defineCapability({

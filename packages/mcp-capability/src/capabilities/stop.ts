@@ -16,12 +16,15 @@ async function currentTurn(env: RunEnv, target: Target, session: LedgerSession):
 
 export const stop = defineCapability({
   action: "stop",
-  summary: "Stop the running turn of a remote session (or cancel work not yet delivered to a desktop). With messageId, only if that prompt's turn is the current one.",
+  summary:
+    "Stop the running turn of a remote session (or cancel work not yet delivered to a desktop). With messageId, only if that prompt's turn is the current one.",
   keywords: ["cancel", "abort", "halt", "interrupt", "kill"],
   write: true,
   args: z.strictObject({
     sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
-    messageId: MessageIdSchema.optional().describe("Stop only if the current turn is the one this prompt (a send's messageId) started; else nothing is stopped (reason different_turn)."),
+    messageId: MessageIdSchema.optional().describe(
+      "Stop only if the current turn is the one this prompt (a send's messageId) started; else nothing is stopped (reason different_turn).",
+    ),
   }),
   run: async (env, { sessionId, messageId }) => {
     const found = await env.session(sessionId, "stop");
@@ -33,7 +36,10 @@ export const stop = defineCapability({
       session = (await env.ledger.find(env.call, sessionId)) ?? session;
       if (turn !== messageId) {
         const next = nextAfter(sessionId, session.state);
-        const reason = turn === undefined ? { reason: "turn_unknown", note: "the desktop did not say which turn runs; nothing was stopped: try again" } : { reason: "different_turn", currentMessageId: turn };
+        const reason =
+          turn === undefined
+            ? { reason: "turn_unknown", note: "the desktop did not say which turn runs; nothing was stopped: try again" }
+            : { reason: "different_turn", currentMessageId: turn };
         return { sessionId, target: target.name, stopped: false, ...reason, state: session.state, ...(next ? { next } : {}) };
       }
     }

@@ -24,7 +24,8 @@ describe("ledger retention", () => {
     await age(waiting.id, "31 days");
     // Quiet for 31 days but its row moved yesterday (a desktop's claim): its turn may still run.
     const moving = await ledger.insert(owner, { target: "desktop", title: "claimed", state: "running" });
-    await db.current.sql`update remote_session set last_activity_at = now() - interval '31 days', updated_at = now() - interval '1 day' where id = ${moving.id}`;
+    await db.current
+      .sql`update remote_session set last_activity_at = now() - interval '31 days', updated_at = now() - interval '1 day' where id = ${moving.id}`;
     const recent = await ledger.insert(owner, { target: "cloud", title: "recent", state: "running" });
     await age(recent.id, "29 days");
 
@@ -48,7 +49,8 @@ describe("ledger retention", () => {
 
   it("deletes a reservation its target never took after the bound, and nothing a target took or a stop ended", async () => {
     const ledger = createSessionLedger(db.current.sql);
-    const reserve = async (title: string) => (await ledger.reserve(owner, { id: `rs_${title.padEnd(26, "0")}`, target: "cloud", title, state: "queued" }))!.session;
+    const reserve = async (title: string) =>
+      (await ledger.reserve(owner, { id: `rs_${title.padEnd(26, "0")}`, target: "cloud", title, state: "queued" }))!.session;
     const orphan = await reserve("orphan");
     const young = await reserve("young");
     const taken = await reserve("taken");

@@ -28,7 +28,10 @@ export const DEFAULT_LEDGER_RETENTION = { sessionMs: 30 * 24 * 60 * 60_000, rese
  * picked with `skip locked`, so replicas pruning at once never wait on each other or delete a
  * row twice. Call it again while it reports a full batch.
  */
-export async function pruneLedger(sql: Queryable, retention: LedgerRetention = {}): Promise<{ sessions: number; reservations: number; idempotency: number; rateWindows: number }> {
+export async function pruneLedger(
+  sql: Queryable,
+  retention: LedgerRetention = {},
+): Promise<{ sessions: number; reservations: number; idempotency: number; rateWindows: number }> {
   const { sessionMs, reservationMs, idempotencyMs, batch } = { ...DEFAULT_LEDGER_RETENTION, ...retention };
   // Retention spans every organization by design: on a sharded database these are multi-shard
   // statements, keyed by each row's full primary key.

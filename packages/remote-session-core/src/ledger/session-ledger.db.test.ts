@@ -92,8 +92,7 @@ describe("idempotency", () => {
   it("returns the original result for the same key and arguments, and refuses other arguments", async () => {
     const ledger = createSessionLedger(db.current.sql);
     let runs = 0;
-    const call = (args: unknown) =>
-      ledger.idempotent(alice, { operation: "create", key: "k-1", args }, async () => ({ sessionId: `rs_${++runs}` }));
+    const call = (args: unknown) => ledger.idempotent(alice, { operation: "create", key: "k-1", args }, async () => ({ sessionId: `rs_${++runs}` }));
     expect(await call({ title: "a" })).toEqual({ result: { sessionId: "rs_1" }, replayed: false });
     expect(await call({ title: "a" })).toEqual({ result: { sessionId: "rs_1" }, replayed: true });
     await expect(call({ title: "b" }).catch(codeOf)).resolves.toBe("remote_session_idempotency_conflict");

@@ -137,13 +137,17 @@ export function runTargetConformance(name: string, makeTarget: () => Promise<Tar
       const created = await sessions.create(under.call(), { title: "conformance stop", ...under.createExtra });
       const stopped = await sessions.stop(under.call(), await find(under.call(), created.sessionId));
       expect(stopped).toEqual({ sessionId: created.sessionId, stopped: expect.any(Boolean) });
-      await expect(sessions.read(under.call(), await find(under.call(), created.sessionId), { limit: 20, waitMs: 0 })).resolves.toMatchObject({ sessionId: created.sessionId });
+      await expect(sessions.read(under.call(), await find(under.call(), created.sessionId), { limit: 20, waitMs: 0 })).resolves.toMatchObject({
+        sessionId: created.sessionId,
+      });
     });
 
     it("refuses an answer to a request the session is not waiting on, as input_not_pending", async () => {
       const created = await sessions.create(under.call(), { title: "conformance respond", ...under.createExtra });
       const answer = { requestId: "per_nobodyasked", answer: { permission: "once" as const } };
-      expect(await sessions.respond(under.call(), await find(under.call(), created.sessionId), answer).catch(codeOf)).toMatchObject({ error: "input_not_pending" });
+      expect(await sessions.respond(under.call(), await find(under.call(), created.sessionId), answer).catch(codeOf)).toMatchObject({
+        error: "input_not_pending",
+      });
     });
 
     it("keeps sessions to their owner: another owner's id is as unknown as one never made", async () => {
@@ -155,7 +159,9 @@ export function runTargetConformance(name: string, makeTarget: () => Promise<Tar
     it("creates once per idempotency key, and refuses the key with other arguments", async () => {
       const key = `conformance-${Date.now()}`;
       const make = (title: string) =>
-        under.ledger.idempotent(under.call(), { operation: "create", key, args: { title } }, () => sessions.create(under.call(), { title, ...under.createExtra }));
+        under.ledger.idempotent(under.call(), { operation: "create", key, args: { title } }, () =>
+          sessions.create(under.call(), { title, ...under.createExtra }),
+        );
       const [a, b] = await Promise.all([make("same"), make("same")]);
       expect(a.result.sessionId).toBe(b.result.sessionId);
       expect(await make("other").catch(codeOf)).toMatchObject({ error: "remote_session_idempotency_conflict", referenceId: expect.stringMatching(/^ref_/) });

@@ -8,7 +8,13 @@ import { fail } from "../errors/session-error.js";
  */
 export function encodeCursor(sessionId: string, position: number, finalSeen?: number, anchor?: string): string {
   return Buffer.from(
-    JSON.stringify({ v: 1, s: sessionTag(sessionId), p: position, ...(finalSeen === undefined ? {} : { f: finalSeen }), ...(anchor === undefined ? {} : { a: anchor }) }),
+    JSON.stringify({
+      v: 1,
+      s: sessionTag(sessionId),
+      p: position,
+      ...(finalSeen === undefined ? {} : { f: finalSeen }),
+      ...(anchor === undefined ? {} : { a: anchor }),
+    }),
   ).toString("base64url");
 }
 
@@ -84,7 +90,10 @@ export function decodeTargetCursor(sessionId: string, kind: string, cursor: stri
  * a change after the caller's cursor, never on a state that was already there when they last read.
  */
 export function observationOf(view: { state: string; pending?: { id: string } | undefined }): string {
-  return createHash("sha256").update(`${view.state}\0${view.pending?.id ?? ""}`).digest("base64url").slice(0, 8);
+  return createHash("sha256")
+    .update(`${view.state}\0${view.pending?.id ?? ""}`)
+    .digest("base64url")
+    .slice(0, 8);
 }
 
 /** The members of one of this session's cursors (the core's or a target's), or null when it is not one. */

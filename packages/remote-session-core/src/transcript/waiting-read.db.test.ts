@@ -21,7 +21,15 @@ function answeringAtOnce(view: { state: SessionState; pending?: PendingInput }) 
     name: "cloud",
     read: async (_call, session, input) => {
       looks.push(input.waitMs);
-      const slice = sliceTranscript({ session, target: "cloud", state: view.state, transcript: { messages: [], partialText: null, finalAssistant: null }, position: decodeCursor(session.id, input.cursor), cursor: input.cursor, limit: input.limit });
+      const slice = sliceTranscript({
+        session,
+        target: "cloud",
+        state: view.state,
+        transcript: { messages: [], partialText: null, finalAssistant: null },
+        position: decodeCursor(session.id, input.cursor),
+        cursor: input.cursor,
+        limit: input.limit,
+      });
       return view.pending ? { ...slice, pending: view.pending } : slice;
     },
     stop: async (_call, session) => {

@@ -44,7 +44,13 @@ describe("followSse", () => {
     const source = body();
     const messages: EventSourceMessage[] = [];
     let bytes = 0;
-    const followed = followSse({ open: async () => source.stream, onMessage: (m) => messages.push(m), onBytes: () => bytes++, silenceMs: 1000, timers: manualTimers() });
+    const followed = followSse({
+      open: async () => source.stream,
+      onMessage: (m) => messages.push(m),
+      onBytes: () => bytes++,
+      silenceMs: 1000,
+      timers: manualTimers(),
+    });
     const frame = sseFrame({ id: "3", event: "message", data: '{"a":1}' });
     source.write(sseComment("open"));
     source.write(frame.slice(0, 9));
@@ -89,7 +95,9 @@ describe("followSse", () => {
   it("ends with the caller's reason when the caller stops it, and with what open threw", async () => {
     const source = body();
     const stop = new AbortController();
-    const followed = followSse({ open: async () => source.stream, onMessage: () => {}, silenceMs: 1000, signal: stop.signal, timers: manualTimers() }).catch((e: unknown) => e);
+    const followed = followSse({ open: async () => source.stream, onMessage: () => {}, silenceMs: 1000, signal: stop.signal, timers: manualTimers() }).catch(
+      (e: unknown) => e,
+    );
     await tick();
     stop.abort(new Error("closed by the caller"));
     expect(await followed).toMatchObject({ message: "closed by the caller" });

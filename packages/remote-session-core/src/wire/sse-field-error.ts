@@ -12,7 +12,10 @@ export type SseField = "id" | "event" | "retry" | "comment";
 export class SseFieldError extends Error {
   readonly [MARK] = true;
   override readonly name = "SseFieldError";
-  constructor(readonly field: SseField, message: string) {
+  constructor(
+    readonly field: SseField,
+    message: string,
+  ) {
     super(`SSE ${field}: ${message}`);
   }
 

@@ -23,13 +23,7 @@ export interface TransportOptions {
   retry?: Partial<RetryOptions>;
 }
 
-export type Call = <S extends z.ZodType>(
-  method: "GET" | "POST",
-  path: string,
-  body: unknown,
-  schema: S,
-  signal?: AbortSignal,
-) => Promise<z.infer<S>>;
+export type Call = <S extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: S, signal?: AbortSignal) => Promise<z.infer<S>>;
 
 // What RunnerProtocolError calls retryable: 429 and every 5xx. A `Retry-After` on any of them is
 // honoured, in seconds or as an HTTP date.

@@ -34,7 +34,11 @@ const gaps = (arrivals: number[]) => arrivals.slice(1).map((at, i) => at - arriv
 // Node may fire a timer a millisecond early, and Date.now() rounds: a wait is "at least" within this.
 const SLACK_MS = 5;
 
-const caught = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as RunnerProtocolError);
+const caught = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as RunnerProtocolError,
+  );
 
 describe("runner client retries", () => {
   it("backs off exponentially on 5xx and gives up after the limit", async () => {
@@ -56,9 +60,7 @@ describe("runner client retries", () => {
   it("waits as long as Retry-After asks on a 429", async () => {
     let calls = 0;
     const { client, arrivals } = await serve((_req, res) =>
-      ++calls === 1
-        ? sendJson(res, 429, { error: "rate_limited", message: "slow down" }, { "retry-after": "1" })
-        : sendJson(res, 200, { items: [] }),
+      ++calls === 1 ? sendJson(res, 429, { error: "rate_limited", message: "slow down" }, { "retry-after": "1" }) : sendJson(res, 200, { items: [] }),
     );
     await expect(client.work()).resolves.toEqual({ items: [] });
     expect(gaps(arrivals)[0]).toBeGreaterThanOrEqual(1_000 - SLACK_MS);
@@ -81,10 +83,13 @@ describe("runner client retries", () => {
 
   it("sends the current token again on a retry (a token may rotate while it waits)", async () => {
     let calls = 0;
-    const server = await startTestServer((_req, res) => (++calls === 1 ? sendJson(res, 503, { error: "unavailable", message: "busy" }) : sendJson(res, 200, { items: [] })));
+    const server = await startTestServer((_req, res) =>
+      ++calls === 1 ? sendJson(res, 503, { error: "unavailable", message: "busy" }) : sendJson(res, 200, { items: [] }),
+    );
     servers.push(server);
     let n = 0;
-    const token = () => mintRunnerToken({ secret, organizationId: "o", memberId: "m", runnerId: `runner-000${++n}`, capabilities: [], audience: server.url }).token;
+    const token = () =>
+      mintRunnerToken({ secret, organizationId: "o", memberId: "m", runnerId: `runner-000${++n}`, capabilities: [], audience: server.url }).token;
     const client = createRunnerClient({ baseUrl: server.url, token, retry: { limit: 1, backoff: { baseMs: 10, maxMs: 10, random: () => 0.5 } } });
     await expect(client.work()).resolves.toEqual({ items: [] });
     const [first, second] = server.requests.map((r) => r.headers.authorization);
@@ -141,7 +146,14 @@ describe("runner client answers", () => {
 
   it("never sends a token to a gateway it was not minted for", async () => {
     const { server } = await serve((_req, res) => sendJson(res, 200, { items: [] }));
-    const foreign = mintRunnerToken({ secret, organizationId: "o", memberId: "m", runnerId: "runner-0001", capabilities: [], audience: "https://gateway.example.test" }).token;
+    const foreign = mintRunnerToken({
+      secret,
+      organizationId: "o",
+      memberId: "m",
+      runnerId: "runner-0001",
+      capabilities: [],
+      audience: "https://gateway.example.test",
+    }).token;
     const client = createRunnerClient({ baseUrl: server.url, token: foreign });
     const error = await caught(client.work());
     expect(error).toMatchObject({ code: "token_audience_mismatch", credentialRetired: true });

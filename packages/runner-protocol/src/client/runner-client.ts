@@ -30,12 +30,7 @@ export interface RunnerClient {
   /** Protocol 3: claims the oldest task this runner may take now (of `kinds`), or null when there is none. */
   claimNext(kinds?: readonly WorkKind[], signal?: AbortSignal): Promise<Assignment | null>;
   heartbeat(taskId: string, attempt: number, signal?: AbortSignal): Promise<z.infer<typeof HeartbeatResponseSchema>>;
-  postEvents(
-    taskId: string,
-    attempt: number,
-    events: TaskEvent[],
-    signal?: AbortSignal,
-  ): Promise<z.infer<typeof PostEventsResponseSchema>>;
+  postEvents(taskId: string, attempt: number, events: TaskEvent[], signal?: AbortSignal): Promise<z.infer<typeof PostEventsResponseSchema>>;
   complete(taskId: string, result: CompleteRequest, signal?: AbortSignal): Promise<z.infer<typeof CompleteResponseSchema>>;
   /** Absolute URL of the SSE wake stream. */
   readonly eventsUrl: string;
@@ -61,12 +56,11 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
   const call = createHttpTransport({ ...options, routesUrl, authorization });
   return {
     work: (signal) => call("GET", RUNNER_PATHS.work, undefined, WorkResponseSchema, signal),
-    claim: async (taskId, signal) =>
-      (await call("POST", RUNNER_PATHS.claim(taskId), {}, ClaimResponseSchema, signal)).assignment,
+    claim: async (taskId, signal) => (await call("POST", RUNNER_PATHS.claim(taskId), {}, ClaimResponseSchema, signal)).assignment,
     claimNext: async (kinds, signal) =>
-      (await call("POST", RUNNER_PATHS.claimNext, outgoing(ClaimNextRequestSchema, kinds ? { kinds: [...kinds] } : {}), ClaimNextResponseSchema, signal)).assignment,
-    heartbeat: (taskId, attempt, signal) =>
-      call("POST", RUNNER_PATHS.heartbeat(taskId), { attempt }, HeartbeatResponseSchema, signal),
+      (await call("POST", RUNNER_PATHS.claimNext, outgoing(ClaimNextRequestSchema, kinds ? { kinds: [...kinds] } : {}), ClaimNextResponseSchema, signal))
+        .assignment,
+    heartbeat: (taskId, attempt, signal) => call("POST", RUNNER_PATHS.heartbeat(taskId), { attempt }, HeartbeatResponseSchema, signal),
     postEvents: async (taskId, attempt, events, signal) =>
       call("POST", RUNNER_PATHS.taskEvents(taskId), outgoing(PostEventsRequestSchema, { attempt, events }), PostEventsResponseSchema, signal),
     complete: async (taskId, result, signal) =>

@@ -1,13 +1,7 @@
 const MARK = Symbol.for("openwork.runner-protocol.error");
 
 /** Codes the client makes itself, beside the gateway's RUNNER_ERROR_STATUS codes. */
-export type ClientErrorCode =
-  | "network_error"
-  | "timeout"
-  | "aborted"
-  | "invalid_response"
-  | "invalid_request"
-  | "token_audience_mismatch";
+export type ClientErrorCode = "network_error" | "timeout" | "aborted" | "invalid_response" | "invalid_request" | "token_audience_mismatch";
 
 /**
  * The one error the runner-side client throws. `retryable` says whether the same call may
@@ -29,11 +23,7 @@ export class RunnerProtocolError extends Error {
     this.code = init.code;
     this.status = init.status;
     this.retryAfterMs = init.retryAfterMs;
-    this.retryable =
-      init.code === "network_error" ||
-      init.code === "timeout" ||
-      init.status === 429 ||
-      (init.status !== undefined && init.status >= 500);
+    this.retryable = init.code === "network_error" || init.code === "timeout" || init.status === 429 || (init.status !== undefined && init.status >= 500);
   }
 
   /** 401 or 403, or a token bound to another gateway: this credential must be replaced. */

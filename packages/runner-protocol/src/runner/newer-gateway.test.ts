@@ -50,7 +50,14 @@ async function runThroughNewerGateway(key: string, extra: unknown, gatewayProtoc
       baseUrl: double.baseUrl,
       memberToken: double.memberToken,
       fetch,
-      request: { runnerId, name: "desk", platform: "linux", appVersion: "1.0.0", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: ["session_create_v1", "session_respond_v1", "model_variant_v1"] },
+      request: {
+        runnerId,
+        name: "desk",
+        platform: "linux",
+        appVersion: "1.0.0",
+        protocolVersion: RUNNER_PROTOCOL_VERSION,
+        capabilities: ["session_create_v1", "session_respond_v1", "model_variant_v1"],
+      },
     });
     const client = createRunnerClient({ baseUrl: double.baseUrl, token: minted.token, fetch, retry: { limit: 3, backoff: fastBackoff } });
     const seen: { model?: unknown; answer?: RespondAssignment["answer"] } = {};

@@ -6,10 +6,7 @@ import { type Timers, sleep } from "../timers.js";
  * Repeats `call` on transient failures, with backoff, until it succeeds, fails for good, or
  * `signal` aborts. For messages the runner must not lose (events, completions).
  */
-export async function retryUntilSettled<T>(
-  call: () => Promise<T>,
-  options: { signal: AbortSignal; timers: Timers; backoff?: Backoff },
-): Promise<T> {
+export async function retryUntilSettled<T>(call: () => Promise<T>, options: { signal: AbortSignal; timers: Timers; backoff?: Backoff }): Promise<T> {
   for (let retry = 0; ; retry++) {
     try {
       return await call();

@@ -164,9 +164,7 @@ describe("runRunner", () => {
     expect((await endOf(taskId)).status).toBe("done");
     const seen = await double.inspect(taskId);
     expect(seen.events.map((e) => e.sequence)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
-    expect(seen.events.slice(0, 20).map((e) => (e.type === "assistant.delta" ? e.payload.text : ""))).toEqual(
-      Array.from({ length: 20 }, (_, i) => `${i} `),
-    );
+    expect(seen.events.slice(0, 20).map((e) => (e.type === "assistant.delta" ? e.payload.text : ""))).toEqual(Array.from({ length: 20 }, (_, i) => `${i} `));
     expect(seen.completion?.status).toBe("done");
     expect(calls).toBeGreaterThan(2);
   });

@@ -131,7 +131,12 @@ export function runRunner(options: RunRunnerOptions): Runner {
       stopSignal: stopping.signal,
       eventsOnComplete: claimsNext,
       // The slot this task frees is taken again in the same request: no look in between.
-      ...(claimsNext ? { coalescing: options.coalescing ?? DEFAULT_COALESCING, nextKinds: () => handled.filter((kind) => CONTROL_KINDS.has(kind) || running.size - 1 < concurrency) } : {}),
+      ...(claimsNext
+        ? {
+            coalescing: options.coalescing ?? DEFAULT_COALESCING,
+            nextKinds: () => handled.filter((kind) => CONTROL_KINDS.has(kind) || running.size - 1 < concurrency),
+          }
+        : {}),
       ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     })
       .then((outcome) => {

@@ -9,10 +9,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export type TestHandler = (
-  request: IncomingMessage & { body: string },
-  response: ServerResponse,
-) => void | Promise<void>;
+export type TestHandler = (request: IncomingMessage & { body: string }, response: ServerResponse) => void | Promise<void>;
 
 export async function startTestServer(handler: TestHandler): Promise<TestServer> {
   const requests: TestServer["requests"] = [];

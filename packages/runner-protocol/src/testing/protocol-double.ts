@@ -48,7 +48,11 @@ const MEMBER_TOKEN = "member-token";
 const LEASE_MS = 3_000;
 
 class Refusal extends Error {
-  constructor(readonly code: RunnerErrorCode, message: string, readonly extra: Record<string, unknown> = {}) {
+  constructor(
+    readonly code: RunnerErrorCode,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
     super(message);
   }
 }
@@ -103,7 +107,14 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     return task ? claim(task, runner) : null;
   };
   const assignmentOf = (task: DoubleTask): Assignment => {
-    const lease = { taskId: task.taskId, sessionId: `rs_${task.taskId}`, attempt: task.attempt, leaseExpiresAt: new Date(task.leaseExpiresAt).toISOString(), heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1_000, model: task.model ?? null };
+    const lease = {
+      taskId: task.taskId,
+      sessionId: `rs_${task.taskId}`,
+      attempt: task.attempt,
+      leaseExpiresAt: new Date(task.leaseExpiresAt).toISOString(),
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1_000,
+      model: task.model ?? null,
+    };
     if (task.respond) return { ...lease, kind: "remote_session.respond", localSessionId: "ses_1", workspaceId: null, ...task.respond };
     return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, workspaceId: null };
   };
@@ -124,14 +135,31 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
   const writeNotification = (stream: ServerResponse, n: { id: number; taskId: string }) =>
     stream.write(wakeFrame({ type: "remote_session_work_available", cursor: String(n.id), taskId: n.taskId }, String(n.id)));
 
-  const routes: Record<string, (request: { body: string; headers: Record<string, string | string[] | undefined> }, response: ServerResponse, taskId: string) => unknown> = {
+  const routes: Record<
+    string,
+    (request: { body: string; headers: Record<string, string | string[] | undefined> }, response: ServerResponse, taskId: string) => unknown
+  > = {
     "POST /token": ({ body, headers }) => {
       if (headers.authorization !== `Bearer ${MEMBER_TOKEN}`) throw new Refusal("runner_unauthorized", "member sign-in required");
       const request = parse(TokenMintRequestSchema, body);
       const capabilities = grantCapabilities(request.capabilities, request.protocolVersion);
       registered.set(request.runnerId, capabilities);
-      const { token, claims } = mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId: request.runnerId, capabilities: [], audience: baseUrl });
-      return { token, expiresAt: new Date(claims.e).toISOString(), audience: claims.a, protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities, eventsPath: `${RUNNER_ROUTE_PREFIX}/events` };
+      const { token, claims } = mintRunnerToken({
+        secret: SECRET,
+        organizationId: "org_1",
+        memberId: "mem_1",
+        runnerId: request.runnerId,
+        capabilities: [],
+        audience: baseUrl,
+      });
+      return {
+        token,
+        expiresAt: new Date(claims.e).toISOString(),
+        audience: claims.a,
+        protocolVersion: RUNNER_PROTOCOL_VERSION,
+        capabilities,
+        eventsPath: `${RUNNER_ROUTE_PREFIX}/events`,
+      };
     },
     "GET /work": ({ headers }) => {
       const runner = authenticate(headers.authorization as string | undefined);
@@ -222,7 +250,17 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
 
   const enqueue = (task: Pick<DoubleTask, "kind" | "title" | "prompt" | "model" | "pinnedRunnerId" | "respond">) => {
     const taskId = `rst_${nextId++}`;
-    tasks.set(taskId, { taskId, ...task, state: "queued", attempt: 0, runnerId: null, leaseExpiresAt: 0, cancelRequested: false, events: [], completion: null });
+    tasks.set(taskId, {
+      taskId,
+      ...task,
+      state: "queued",
+      attempt: 0,
+      runnerId: null,
+      leaseExpiresAt: 0,
+      cancelRequested: false,
+      events: [],
+      completion: null,
+    });
     const notification = { id: notifications.length + 1, taskId };
     notifications.push(notification);
     for (const stream of streams) writeNotification(stream, notification);

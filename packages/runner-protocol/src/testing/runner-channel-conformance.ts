@@ -84,7 +84,10 @@ export function describeRunnerChannel(name: string, makeHarness: () => Promise<R
       expect(await client.complete(taskId, body)).toMatchObject({ taskId, state: "done" });
       expect(await client.complete(taskId, body)).toMatchObject({ taskId, state: "done" });
       const seen = await harness.inspect(taskId);
-      expect(seen.events.map((e) => [e.sequence, e.type])).toEqual([[1, "session.bound"], [2, "assistant.final"]]);
+      expect(seen.events.map((e) => [e.sequence, e.type])).toEqual([
+        [1, "session.bound"],
+        [2, "assistant.final"],
+      ]);
       expect(seen.completion).toEqual({ attempt: 1, status: "done", localSessionId: "ses_next" });
     });
 
@@ -142,14 +145,7 @@ export function describeRunnerChannel(name: string, makeHarness: () => Promise<R
       const seen = await harness.inspect(taskId);
       expect(seen.state).toBe("done");
       expect(seen.events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
-      expect(seen.events.map((e) => e.type)).toEqual([
-        "session.bound",
-        "status",
-        "assistant.delta",
-        "assistant.delta",
-        "assistant.final",
-        "terminal",
-      ]);
+      expect(seen.events.map((e) => e.type)).toEqual(["session.bound", "status", "assistant.delta", "assistant.delta", "assistant.final", "terminal"]);
       expect(seen.completion).toMatchObject({ status: "done", localSessionId: "ses_local_1", attempt: 1 });
     });
 
@@ -219,12 +215,14 @@ export function describeRunnerChannel(name: string, makeHarness: () => Promise<R
       const first = { sequence: 1, type: "status", payload: { status: "running" } } as const;
       await client.postEvents(taskId, attempt, [first]);
       await expect(client.postEvents(taskId, attempt, [first])).resolves.toMatchObject({ nextSequence: 2 });
-      await expect(
-        client.postEvents(taskId, attempt, [{ ...first, payload: { status: "idle" } }]),
-      ).rejects.toMatchObject({ status: 409, code: "event_conflict" });
-      await expect(
-        client.postEvents(taskId, attempt, [{ sequence: 3, type: "status", payload: { status: "idle" } }]),
-      ).rejects.toMatchObject({ status: 409, code: "sequence_gap" });
+      await expect(client.postEvents(taskId, attempt, [{ ...first, payload: { status: "idle" } }])).rejects.toMatchObject({
+        status: 409,
+        code: "event_conflict",
+      });
+      await expect(client.postEvents(taskId, attempt, [{ sequence: 3, type: "status", payload: { status: "idle" } }])).rejects.toMatchObject({
+        status: 409,
+        code: "sequence_gap",
+      });
 
       const done = { attempt, status: "done", localSessionId: "ses_1" } as const;
       await client.complete(taskId, done);
@@ -242,8 +240,7 @@ export function describeRunnerChannel(name: string, makeHarness: () => Promise<R
       const { attempt } = await client.claim(taskId);
       const url = `${harness.baseUrl}${harness.prefix ?? RUNNER_ROUTE_PREFIX}${RUNNER_PATHS.taskEvents(taskId)}`;
       const authorization = await client.authorization();
-      const post = (body: string) =>
-        fetch(url, { method: "POST", headers: { authorization, "content-type": "application/json" }, body });
+      const post = (body: string) => fetch(url, { method: "POST", headers: { authorization, "content-type": "application/json" }, body });
       for (const body of [
         "{not json",
         JSON.stringify({ attempt, events: [{ sequence: 1, type: "nope", payload: {} }] }),
@@ -264,7 +261,12 @@ export function describeRunnerChannel(name: string, makeHarness: () => Promise<R
       await expect(client.heartbeat(taskId, 1)).rejects.toMatchObject({ status: 404 });
       const token = (await client.authorization()).slice("Bearer ".length);
       const [payload] = token.split(".");
-      const forged = createRunnerClient({ baseUrl: harness.baseUrl, ...(harness.prefix ? { prefix: harness.prefix } : {}), token: `${payload}.${"A".repeat(43)}`, retry: fastRetry });
+      const forged = createRunnerClient({
+        baseUrl: harness.baseUrl,
+        ...(harness.prefix ? { prefix: harness.prefix } : {}),
+        token: `${payload}.${"A".repeat(43)}`,
+        retry: fastRetry,
+      });
       const error = await forged.work().catch((e: unknown) => e);
       expect(RunnerProtocolError.isInstance(error) && error.status === 401 && error.credentialRetired).toBe(true);
     });

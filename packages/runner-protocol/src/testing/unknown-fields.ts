@@ -12,7 +12,13 @@ export function objectPaths(value: unknown, path: (string | number)[] = []): (st
  * object, at every depth), as a newer peer adds a field. An object that already has the key keeps
  * its own value.
  */
-export function withUnknownKey(value: unknown, key: string, extra: unknown, where: (path: (string | number)[]) => boolean = () => true, path: (string | number)[] = []): unknown {
+export function withUnknownKey(
+  value: unknown,
+  key: string,
+  extra: unknown,
+  where: (path: (string | number)[]) => boolean = () => true,
+  path: (string | number)[] = [],
+): unknown {
   if (Array.isArray(value)) return value.map((item, i) => withUnknownKey(item, key, extra, where, [...path, i]));
   if (typeof value !== "object" || value === null) return value;
   const copy: Record<string, unknown> = {};

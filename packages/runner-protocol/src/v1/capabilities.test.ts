@@ -7,9 +7,7 @@ describe("negotiation", () => {
   it("derives what a task needs from its kind and model", () => {
     expect(taskRequirements({ kind: "remote_session.create" }).capabilities).toEqual(["session_create_v1"]);
     expect(taskRequirements({ kind: "remote_session.send" }).capabilities).toEqual(["session_followup_v1"]);
-    expect(
-      taskRequirements({ kind: "remote_session.create", model: { variant: "high" } }).capabilities,
-    ).toEqual(["session_create_v1", "model_variant_v1"]);
+    expect(taskRequirements({ kind: "remote_session.create", model: { variant: "high" } }).capabilities).toEqual(["session_create_v1", "model_variant_v1"]);
   });
 
   it("lets a runner with every capability take the task", () => {
@@ -35,10 +33,7 @@ describe("negotiation", () => {
   });
 
   it("grants only known capabilities, in canonical order", () => {
-    expect(grantCapabilities(["future_thing_v9", "session_followup_v1", "session_create_v1"])).toEqual([
-      "session_create_v1",
-      "session_followup_v1",
-    ]);
+    expect(grantCapabilities(["future_thing_v9", "session_followup_v1", "session_create_v1"])).toEqual(["session_create_v1", "session_followup_v1"]);
   });
 
   it("reads a protocol-1 runner's names in their v1 meaning: never OpenWork's remote_session_v1 for a v2 runner", () => {

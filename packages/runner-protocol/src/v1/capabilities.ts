@@ -75,10 +75,7 @@ const KIND_CAPABILITY = {
 } as const satisfies Record<WorkKind, RunnerCapability>;
 
 /** The requirements of a task, derived from what it asks for. */
-export function taskRequirements(task: {
-  kind: WorkKind;
-  model?: { variant?: string | null | undefined } | null | undefined;
-}): TaskRequirements {
+export function taskRequirements(task: { kind: WorkKind; model?: { variant?: string | null | undefined } | null | undefined }): TaskRequirements {
   const capabilities: RunnerCapability[] = [KIND_CAPABILITY[task.kind]];
   if (task.model?.variant) capabilities.push("model_variant_v1");
   // Every task kind exists since protocol 1; capabilities say the rest.
@@ -86,10 +83,7 @@ export function taskRequirements(task: {
 }
 
 /** Decides whether a runner may take a task and, if not, why. */
-export function canRunnerTake(
-  runner: RunnerProfile,
-  requirements: TaskRequirements,
-): { ok: true } | NegotiationRefusal {
+export function canRunnerTake(runner: RunnerProfile, requirements: TaskRequirements): { ok: true } | NegotiationRefusal {
   if (runner.protocolVersion < requirements.protocolVersion) {
     return {
       ok: false,

@@ -56,19 +56,11 @@ export const CancelledResultSchema = z.strictObject({
  * `POST tasks/:id/complete`. Each branch is strict, so one branch's fields are refused on
  * another. Completion is immutable: the same body again is accepted, a different one is a 409.
  */
-export const CompleteRequestSchema = z.discriminatedUnion("status", [
-  DoneResultSchema,
-  FailedResultSchema,
-  CancelledResultSchema,
-]);
+export const CompleteRequestSchema = z.discriminatedUnion("status", [DoneResultSchema, FailedResultSchema, CancelledResultSchema]);
 export type CompleteRequest = z.infer<typeof CompleteRequestSchema>;
 
 /** A completion without its attempt, events or next claim: what a handler returns. */
-export type TaskResult = CompleteRequest extends infer R
-  ? R extends CompleteRequest
-    ? Omit<R, "attempt" | "events" | "next">
-    : never
-  : never;
+export type TaskResult = CompleteRequest extends infer R ? (R extends CompleteRequest ? Omit<R, "attempt" | "events" | "next"> : never) : never;
 
 export const CompleteResponseSchema = z.looseObject({
   taskId: GatewayIdSchema,

@@ -33,6 +33,9 @@ export const RunnerErrorBodySchema = z.looseObject({
   message: z.string().max(2_000),
   retryAfterMs: z.int().min(0).optional(),
   /** For `invalid_request`: where the body was wrong. */
-  issues: z.array(z.looseObject({ path: z.string().max(200), message: z.string().max(500) })).max(50).optional(),
+  issues: z
+    .array(z.looseObject({ path: z.string().max(200), message: z.string().max(500) }))
+    .max(50)
+    .optional(),
 });
 export type RunnerErrorBody = z.infer<typeof RunnerErrorBodySchema>;

@@ -108,16 +108,16 @@ describe("replies the runner reads are loose", () => {
   });
 
   it("parse both wake events", () => {
-    expect(WakeEventSchema.parse({ type: "remote_session_work_available", cursor: "7", taskId: "rst_1" }).type).toBe(
-      "remote_session_work_available",
-    );
+    expect(WakeEventSchema.parse({ type: "remote_session_work_available", cursor: "7", taskId: "rst_1" }).type).toBe("remote_session_work_available");
     expect(WakeEventSchema.parse({ type: "keepalive" }).type).toBe("keepalive");
     expect(WakeEventSchema.safeParse({ type: "automation_work_available", cursor: "1" }).success).toBe(false);
   });
 
   it("are framed as the stream has always carried them, and read back as sent", () => {
     const hint = { type: "remote_session_work_available" as const, cursor: "7", taskId: "rst_1" };
-    expect(wakeFrame(hint, "7")).toBe(`id: 7\nevent: remote_session_work_available\ndata: {"type":"remote_session_work_available","cursor":"7","taskId":"rst_1"}\n\n`);
+    expect(wakeFrame(hint, "7")).toBe(
+      `id: 7\nevent: remote_session_work_available\ndata: {"type":"remote_session_work_available","cursor":"7","taskId":"rst_1"}\n\n`,
+    );
     expect(wakeFrame({ type: "keepalive" })).toBe(`event: keepalive\ndata: {"type":"keepalive"}\n\n`);
     const read: EventSourceMessage[] = [];
     createParser({ onEvent: (m) => read.push(m) }).feed(wakeFrame(hint, "7") + wakeFrame({ type: "keepalive" }));

@@ -1,5 +1,14 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { normalizeAudience, parseClaims, RUNNER_TOKEN_TTL_MS, type RunnerTokenClaims, RunnerTokenClaimsSchema, sameAudience, splitToken, type OpenworkCapability } from "./token-claims.js";
+import {
+  normalizeAudience,
+  parseClaims,
+  RUNNER_TOKEN_TTL_MS,
+  type RunnerTokenClaims,
+  RunnerTokenClaimsSchema,
+  sameAudience,
+  splitToken,
+  type OpenworkCapability,
+} from "./token-claims.js";
 
 /**
  * The signing prefix of OpenWork's runner tokens. The MAC covers this prefix plus the payload
@@ -10,9 +19,7 @@ const SIGNING_PREFIX = "openwork-automation-runner-v1.";
 /** Why a token was refused. */
 export type RunnerTokenRejection = "malformed" | "bad_signature" | "expired" | "wrong_audience";
 
-export type RunnerTokenVerification =
-  | { ok: true; claims: RunnerTokenClaims }
-  | { ok: false; reason: RunnerTokenRejection };
+export type RunnerTokenVerification = { ok: true; claims: RunnerTokenClaims } | { ok: false; reason: RunnerTokenRejection };
 
 /** A signing secret: at least 32 bytes. */
 export type RunnerTokenSecret = string | Uint8Array;
@@ -56,10 +63,7 @@ export function mintRunnerToken(input: MintRunnerTokenInput): { token: string; c
  * none) is refused; without, the audience is not checked (OpenWork's rule). Never throws for a
  * bad token; each refusal has its own reason.
  */
-export function verifyRunnerToken(
-  token: string,
-  options: { secret: RunnerTokenSecret; audiences?: readonly string[]; now?: number },
-): RunnerTokenVerification {
+export function verifyRunnerToken(token: string, options: { secret: RunnerTokenSecret; audiences?: readonly string[]; now?: number }): RunnerTokenVerification {
   const parts = splitToken(token);
   if (!parts) return { ok: false, reason: "malformed" };
   // Digests of equal length: no length check to leak, and no byte of the given string can throw.
@@ -87,10 +91,11 @@ export function bearerToken(header: string | null | undefined): string {
 function sign(secret: RunnerTokenSecret, payload: string): string {
   const key = typeof secret === "string" ? Buffer.from(secret) : secret;
   if (key.length < 32) throw new TypeError("runner token secret must be at least 32 bytes");
-  return createHmac("sha256", key).update(SIGNING_PREFIX + payload).digest("base64url");
+  return createHmac("sha256", key)
+    .update(SIGNING_PREFIX + payload)
+    .digest("base64url");
 }
 
 function digest(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
 }
-

@@ -19,13 +19,41 @@ const lease = { taskId: "rst_1", sessionId: "rs_1", attempt: 1, leaseExpiresAt: 
 const model = { providerId: "anthropic", modelId: "claude-sonnet", variant: "high" };
 const create = { ...lease, kind: "remote_session.create", model, title: "t", prompt: "p", workspaceId: null };
 const send = { ...lease, kind: "remote_session.send", model: null, localSessionId: "ses_1", workspaceId: "ws_1", messageId: "msg_1", prompt: "again" };
-const permission = { ...lease, kind: "remote_session.respond", model, localSessionId: "ses_1", workspaceId: null, requestId: "per_1", answer: { permission: "once" } };
+const permission = {
+  ...lease,
+  kind: "remote_session.respond",
+  model,
+  localSessionId: "ses_1",
+  workspaceId: null,
+  requestId: "per_1",
+  answer: { permission: "once" },
+};
 const question = { ...permission, requestId: "que_1", answer: { text: "yes" } };
 
 /** Every answer a runner reads, with each shape an assignment can take. */
 const REPLIES: [string, z.ZodType, unknown][] = [
-  ["token answer", TokenMintResponseSchema, { token: "t".repeat(40), expiresAt: at, audience: "https://gw.test", protocolVersion: 3, capabilities: ["session_create_v1"], eventsPath: "/v1/desktop-runner/events" }],
-  ["work listing", WorkResponseSchema, { items: [{ taskId: "rst_1", kind: "remote_session.create", deliverBy: at }, { taskId: "rst_2", kind: "remote_session.send" }] }],
+  [
+    "token answer",
+    TokenMintResponseSchema,
+    {
+      token: "t".repeat(40),
+      expiresAt: at,
+      audience: "https://gw.test",
+      protocolVersion: 3,
+      capabilities: ["session_create_v1"],
+      eventsPath: "/v1/desktop-runner/events",
+    },
+  ],
+  [
+    "work listing",
+    WorkResponseSchema,
+    {
+      items: [
+        { taskId: "rst_1", kind: "remote_session.create", deliverBy: at },
+        { taskId: "rst_2", kind: "remote_session.send" },
+      ],
+    },
+  ],
   ["claim answer (create, with a model)", ClaimResponseSchema, { assignment: create }],
   ["claim answer (send)", ClaimResponseSchema, { assignment: send }],
   ["claim answer (respond, a permission)", ClaimResponseSchema, { assignment: permission }],
@@ -40,7 +68,11 @@ const REPLIES: [string, z.ZodType, unknown][] = [
 
 /** Requests the runner sends, with nested objects: the gateway refuses a field it does not know, at any depth. */
 const REQUESTS: [string, z.ZodType, unknown][] = [
-  ["token request", TokenMintRequestSchema, { runnerId: "runner-0001", name: "desk", platform: "linux", appVersion: "1.0.0", protocolVersion: 3, capabilities: [] }],
+  [
+    "token request",
+    TokenMintRequestSchema,
+    { runnerId: "runner-0001", name: "desk", platform: "linux", appVersion: "1.0.0", protocolVersion: 3, capabilities: [] },
+  ],
   ["claim-next request", ClaimNextRequestSchema, { kinds: ["remote_session.create"] }],
   ["heartbeat", HeartbeatRequestSchema, { attempt: 1 }],
   [
@@ -54,8 +86,16 @@ const REQUESTS: [string, z.ZodType, unknown][] = [
       ],
     },
   ],
-  ["completion (failed)", CompleteRequestSchema, { attempt: 1, status: "failed", error: { code: "model_access_lost", message: "m" }, next: { kinds: ["remote_session.send"] } }],
-  ["completion (done, with events)", CompleteRequestSchema, { attempt: 1, status: "done", localSessionId: "ses_1", events: [{ sequence: 3, type: "terminal", payload: { status: "done" } }] }],
+  [
+    "completion (failed)",
+    CompleteRequestSchema,
+    { attempt: 1, status: "failed", error: { code: "model_access_lost", message: "m" }, next: { kinds: ["remote_session.send"] } },
+  ],
+  [
+    "completion (done, with events)",
+    CompleteRequestSchema,
+    { attempt: 1, status: "done", localSessionId: "ses_1", events: [{ sequence: 3, type: "terminal", payload: { status: "done" } }] },
+  ],
 ];
 
 const json = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
@@ -112,7 +152,12 @@ describe("shapes shared with the session model", () => {
 
 describe("a work listing from a newer gateway", () => {
   it("passes over an offer of a kind the runner does not know, and still refuses a malformed offer of a known kind", () => {
-    const listing = { items: [{ taskId: "rst_1", kind: "remote_session.fork" }, { taskId: "rst_2", kind: "remote_session.create" }] };
+    const listing = {
+      items: [
+        { taskId: "rst_1", kind: "remote_session.fork" },
+        { taskId: "rst_2", kind: "remote_session.create" },
+      ],
+    };
     expect(WorkResponseSchema.parse(listing)).toEqual({ items: [{ taskId: "rst_2", kind: "remote_session.create" }] });
     expect(WorkResponseSchema.safeParse({ items: [{ taskId: "rst 2", kind: "remote_session.create" }] }).success).toBe(false);
     expect(WorkResponseSchema.safeParse({ items: [{ taskId: "rst_2" }] }).success).toBe(false);

@@ -16,7 +16,9 @@ const CANDIDATES = ["nats-server", "/usr/sbin/nats-server", "/usr/bin/nats-serve
 /** The nats-server executable (`NATS_SERVER`, then PATH and Debian's places), or null. */
 export function findNatsServer(): string | null {
   const dirs = (process.env.PATH ?? "").split(":").filter(Boolean);
-  const paths = [process.env.NATS_SERVER, ...CANDIDATES.flatMap((c) => (c.startsWith("/") ? [c] : dirs.map((d) => `${d}/${c}`)))].filter((p): p is string => !!p);
+  const paths = [process.env.NATS_SERVER, ...CANDIDATES.flatMap((c) => (c.startsWith("/") ? [c] : dirs.map((d) => `${d}/${c}`)))].filter(
+    (p): p is string => !!p,
+  );
   return (
     paths.find((path) => {
       try {

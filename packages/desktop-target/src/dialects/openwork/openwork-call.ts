@@ -23,4 +23,3 @@ export async function runnerCall<S extends Parameters<typeof parseOpenwork>[0]>(
   const body = schema ? parseOpenwork(schema, await readJsonBody(request)) : (undefined as never);
   return { runner: await authenticateRunner(ctx, request, "openwork"), body };
 }
-

@@ -31,7 +31,9 @@ export interface ProgressReport {
 }
 
 /** A relayed request's receipt. */
-export type RequestReceipt = { status: "done"; outcome: { action: string; result: Record<string, unknown> } } | { status: "failed"; error: { code: string; message: string } };
+export type RequestReceipt =
+  | { status: "done"; outcome: { action: string; result: Record<string, unknown> } }
+  | { status: "failed"; error: { code: string; message: string } };
 
 /** Locks one of the runner's own tasks of these kinds; anything else is `not_found`. */
 async function lockOwn(tx: Queryable, runner: RunnerIdentity, taskId: string, kinds: TaskKind[]): Promise<TaskRow> {
@@ -50,7 +52,12 @@ async function lockOwn(tx: Queryable, runner: RunnerIdentity, taskId: string, ki
  * as OpenWork accepts it (the desktop did the work). A read's answer (the desktop's transcript) is
  * not kept: it waits in `answer` for its reader only, and the completion holds its digest.
  */
-async function settle(tx: Queryable, task: TaskRow, receipt: object, outcome: { failed: { code: string; message: string } | null; localSessionId?: string }): Promise<boolean> {
+async function settle(
+  tx: Queryable,
+  task: TaskRow,
+  receipt: object,
+  outcome: { failed: { code: string; message: string } | null; localSessionId?: string },
+): Promise<boolean> {
   const { kept, answer } = keptReceipt(task.kind, receipt);
   if (task.completion) {
     if (isDeepStrictEqual(task.completion, kept)) return false;

@@ -1,4 +1,14 @@
-import { type LedgerSession, type PendingInput, type ReadInput, type ReadResult, SESSION_LIMITS, type SessionState, type StopOutcome, type TargetCall, type ToolCallSummary } from "@openwork/remote-session-core";
+import {
+  type LedgerSession,
+  type PendingInput,
+  type ReadInput,
+  type ReadResult,
+  SESSION_LIMITS,
+  type SessionState,
+  type StopOutcome,
+  type TargetCall,
+  type ToolCallSummary,
+} from "@openwork/remote-session-core";
 import { boundText, pendingInput } from "@openwork/remote-session-core/target";
 import { decodeRelayCursor, encodeRelayCursor } from "./relay-cursor.js";
 import { settled, type TaskWaitDeps } from "../../await-task.js";
@@ -59,7 +69,7 @@ function readResultOf(
       id: t.id,
       name: t.name,
       status: TOOL_STATUS.has(t.status as ToolCallSummary["status"]) ? (t.status as ToolCallSummary["status"]) : "pending",
-      ...(t.error ?? t.output ?? t.input ? { summary: (t.error ?? t.output ?? t.input)! } : {}),
+      ...((t.error ?? t.output ?? t.input) ? { summary: (t.error ?? t.output ?? t.input)! } : {}),
     })),
     createdAt: new Date(m.createdAt ?? Date.now()).toISOString(),
   }));
@@ -115,7 +125,12 @@ async function requestOf(deps: RelayDeps, call: TargetCall, session: LedgerSessi
         and input = ${tx.json(input as never)} and claim_deadline > now()
       order by created_at desc limit 1`;
     if (open) return open;
-    return enqueueTask(tx, hints, call, holderTask(session, { kind, requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] }, claimWithinMs: REQUEST_TTL_MS, input }));
+    return enqueueTask(
+      tx,
+      hints,
+      call,
+      holderTask(session, { kind, requirements: { protocolVersion: 1, capabilities: ["remote_session_control_v1"] }, claimWithinMs: REQUEST_TTL_MS, input }),
+    );
   });
 }
 
@@ -140,7 +155,10 @@ function answerOf(task: TaskRow, action: string): Record<string, unknown> {
   if (task.state === "done") return (task.completion as { outcome: { result: Record<string, unknown> } }).outcome.result;
   if (task.state === "failed") {
     const code = task.failure_code ?? "request_failed";
-    return fail(RELAY_FAILURES[code] ?? "desktop_request_failed", `the desktop could not ${action} the session (${code}): ${task.failure_message ?? "no reason given"}`);
+    return fail(
+      RELAY_FAILURES[code] ?? "desktop_request_failed",
+      `the desktop could not ${action} the session (${code}): ${task.failure_message ?? "no reason given"}`,
+    );
   }
   return fail("desktop_request_expired", `the desktop did not answer the ${action} within 2 minutes; it may be asleep — try again`);
 }

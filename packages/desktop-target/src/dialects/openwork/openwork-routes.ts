@@ -26,28 +26,36 @@ import {
 } from "./openwork-wire.js";
 import { OPENWORK_SESSION_ROUTES } from "./openwork-session-routes.js";
 
-
-const mint = (sessionRunner: boolean): OpenworkHandler => async (ctx, request) => {
-  const member = await ctx.authenticateMember(request);
-  if (!member) throw new OpenworkRefusal(401, "unauthorized");
-  const body = parseOpenwork(OpenworkMintSchema, await readJsonBody(request));
-  if (!(await ctx.isActiveMember(member))) throw new OpenworkRefusal(401, "unauthorized");
-  if (sessionRunner && !(await ctx.sessionRunnerTargets(member))) throw new OpenworkRefusal(404, "feature_disabled");
-  const capabilities: OpenworkCapability[] = sessionRunner ? [...new Set([...body.capabilities, "remote_session_only_v1" as const])] : body.capabilities;
-  const route = sessionRunner ? "/v1/session-runners/token" : "/v1/automation-runners/token";
-  // The entry point is the request's URL without the route: its base path stays in the audience
-  // (`<origin>/api/den`, what the desktop uses as its base URL).
-  const audience = entryPointOf(request, route, ctx.proxyTrust);
-  if (!audience) throw new OpenworkRefusal(500, "automation_runner_audience_invalid");
-  // A revoked desktop is told so; a 404 on the mint makes a released desktop wait (30 minutes)
-  // instead of stepping its capabilities down, as a 400 would.
-  if (!(await registerRunner(ctx.sql, member, { ...body, name: null, capabilities, dialect: "openwork" }))) {
-    throw new OpenworkRefusal(404, "runner_revoked", revokedStep(body.runnerId));
-  }
-  const { token, claims } = mintRunnerToken({ secret: ctx.secret, organizationId: member.organizationId, memberId: member.memberId, runnerId: body.runnerId, capabilities, audience });
-  ctx.logger.info("desktop runner: OpenWork token minted", { runnerId: body.runnerId, capabilities: capabilities.length });
-  return openworkJson(200, { token, expiresAt: claims.e, eventsPath: "/v1/automation-runners/events" });
-};
+const mint =
+  (sessionRunner: boolean): OpenworkHandler =>
+  async (ctx, request) => {
+    const member = await ctx.authenticateMember(request);
+    if (!member) throw new OpenworkRefusal(401, "unauthorized");
+    const body = parseOpenwork(OpenworkMintSchema, await readJsonBody(request));
+    if (!(await ctx.isActiveMember(member))) throw new OpenworkRefusal(401, "unauthorized");
+    if (sessionRunner && !(await ctx.sessionRunnerTargets(member))) throw new OpenworkRefusal(404, "feature_disabled");
+    const capabilities: OpenworkCapability[] = sessionRunner ? [...new Set([...body.capabilities, "remote_session_only_v1" as const])] : body.capabilities;
+    const route = sessionRunner ? "/v1/session-runners/token" : "/v1/automation-runners/token";
+    // The entry point is the request's URL without the route: its base path stays in the audience
+    // (`<origin>/api/den`, what the desktop uses as its base URL).
+    const audience = entryPointOf(request, route, ctx.proxyTrust);
+    if (!audience) throw new OpenworkRefusal(500, "automation_runner_audience_invalid");
+    // A revoked desktop is told so; a 404 on the mint makes a released desktop wait (30 minutes)
+    // instead of stepping its capabilities down, as a 400 would.
+    if (!(await registerRunner(ctx.sql, member, { ...body, name: null, capabilities, dialect: "openwork" }))) {
+      throw new OpenworkRefusal(404, "runner_revoked", revokedStep(body.runnerId));
+    }
+    const { token, claims } = mintRunnerToken({
+      secret: ctx.secret,
+      organizationId: member.organizationId,
+      memberId: member.memberId,
+      runnerId: body.runnerId,
+      capabilities,
+      audience,
+    });
+    ctx.logger.info("desktop runner: OpenWork token minted", { runnerId: body.runnerId, capabilities: capabilities.length });
+    return openworkJson(200, { token, expiresAt: claims.e, eventsPath: "/v1/automation-runners/events" });
+  };
 
 const presence: OpenworkHandler = async (ctx, request) => {
   const member = await ctx.authenticateMember(request);
@@ -83,10 +91,12 @@ const runClaim: OpenworkHandler = async (ctx, request) => {
   await runnerCall(ctx, request, EmptyBodySchema);
   return openworkJson(200, { assignment: null });
 };
-const runLeaseLost = (schema: typeof RunHeartbeatSchema | typeof RunEventSchema | typeof RunCompleteSchema): OpenworkHandler => async (ctx, request) => {
-  await runnerCall(ctx, request, schema);
-  throw new OpenworkRefusal(409, "runner_lease_lost");
-};
+const runLeaseLost =
+  (schema: typeof RunHeartbeatSchema | typeof RunEventSchema | typeof RunCompleteSchema): OpenworkHandler =>
+  async (ctx, request) => {
+    await runnerCall(ctx, request, schema);
+    throw new OpenworkRefusal(409, "runner_lease_lost");
+  };
 
 const inventory: OpenworkHandler = async (ctx, request) => {
   const { runner, body } = await runnerCall(ctx, request, InventorySchema);

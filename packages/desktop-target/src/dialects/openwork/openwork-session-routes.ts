@@ -49,7 +49,14 @@ async function orConflict<T>(status: number, code: string, step: () => Promise<T
  * a recovery journal (`remote_session_recovery_v1`), and only before the task's deadline, as
  * den-api does: a desktop without one that lost the first answer would otherwise run the prompt twice.
  */
-async function claimOfKind(ctx: OpenworkContext, runner: AuthenticatedRunner, id: string, kinds: TaskKind[], leaseMs: number, conflict: string): Promise<TaskRow> {
+async function claimOfKind(
+  ctx: OpenworkContext,
+  runner: AuthenticatedRunner,
+  id: string,
+  kinds: TaskKind[],
+  leaseMs: number,
+  conflict: string,
+): Promise<TaskRow> {
   const [kind] = await ctx.sql<{ kind: TaskKind }[]>`
     select kind from desktop_task where id = ${id} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}`;
   if (!kind || !kinds.includes(kind.kind)) throw new OpenworkRefusal(409, conflict);
@@ -104,7 +111,8 @@ const commandSession: OpenworkHandler = async (ctx, request, [id]) => {
   try {
     await transaction(ctx, (tx, hints) => receiveProgress(tx, hints, runner, id!, body));
   } catch (error) {
-    if (error instanceof ChannelRefusal) throw new OpenworkRefusal(error.code === "not_found" ? 404 : 409, error.code === "not_found" ? "command_not_found" : "command_session_conflict");
+    if (error instanceof ChannelRefusal)
+      throw new OpenworkRefusal(error.code === "not_found" ? 404 : 409, error.code === "not_found" ? "command_not_found" : "command_session_conflict");
     throw error;
   }
   return openworkJson(200, { ok: true });
@@ -118,7 +126,14 @@ const pending: OpenworkHandler = async (ctx, request) => {
 const requestClaim: OpenworkHandler = async (ctx, request, [id]) => {
   const { runner } = await runnerCall(ctx, request, EmptyBodySchema);
   requireCapability(runner, CONTROL);
-  const task = await claimOfKind(ctx, runner, id!, ["remote_session.send", "remote_session.read", "remote_session.stop"], REQUEST_LEASE_MS, "request_claim_conflict");
+  const task = await claimOfKind(
+    ctx,
+    runner,
+    id!,
+    ["remote_session.send", "remote_session.read", "remote_session.stop"],
+    REQUEST_LEASE_MS,
+    "request_claim_conflict",
+  );
   const [session] = await ctx.sql<{ target_session_id: string | null; target_ref: Record<string, unknown>; engine: string | null }[]>`
     select s.target_session_id, s.target_ref, c.progress->>'engine' as engine
     from remote_session s
@@ -148,7 +163,8 @@ const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
   const { runner, body } = await runnerCall(ctx, request, RequestCompleteSchema);
   requireCapability(runner, CONTROL);
   if (body.status === "done") {
-    if (Buffer.byteLength(JSON.stringify(body.outcome)) > OUTCOME_LIMIT_BYTES) throw new OpenworkRefusal(400, "invalid_request", "the outcome is larger than 256 KiB");
+    if (Buffer.byteLength(JSON.stringify(body.outcome)) > OUTCOME_LIMIT_BYTES)
+      throw new OpenworkRefusal(400, "invalid_request", "the outcome is larger than 256 KiB");
     const parsed = RequestResultSchemas[body.outcome.action].safeParse(body.outcome.result);
     if (!parsed.success) throw new OpenworkRefusal(400, "invalid_request", `the ${body.outcome.action} result does not match the protocol`);
   }
@@ -161,7 +177,10 @@ const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
  * with a recovery holder's own claims first, as den-api lists them; a runner without the remote-session capabilities sees none (and never an
  * item without `runId` it would not understand).
  */
-async function workItems(ctx: OpenworkContext, runner: AuthenticatedRunner): Promise<({ kind: "remote_session_request"; requestId: string } | { kind: "remote_session_create"; commandId: string })[]> {
+async function workItems(
+  ctx: OpenworkContext,
+  runner: AuthenticatedRunner,
+): Promise<({ kind: "remote_session_request"; requestId: string } | { kind: "remote_session_create"; commandId: string })[]> {
   if (!runner.capabilities.some((c) => Object.values(OPENWORK_KIND_CAPABILITY).includes(c))) return [];
   const items = [...(await recoverableClaims(ctx, runner)), ...(await listWork(ctx.sql, runner))];
   const requests = items.filter((i) => i.kind !== "remote_session.create").slice(0, 5);

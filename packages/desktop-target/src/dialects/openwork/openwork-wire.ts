@@ -41,9 +41,20 @@ const codeAndMessage = z.object({ code: z.string().min(1).max(60), message: z.st
 const model = z.object({ providerId: z.string().min(1).max(160), modelId: z.string().min(1).max(160), variant: z.string().max(60).nullish() });
 
 export const CommandCompleteSchema = z.discriminatedUnion("status", [
-  z.object({ status: z.literal("delivered"), sessionId: z.string().min(1).max(240), workspaceId: z.string().min(1).max(240), resultSummary: z.string().max(4_096).nullish() }),
+  z.object({
+    status: z.literal("delivered"),
+    sessionId: z.string().min(1).max(240),
+    workspaceId: z.string().min(1).max(240),
+    resultSummary: z.string().max(4_096).nullish(),
+  }),
   z
-    .object({ status: z.literal("failed"), error: codeAndMessage, resultSummary: z.string().max(4_096).nullish(), sessionId: z.unknown().optional(), workspaceId: z.unknown().optional() })
+    .object({
+      status: z.literal("failed"),
+      error: codeAndMessage,
+      resultSummary: z.string().max(4_096).nullish(),
+      sessionId: z.unknown().optional(),
+      workspaceId: z.unknown().optional(),
+    })
     .refine((b) => b.sessionId === undefined && b.workspaceId === undefined, "a failed command carries no session ids"),
 ]);
 
@@ -104,24 +115,32 @@ export type RelayedReadResult = z.infer<typeof RequestResultSchemas.read>;
  * `PUT /v1/automation-runner/inventory`: what a desktop has — its computer, and its workspaces by
  * OpenWork's `workspaceId` with their engine and models. Non-strict at every depth, as den-api.
  */
-export const InventorySchema = z.object({
-  computer: z.object({ label: trimmed(1, 120).optional(), platform: z.string().max(20).optional(), appVersion: trimmed(1, 80).optional() }).loose().optional(),
-  workspaces: z
-    .array(
-      z
-        .object({
-          workspaceId: z.string().min(1).max(240),
-          name: z.string().min(1).max(120).optional(),
-          active: z.boolean().optional(),
-          engine: z.enum(["v1", "v2"]).nullish(),
-          defaultModel: model.loose().nullish(),
-          models: z.array(z.object({ providerId: z.string().min(1).max(160), modelId: z.string().min(1).max(160), name: z.string().max(200).optional() }).loose()).max(200).optional(),
-        })
-        .loose(),
-    )
-    .max(50)
-    .optional(),
-}).loose();
+export const InventorySchema = z
+  .object({
+    computer: z
+      .object({ label: trimmed(1, 120).optional(), platform: z.string().max(20).optional(), appVersion: trimmed(1, 80).optional() })
+      .loose()
+      .optional(),
+    workspaces: z
+      .array(
+        z
+          .object({
+            workspaceId: z.string().min(1).max(240),
+            name: z.string().min(1).max(120).optional(),
+            active: z.boolean().optional(),
+            engine: z.enum(["v1", "v2"]).nullish(),
+            defaultModel: model.loose().nullish(),
+            models: z
+              .array(z.object({ providerId: z.string().min(1).max(160), modelId: z.string().min(1).max(160), name: z.string().max(200).optional() }).loose())
+              .max(200)
+              .optional(),
+          })
+          .loose(),
+      )
+      .max(50)
+      .optional(),
+  })
+  .loose();
 
 /** Ids in paths: 1–160 characters. */
 export const PathIdSchema = z.string().min(1).max(160);

@@ -22,6 +22,7 @@ export function decodeRelayCursor(sessionId: string, cursor: string | undefined)
   if (cursor === undefined) return { theirs: null };
   const { c, r } = decodeTargetCursor(sessionId, KIND, cursor);
   // A cursor of this session whose position is not a string cannot be ours: refused like a foreign one.
-  if (c !== null && typeof c !== "string") return fail("invalid_capability_arguments", "cursor is not a cursor of this session; pass the cursor a read returned");
+  if (c !== null && typeof c !== "string")
+    return fail("invalid_capability_arguments", "cursor is not a cursor of this session; pass the cursor a read returned");
   return { theirs: c, ...(typeof r === "string" ? { pending: r } : {}) };
 }
