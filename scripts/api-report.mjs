@@ -52,7 +52,7 @@ function declarationText(checker, symbol, declaration) {
   return `\`${flat(checker.typeToString(type, undefined, FORMAT))}\``;
 }
 
-let stale = [];
+const stale = [];
 for (const name of readdirSync(join(root, "packages"))) {
   const dir = join(root, "packages", name);
   const pkg = entriesOf(dir);

@@ -1,4 +1,4 @@
-import { type TaskEventInput } from "@openwork/runner-protocol";
+import type { TaskEventInput } from "@openwork/runner-protocol";
 import { type RunnerHandlers, type TaskContext, taskAbortReason } from "@openwork/runner-protocol/client";
 import type { EngineProgress, LocalEngine } from "./local-engine.js";
 

@@ -1,4 +1,4 @@
-import { type ToolCallSummary, type TranscriptMessage } from "@openwork/remote-session-core";
+import type { ToolCallSummary, TranscriptMessage } from "@openwork/remote-session-core";
 import { boundText, type Transcript } from "@openwork/remote-session-core/target";
 import type { MessageWithParts } from "@openwork/opencode-client";
 

@@ -1,5 +1,5 @@
 import { createSessionLedger, type LedgerSession, SessionFailure, type MemberScope } from "@openwork/remote-session-core";
-import { type Assignment } from "@openwork/runner-protocol";
+import type { Assignment } from "@openwork/runner-protocol";
 import { createRunnerClient, type Runner, type RunnerHandlers, runRunner } from "@openwork/runner-protocol/client";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { useTestDatabase } from "@openwork/test-postgres";

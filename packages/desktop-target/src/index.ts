@@ -19,7 +19,7 @@ export {
   readWakes,
   renderPush,
 } from "./wake/wake-bus.js";
-export { type WakeNotice } from "./wake/channels.js";
+export type { WakeNotice } from "./wake/channels.js";
 export { type Hints, type HintPublisher, type GatheredHints, type PublisherStats, createHintPublisher } from "./wake/hints.js";
 export { transaction, type TransactionScope } from "./store/transaction.js";
 export { type SweeperOptions, startSweeper } from "./sweeper.js";
@@ -27,8 +27,8 @@ export { type SweeperOptions, startSweeper } from "./sweeper.js";
 // The runner routes a gateway mounts.
 export { type RunnerRoutes, createRunnerRoutes } from "./routes/create-runner-routes.js";
 export { OPENWORK_BASE_PATHS } from "./dialects/openwork/openwork-dialect.js";
-export { type RunnerRoutesOptions } from "./routes/route-context.js";
-export { type ProxyTrust } from "./routes/entry-point.js";
+export type { RunnerRoutesOptions } from "./routes/route-context.js";
+export type { ProxyTrust } from "./routes/entry-point.js";
 export { CHANNEL_ERROR_STATUS, type ChannelErrorCode } from "./channel-refusal.js";
 export { MAX_TASK_EVENT_BYTES } from "./store/append-events.js";
 

@@ -1,4 +1,4 @@
-import { type WakeEvent } from "@openwork/runner-protocol";
+import type { WakeEvent } from "@openwork/runner-protocol";
 import { createRunnerClient, openWakeStream } from "@openwork/runner-protocol/client";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { useTestDatabase } from "@openwork/test-postgres";

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
-import { type WakeEvent } from "@openwork/runner-protocol";
+import type { WakeEvent } from "@openwork/runner-protocol";
 import { createRunnerClient, openWakeStream } from "@openwork/runner-protocol/client";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { useTestDatabase } from "@openwork/test-postgres";

@@ -193,7 +193,7 @@ describe("the card in a real MCP Apps host bridge", () => {
     await page.evaluate(() => {
       const intruder = document.createElement("iframe");
       intruder.setAttribute("sandbox", "allow-scripts");
-      intruder.srcdoc = `<script>parent.frames[0].postMessage({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: { structuredContent: { sessionId: "rs_evil", title: "Evil", state: "idle", webUrl: "https://evil.test" } } }, "*");<\/script>`;
+      intruder.srcdoc = `<script>parent.frames[0].postMessage({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: { structuredContent: { sessionId: "rs_evil", title: "Evil", state: "idle", webUrl: "https://evil.test" } } }, "*");</script>`;
       document.body.append(intruder);
     });
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -34,7 +34,7 @@ export { type SessionError, type SessionErrorExtra, sessionError, errorPayload, 
 export { type ArgumentIssue, toArgumentIssues } from "./errors/argument-issues.js";
 
 // Transcripts (the helpers that build them are in `/target`).
-export { type TranscriptMessage, type ToolCallSummary } from "./transcript/transcript-message.js";
+export type { TranscriptMessage, ToolCallSummary } from "./transcript/transcript-message.js";
 
 // The Target port.
 export type {
@@ -60,11 +60,11 @@ export type {
 export { type CreateInput, type CreateOptions, type RemoteSessions, createRemoteSessions } from "./sessions.js";
 
 // The ledger, its migrations and guards.
-export { type Queryable } from "./queryable.js";
-export { type LedgerSession } from "./ledger/ledger-session.js";
-export { type NewSession } from "./ledger/insert-session.js";
-export { type SessionPatch, type SessionKey } from "./ledger/update-session.js";
-export { type IdempotencyOptions } from "./ledger/run-idempotent.js";
+export type { Queryable } from "./queryable.js";
+export type { LedgerSession } from "./ledger/ledger-session.js";
+export type { NewSession } from "./ledger/insert-session.js";
+export type { SessionPatch, SessionKey } from "./ledger/update-session.js";
+export type { IdempotencyOptions } from "./ledger/run-idempotent.js";
 export { type SessionLedger, createSessionLedger } from "./ledger/session-ledger.js";
 export { type LedgerRetention, DEFAULT_LEDGER_RETENTION, pruneLedger } from "./ledger/prune-ledger.js";
 export { canonicalDigest } from "./digest.js";

@@ -4,11 +4,11 @@
 export { type Timers, systemTimers } from "./timers.js";
 export { type Backoff, DEFAULT_BACKOFF, backoffDelay } from "./client/backoff.js";
 export { type ClientErrorCode, RunnerProtocolError } from "./client/runner-protocol-error.js";
-export { type RetryOptions } from "./client/http-transport.js";
+export type { RetryOptions } from "./client/http-transport.js";
 export { type RunnerClient, type RunnerClientOptions, createRunnerClient, requestRunnerToken } from "./client/runner-client.js";
 export { type WakeStream, type WakeStreamOptions, openWakeStream } from "./client/wake-stream.js";
-export { type TaskContext, type TaskHandler, type TaskOutcome } from "./runner/run-task.js";
+export type { TaskContext, TaskHandler, TaskOutcome } from "./runner/run-task.js";
 export { type TaskAbortReason, TaskAbortedError, taskAbortReason } from "./runner/task-aborted.js";
 export { type Runner, type RunnerHandlers, type RunnerLogger, type RunRunnerOptions, DEFAULT_COALESCING, runRunner } from "./runner/run-runner.js";
-export { type Coalescing } from "./runner/event-outbox.js";
+export type { Coalescing } from "./runner/event-outbox.js";
 export { decodeRunnerToken, mayPresentRunnerToken } from "./v1/token-claims.js";

@@ -13,9 +13,7 @@ const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const SELF = relative(ROOT, fileURLToPath(import.meta.url));
 
 // One pattern for git grep (POSIX extended) and for JavaScript alike.
-const CITATION = new RegExp(
-  String.raw`openwork-wire|real-worker\.md|openwork-contracts|mcp-facts|toolchain\.md|anchors\.md|field\.md|DESIGN(\.md| §)|research[:/ ]|shared/`,
-);
+const CITATION = /openwork-wire|real-worker\.md|openwork-contracts|mcp-facts|toolchain\.md|anchors\.md|field\.md|DESIGN(\.md| §)|research[:/ ]|shared\//;
 // The desktop target's OpenWork dialect lives in a source file of that name: importing it is no citation.
 const OWN_SOURCE = /openwork-wire\.(ts|js)\b/g;
 const NOT_SCANNED = [

@@ -1,4 +1,4 @@
-import { type TranscriptMessage } from "@openwork/remote-session-core";
+import type { TranscriptMessage } from "@openwork/remote-session-core";
 import { boundText, type Transcript } from "@openwork/remote-session-core/target";
 import type { TaskState } from "../task-state.js";
 import type { FoldedMessage, TaskFold } from "./task-fold.js";

@@ -1,5 +1,5 @@
 import { errorFacts, newReferenceId } from "@openwork/remote-session-core";
-import { type OpenworkCapability } from "@openwork/runner-protocol";
+import type { OpenworkCapability } from "@openwork/runner-protocol";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { type Context, Hono } from "hono";
 import { ChannelRefusal } from "../../channel-refusal.js";
