@@ -10,6 +10,8 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
   echo "› installing Debian's chromium for the card's browser test"
   apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
 fi
+# One style and the linter's rules everywhere (biome.json): a failure names the file and the line.
+pnpm exec biome ci .
 pnpm turbo run build typecheck --output-logs=errors-only
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

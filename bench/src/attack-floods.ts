@@ -160,7 +160,14 @@ export function startFlood(spec: FloodSpec): Flood {
             })
           ).status,
       );
-      return { facts: flood.facts, done: flood.done, stop: async () => (await flood.stop(), agent.destroy()) };
+      return {
+        facts: flood.facts,
+        done: flood.done,
+        stop: async () => {
+          await flood.stop();
+          agent.destroy();
+        },
+      };
     }
     case "duplicate-creates": {
       const deliverBy = new Date(Date.now() + 600_000).toISOString();

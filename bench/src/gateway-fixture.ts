@@ -16,9 +16,33 @@ export const member: DevMember = {
   scopes: ["mcp:read", "mcp:write"],
 };
 
+/** Registers a runner named `runnerId` of `as` (the bench member by default) at `baseUrl`: the token mint's answer. */
+export const mintBenchRunner = (baseUrl: string, runnerId: string, as: DevMember = member) =>
+  requestRunnerToken({
+    baseUrl,
+    memberToken: as.sessionToken,
+    request: {
+      runnerId,
+      name: runnerId,
+      platform: "linux",
+      appVersion: "bench",
+      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      capabilities: [...RUNNER_CAPABILITIES],
+    },
+  });
+
 /** One gateway process's worth of wiring, served on 127.0.0.1 over real HTTP. */
-export async function benchGateway(databaseUrl: string, extra: Partial<Parameters<typeof serveGateway>[0]> = {}) {
-  const sql = postgres(databaseUrl, { max: 20, onnotice: () => {} });
+export async function benchGateway(
+  databaseUrl: string,
+  extra: Partial<Parameters<typeof serveGateway>[0]> = {},
+  /** Called for every statement the gateway's client sends (to count them). */
+  onStatement?: (query: string) => void,
+) {
+  const sql = postgres(databaseUrl, {
+    max: 20,
+    onnotice: () => {},
+    ...(onStatement ? { debug: (_connection: number, query: string) => onStatement(query) } : {}),
+  });
   const gateway = await serveGateway({
     sql,
     port: 0,
@@ -29,14 +53,7 @@ export async function benchGateway(databaseUrl: string, extra: Partial<Parameter
     ...extra,
   });
   /** Registers a runner of the bench member and returns its token. */
-  const runnerToken = async (runnerId: string): Promise<string> => {
-    const minted = await requestRunnerToken({
-      baseUrl: gateway.baseUrl,
-      memberToken: member.sessionToken,
-      request: { runnerId, name: runnerId, platform: "linux", appVersion: "bench", protocolVersion: RUNNER_PROTOCOL_VERSION, capabilities: [...RUNNER_CAPABILITIES] },
-    });
-    return minted.token;
-  };
+  const runnerToken = async (runnerId: string): Promise<string> => (await mintBenchRunner(gateway.baseUrl, runnerId)).token;
   /** A runner client of the bench member; `fetch` replaces the network (e.g. the gateway's handler in process). */
   const runnerClient = async (runnerId: string, fetch?: typeof globalThis.fetch): Promise<RunnerClient> =>
     createRunnerClient({ baseUrl: gateway.baseUrl, token: await runnerToken(runnerId), ...(fetch ? { fetch } : {}) });

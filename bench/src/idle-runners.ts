@@ -6,11 +6,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "@openwork/embedded-postgres";
-import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
-import { requestRunnerToken } from "@openwork/runner-protocol/client";
 import postgres from "postgres";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
-import { member } from "./gateway-fixture.js";
+import { member, mintBenchRunner } from "./gateway-fixture.js";
 
 const RUNNERS = Number(process.env.RUNNERS ?? 2_000);
 const WAKES = Number(process.env.WAKES ?? 50);
@@ -53,19 +51,7 @@ try {
       await sleep(100);
     }
   }
-  const mint = (runnerId: string) =>
-    requestRunnerToken({
-      baseUrl,
-      memberToken: member.sessionToken,
-      request: {
-        runnerId,
-        name: runnerId,
-        platform: "linux",
-        appVersion: "bench",
-        protocolVersion: RUNNER_PROTOCOL_VERSION,
-        capabilities: [...RUNNER_CAPABILITIES],
-      },
-    });
+  const mint = (runnerId: string) => mintBenchRunner(baseUrl, runnerId);
   const ids = Array.from({ length: RUNNERS }, (_, i) => `bench-idle-${String(i).padStart(5, "0")}`);
   const tokens: string[] = [];
   for (let i = 0; i < ids.length; i += 50) tokens.push(...(await Promise.all(ids.slice(i, i + 50).map(async (id) => (await mint(id)).token))));

@@ -26,7 +26,14 @@ try {
   let natsHeard: WakeBus | undefined;
   if (nats) {
     natsHeard = await connectNatsWakeBus({ servers: nats.url });
-    await natsHeard.subscribe({ sessions: (ids) => void (heard += ids.length), wakes: () => {}, resync: () => {}, unreadable: () => {} });
+    await natsHeard.subscribe({
+      sessions: (ids) => {
+        heard += ids.length;
+      },
+      wakes: () => {},
+      resync: () => {},
+      unreadable: () => {},
+    });
   }
 
   type Mode = "insert" | "insert + NOTIFY in the transaction" | "insert, hint after commit (coalesced)" | "insert, hint after commit on NATS";

@@ -8,11 +8,10 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { freePort } from "@openwork/embedded-postgres";
-import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
-import { createRunnerClient, requestRunnerToken, type RunnerClient, runRunner } from "@openwork/runner-protocol/client";
+import { createRunnerClient, type RunnerClient, runRunner } from "@openwork/runner-protocol/client";
 import { drainAsRunner } from "./drain-as-runner.js";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
-import { member } from "./gateway-fixture.js";
+import { member, mintBenchRunner } from "./gateway-fixture.js";
 
 const SAMPLES = Number(process.env.SAMPLES ?? 100);
 const TASKS = Number(process.env.TASKS ?? 1_000);
@@ -53,18 +52,7 @@ async function startProcess(): Promise<string> {
 }
 
 const runnerClient = async (baseUrl: string, runnerId: string): Promise<RunnerClient> => {
-  const minted = await requestRunnerToken({
-    baseUrl,
-    memberToken: member.sessionToken,
-    request: {
-      runnerId,
-      name: runnerId,
-      platform: "linux",
-      appVersion: "bench",
-      protocolVersion: RUNNER_PROTOCOL_VERSION,
-      capabilities: [...RUNNER_CAPABILITIES],
-    },
-  });
+  const minted = await mintBenchRunner(baseUrl, runnerId);
   return createRunnerClient({ baseUrl, token: minted.token });
 };
 const mcpClient = async (baseUrl: string) => {
@@ -80,7 +68,12 @@ async function dispatch(createVia: string, runnerOn: string, label: string): Pro
   const runner = runRunner({
     client: await runnerClient(runnerOn, `bench-scale-${label}`),
     pollIntervalMs: 60_000,
-    handlers: { "remote_session.create": async () => (notify?.(performance.now()), { status: "done", localSessionId: "ses" }) },
+    handlers: {
+      "remote_session.create": async () => {
+        notify?.(performance.now());
+        return { status: "done", localSessionId: "ses" };
+      },
+    },
   });
   await sleep(1_000);
   const mcp = await mcpClient(createVia);

@@ -5,11 +5,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type DevMember, fixedDevMember, shardOf, startShards } from "@openwork/gateway";
-import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
-import { createRunnerClient, requestRunnerToken, runRunner } from "@openwork/runner-protocol/client";
+import { createRunnerClient, runRunner } from "@openwork/runner-protocol/client";
+import { RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
 import { connectNatsWakeBus } from "@openwork/wake-bus-nats";
 import { findNatsServer, startNatsServer } from "@openwork/wake-bus-nats/testing";
 import postgres from "postgres";
+import { mintBenchRunner } from "./gateway-fixture.js";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
 
 const TURNS = Number(process.env.TURNS ?? 600);
@@ -39,18 +40,7 @@ async function deployment(shards: number, natsUrl: string | null) {
   const closers: (() => Promise<unknown>)[] = [close, ...clients.map((sql) => () => sql.end({ timeout: 5 })), ...databases.map((db) => db.stop)];
   const server = databases[0]!.server;
   const runnerClient = async (member: DevMember, runnerId: string) => {
-    const minted = await requestRunnerToken({
-      baseUrl: router.url,
-      memberToken: member.sessionToken,
-      request: {
-        runnerId,
-        name: runnerId,
-        platform: "linux",
-        appVersion: "bench",
-        protocolVersion: RUNNER_PROTOCOL_VERSION,
-        capabilities: [...RUNNER_CAPABILITIES],
-      },
-    });
+    const minted = await mintBenchRunner(router.url, runnerId, member);
     return createRunnerClient({ baseUrl: router.url, token: minted.token });
   };
   const mcp = async (member: DevMember) => {

@@ -17,7 +17,14 @@ export function createEchoEngine(): LocalEngine {
         if (signal.aborted) break;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, pause);
-          signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+          signal.addEventListener(
+            "abort",
+            () => {
+              clearTimeout(timer);
+              resolve();
+            },
+            { once: true },
+          );
         });
         if (signal.aborted) break;
         reply += word;

@@ -9,7 +9,9 @@ function manualTimers() {
   return {
     setTimeout: (callback: () => void) => (pending.set(++next, callback), next),
     clearTimeout: (handle: unknown) => void pending.delete(handle as number),
-    fire: () => [...pending.values()].forEach((callback) => callback()),
+    fire: () => {
+      for (const callback of pending.values()) callback();
+    },
   };
 }
 

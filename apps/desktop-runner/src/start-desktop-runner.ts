@@ -62,7 +62,8 @@ export async function startDesktopRunner(options: DesktopRunnerOptions): Promise
     end(why);
   };
   const renew = () => {
-    minting ??= mint()
+    if (minting) return;
+    minting = mint()
       .then((fresh) => {
         current = fresh;
       })

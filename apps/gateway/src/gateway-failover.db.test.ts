@@ -79,7 +79,9 @@ it("loses and duplicates nothing when a gateway process is killed while runners 
       stdio: "ignore",
     }),
   );
-  cleanups.push(() => replicas.forEach((r) => r.kill("SIGKILL")));
+  cleanups.push(() => {
+    for (const replica of replicas) replica.kill("SIGKILL");
+  });
   for (const port of ports) {
     for (let i = 0; ; i++) {
       try {

@@ -153,7 +153,14 @@ async function start(): Promise<void> {
       env: { ...process.env, GATEWAY_URL: gateway.baseUrl, MEMBER_SESSION_TOKEN: member.sessionToken, RUNNER_NAME: "Local desktop (reference runner)" },
       stdio: "inherit",
     });
-    stops.unshift(() => new Promise((resolve) => (runner!.exitCode !== null ? resolve(undefined) : (runner!.once("exit", resolve), runner!.kill("SIGTERM")))));
+    stops.unshift(
+      () =>
+        new Promise((resolve) => {
+          if (runner!.exitCode !== null) return resolve(undefined);
+          runner!.once("exit", resolve);
+          runner!.kill("SIGTERM");
+        }),
+    );
   }
 
   say(`

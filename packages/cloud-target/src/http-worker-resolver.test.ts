@@ -4,7 +4,9 @@ import { afterEach, expect, it } from "vitest";
 import { createHttpWorkerResolver, ResolverConfigurationError } from "./http-worker-resolver.js";
 
 const closers: (() => void)[] = [];
-afterEach(() => closers.splice(0).forEach((close) => close()));
+afterEach(() => {
+  for (const close of closers.splice(0)) close();
+});
 
 async function serve(status: number, body: unknown) {
   const seen: { url: string; key: string | undefined; org: string | undefined; authorization: string | undefined }[] = [];

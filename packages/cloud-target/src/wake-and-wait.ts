@@ -52,7 +52,7 @@ export function createWakeAndWait(options: WakeAndWaitOptions): (scope: MemberSc
   const wait = async (scope: MemberScope, budget: number): Promise<ReadyWorker> => {
     const deadline = now() + budget;
     for (;;) {
-      let resolution;
+      let resolution: Awaited<ReturnType<typeof options.resolver.resolve>>;
       try {
         resolution = await options.resolver.resolve(scope);
       } catch (error) {

@@ -31,7 +31,9 @@ it("maps the worker's refusals to what the caller can act on", async () => {
 });
 
 const closers: (() => void)[] = [];
-afterEach(() => closers.splice(0).forEach((close) => close()));
+afterEach(() => {
+  for (const close of closers.splice(0)) close();
+});
 
 /** A real worker on 127.0.0.1 answering each request in turn; when each arrived. */
 async function worker(answer: (n: number, response: ServerResponse) => void) {

@@ -30,7 +30,7 @@ async function templates(): Promise<Template[]> {
     const visit = (node: ts.Node): void => {
       if (ts.isNoSubstitutionTemplateLiteral(node)) found.push({ file, text: node.text });
       if (ts.isTemplateExpression(node)) {
-        found.push({ file, text: [node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join(" ${} ") });
+        found.push({ file, text: [node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join(" $" + "{} ") });
       }
       ts.forEachChild(node, visit);
     };

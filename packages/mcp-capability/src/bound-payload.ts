@@ -86,7 +86,9 @@ function largest(value: unknown, arrays: boolean, path = ""): Found | null {
 }
 
 const slot = (found: Found) => (found.parent as Record<string | number, unknown>)[found.key];
-const put = (found: Found, value: unknown) => void ((found.parent as Record<string | number, unknown>)[found.key] = value);
+const put = (found: Found, value: unknown) => {
+  (found.parent as Record<string | number, unknown>)[found.key] = value;
+};
 
 /**
  * The payload cut to `max` bytes of JSON: the longest texts are shortened first (a message's

@@ -83,7 +83,11 @@ export async function guardedReserve(sql: Sql): Promise<ReservedSql> {
             (lost === undefined ? query.then(undefined, watch) : Promise.reject(new ReservedConnectionLost(lost))).then(ok, ko);
         }
         if (property === "catch") return (ko?: (error: unknown) => unknown) => (guard(target) as Promise<unknown>).then(undefined, ko);
-        if (property === "execute") return () => (lost === undefined && query.execute(), guard(target));
+        if (property === "execute")
+          return () => {
+            if (lost === undefined) query.execute();
+            return guard(target);
+          };
         return Reflect.get(target, property, target);
       },
     });

@@ -118,7 +118,7 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
       }
     };
     const earlier = !fresh && !session.reservedAt ? { earlier: { targetSessionId: session.targetSessionId, targetRef: session.targetRef } } : {};
-    let outcome;
+    let outcome: Awaited<ReturnType<typeof target.create>>;
     try {
       outcome = await target.create(call, { ...input, sessionId: session.id, bind, ...earlier });
     } catch (error) {

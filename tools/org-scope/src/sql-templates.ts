@@ -84,6 +84,7 @@ export function patternOf(template: SqlTemplate): RegExp {
       .replace(NUMBER, marks[1])
       .replace(KEYWORD_CONSTANT, marks[2])
       // PostgreSQL 18 records a list of constants as one: `in ($1 /*, ... */)`.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: \u0001-\u0003 are the marks this file puts in place of constants
       .replace(/\((?:\s*[\u0001-\u0003]\s*,)+\s*[\u0001-\u0003]\s*\)/g, marks[3])
       .trim()
       .replace(/[.*+?^${}()|[\]\\]/g, "\\$&")

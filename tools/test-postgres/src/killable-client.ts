@@ -35,7 +35,11 @@ export function killableClient(sql: Sql, lives: number): { sql: Sql; sent(): num
             return (target as Promise<unknown>).then(ok, ko);
           };
         }
-        if (property === "execute") return () => (send(), (target as { execute(): unknown }).execute());
+        if (property === "execute")
+          return () => {
+            send();
+            return (target as { execute(): unknown }).execute();
+          };
         return Reflect.get(target, property, target);
       },
     });

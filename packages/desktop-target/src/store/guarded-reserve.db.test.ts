@@ -11,6 +11,7 @@ import { transaction } from "./transaction.js";
 // show is that the guard never writes to it at all, and never hands it back to the pool.
 const db = useTestDatabase();
 
+// biome-ignore lint/complexity/noBannedTypes: postgres.js's own type parameter for a client without custom types
 const handle = (options: postgres.Options<{}> = {}) => postgres(db.current.url, { max: 2, onnotice: () => {}, ...options });
 
 it("sends nothing more on a reserved connection once a statement of it found the connection lost, and leaves it to the pool", async () => {

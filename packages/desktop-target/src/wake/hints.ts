@@ -94,7 +94,9 @@ export function createHintPublisher(bus: WakeBus): HintPublisher {
           add(open());
           gathered = null;
         },
-        discard: () => void (gathered = null),
+        discard: () => {
+          gathered = null;
+        },
       };
     },
     session: (o, s) => add({ sessions: new Map([[s, { o, s }]]), wakes: [], push: [] }),

@@ -146,7 +146,10 @@ export function readPush(payload: string, organizationId: string, handlers: Wake
   const hints: PushHint[] = [];
   for (const entry of payload.split(",")) {
     const match = PUSH_ENTRY.exec(entry);
-    if (!match) return handlers.unreadable(where);
+    if (!match) {
+      handlers.unreadable(where);
+      return;
+    }
     hints.push({ o: organizationId, m: match[1]!, k: match[2] as PushHintKind });
   }
   handlers.push?.(hints);
@@ -164,7 +167,8 @@ export function readWakes(payload: string, handlers: WakeBusHandlers, where: str
   try {
     parsed = wakePayload.parse(JSON.parse(payload));
   } catch {
-    return handlers.unreadable(where);
+    handlers.unreadable(where);
+    return;
   }
   handlers.wakes(Array.isArray(parsed) ? parsed : [parsed]);
 }

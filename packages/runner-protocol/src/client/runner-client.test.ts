@@ -47,7 +47,7 @@ describe("runner client retries", () => {
     expect(error).toMatchObject({ code: "unavailable", status: 503, retryable: true });
     expect(server.requests).toHaveLength(4);
     // base 100 ms · 2ⁿ, jitter factor 1 (random 0.5).
-    gaps(arrivals).forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual([100, 200, 400][i]! - SLACK_MS));
+    for (const [i, gap] of gaps(arrivals).entries()) expect(gap).toBeGreaterThanOrEqual([100, 200, 400][i]! - SLACK_MS);
   });
 
   it.each([400, 403, 404, 409])("never retries a %i", async (status) => {

@@ -180,7 +180,7 @@ export function runRunner(options: RunRunnerOptions): Runner {
   const drainListed = async (): Promise<boolean> => {
     for (;;) {
       if ((!slotFree() && !takesControl) || stopping.signal.aborted) return true;
-      let items;
+      let items: Awaited<ReturnType<RunnerClient["work"]>>["items"];
       try {
         items = (await options.client.work(stopping.signal)).items;
       } catch (error) {

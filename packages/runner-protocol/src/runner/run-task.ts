@@ -102,10 +102,10 @@ export async function runTask(
     type: "terminal",
     payload: { status: result.status, ...(result.status === "failed" ? { error: result.error } : {}) },
   });
-  const events = deps.eventsOnComplete ? await outbox.detachTail() : (await outbox.flush(), []);
+  const events = deps.eventsOnComplete ? await outbox.detachTail() : await outbox.flush().then(() => []);
   const kinds = deps.stopSignal.aborted ? [] : (deps.nextKinds?.() ?? []);
   const body = { ...result, attempt, ...(events.length > 0 ? { events } : {}), ...(kinds.length > 0 ? { next: { kinds } } : {}) };
-  let answer;
+  let answer: Awaited<ReturnType<RunnerClient["complete"]>>;
   try {
     answer = await retryUntilSettled(() => client.complete(taskId, body, channel), { ...deps, signal: channel });
   } catch (error) {
