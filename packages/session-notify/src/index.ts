@@ -1,0 +1,17 @@
+// Notifications of remote sessions to their members: a durable outbox in PostgreSQL, drained by any replica, to webhooks and email.
+export {
+  NOTIFICATION_KINDS,
+  type NotificationKind,
+  type NotificationEvent,
+  type NotificationText,
+  NotificationEventSchema,
+  NotificationTextSchema,
+  InvalidNotification,
+} from "./notification-event.js";
+export { type ChannelKind, type DeliveryChannel, type NotificationDelivery, type Notifier, type NotifyErrorCode, NotifyError } from "./notifier.js";
+export { migrateSessionNotify } from "./notify-migrations.js";
+export { enqueueNotification } from "./enqueue-notification.js";
+export { type NotifyChannel, type NotifyChannelInput, type NotifyChannels, NotifyChannelInputSchema, createNotifyChannels } from "./notify-channels.js";
+export { type NotificationDrain, type NotificationDrainOptions, type NotificationStats, defaultBackoff, startNotificationDrain } from "./notification-drain.js";
+export { webhookNotifier } from "./webhook-notifier.js";
+export { type EmailMessage, type EmailTransport, type SmtpOptions, emailNotifier } from "./email-notifier.js";

@@ -1,0 +1,215 @@
+import { randomUUID } from "node:crypto";
+import { errorFacts, type Logger, silentLogger } from "@openwork/remote-session-core";
+import type { Sql } from "postgres";
+import type { NotificationKind, NotificationText } from "./notification-event.js";
+import { migrateSessionNotify } from "./notify-migrations.js";
+import { type ChannelKind, type NotificationDelivery, type Notifier, NotifyError } from "./notifier.js";
+
+export interface NotificationDrainOptions {
+  /** Resolves the tables' names (in `schema` when one is given). */
+  sql: Sql;
+  /** Where the tables are; created and migrated at start. Default: the handle's current schema. */
+  schema?: string;
+  /** One adapter per channel kind. A delivery whose kind has none stays pending. */
+  notifiers: readonly Notifier[];
+  /** How often the outbox is looked at without a wake-up. Default 1 000 ms. */
+  intervalMs?: number;
+  /** Tries before a delivery is `dead`. Default 8. */
+  maxAttempts?: number;
+  /** The wait before try `attempt + 1`, in ms. Default 1 s doubling, at most 5 minutes. */
+  backoff?: (attempt: number) => number;
+  /** Registers a source of wake-ups (a committed enqueue elsewhere); returns its unsubscribe. */
+  wake?: (drainNow: () => void) => () => void;
+  /** A send is aborted after this long; a claim lasts twice this, then another drainer may send again. Default 10 000 ms. */
+  sendTimeoutMs?: number;
+  /** Deliveries claimed and sent at once. Default 16. */
+  batchSize?: number;
+  logger?: Logger;
+}
+
+/** What `/metrics` shows of the outbox. `retrying`: tried at least once and due again (a send in flight counts). */
+export interface NotificationStats {
+  pending: number;
+  retrying: number;
+  sent: number;
+  dead: number;
+}
+
+export interface NotificationDrain {
+  /** Looks at the outbox now (after a transaction that enqueued committed). */
+  wake(): void;
+  stats(): Promise<NotificationStats>;
+  /** Stops claiming and waits for the sends in flight. */
+  close(): Promise<void>;
+}
+
+export const defaultBackoff = (attempt: number): number => Math.min(300_000, 1_000 * 2 ** Math.max(0, attempt - 1));
+
+interface ClaimedRow {
+  organizationId: string;
+  eventId: string;
+  channelId: string;
+  attempts: number;
+  kind: NotificationKind;
+  memberId: string;
+  sessionId: string;
+  title: string;
+  state: string;
+  text: NotificationText | null;
+  occurredAt: Date;
+  channelKind: ChannelKind;
+  target: string;
+  secret: string | null;
+  allowText: boolean;
+  enabled: boolean;
+}
+
+/**
+ * Migrates, then drains the outbox: claims due deliveries (`for update skip locked`, so any number
+ * of replicas may run one), sends each through the notifier of its channel's kind, and marks it
+ * sent, schedules a retry after `backoff`, or moves it to `dead` after `maxAttempts` (or at once on
+ * a failure no retry can mend). At least once: a drainer that dies after sending and before marking
+ * leaves the delivery to be sent again once its claim lapses, with the same event id.
+ */
+export async function startNotificationDrain(options: NotificationDrainOptions): Promise<NotificationDrain> {
+  const { sql } = options;
+  await migrateSessionNotify(sql, options.schema ? { schema: options.schema } : {});
+  const settings = {
+    intervalMs: options.intervalMs ?? 1_000,
+    maxAttempts: options.maxAttempts ?? 8,
+    backoff: options.backoff ?? defaultBackoff,
+    sendTimeoutMs: options.sendTimeoutMs ?? 10_000,
+    batchSize: options.batchSize ?? 16,
+    logger: options.logger ?? silentLogger,
+  };
+  const notifiers = new Map(options.notifiers.map((notifier) => [notifier.kind, notifier]));
+  const outbox = outboxStatements(sql);
+
+  const deliver = async (row: ClaimedRow, claim: string): Promise<void> => {
+    const key = { organizationId: row.organizationId, eventId: row.eventId, channelId: row.channelId, claim };
+    if (!row.enabled) return outbox.dead(key, "the channel was disabled before sending");
+    const notifier = notifiers.get(row.channelKind);
+    if (!notifier) return outbox.retry(key, settings.backoff(row.attempts), `no notifier for ${row.channelKind}`, true);
+    const error = await notifier.send(deliveryOf(row), AbortSignal.timeout(settings.sendTimeoutMs)).then(
+      () => null,
+      (failure: unknown) => failure ?? new Error("rejected without a reason"),
+    );
+    // A failure to mark (the database gone) is no failure to send: the claim lapses and the delivery goes again.
+    if (error === null) return outbox.sent(key);
+    const retryable = !(error instanceof NotifyError) || error.retryable;
+    // Only the error's class and code are kept: a message could quote what was sent.
+    const reason = error instanceof NotifyError ? `${error.code}: ${error.message}` : `failed: ${String(errorFacts(error).class)}`;
+    if (retryable && row.attempts < settings.maxAttempts) return outbox.retry(key, settings.backoff(row.attempts), reason, false);
+    settings.logger.warn("notification dead", { eventId: row.eventId, channelId: row.channelId, attempts: row.attempts, ...errorFacts(error) });
+    return outbox.dead(key, reason);
+  };
+
+  const pass = async (): Promise<void> => {
+    for (;;) {
+      const claim = randomUUID();
+      const rows = await outbox.claim(claim, settings.batchSize, settings.sendTimeoutMs * 2);
+      await Promise.all(rows.map((row) => deliver(row, claim)));
+      if (rows.length < settings.batchSize) return;
+    }
+  };
+
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | null = null;
+  let again = false;
+  const run = (): void => {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    clearTimeout(timer);
+    running = pass()
+      .catch((error: unknown) => settings.logger.error("notification drain pass failed", errorFacts(error)))
+      .finally(() => {
+        running = null;
+        if (again) {
+          again = false;
+          run();
+        } else if (!closed) timer = setTimeout(run, settings.intervalMs);
+      });
+  };
+  const unsubscribe = options.wake?.(run);
+  run();
+  return {
+    wake: run,
+    stats: outbox.stats,
+    close: async () => {
+      closed = true;
+      clearTimeout(timer);
+      unsubscribe?.();
+      await running;
+    },
+  };
+}
+
+/** The event as its channel may see it: text only where the member allowed it. */
+function deliveryOf(row: ClaimedRow): NotificationDelivery {
+  const { eventId, kind, organizationId, memberId, sessionId, title, state, occurredAt, text } = row;
+  const event = { id: eventId, kind, organizationId, memberId, sessionId, title, state, occurredAt };
+  return {
+    event: row.allowText && text ? { ...event, text } : event,
+    channel: { id: row.channelId, kind: row.channelKind, target: row.target, secret: row.secret, allowText: row.allowText },
+    attempt: row.attempts,
+  };
+}
+
+interface ClaimKey {
+  organizationId: string;
+  eventId: string;
+  channelId: string;
+  claim: string;
+}
+
+/** The outbox's statements; each mark applies only while the drainer still holds its claim. */
+function outboxStatements(sql: Sql) {
+  const mine = (key: ClaimKey) =>
+    sql`organization_id = ${key.organizationId} and event_id = ${key.eventId} and channel_id = ${key.channelId} and claim = ${key.claim}`;
+  return {
+    claim: (claim: string, limit: number, leaseMs: number): Promise<ClaimedRow[]> =>
+      sql<ClaimedRow[]>`
+        /* across organizations: the outbox drain */
+        with due as (
+          select organization_id, event_id, channel_id from notify_delivery
+          where status = 'pending' and next_attempt_at <= now()
+          order by next_attempt_at limit ${limit} for update skip locked),
+        claimed as (
+          update notify_delivery d set attempts = d.attempts + 1, claim = ${claim},
+            next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
+          from due where d.organization_id = due.organization_id and d.event_id = due.event_id and d.channel_id = due.channel_id
+          returning d.organization_id, d.event_id, d.channel_id, d.attempts)
+        select k.organization_id as "organizationId", k.event_id as "eventId", k.channel_id as "channelId", k.attempts,
+          e.kind, e.member_id as "memberId", e.session_id as "sessionId", e.title, e.state, e.text, e.occurred_at as "occurredAt",
+          c.kind as "channelKind", c.target, c.secret, c.allow_text as "allowText", c.enabled
+        from claimed k
+        join notify_event e on e.organization_id = k.organization_id and e.id = k.event_id
+        join notify_channel c on c.organization_id = k.organization_id and c.id = k.channel_id`,
+    sent: async (key: ClaimKey): Promise<void> => {
+      await sql`update notify_delivery set status = 'sent', sent_at = now(), claim = null, last_error = null where ${mine(key)}`;
+    },
+    retry: async (key: ClaimKey, afterMs: number, reason: string, uncounted: boolean): Promise<void> => {
+      await sql`
+        update notify_delivery set claim = null, last_error = ${reason.slice(0, 500)},
+          attempts = attempts - ${uncounted ? 1 : 0}, next_attempt_at = now() + make_interval(secs => ${afterMs / 1000})
+        where ${mine(key)}`;
+    },
+    dead: async (key: ClaimKey, reason: string): Promise<void> => {
+      await sql`update notify_delivery set status = 'dead', claim = null, last_error = ${reason.slice(0, 500)} where ${mine(key)}`;
+    },
+    stats: async (): Promise<NotificationStats> => {
+      const [row] = await sql<NotificationStats[]>`
+        /* across organizations: metrics */
+        select count(*) filter (where status = 'pending' and attempts = 0)::int as pending,
+          count(*) filter (where status = 'pending' and attempts > 0)::int as retrying,
+          count(*) filter (where status = 'sent')::int as sent,
+          count(*) filter (where status = 'dead')::int as dead
+        from notify_delivery`;
+      return row ?? { pending: 0, retrying: 0, sent: 0, dead: 0 };
+    },
+  };
+}

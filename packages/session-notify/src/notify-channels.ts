@@ -1,0 +1,71 @@
+import { randomBytes } from "node:crypto";
+import { newId, type Queryable } from "@openwork/remote-session-core";
+import { z } from "zod";
+import { NOTIFICATION_KINDS, type NotificationKind, parseOrThrow } from "./notification-event.js";
+import type { ChannelKind } from "./notifier.js";
+
+const common = {
+  memberId: z.string().min(1).max(200),
+  eventKinds: z.array(z.enum(NOTIFICATION_KINDS)).min(1).max(NOTIFICATION_KINDS.length),
+  /** Whether prompt and answer text may leave through this channel. Default false. */
+  allowText: z.boolean().optional(),
+  enabled: z.boolean().optional(),
+};
+
+/** A channel as its member sets it: a webhook (signed with `secret`, generated when absent) or an email address. */
+export const NotifyChannelInputSchema = z.discriminatedUnion("kind", [
+  z.strictObject({
+    kind: z.literal("webhook"),
+    target: z.url({ protocol: /^https?$/ }).max(2000),
+    secret: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/)
+      .optional(),
+    ...common,
+  }),
+  z.strictObject({ kind: z.literal("email"), target: z.email().max(320), ...common }),
+]);
+export type NotifyChannelInput = z.input<typeof NotifyChannelInputSchema>;
+
+/** A channel as listed: its secret is never read back (it is handed out once, at creation). */
+export interface NotifyChannel {
+  id: string;
+  organizationId: string;
+  memberId: string;
+  kind: ChannelKind;
+  target: string;
+  eventKinds: NotificationKind[];
+  allowText: boolean;
+  enabled: boolean;
+}
+
+/** A member's channels in PostgreSQL, for the member routes of a host (never for the model). */
+export function createNotifyChannels(sql: Queryable) {
+  return {
+    /** Creates a channel; returns it with its webhook secret (null for email), which is not shown again. */
+    create: async (organizationId: string, input: NotifyChannelInput): Promise<{ channel: NotifyChannel; secret: string | null }> => {
+      const channel = parseOrThrow(NotifyChannelInputSchema, input, "channel");
+      const secret = channel.kind === "webhook" ? (channel.secret ?? `whsec_${randomBytes(32).toString("base64")}`) : null;
+      const [row] = await sql<NotifyChannel[]>`
+        insert into notify_channel (organization_id, id, member_id, kind, target, secret, event_kinds, allow_text, enabled)
+        values (${organizationId}, ${newId("nch")}, ${channel.memberId}, ${channel.kind}, ${channel.target}, ${secret},
+          ${channel.eventKinds}::text[], ${channel.allowText ?? false}, ${channel.enabled ?? true})
+        returning ${sql.unsafe(COLUMNS)}`;
+      return { channel: row!, secret };
+    },
+    list: (organizationId: string, memberId: string): Promise<NotifyChannel[]> =>
+      sql<NotifyChannel[]>`
+        select ${sql.unsafe(COLUMNS)} from notify_channel
+        where organization_id = ${organizationId} and member_id = ${memberId} order by created_at, id`,
+    /** Removes the member's channel and what it still had to send; false when the member has no such channel. */
+    remove: async (organizationId: string, memberId: string, id: string): Promise<boolean> => {
+      const rows = await sql`delete from notify_channel where organization_id = ${organizationId} and member_id = ${memberId} and id = ${id} returning id`;
+      return rows.length > 0;
+    },
+  };
+}
+
+export type NotifyChannels = ReturnType<typeof createNotifyChannels>;
+
+const COLUMNS = `id, organization_id as "organizationId", member_id as "memberId", kind, target, event_kinds as "eventKinds",
+  allow_text as "allowText", enabled`;

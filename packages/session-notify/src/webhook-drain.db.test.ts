@@ -1,0 +1,168 @@
+import { randomUUID } from "node:crypto";
+import { useTestDatabase } from "@openwork/test-postgres";
+import postgres from "postgres";
+import { Webhook } from "standardwebhooks";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { enqueueNotification } from "./enqueue-notification.js";
+import { type NotificationDrain, type NotificationDrainOptions, startNotificationDrain } from "./notification-drain.js";
+import type { NotificationEvent } from "./notification-event.js";
+import type { Notifier } from "./notifier.js";
+import { createNotifyChannels } from "./notify-channels.js";
+import { migrateSessionNotify } from "./notify-migrations.js";
+import { startWebhookReceiver } from "./testing/receivers.js";
+import { webhookNotifier } from "./webhook-notifier.js";
+
+// The drain to a real HTTP receiver on 127.0.0.1, on a real PostgreSQL: signed, retried, dead, never twice.
+const db = useTestDatabase();
+const SECRET = `whsec_${Buffer.from("a test secret of thirty-two bytes").toString("base64")}`;
+const closing: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  await migrateSessionNotify(db.current.sql);
+});
+afterEach(async () => {
+  for (const close of closing.splice(0).reverse()) await close();
+});
+
+/** A member of an organization of its own, with one webhook channel at `url` taking `turn_idle`. */
+async function memberWithWebhook(url: string): Promise<{ organizationId: string; memberId: string }> {
+  const organizationId = `org_${randomUUID().slice(0, 8)}`;
+  const memberId = "member_hook";
+  await createNotifyChannels(db.current.sql).create(organizationId, { memberId, kind: "webhook", target: url, secret: SECRET, eventKinds: ["turn_idle"] });
+  return { organizationId, memberId };
+}
+
+const idleEvent = (id: string, owner: { organizationId: string; memberId: string }): NotificationEvent => ({
+  id,
+  kind: "turn_idle",
+  ...owner,
+  sessionId: "rs_hook",
+  title: "Refactor the parser",
+  state: "idle",
+  text: { answer: "Done: the parser is split in three files." },
+  occurredAt: new Date("2026-12-01T11:00:00Z"),
+});
+
+async function drain(options: Partial<NotificationDrainOptions> = {}): Promise<NotificationDrain> {
+  const started = await startNotificationDrain({ sql: db.current.sql, notifiers: [webhookNotifier()], intervalMs: 20, backoff: () => 0, ...options });
+  closing.push(() => started.close());
+  return started;
+}
+
+async function receiver(statuses?: readonly number[]) {
+  const started = await startWebhookReceiver(statuses);
+  closing.push(() => started.close());
+  return started;
+}
+
+const statusOf = (id: string) => db.current.sql`select status, attempts, last_error as "lastError" from notify_delivery where event_id = ${id}`;
+
+describe("the webhook drain", () => {
+  it("POSTs the event signed in the Standard Webhooks format, webhook-id = the event id, without text the channel does not allow", async () => {
+    const hook = await receiver();
+    const owner = await memberWithWebhook(hook.url);
+    await enqueueNotification(db.current.sql, idleEvent("evt_signed", owner));
+    await drain();
+    await hook.next(1);
+    const [request] = hook.received;
+    const verified = new Webhook(SECRET).verify(request!.body, request!.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
+    expect(request!.headers["webhook-id"]).toBe("evt_signed");
+    expect(verified).toMatchObject({
+      type: "session.turn_idle",
+      data: { eventId: "evt_signed", sessionId: "rs_hook", title: "Refactor the parser", state: "idle" },
+    });
+    expect(request!.body).not.toContain("parser is split");
+    expect(() => new Webhook(SECRET).verify(request!.body.replace("idle", "failed"), request!.headers as Record<string, string>)).toThrow();
+    await expect.poll(() => statusOf("evt_signed")).toEqual([{ status: "sent", attempts: 1, lastError: null }]);
+  });
+
+  it("retries a receiver answering 500 twice, then 200: one success, the same webhook-id each time", async () => {
+    const hook = await receiver([500, 500, 200]);
+    const owner = await memberWithWebhook(hook.url);
+    await enqueueNotification(db.current.sql, idleEvent("evt_retried", owner));
+    await drain();
+    await hook.next(3);
+    expect(hook.received.map((r) => [r.status, r.headers["webhook-id"]])).toEqual([
+      [500, "evt_retried"],
+      [500, "evt_retried"],
+      [200, "evt_retried"],
+    ]);
+    await expect.poll(() => statusOf("evt_retried")).toEqual([{ status: "sent", attempts: 3, lastError: null }]);
+    expect(hook.received).toHaveLength(3);
+  });
+
+  it("moves a delivery to dead after maxAttempts, visible in stats(); a 4xx goes dead at once", async () => {
+    const failing = await receiver([503]);
+    const refusing = await receiver([410]);
+    const before = await (await drain({ notifiers: [] })).stats();
+    await enqueueNotification(db.current.sql, idleEvent("evt_dead", await memberWithWebhook(failing.url)));
+    await enqueueNotification(db.current.sql, idleEvent("evt_gone", await memberWithWebhook(refusing.url)));
+    const running = await drain({ maxAttempts: 3 });
+    await expect.poll(() => statusOf("evt_dead")).toEqual([{ status: "dead", attempts: 3, lastError: "rejected: the webhook answered 503" }]);
+    await expect.poll(() => statusOf("evt_gone")).toEqual([{ status: "dead", attempts: 1, lastError: "rejected: the webhook answered 410" }]);
+    expect(failing.received).toHaveLength(3);
+    expect(refusing.received).toHaveLength(1);
+    expect((await running.stats()).dead).toBe(before.dead + 2);
+  });
+
+  it("two drainers on one database send each delivery once", async () => {
+    const hook = await receiver();
+    const owner = await memberWithWebhook(hook.url);
+    const ids = Array.from({ length: 40 }, (_, i) => `evt_pair_${i}`);
+    await db.current.sql.begin(async (tx) => {
+      for (const id of ids) await enqueueNotification(tx, idleEvent(id, owner));
+    });
+    const other = postgres(db.current.url, { max: 4, onnotice: () => {} });
+    closing.push(() => other.end());
+    await Promise.all([drain({ batchSize: 4 }), drain({ sql: other, batchSize: 4 })]);
+    await hook.next(ids.length);
+    await expect
+      .poll(async () => (await db.current.sql`select count(*)::int as n from notify_delivery where event_id like 'evt_pair_%' and status = 'sent'`)[0]?.n)
+      .toBe(40);
+    expect(hook.received.map((r) => r.headers["webhook-id"]).sort()).toEqual([...ids].sort());
+  });
+
+  it("sends nothing for an enqueue whose transaction rolled back", async () => {
+    const hook = await receiver();
+    const owner = await memberWithWebhook(hook.url);
+    await db.current.sql
+      .begin(async (tx) => {
+        await enqueueNotification(tx, idleEvent("evt_rolled_back", owner));
+        throw new Error("crash before commit");
+      })
+      .catch(() => {});
+    await enqueueNotification(db.current.sql, idleEvent("evt_committed_after", owner));
+    await drain();
+    await hook.next(1);
+    await expect.poll(() => statusOf("evt_committed_after")).toEqual([{ status: "sent", attempts: 1, lastError: null }]);
+    expect(hook.received.map((r) => r.headers["webhook-id"])).toEqual(["evt_committed_after"]);
+  });
+
+  it("a drainer killed after sending, before marking sent: resent once after restart, with the same webhook-id", async () => {
+    const hook = await receiver();
+    const owner = await memberWithWebhook(hook.url);
+    await enqueueNotification(db.current.sql, idleEvent("evt_crash", owner));
+    // The first drainer's process dies right after the receiver took the request: its connection is gone.
+    const doomed = postgres(db.current.url, { max: 2, onnotice: () => {} });
+    const real = webhookNotifier();
+    let killed!: () => void;
+    const died = new Promise<void>((resolve) => (killed = resolve));
+    const dying: Notifier = {
+      kind: "webhook",
+      send: async (delivery, signal) => {
+        await real.send(delivery, signal);
+        await doomed.end({ timeout: 0 });
+        killed();
+      },
+    };
+    const first = await startNotificationDrain({ sql: doomed, notifiers: [dying], intervalMs: 20, sendTimeoutMs: 100 });
+    await died;
+    await first.close();
+    expect(await statusOf("evt_crash")).toEqual([{ status: "pending", attempts: 1, lastError: null }]);
+    // The restart: its claim lapses (twice the send timeout), and another drainer sends it again.
+    await drain();
+    await hook.next(2);
+    await expect.poll(() => statusOf("evt_crash")).toEqual([{ status: "sent", attempts: 2, lastError: null }]);
+    expect(hook.received.map((r) => r.headers["webhook-id"])).toEqual(["evt_crash", "evt_crash"]);
+  });
+});

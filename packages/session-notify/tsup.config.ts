@@ -1,0 +1,3 @@
+import { library } from "../../tsup.presets";
+
+export default library();
