@@ -18,3 +18,8 @@ export function runnerCanTake(
 ): boolean {
   return dialectOf(runner.dialect).canTake({ protocolVersion: runner.protocol_version, capabilities: runner.capabilities }, kind, requirements);
 }
+
+/** The kinds a claim-next may hand a runner: what it takes, narrowed to what it asked for (all it takes when it names none). */
+export function kindsToClaim(runner: { dialect?: string | undefined; capabilities: readonly string[] }, asked: readonly string[] | undefined): TaskKind[] {
+  return kindsRunnerTakes(runner).filter((kind) => !asked || asked.includes(kind));
+}

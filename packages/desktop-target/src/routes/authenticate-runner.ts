@@ -1,24 +1,10 @@
-import type { Queryable } from "@openwork/remote-session-core";
 import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol";
 import { bearerToken, verifyRunnerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { dialectOf } from "../dialects/index.js";
+import { type AuthenticatedRunner, checkRegistration, type VerifiedRunner } from "../store/check-registration.js";
 import type { RunnerDialect } from "../store/runner-row.js";
-import type { RunnerIdentity } from "../store/task-row.js";
-import { recordTokenRunner, type TokenHolder, touchRunner } from "../store/touch-runner.js";
 import type { RouteContext } from "./route-context.js";
-
-/** A runner request's verified identity. */
-export type AuthenticatedRunner = RunnerIdentity & { expiresAt: number; dialect: RunnerDialect };
-
-/** A runner request whose token and member are verified; its registration is checked by `checkRegistration`. */
-export interface VerifiedRunner {
-  holder: TokenHolder;
-  expiresAt: number;
-  dialect: RunnerDialect;
-  /** The capabilities the token names (a dialect may take them from there; ours are the registration's). */
-  tokenCapabilities: readonly string[];
-}
 
 /**
  * Verifies a runner token and that its member is still active; marks the runner as seen. The
@@ -34,7 +20,7 @@ export async function authenticateRunner(ctx: RouteContext, request: Request, di
 
 /**
  * The first half of `authenticateRunner`: the token and the membership, no query of ours. A hot
- * route runs `checkRegistration` inside its own transaction, in its first round trip.
+ * route runs `checkRegistration` (the second half) inside its own transaction, in its first round trip.
  */
 export async function verifyRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<VerifiedRunner> {
   const { authentication } = dialectOf(dialect);
@@ -49,19 +35,4 @@ export async function verifyRunner(ctx: RouteContext, request: Request, dialect:
   }
   const holder = { organizationId, memberId, runnerId, mintedAt: expiresAt - RUNNER_TOKEN_TTL_MS };
   return { holder, expiresAt, dialect, tokenCapabilities: verified.claims.c };
-}
-
-/** The second half of `authenticateRunner`: the runner is registered, not revoked since the mint, in this dialect. */
-export async function checkRegistration(sql: Queryable, { holder, expiresAt, dialect, tokenCapabilities }: VerifiedRunner): Promise<AuthenticatedRunner> {
-  const { authentication } = dialectOf(dialect);
-  let registered = await touchRunner(sql, holder);
-  if (!registered && authentication.recordsTokenRunner) {
-    await recordTokenRunner(sql, holder, dialect);
-    registered = await touchRunner(sql, holder);
-  }
-  if (!registered) throw new ChannelRefusal("runner_unauthorized", "runner token refused: runner not registered or revoked");
-  if (registered.dialect !== dialect) throw new ChannelRefusal("runner_unauthorized", "runner token refused: registered for the other runner protocol");
-  const capabilities = authentication.capabilitiesFrom === "token" ? [...tokenCapabilities] : registered.capabilities;
-  const { organizationId, memberId, runnerId } = holder;
-  return { organizationId, memberId, runnerId, capabilities, protocolVersion: registered.protocolVersion, expiresAt, dialect };
 }

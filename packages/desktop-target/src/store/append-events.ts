@@ -7,7 +7,7 @@ import { type LiveState, syncSessionState } from "./sync-session-state.js";
 import { emptyFold, foldEvents, type TaskFold } from "../transcript/task-fold.js";
 import { endedClears, type RowKey, type RunnerIdentity, sessionKey, type TaskRow, taskKey } from "./task-row.js";
 import { leaving, movedTo } from "./task-state-sql.js";
-import { pipeline } from "./transaction.js";
+import { pipeline } from "./pipeline.js";
 import type { Hints } from "../wake/hints.js";
 
 /** What one task's events may take at most (JSON bytes, every attempt together): 4 MiB. */

@@ -77,19 +77,34 @@ async function takeCandidate(
 type ClaimedRow = TaskRow & { moved_target_session_id: string | null; session_moved: boolean };
 
 async function explainRefusal(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<ClaimOutcome> {
-  const [task] = await tx<(TaskRow & { bound: string | null })[]>`
-    select t.*, s.target_session_id as bound from desktop_task t join remote_session s on s.organization_id = t.organization_id and s.id = t.session_id
-    where t.id = ${taskId} and t.organization_id = ${runner.organizationId} and t.member_id = ${runner.memberId}`;
+  const task = await findOwnTask(tx, runner, taskId);
   // Another member's task, or one pinned to another runner, is not this runner's business at all.
   if (!task || (task.pinned_runner_id !== null && task.pinned_runner_id !== runner.runnerId)) {
     throw new ChannelRefusal("not_found", "no such task");
   }
-  if (task.state === "claimed" && task.claimed_by_runner_id === runner.runnerId) {
-    return { kind: "replayed", task, localSessionId: task.local_session_id ?? task.bound };
-  }
+  if (isHeldBy(task, runner)) return { kind: "replayed", task, localSessionId: task.local_session_id ?? task.bound };
   const missing = task.required_capabilities.filter((c) => !runner.capabilities.includes(c));
   if (task.state === "queued" && (missing.length > 0 || task.required_protocol > runner.protocolVersion)) {
     throw new ChannelRefusal("runner_update_required", "this runner lacks what the task needs", { missing });
   }
   throw new ChannelRefusal("claim_conflict", `the task is not claimable (${task.state})`);
 }
+
+/**
+ * A task this runner claimed and still holds, as its claim answered it (`replayed`), else null:
+ * what a replayed completion hands back as its next task. Reads only: one statement.
+ */
+export async function heldTask(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<ClaimOutcome | null> {
+  const task = await findOwnTask(tx, runner, taskId);
+  return task && isHeldBy(task, runner) ? { kind: "replayed", task, localSessionId: task.local_session_id ?? task.bound } : null;
+}
+
+/** One of the member's tasks, with the local session its remote session is bound to. */
+async function findOwnTask(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<(TaskRow & { bound: string | null }) | undefined> {
+  const [task] = await tx<(TaskRow & { bound: string | null })[]>`
+    select t.*, s.target_session_id as bound from desktop_task t join remote_session s on s.organization_id = t.organization_id and s.id = t.session_id
+    where t.id = ${taskId} and t.organization_id = ${runner.organizationId} and t.member_id = ${runner.memberId}`;
+  return task;
+}
+
+const isHeldBy = (task: TaskRow, runner: RunnerIdentity) => task.state === "claimed" && task.claimed_by_runner_id === runner.runnerId;

@@ -38,15 +38,3 @@ export async function transaction<T>(scope: TransactionScope, fn: (tx: Queryable
     tx.release();
   }
 }
-
-/**
- * Awaits every step sent together in one round trip, then throws the first failure in the order
- * given. Unlike `Promise.all`, it never returns while a step is still in flight, so a failure
- * cannot roll the transaction back under a statement that has not been sent yet.
- */
-export async function pipeline<const T extends readonly unknown[]>(steps: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
-  const settled = await Promise.allSettled(steps);
-  const failed = settled.find((step) => step.status === "rejected");
-  if (failed) throw failed.reason;
-  return settled.map((step) => (step as PromiseFulfilledResult<unknown>).value) as never;
-}

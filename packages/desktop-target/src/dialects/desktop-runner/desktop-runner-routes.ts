@@ -1,6 +1,6 @@
 import { RUNNER_PATHS } from "@openwork/runner-protocol";
 import { type Context, Hono } from "hono";
-import { checkRegistration, verifyRunner } from "../../routes/authenticate-runner.js";
+import { authenticateRunner, verifyRunner } from "../../routes/authenticate-runner.js";
 import { handleEventsStream } from "../../routes/handle-events-stream.js";
 import { handlePresence } from "../../routes/handle-presence.js";
 import { handleEnableRunner, handleListRunners, handleRenameRunner, handleRevokeRunner } from "../../routes/handle-runner-admin.js";
@@ -33,7 +33,7 @@ const runnerIdOf = (c: Context): string => {
  */
 export function desktopRunnerRoutes(ctx: RouteContext, options: { prefix: string; presenceWindowMs: number }): Hono {
   const { prefix, presenceWindowMs } = options;
-  const registered = async (c: Context) => checkRegistration(ctx.sql, await verifyRunner(ctx, c.req.raw, "desktop-runner"));
+  const registered = (c: Context) => authenticateRunner(ctx, c.req.raw, "desktop-runner");
   const task = async (c: Context) => {
     const taskId = taskIdOf(c);
     return [await registered(c), taskId] as const;

@@ -1,4 +1,5 @@
-import { type AuthenticatedRunner, authenticateRunner } from "../../routes/authenticate-runner.js";
+import { authenticateRunner } from "../../routes/authenticate-runner.js";
+import type { AuthenticatedRunner } from "../../store/check-registration.js";
 import { readJsonBody } from "../../routes/read-json-body.js";
 import type { RouteContext } from "../../routes/route-context.js";
 import { parseOpenwork } from "./openwork-wire.js";

@@ -6,7 +6,7 @@ import { receiveCommand, receiveProgress, receiveRequest } from "./openwork-deli
 import { failClaimedTask, MODEL_ACCESS_LOST } from "../../store/fail-claimed-task.js";
 import { type TaskKind, type TaskRow, taskKey } from "../../store/task-row.js";
 import { leaving } from "../../store/task-state-sql.js";
-import type { AuthenticatedRunner } from "../../routes/authenticate-runner.js";
+import type { AuthenticatedRunner } from "../../store/check-registration.js";
 import { type OpenworkContext, type OpenworkHandler, type OpenworkRoute, runnerCall } from "./openwork-call.js";
 import {
   CommandCompleteSchema,

@@ -1,0 +1,58 @@
+import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protocol";
+import { kindsToClaim } from "../runner-abilities.js";
+import { type AuthenticatedRunner, checkRegistration, type VerifiedRunner } from "./check-registration.js";
+import { type ClaimOutcome, claimNextTask, heldTask } from "./claim-task.js";
+import { isReplay, lockForCompletion, settleTask } from "./complete-task.js";
+import { pipeline } from "./pipeline.js";
+import { writeSessionState } from "./sync-session-state.js";
+import { type TransactionScope, transaction } from "./transaction.js";
+
+/** Where a completion runs: the channel's database and publisher, its lease and its cap on a task's events. */
+export interface CompletionScope extends TransactionScope {
+  readonly leaseMs: number;
+  readonly turnEventBytes: number;
+}
+
+/** What a completion's transaction decided, for the route to answer with. */
+export interface CompletionOutcome {
+  /** The runner, as its registration says now. */
+  runner: AuthenticatedRunner;
+  answer: CompleteResponse;
+  /**
+   * The runner's next task, when the body asked for one: claimed in this transaction (its
+   * claim-time checks are still to run), or the one a replayed completion's first answer carried
+   * and the runner still holds. Null when none.
+   */
+  next: ClaimOutcome | null;
+}
+
+/**
+ * `POST tasks/:id/complete`, the hot path of protocol 3, as one transaction whose statements are
+ * started in this order, each step after the one before it:
+ *
+ * 1. with BEGIN, in one round trip: the runner's registration (a revoked runner's completion is
+ *    refused whole: its error rolls everything back), the task's lock and the events it holds;
+ * 2. the events, the settled task, the session's lock with its turns (one round trip; two more
+ *    when new events grow the task's fold);
+ * 3. in one round trip: the session's move, then the claim of the runner's next task. The order
+ *    matters: a follow-up of this session claimed next moves the session again, after this move.
+ *
+ * Then COMMIT: four round trips in all. A replay (the same body again) writes nothing and hands
+ * back the task the first answer claimed, while the runner still holds it.
+ */
+export async function completeAndClaim(scope: CompletionScope, verified: VerifiedRunner, taskId: string, body: CompleteRequest): Promise<CompletionOutcome> {
+  return transaction(scope, async (tx, hints) => {
+    const [runner, locked] = await pipeline([checkRegistration(tx, verified), lockForCompletion(tx, verified.holder, taskId, body)]);
+    const { task } = locked;
+    if (isReplay(task, body)) {
+      const held = body.next && task.next_task_id ? await heldTask(tx, runner, task.next_task_id) : null;
+      return { runner, answer: { taskId, state: task.state }, next: held };
+    }
+    const settled = await settleTask(tx, locked, body, scope.turnEventBytes);
+    const kinds = body.next ? kindsToClaim(runner, body.next.kinds) : [];
+    const moved = writeSessionState(tx, hints, settled.session, settled.patch);
+    const claimed = kinds.length > 0 ? claimNextTask(tx, hints, runner, kinds, scope.leaseMs, taskId) : null;
+    const [, next] = await pipeline([moved, claimed]);
+    return { runner, answer: { taskId, state: settled.state }, next };
+  });
+}
