@@ -24,6 +24,8 @@ export interface NotificationDrainOptions {
   sendTimeoutMs?: number;
   /** Deliveries claimed and sent at once. Default 16. */
   batchSize?: number;
+  /** Sent deliveries older than this are deleted (with events left without any), at most once a minute. Default 7 days. Dead ones stay for the operator. */
+  keepSentMs?: number;
   logger?: Logger;
 }
 
@@ -80,6 +82,7 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
     backoff: options.backoff ?? defaultBackoff,
     sendTimeoutMs: options.sendTimeoutMs ?? 10_000,
     batchSize: options.batchSize ?? 16,
+    keepSentMs: options.keepSentMs ?? 7 * 86_400_000,
     logger: options.logger ?? silentLogger,
   };
   const notifiers = new Map(options.notifiers.map((notifier) => [notifier.kind, notifier]));
@@ -104,7 +107,12 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
     return outbox.dead(key, reason);
   };
 
+  let prunedAt = Number.NEGATIVE_INFINITY;
   const pass = async (): Promise<void> => {
+    if (Date.now() - prunedAt >= 60_000) {
+      prunedAt = Date.now();
+      await outbox.prune(settings.keepSentMs);
+    }
     for (;;) {
       const claim = randomUUID();
       const rows = await outbox.claim(claim, settings.batchSize, settings.sendTimeoutMs * 2);
@@ -200,6 +208,19 @@ function outboxStatements(sql: Sql) {
     },
     dead: async (key: ClaimKey, reason: string): Promise<void> => {
       await sql`update notify_delivery set status = 'dead', claim = null, last_error = ${reason.slice(0, 500)} where ${mine(key)}`;
+    },
+    /** One bounded retention pass: old sent deliveries, then the events none is left of. */
+    prune: async (keepMs: number): Promise<void> => {
+      await sql`
+        /* across organizations: retention */
+        delete from notify_delivery where (organization_id, event_id, channel_id) in (
+          select organization_id, event_id, channel_id from notify_delivery
+          where status = 'sent' and sent_at < now() - make_interval(secs => ${keepMs / 1000}) limit 5000)`;
+      await sql`
+        /* across organizations: retention */
+        delete from notify_event e where (e.organization_id, e.id) in (
+          select organization_id, id from notify_event where created_at < now() - make_interval(secs => ${keepMs / 1000}) limit 5000)
+        and not exists (select 1 from notify_delivery d where d.organization_id = e.organization_id and d.event_id = e.id)`;
     },
     stats: async (): Promise<NotificationStats> => {
       const [row] = await sql<NotificationStats[]>`

@@ -94,7 +94,9 @@ describe("the webhook drain", () => {
   it("moves a delivery to dead after maxAttempts, visible in stats(); a 4xx goes dead at once", async () => {
     const failing = await receiver([503]);
     const refusing = await receiver([410]);
-    const before = await (await drain({ notifiers: [] })).stats();
+    const idle = await drain({ notifiers: [] });
+    const before = await idle.stats();
+    await idle.close();
     await enqueueNotification(db.current.sql, idleEvent("evt_dead", await memberWithWebhook(failing.url)));
     await enqueueNotification(db.current.sql, idleEvent("evt_gone", await memberWithWebhook(refusing.url)));
     const running = await drain({ maxAttempts: 3 });
@@ -103,6 +105,24 @@ describe("the webhook drain", () => {
     expect(failing.received).toHaveLength(3);
     expect(refusing.received).toHaveLength(1);
     expect((await running.stats()).dead).toBe(before.dead + 2);
+  });
+
+  it("deletes sent deliveries older than keepSentMs and the events none is left of; keeps dead ones", async () => {
+    const owner = await memberWithWebhook("https://example.com/never");
+    for (const id of ["evt_old_sent", "evt_old_dead", "evt_recent_sent"]) await enqueueNotification(db.current.sql, idleEvent(id, owner));
+    await db.current.sql`
+      update notify_delivery set status = case when event_id = 'evt_old_dead' then 'dead' else 'sent' end,
+        sent_at = case when event_id = 'evt_recent_sent' then now() else now() - interval '2 days' end
+      where organization_id = ${owner.organizationId}`;
+    await db.current.sql`update notify_event set created_at = now() - interval '2 days' where organization_id = ${owner.organizationId}`;
+    await (await drain({ keepSentMs: 86_400_000 })).close();
+    const rows = await db.current.sql`
+      select e.id, d.status from notify_event e left join notify_delivery d on d.organization_id = e.organization_id and d.event_id = e.id
+      where e.organization_id = ${owner.organizationId} order by e.id`;
+    expect(rows.map((row) => [row.id, row.status])).toEqual([
+      ["evt_old_dead", "dead"],
+      ["evt_recent_sent", "sent"],
+    ]);
   });
 
   it("two drainers on one database send each delivery once", async () => {
