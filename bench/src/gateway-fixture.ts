@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type DevMember, memberContext, serveGateway } from "@openwork/gateway";
@@ -29,6 +30,22 @@ export const mintBenchRunner = (baseUrl: string, runnerId: string, as: DevMember
       protocolVersion: RUNNER_PROTOCOL_VERSION,
       capabilities: [...RUNNER_CAPABILITIES],
     },
+  });
+
+/** The reference gateway (its built main) in a process of its own, with no runner of its own and no cloud. */
+export const spawnGatewayProcess = (options: { port: number; databaseUrl: string; devConfig: string; env?: Record<string, string> }) =>
+  spawn(process.execPath, [new URL("../../apps/gateway/dist/main.js", import.meta.url).pathname], {
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(options.port),
+      DATABASE_URL: options.databaseUrl,
+      DEV_CONFIG: options.devConfig,
+      START_RUNNER: "0",
+      CLOUD_RESOLVER_URL: "http://127.0.0.1:9",
+      CLOUD_GATEWAY_KEY: "none",
+      ...options.env,
+    },
+    stdio: "ignore",
   });
 
 /** One gateway process's worth of wiring, served on 127.0.0.1 over real HTTP. */

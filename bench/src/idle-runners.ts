@@ -1,14 +1,13 @@
 // Idle runners: 2 000 open SSE wake streams on one gateway process. Memory per stream, Postgres
 // connections held (constant in the number of runners), and the time for one enqueue to wake
 // exactly the right runner among them. The gateway runs as its own process (apps/gateway).
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "@openwork/embedded-postgres";
 import postgres from "postgres";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
-import { member, mintBenchRunner } from "./gateway-fixture.js";
+import { member, mintBenchRunner, spawnGatewayProcess } from "./gateway-fixture.js";
 
 const RUNNERS = Number(process.env.RUNNERS ?? 2_000);
 const WAKES = Number(process.env.WAKES ?? 50);
@@ -21,18 +20,7 @@ await writeFile(
   join(home, "gateway.json"),
   JSON.stringify({ members: [member], cloudOrganizations: [], runnerTokenSecret: "bench-runner-secret-0123456789abcdef" }),
 );
-const gateway = spawn(process.execPath, [new URL("../../apps/gateway/dist/main.js", import.meta.url).pathname], {
-  env: {
-    PATH: process.env.PATH,
-    PORT: String(port),
-    DATABASE_URL: db.url,
-    DEV_CONFIG: join(home, "gateway.json"),
-    START_RUNNER: "0",
-    CLOUD_RESOLVER_URL: "http://127.0.0.1:9",
-    CLOUD_GATEWAY_KEY: "none",
-  },
-  stdio: "ignore",
-});
+const gateway = spawnGatewayProcess({ port, databaseUrl: db.url, devConfig: join(home, "gateway.json") });
 const health = async () => (await (await fetch(`${baseUrl}/health`)).json()) as { runnerStreams: number; memory: { rss: number; heapUsed: number } };
 const sql = postgres(db.url, { max: 2, onnotice: () => {} });
 const connections = async () => {

@@ -1,7 +1,7 @@
 // Scale-out: two gateway processes on one Postgres with runners split across them, against one
 // process. Dispatch latency (create through process A, runner streaming from B: the hint crosses
 // processes through NOTIFY) and claim throughput.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import { freePort } from "@openwork/embedded-postgres";
 import { createRunnerClient, type RunnerClient, runRunner } from "@openwork/runner-protocol/client";
 import { drainAsRunner } from "./drain-as-runner.js";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
-import { member, mintBenchRunner } from "./gateway-fixture.js";
+import { member, mintBenchRunner, spawnGatewayProcess } from "./gateway-fixture.js";
 
 const SAMPLES = Number(process.env.SAMPLES ?? 100);
 const TASKS = Number(process.env.TASKS ?? 1_000);
@@ -25,21 +25,7 @@ const children: ChildProcess[] = [];
 
 async function startProcess(): Promise<string> {
   const port = await freePort();
-  children.push(
-    spawn(process.execPath, [new URL("../../apps/gateway/dist/main.js", import.meta.url).pathname], {
-      env: {
-        PATH: process.env.PATH,
-        PORT: String(port),
-        DATABASE_URL: db.url,
-        DEV_CONFIG: join(home, "gateway.json"),
-        START_RUNNER: "0",
-        CLOUD_RESOLVER_URL: "http://127.0.0.1:9",
-        CLOUD_GATEWAY_KEY: "none",
-        CREATE_RATE_LIMIT_PER_MINUTE: "1000000",
-      },
-      stdio: "ignore",
-    }),
-  );
+  children.push(spawnGatewayProcess({ port, databaseUrl: db.url, devConfig: join(home, "gateway.json"), env: { CREATE_RATE_LIMIT_PER_MINUTE: "1000000" } }));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try {
