@@ -125,6 +125,21 @@ describe("the webhook drain", () => {
     ]);
   });
 
+  it("sends when its wake source says so, and moves a delivery whose channel was disabled meanwhile to dead, unsent", async () => {
+    const hook = await receiver();
+    const owner = await memberWithWebhook(hook.url);
+    await enqueueNotification(db.current.sql, idleEvent("evt_disabled", owner));
+    await db.current.sql`update notify_channel set enabled = false where organization_id = ${owner.organizationId}`;
+    let wakeUp!: () => void;
+    await drain({ intervalMs: 3_600_000, wake: (drainNow) => ((wakeUp = drainNow), () => {}) });
+    // Its first pass at start: the disabled channel's delivery goes dead. Then it sleeps for an hour unless woken.
+    await expect.poll(() => statusOf("evt_disabled")).toEqual([{ status: "dead", attempts: 1, lastError: "the channel was disabled before sending" }]);
+    await enqueueNotification(db.current.sql, idleEvent("evt_woken", await memberWithWebhook(hook.url)));
+    wakeUp();
+    await hook.next(1);
+    expect(hook.received.map((r) => r.headers["webhook-id"])).toEqual(["evt_woken"]);
+  });
+
   it("two drainers on one database send each delivery once", async () => {
     const hook = await receiver();
     const owner = await memberWithWebhook(hook.url);
