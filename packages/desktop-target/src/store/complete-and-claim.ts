@@ -32,8 +32,8 @@ export interface CompletionOutcome {
  *
  * 1. with BEGIN, in one round trip: the runner's registration (a revoked runner's completion is
  *    refused whole: its error rolls everything back), the task's lock and the events it holds;
- * 2. the events, the settled task, the session's lock with its turns (one round trip; two more
- *    when new events grow the task's fold);
+ * 2. the events, the settled task, the session's lock with its turns (one round trip; see
+ *    `settleTask` for the rare ones more);
  * 3. in one round trip: the session's move, then the claim of the runner's next task. The order
  *    matters: a follow-up of this session claimed next moves the session again, after this move.
  *

@@ -56,7 +56,8 @@ function storedCompletion(body: CompleteRequest): Omit<CompleteRequest, "events"
  * Settles the attempt with its last events (protocol 3: one transaction for both), and locks the
  * task's session with its turns, which see the settled task. The prompt is cleared: the task no
  * longer needs it. Last events that would take the task past `capBytes` are not stored and the
- * turn ends `failed` (`turn_too_large`). One round trip; three when new events grow the fold.
+ * turn ends `failed` (`turn_too_large`). One round trip, and one more for each event that binds the
+ * session and for a task from before folding (its held events are folded first).
  */
 export async function settleTask(tx: Queryable, { task, held }: LockedCompletion, body: CompleteRequest, capBytes: number): Promise<SettledTask> {
   const key = { organizationId: task.organization_id, id: task.id };
