@@ -74,6 +74,8 @@ async function versionAsServerUser(program: string): Promise<string> {
   return (await run(command[0] as string, command[1] as string[], { cwd: isRoot ? folder : "/" })).stdout;
 }
 
+// Both staging tests copy the packaged binaries (tens of megabytes) and run them as another user:
+// seconds on a loaded machine, more than the default 5 s (CI saw 5 s pass during a full run).
 it("stages binaries whose libraries are relative and absolute links, from a private folder, into a copy that links only inside itself", async () => {
   const { binaries, links } = await nativeAsFirstInstalled(join(folder, "first"), "first-install-test");
   expect(links.relative).toBeGreaterThan(0);
@@ -91,7 +93,7 @@ it("stages binaries whose libraries are relative and absolute links, from a priv
   }
   expect(await versionAsServerUser(staged.initdb)).toMatch(/initdb \(PostgreSQL\) 18/);
   expect(await versionAsServerUser(staged.postgres)).toMatch(/PostgreSQL\) 18/);
-});
+}, 60_000);
 
 it("replaces a staged copy that no longer runs (its links lead into a checkout since deleted) instead of trusting its marker", async () => {
   const { binaries } = await nativeAsFirstInstalled(join(folder, "second"), "dangling-test");
@@ -108,7 +110,7 @@ it("replaces a staged copy that no longer runs (its links lead into a checkout s
   expect(dirname(dirname(staged.initdb))).toBe(copy);
   expect(await versionAsServerUser(staged.initdb)).toMatch(/initdb \(PostgreSQL\) 18/);
   expect((await linksBelow(copy)).every(({ leadsTo }) => leadsTo !== null)).toBe(true);
-});
+}, 60_000);
 
 it("starts the embedded server from a private working folder", async () => {
   const script = `

@@ -83,7 +83,10 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
           // already closed by the reader
         }
       };
+      // Runs once: the request's abort and the body's cancel both end a stream, and a second
+      // disconnect mark could land after the runner's next request had brought it back online.
       cleanup = () => {
+        if (!open) return;
         open = false;
         unsubscribe();
         if (dialect.presence === "stream" && ctx.hub.runnerStreamCount(runner) === 0) {
