@@ -108,11 +108,10 @@ export async function startR0Double(options: R0DoubleOptions): Promise<R0Double>
           if (message.id) lastEventId = message.id;
           if (message.event === "automation_work_available" || message.event === "automation_cancellation_available") void reconcile();
         },
-        // The gateway beats every 15 s: a stream silent for a minute is a half-open connection.
-        silenceMs: 60_000,
+        // No silence timer: the released R0 desktop has none, and waits on a silent stream until it ends.
         signal: AbortSignal.any([stopped.signal, connection.signal]),
       }).catch(() => {
-        // the stream broke, went silent, or was ended by a new token or stop
+        // the stream broke, or was ended by a new token or stop
       });
       // A stream the server closed: one backoff step.
       await sleep(500 * jitter() * 0.5);

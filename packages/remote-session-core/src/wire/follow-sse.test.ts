@@ -40,6 +40,19 @@ function body() {
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("followSse", () => {
+  it("without silenceMs arms no timer: a silent stream is followed until the server ends it", async () => {
+    const source = body();
+    const timers = manualTimers();
+    const messages: EventSourceMessage[] = [];
+    const followed = followSse({ open: async () => source.stream, onMessage: (m) => messages.push(m), timers });
+    await tick();
+    expect(timers.armed()).toBe(0);
+    source.write(sseFrame({ data: "late" }));
+    source.end();
+    await followed;
+    expect(messages.map((m) => m.data)).toEqual(["late"]);
+  });
+
   it("delivers each message, split across chunks or not, and resolves when the server ends the stream", async () => {
     const source = body();
     const messages: EventSourceMessage[] = [];

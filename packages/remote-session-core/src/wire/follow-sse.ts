@@ -14,8 +14,11 @@ export interface FollowSseOptions {
   onMessage(message: EventSourceMessage): void;
   /** Bytes arrived: a message, part of one, or a keepalive comment. */
   onBytes?(): void;
-  /** No byte for this long, connecting included, ends the connection with {@link SseSilentError}. */
-  silenceMs: number;
+  /**
+   * No byte for this long, connecting included, ends the connection with {@link SseSilentError}.
+   * Left out, a silent connection is followed until it ends (a client with no silence timer).
+   */
+  silenceMs?: number;
   /** Ends the connection (the follower then rejects with the signal's reason). */
   signal?: AbortSignal;
   timers?: SseTimers;
@@ -46,9 +49,11 @@ export async function followSse(options: FollowSseOptions): Promise<void> {
   if (options.signal?.aborted) throw options.signal.reason;
   options.signal?.addEventListener("abort", stop, { once: true });
   let silence: unknown;
+  const { silenceMs } = options;
   const arm = () => {
+    if (silenceMs === undefined) return;
     timers.clearTimeout(silence);
-    silence = timers.setTimeout(() => drop(new SseSilentError(options.silenceMs)), options.silenceMs);
+    silence = timers.setTimeout(() => drop(new SseSilentError(silenceMs)), silenceMs);
   };
   try {
     arm();
