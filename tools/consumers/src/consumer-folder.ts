@@ -42,6 +42,17 @@ async function pack(name: string, into: string): Promise<string> {
   return join(into, made[0]!);
 }
 
+/** What a host with both targets and the capability installs (folder names, dependencies first). */
+export const CAPABILITY_WITH_TARGETS = [
+  "remote-session-core",
+  "runner-protocol",
+  "desktop-target",
+  "opencode-client",
+  "cloud-target",
+  "mcp-app-card",
+  "mcp-capability",
+];
+
 /**
  * Packs `packages` (folder names under packages/) and installs them with npm, offline, in a fresh
  * folder of the system temp dir, beside `thirdParty` (package names; the versions come from the

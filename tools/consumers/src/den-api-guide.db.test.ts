@@ -4,23 +4,13 @@ import { join } from "node:path";
 import { type RunningWitness, startWitnessWorker } from "@openwork/witness-worker";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type ConsumerFolder, installConsumer } from "./consumer-folder.js";
+import { CAPABILITY_WITH_TARGETS, type ConsumerFolder, installConsumer } from "./consumer-folder.js";
 
 // The den-api guide's integration, as den-api would adopt it: the tarballs installed by npm beside
 // Hono and the host's own zod and postgres; the host compiled by TypeScript against the published
 // declarations and den-api's registry as den-api declares it; then run against a worker double.
 const db = useTestDatabase();
-const PACKAGES = [
-  "remote-session-core",
-  "runner-protocol",
-  "desktop-target",
-  "opencode-client",
-  "cloud-target",
-  "mcp-app-card",
-  "mcp-capability",
-  "session-push",
-  "remote-session-host",
-];
+const PACKAGES = [...CAPABILITY_WITH_TARGETS, "session-push", "remote-session-host"];
 const THIRD_PARTY = ["zod", "postgres", "ky", "eventsource-parser", "hono", "@modelcontextprotocol/server", "@types/node"];
 const FIXTURE = new URL("../fixtures/den-api/", import.meta.url);
 let folder: ConsumerFolder;

@@ -3,22 +3,13 @@ import { join } from "node:path";
 import { type RunningWitness, startWitnessWorker } from "@openwork/witness-worker";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type ConsumerFolder, installConsumer, installedCopies } from "./consumer-folder.js";
+import { CAPABILITY_WITH_TARGETS, type ConsumerFolder, installConsumer, installedCopies } from "./consumer-folder.js";
 
 // Every published package from its tarball, installed by npm beside the host's own zod and
 // postgres (a zod patch other than the one the workspace pins), then a den-api-shaped host in
 // that folder: the capability source with the desktop and cloud targets, in a registry double.
 const db = useTestDatabase();
-const PACKAGES = [
-  "remote-session-core",
-  "runner-protocol",
-  "desktop-target",
-  "opencode-client",
-  "cloud-target",
-  "mcp-app-card",
-  "mcp-capability",
-  "wake-bus-nats",
-];
+const PACKAGES = [...CAPABILITY_WITH_TARGETS, "wake-bus-nats"];
 const THIRD_PARTY = [
   "zod",
   "postgres",
