@@ -32,6 +32,7 @@ import { checkTargetDeclarations } from "./target-declarations.js";
 import { fromOpenworkDialect } from "./openwork-dialect.js";
 import { toolResult, type ToolResult } from "./to-tool-result.js";
 import { createMemberSlots, type MemberSlots } from "./member-slots.js";
+import { createNotifiedLookup, type NotificationLog } from "./notification-log.js";
 
 /** A match in the shape den-api's capability registry ranks and returns. */
 export interface CapabilityMatch {
@@ -134,6 +135,13 @@ export interface RemoteSessionSourceOptions {
    * turned into the caller's error.
    */
   audit?: (event: AuditEvent) => void | Promise<void>;
+  /**
+   * The host's record of the notifications it sent members (webhook, email). When given, a read of
+   * a session whose request waits on the human (a permission, a question) carries `notified:
+   * [{ channel, at, kind? }]`: what went out since the request was asked. Without it reads carry no
+   * `notified`. A log that fails or is slow is logged and the read answers without it.
+   */
+  notificationLog?: NotificationLog;
   logger?: Logger;
 }
 
@@ -158,6 +166,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
   const sessions = createRemoteSessions(options.ledger, logger);
   const CAPABILITIES = buildCapabilities(options.targets);
   const schemas = new Map(ACTIONS.map((action) => [action, z.toJSONSchema(CAPABILITIES[action].args, { io: "input" }) as Record<string, unknown>]));
+  const notified = createNotifiedLookup(options.notificationLog, logger);
   const waiting = createMemberSlots(options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
   const gated = (ctx: RegistryContext) => policy.gateScope !== undefined && !ctx.principal.scopes.has(policy.gateScope);
 
@@ -241,6 +250,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
           createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT,
           sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT,
           inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS,
+          notified,
         });
         const payload = await capability.run(env, args);
         fields.sessionId = payload.sessionId;

@@ -11,6 +11,7 @@ export {
   createRemoteSessionSource,
   DEFAULT_WAITING_READS_PER_MEMBER,
 } from "./create-remote-session-source.js";
+export type { NotificationLog, SentNotification, NotifiedEntry } from "./notification-log.js";
 export { type MemberSlots, createMemberSlots } from "./member-slots.js";
 export { type RegistryContext, type SearchContext, type SourceFilter, ALL_SOURCES, remoteSessionContext } from "./registry-context.js";
 export { type RemoteSessionPolicy, DEFAULT_POLICY } from "./policy.js";

@@ -1,4 +1,5 @@
 import { fail, type LedgerSession, type RateLimit, type RemoteSessions, type SessionLedger, type Target, type TargetCall } from "@openwork/remote-session-core";
+import type { NotifiedLookup } from "./notification-log.js";
 import type { TargetCatalog } from "./target-catalog.js";
 
 /** What a capability runs with: the call, the ledger, the session model and the targets. */
@@ -14,6 +15,8 @@ export interface RunEnv {
   sendRateLimit: RateLimit;
   /** A request waiting on the human longer than this reads as `overdue`. */
   inputTimeoutMs: number;
+  /** What the member was told of a session's pending request (the host's notification log); never throws. */
+  notified: NotifiedLookup;
   /** Arguments the call set aside (named in the result); a capability adds those it could not honour. */
   ignored: string[];
   /** The caller's session and the target serving it, checked live per the target's rules; unknown and foreign ids alike are `unknown_session`. */

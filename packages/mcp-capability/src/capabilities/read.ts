@@ -84,8 +84,11 @@ export const read = defineCapability({
     const waited = result.pending?.askedAt ? Date.now() - Date.parse(result.pending.askedAt) : 0;
     if (result.pending && waited > env.inputTimeoutMs) result.pending = { ...result.pending, overdue: true };
     const { fields, awaitingTarget: _, ...core } = result;
+    // Whether the member was told the session waits for them: the agent can say so instead of nudging again.
+    const notified = result.pending ? await env.notified(env.call, sessionId, result.pending.askedAt) : undefined;
     const payload = {
       ...core,
+      ...(notified ? { notified } : {}),
       ...declaredFields(target, "read", fields),
       targetLabel: target.label,
       lastActivityAt: session.lastActivityAt.toISOString(),
