@@ -13,5 +13,16 @@ export { migrateSessionNotify } from "./notify-migrations.js";
 export { enqueueNotification } from "./enqueue-notification.js";
 export { type NotifyChannel, type NotifyChannelInput, type NotifyChannels, NotifyChannelInputSchema, createNotifyChannels } from "./notify-channels.js";
 export { type NotificationDrain, type NotificationDrainOptions, type NotificationStats, defaultBackoff, startNotificationDrain } from "./notification-drain.js";
+export {
+  type AnswerLinks,
+  type AnswerLinksOptions,
+  type AnswerLinkTarget,
+  type AnswerLinkErrorCode,
+  type LinkGrant,
+  AnswerLinkError,
+  AnswerLinkTargetSchema,
+  MAX_ANSWER_LINK_TTL_MS,
+  createAnswerLinks,
+} from "./answer-links.js";
 export { webhookNotifier } from "./webhook-notifier.js";
 export { type EmailMessage, type EmailTransport, type SmtpOptions, emailNotifier } from "./email-notifier.js";

@@ -209,7 +209,7 @@ function outboxStatements(sql: Sql) {
     dead: async (key: ClaimKey, reason: string): Promise<void> => {
       await sql`update notify_delivery set status = 'dead', claim = null, last_error = ${reason.slice(0, 500)} where ${mine(key)}`;
     },
-    /** One bounded retention pass: old sent deliveries, then the events none is left of. */
+    /** One bounded retention pass: old sent deliveries, then the events none is left of, then answer links a day past their expiry. */
     prune: async (keepMs: number): Promise<void> => {
       await sql`
         /* across organizations: retention */
@@ -221,6 +221,10 @@ function outboxStatements(sql: Sql) {
         delete from notify_event e where (e.organization_id, e.id) in (
           select organization_id, id from notify_event where created_at < now() - make_interval(secs => ${keepMs / 1000}) limit 5000)
         and not exists (select 1 from notify_delivery d where d.organization_id = e.organization_id and d.event_id = e.id)`;
+      // Kept a day after expiry, so a late click still reads "expired" or "used" rather than "not valid".
+      await sql`
+        /* across organizations: retention */
+        delete from notify_answer_link where id in (select id from notify_answer_link where expires_at < now() - interval '1 day' limit 5000)`;
     },
     stats: async (): Promise<NotificationStats> => {
       const [row] = await sql<NotificationStats[]>`

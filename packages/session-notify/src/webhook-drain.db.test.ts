@@ -107,7 +107,7 @@ describe("the webhook drain", () => {
     expect((await running.stats()).dead).toBe(before.dead + 2);
   });
 
-  it("deletes sent deliveries older than keepSentMs and the events none is left of; keeps dead ones", async () => {
+  it("deletes sent deliveries older than keepSentMs, the events none is left of, answer links a day past expiry; keeps dead ones", async () => {
     const owner = await memberWithWebhook("https://example.com/never");
     for (const id of ["evt_old_sent", "evt_old_dead", "evt_recent_sent"]) await enqueueNotification(db.current.sql, idleEvent(id, owner));
     await db.current.sql`
@@ -115,7 +115,13 @@ describe("the webhook drain", () => {
         sent_at = case when event_id = 'evt_recent_sent' then now() else now() - interval '2 days' end
       where organization_id = ${owner.organizationId}`;
     await db.current.sql`update notify_event set created_at = now() - interval '2 days' where organization_id = ${owner.organizationId}`;
+    await db.current.sql`
+      insert into notify_answer_link (id, organization_id, member_id, session_id, request_id, expires_at)
+      values ('old_link_aaaaaaaaaaaaa', ${owner.organizationId}, 'm', 'rs', 'per', now() - interval '25 hours'),
+        ('late_link_aaaaaaaaaaaa', ${owner.organizationId}, 'm', 'rs', 'per', now() - interval '23 hours')`;
     await (await drain({ keepSentMs: 86_400_000 })).close();
+    const links = await db.current.sql`select id from notify_answer_link where organization_id = ${owner.organizationId}`;
+    expect(links.map((link) => link.id)).toEqual(["late_link_aaaaaaaaaaaa"]);
     const rows = await db.current.sql`
       select e.id, d.status from notify_event e left join notify_delivery d on d.organization_id = e.organization_id and d.event_id = e.id
       where e.organization_id = ${owner.organizationId} order by e.id`;
