@@ -48,6 +48,11 @@ export type ReadInput = z.output<typeof ReadInputSchema>;
 
 export const ListInputSchema = z.strictObject({
   target: z.string().min(1).max(32).optional(),
+  /** Only the sessions this session started (through its engine's session credential). */
+  spawnedBy: z
+    .string()
+    .regex(/^rs_[0-9a-z]{26}$/, "a sessionId (rs_…)")
+    .optional(),
   limit: z.int().min(1).max(L.listLimitMax).default(L.listLimitDefault),
   cursor: z.string().min(1).max(L.cursor).optional(),
 });

@@ -3,6 +3,7 @@ import { isSessionId, newSessionId } from "./ids.js";
 import type { LedgerSession } from "./ledger/ledger-session.js";
 import type { SessionLedger } from "./ledger/session-ledger.js";
 import type { SessionPatch } from "./ledger/update-session.js";
+import { checkFanOut, checkSpawn, type SpawnRules } from "./ledger/reserve-spawned-session.js";
 import { type Logger, silentLogger } from "./logger.js";
 import type { SessionState } from "./session-state.js";
 import { inputNotPending, type RespondInput } from "./pending-input.js";
@@ -48,6 +49,12 @@ export interface CreateOptions {
   idempotencyKey?: string;
   /** Runs before every attempt that does work, never before a replayed result (a rate limit). */
   admit?: () => Promise<void>;
+  /**
+   * The session whose engine asks for this one (from its verified session credential, never
+   * from arguments): the new session records it as its spawner, and `rules` are checked before
+   * anything is written, again under the spawner's row lock when the row is reserved.
+   */
+  spawn?: { spawnerId: string; rules: SpawnRules };
 }
 
 /** What a session whose row is still reserved reads as: its row, and nothing from a target that never took it. */
@@ -65,6 +72,7 @@ const createdResult = (session: LedgerSession, state: LedgerSession["state"], { 
   sessionId: session.id,
   target: session.target,
   state,
+  ...(session.spawnedBy ? { spawnedBy: session.spawnedBy, depth: session.depth } : {}),
   ...(webUrl ? { webUrl } : {}),
   ...(fields && Object.keys(fields).length > 0 ? { fields } : {}),
 });
@@ -105,8 +113,8 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
    * or in its own transaction) before anything it cannot undo, so a row still reserved means
    * nothing was made for it: the core answers it and the retention pass removes it in the end.
    */
-  const createAt = async (call: TargetCall, target: Target, input: CreateInput, sessionId: string): Promise<CreateResult> => {
-    const reserved = await ledger.reserve(call, { id: sessionId, target: target.name, title: input.title, state: "queued" });
+  const createAt = async (call: TargetCall, target: Target, input: CreateInput, sessionId: string, spawn?: CreateOptions["spawn"]): Promise<CreateResult> => {
+    const reserved = await ledger.reserve(call, { id: sessionId, target: target.name, title: input.title, state: "queued" }, spawn);
     if (!reserved) return fail("unknown_session", "the session id of this create belongs to someone else");
     const { session, fresh } = reserved;
     // Stopped before its target took it: nothing is made for it any more.
@@ -138,6 +146,16 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
     return createdResult(session, now.state, outcome);
   };
 
+  /**
+   * The spawn rules, checked before the attempt costs a rate-limit hit (the reserve checks them
+   * again under the spawner's lock). A retry whose row exists skips them: it finishes that row.
+   */
+  const precheckSpawn = async (call: TargetCall, sessionId: string, spawn: NonNullable<CreateOptions["spawn"]>) => {
+    if (await ledger.find(call, sessionId)) return;
+    checkSpawn(await ledger.find(call, spawn.spawnerId), spawn.rules);
+    checkFanOut(await ledger.liveSpawned(call, spawn.spawnerId), spawn.spawnerId, spawn.rules);
+  };
+
   /** The row as it is now when it was still reserved when last seen (its target may have taken it since). */
   const current = async (call: TargetCall, session: LedgerSession) =>
     session.reservedAt ? ((await ledger.find(call, session.id)) ?? fail("unknown_session", "this session no longer exists")) : session;
@@ -145,11 +163,13 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
   return {
     create: async (call, target, input, options = {}) => {
       const attempt = async (sessionId: string) => {
+        if (options.spawn) await precheckSpawn(call, sessionId, options.spawn);
         await options.admit?.();
-        return createAt(call, target, input, sessionId);
+        return createAt(call, target, input, sessionId, options.spawn);
       };
       if (options.idempotencyKey === undefined) return attempt(newSessionId());
-      const request = { operation: "create" as const, key: options.idempotencyKey, args: { target: target.name, ...input } };
+      const spawnedBy = options.spawn ? { spawnedBy: options.spawn.spawnerId } : {};
+      const request = { operation: "create" as const, key: options.idempotencyKey, args: { target: target.name, ...input, ...spawnedBy } };
       const { result } = await ledger.idempotent(call, request, (reserved) => attempt(reservedSessionId(reserved) ?? newSessionId()), {
         reserve: () => ({ sessionId: newSessionId() }),
       });

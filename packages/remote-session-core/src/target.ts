@@ -53,6 +53,10 @@ export interface CreateResult {
   sessionId: string;
   target: string;
   state: SessionState;
+  /** The session whose engine started this one, when one did. */
+  spawnedBy?: string;
+  /** Its depth in that spawn tree (1 for a session a person's session started). */
+  depth?: number;
   webUrl?: string;
   /** The target's own members (the desktop it went to, its deadline), as its create reported them. */
   fields?: TargetFields;

@@ -33,6 +33,10 @@ export const SESSION_ERROR_RULES = {
   input_not_pending: { retryable: false },
   /** The target holds as many waiting turns of the session as it takes. */
   queue_full: { retryable: true },
+  /** A session's engine asked for a session deeper in its spawn tree than the rules allow (`SpawnRules.maxDepth`). */
+  spawn_depth_exceeded: { retryable: false, action: "do the work in this session instead of starting another one" },
+  /** The spawning session keeps as many live sessions as the rules allow (`SpawnRules.maxLivePerSpawner`). */
+  spawn_limit_reached: { retryable: true, action: "stop a session this one started, or wait for one to finish" },
   /** Something failed that the caller cannot fix; the referenceId finds the log line. */
   internal_error: { retryable: true },
 } as const satisfies ErrorCodeTable;

@@ -28,6 +28,16 @@ export async function insertSession(sql: Queryable, scope: OwnerScope, session: 
   return toLedgerSession(row!);
 }
 
+/** What a create reserves: the id its idempotency key fixed, the target, the title and the first state. */
+export type ReservedRow = Omit<NewSession, "reserved" | "targetSessionId" | "targetRef"> & { id: string };
+
+/** Where a spawned session sits in its tree (see `reserveSpawnedSession`, which checks the guards). */
+export interface SpawnPlacement {
+  spawnedBy: string;
+  rootId: string;
+  depth: number;
+}
+
 /**
  * Reserves the row of a create under the id its idempotency key fixed: inserted when new, else
  * the row an earlier attempt of the same key left (`fresh: false`), whatever became of it. Null
@@ -36,11 +46,13 @@ export async function insertSession(sql: Queryable, scope: OwnerScope, session: 
 export async function reserveSession(
   sql: Queryable,
   scope: OwnerScope,
-  session: Omit<NewSession, "reserved" | "targetSessionId" | "targetRef"> & { id: string },
+  session: ReservedRow,
+  spawn?: SpawnPlacement,
 ): Promise<{ session: LedgerSession; fresh: boolean } | null> {
   const [row] = await sql<SessionRow[]>`
-    insert into remote_session (id, organization_id, user_id, target, title, state, reserved_at)
-    values (${session.id}, ${scope.organizationId}, ${scope.userId}, ${session.target}, ${session.title}, ${session.state}, now())
+    insert into remote_session (id, organization_id, user_id, target, title, state, reserved_at, spawned_by, root_id, spawn_depth)
+    values (${session.id}, ${scope.organizationId}, ${scope.userId}, ${session.target}, ${session.title}, ${session.state}, now(),
+      ${spawn?.spawnedBy ?? null}, ${spawn?.rootId ?? null}, ${spawn?.depth ?? 0})
     on conflict do nothing
     returning *`;
   if (row) return { session: toLedgerSession(row), fresh: true };

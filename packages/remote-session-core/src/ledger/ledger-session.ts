@@ -18,6 +18,12 @@ export interface LedgerSession {
    * exists on the target's side): the core answers such a row itself. Null once taken.
    */
   reservedAt: Date | null;
+  /** The session whose engine created this one (through its session credential); null for one a person started. */
+  spawnedBy: string | null;
+  /** The first session of the tree this one belongs to; null for one a person started (it is its own root). */
+  rootId: string | null;
+  /** How many spawns lie between this session and its root: 0 for one a person started. */
+  depth: number;
   createdAt: Date;
   updatedAt: Date;
   lastActivityAt: Date;
@@ -34,6 +40,9 @@ export interface SessionRow {
   target_ref: Record<string, unknown>;
   last_error: { error: string; message: string } | null;
   reserved_at: Date | null;
+  spawned_by: string | null;
+  root_id: string | null;
+  spawn_depth: number;
   created_at: Date;
   updated_at: Date;
   last_activity_at: Date;
@@ -51,6 +60,9 @@ export function toLedgerSession(row: SessionRow): LedgerSession {
     targetRef: row.target_ref,
     lastError: row.last_error,
     reservedAt: row.reserved_at,
+    spawnedBy: row.spawned_by,
+    rootId: row.root_id,
+    depth: row.spawn_depth,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     lastActivityAt: row.last_activity_at,

@@ -5,15 +5,24 @@ import { discardSession } from "./discard-session.js";
 import { findSession } from "./find-session.js";
 import { insertSession, type NewSession, reserveSession } from "./insert-session.js";
 import type { LedgerSession } from "./ledger-session.js";
-import { listSessions } from "./list-sessions.js";
+import { listSessions, listTree, type ListOptions } from "./list-sessions.js";
+import { countLiveSpawned, reserveSpawnedSession, type SpawnRules } from "./reserve-spawned-session.js";
 import { type IdempotencyOptions, runIdempotent } from "./run-idempotent.js";
 import { type SessionKey, type SessionPatch, updateSession } from "./update-session.js";
 
 /** The session ledger on one connection (a postgres.js client, or a transaction via `in`). */
 export interface SessionLedger {
   insert(scope: OwnerScope, session: NewSession): Promise<LedgerSession>;
-  /** A create's row under the id its idempotency key fixed: inserted reserved, or the one an earlier attempt left. */
-  reserve(scope: OwnerScope, session: Parameters<typeof reserveSession>[2]): ReturnType<typeof reserveSession>;
+  /**
+   * A create's row under the id its idempotency key fixed: inserted reserved, or the one an
+   * earlier attempt left. With `spawn`, the row is the spawner's child, placed and guarded by
+   * `rules` under the spawner's row lock (refusals are typed, and nothing is written).
+   */
+  reserve(
+    scope: OwnerScope,
+    session: Parameters<typeof reserveSession>[2],
+    spawn?: { spawnerId: string; rules: SpawnRules },
+  ): ReturnType<typeof reserveSession>;
   /** The member's session, or null (unknown and foreign ids alike). */
   find(scope: OwnerScope, sessionId: string): Promise<LedgerSession | null>;
   /**
@@ -23,7 +32,11 @@ export interface SessionLedger {
   update(session: SessionKey, patch: SessionPatch): Promise<LedgerSession | null>;
   /** Removes a session whose create failed before its target took it (still reserved). */
   discard(scope: OwnerScope, sessionId: string): Promise<boolean>;
-  list(scope: OwnerScope, options: { target?: string; limit: number; cursor?: string }): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }>;
+  list(scope: OwnerScope, options: ListOptions): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }>;
+  /** How many of the sessions `spawnerId` spawned are live (queued, waking, running or waiting). */
+  liveSpawned(scope: OwnerScope, spawnerId: string): Promise<number>;
+  /** Every session `sessionId` spawned, and theirs in turn, parents before children (the member's own only). */
+  tree(scope: OwnerScope, sessionId: string): Promise<LedgerSession[]>;
   idempotent<T>(
     scope: OwnerScope,
     request: { operation: "create" | "send" | "respond"; key: string; args: unknown },
@@ -40,11 +53,13 @@ export interface SessionLedger {
 export function createSessionLedger(sql: Queryable): SessionLedger {
   return {
     insert: (scope, session) => insertSession(sql, scope, session),
-    reserve: (scope, session) => reserveSession(sql, scope, session),
+    reserve: (scope, session, spawn) => (spawn ? reserveSpawnedSession(sql, scope, session, spawn) : reserveSession(sql, scope, session)),
     find: (scope, sessionId) => findSession(sql, scope, sessionId),
     update: (session, patch) => updateSession(sql, session, patch),
     discard: (scope, sessionId) => discardSession(sql, scope, sessionId),
     list: (scope, options) => listSessions(sql, scope, options),
+    tree: (scope, sessionId) => listTree(sql, scope, sessionId),
+    liveSpawned: (scope, spawnerId) => countLiveSpawned(sql, scope, spawnerId),
     idempotent: (scope, request, run, options) => runIdempotent(sql, scope, request, run, options),
     takeRateLimit: (scope, rule) => takeRateLimit(sql, scope, rule),
     in: (tx) => createSessionLedger(tx),
