@@ -1,3 +1,4 @@
+import { migrate } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emailNotifier } from "./email-notifier.js";
@@ -16,6 +17,7 @@ let drain: NotificationDrain;
 
 beforeAll(async () => {
   smtp = await startSmtpReceiver();
+  await migrate(db.current.sql);
   const notifier = emailNotifier({ transport: { host: "127.0.0.1", port: smtp.port, secure: false }, from: "OpenWork <notify@openwork.test>" });
   drain = await startNotificationDrain({ sql: db.current.sql, notifiers: [notifier], intervalMs: 20, backoff: () => 0 });
 });

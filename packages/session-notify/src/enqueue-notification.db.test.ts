@@ -1,3 +1,4 @@
+import { migrate } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { beforeAll, describe, expect, it } from "vitest";
 import { enqueueNotification } from "./enqueue-notification.js";
@@ -23,6 +24,7 @@ const event = (id: string, memberId: string, extra: Partial<NotificationEvent> =
 });
 
 beforeAll(async () => {
+  await migrate(db.current.sql);
   await migrateSessionNotify(db.current.sql);
 });
 

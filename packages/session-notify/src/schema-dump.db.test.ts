@@ -1,11 +1,11 @@
-import { runMigrations } from "@openwork/remote-session-core";
+import { migrate, runMigrations } from "@openwork/remote-session-core";
 import { dumpMigrations, useTestDatabase } from "@openwork/test-postgres";
 import { expect, it } from "vitest";
 import { MIGRATIONS } from "./sql-migrations.generated.js";
 
 const db = useTestDatabase();
 
-// The committed dump (`npm run schema:dump` rewrites it) is what the notification migrations make.
+// The committed dump (`npm run schema:dump` rewrites it) is what the notification migrations make over the session ledger's tables.
 it("the committed schema dump is current", async () => {
   const dump = await dumpMigrations({
     url: db.current.url,
@@ -13,6 +13,7 @@ it("the committed schema dump is current", async () => {
     namespace: "session-notify",
     migrations: MIGRATIONS,
     runMigrations,
+    before: (sql, schema) => migrate(sql, { schema }),
   });
   await expect(dump).toMatchFileSnapshot("../schema.md");
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { migrate } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { Webhook } from "standardwebhooks";
@@ -18,6 +19,7 @@ const SECRET = `whsec_${Buffer.from("a test secret of thirty-two bytes").toStrin
 const closing: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
+  await migrate(db.current.sql);
   await migrateSessionNotify(db.current.sql);
 });
 afterEach(async () => {
