@@ -319,8 +319,19 @@ describe("the card in a real MCP Apps host bridge", () => {
     const answers: Record<string, unknown>[] = [];
     let answered = false;
     const permission = { kind: "permission", id: "per_1", title: "bash", detail: "rm -rf build", askedAt: "2026-11-29T12:00:00.000Z" };
+    const notified = [
+      { channel: "email", at: "2026-11-29T12:00:03.000Z" },
+      { channel: "webhook", at: "2026-11-29T12:00:04.000Z" },
+    ];
     const { page, card } = await host({
-      payload: { ...session, state: "waiting_input", finalAssistantText: undefined, pending: permission, next: { name: "remote-session:respond", body: {} } },
+      payload: {
+        ...session,
+        state: "waiting_input",
+        finalAssistantText: undefined,
+        pending: permission,
+        notified,
+        next: { name: "remote-session:respond", body: {} },
+      },
       tools: (name, body) => {
         if (name === "remote-session:respond") {
           answers.push(body);
@@ -340,11 +351,21 @@ describe("the card in a real MCP Apps host bridge", () => {
     await expect.poll(() => card.locator("#pending .title").textContent()).toBe("Permission requested: bash");
     expect(await card.locator("#pending .detail").textContent()).toBe("rm -rf build");
     expect(await card.locator("#pending button").allTextContents()).toEqual(["Allow once", "Always allow", "Reject"]);
+    // Who was told, in the card's own locale and time zone.
+    const times = await card.locator("body").evaluate(
+      (_, ats) => ats.map((at) => new Date(at).toLocaleString()),
+      notified.map((n) => n.at),
+    );
+    expect(await card.locator("#pending .notified").allTextContents()).toEqual([
+      `The member was notified by email at ${times[0]}`,
+      `The member was notified by webhook at ${times[1]}`,
+    ]);
     await shot(page, "card-waiting-permission");
     await card.locator("#pending button", { hasText: "Allow once" }).click();
     await expect.poll(() => card.locator(".reply").textContent()).toBe("Removed.");
     expect(answers).toEqual([{ sessionId: session.sessionId, requestId: "per_1", answer: { permission: "once" } }]);
     expect(await card.locator("#pending").count()).toBe(0);
+    expect(await card.locator(".notified").count()).toBe(0);
     await page.close();
 
     // A question: its options are buttons, and a typed answer works too.
@@ -382,6 +403,7 @@ describe("the card in a real MCP Apps host bridge", () => {
         state: "waiting_input",
         finalAssistantText: undefined,
         pending: permission,
+        notified: [{ channel: "email", at: "2026-11-29T12:00:03.000Z" }],
         cursor: "seen-waiting",
         next: { name: "remote-session:respond", body: {} },
       },
@@ -398,9 +420,13 @@ describe("the card in a real MCP Apps host bridge", () => {
     expect(reads[0]).toEqual({ sessionId: session.sessionId, cursor: "seen-waiting", waitMs: 20_000 });
     // The buttons stay usable while the card waits.
     expect(await card.locator("#pending button").count()).toBe(3);
+    expect(await card.locator("#pending .notified").count()).toBe(1);
     answerInApp();
     await expect.poll(() => card.locator(".reply").textContent()).toBe("Answered at the desk.");
     expect(await card.locator(".state").textContent()).toBe("idle");
+    // The request was answered elsewhere: what it asked, and who was told of it, leave with it.
+    expect(await card.locator("#pending").count()).toBe(0);
+    expect(await card.locator(".notified").count()).toBe(0);
     expect(reads).toHaveLength(1);
     await page.close();
 
@@ -437,6 +463,20 @@ describe("the card in a real MCP Apps host bridge", () => {
     await expect.poll(() => live.card.locator(".state").textContent()).toBe("stopped");
     expect(chain).toHaveLength(2);
     await live.page.close();
+  });
+
+  it("names the session that spawned this one, by title or else by id, and nothing when none did", async () => {
+    const spawned = await host({ payload: { ...session, spawnedBy: { sessionId: "rs_parent", title: "Release <i>1.2</i>" } } });
+    await expect.poll(() => spawned.card.locator("#spawned-by").textContent()).toBe("Spawned by Release <i>1.2</i>");
+    await shot(spawned.page, "card-spawned-by");
+    await spawned.page.close();
+    const untitled = await host({ payload: { ...session, spawnedBy: { sessionId: "rs_parent" } } });
+    await expect.poll(() => untitled.card.locator("#spawned-by").textContent()).toBe("Spawned by rs_parent");
+    await untitled.page.close();
+    const plain = await host({ payload: session });
+    await expect.poll(() => plain.card.locator(".title").textContent()).toBe("Fix the <b>build</b>");
+    expect(await plain.card.locator("#spawned-by").count()).toBe(0);
+    await plain.page.close();
   });
 
   it("degrades to a static card when the host does not let views call tools", async () => {

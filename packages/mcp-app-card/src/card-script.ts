@@ -59,7 +59,7 @@ export const CARD_SCRIPT = `
   function renderSession(p) {
     session = p;
     // A live read that brought nothing new leaves the card (and a button under the cursor) alone.
-    var key = JSON.stringify([p.sessionId, p.title, p.state, p.finalAssistantText, p.partialText, p.lastError, p.webUrl, p.runner, p.pending]);
+    var key = JSON.stringify([p.sessionId, p.title, p.state, p.finalAssistantText, p.partialText, p.lastError, p.webUrl, p.runner, p.pending, p.notified, p.spawnedBy]);
     if (key === shown) return;
     shown = key;
     var nodes = [el("h1", p.title || p.sessionId, "title")];
@@ -69,6 +69,11 @@ export const CARD_SCRIPT = `
     meta.append(el("span", p.state || "", "state"));
     if (p.lastActivityAt) meta.append(el("span", "Last activity " + new Date(p.lastActivityAt).toLocaleString()));
     nodes.push(meta);
+    if (p.spawnedBy && typeof p.spawnedBy.sessionId === "string") {
+      var origin = el("p", "Spawned by " + (p.spawnedBy.title || p.spawnedBy.sessionId), "small origin");
+      origin.id = "spawned-by";
+      nodes.push(origin);
+    }
     var reply = p.finalAssistantText || p.partialText;
     if (reply) nodes.push(el("pre", reply, "reply"));
     if (p.lastError && p.lastError.message) nodes.push(el("p", p.lastError.message + " (" + p.lastError.error + ")", "small error"));
@@ -115,6 +120,10 @@ export const CARD_SCRIPT = `
     box.append(el("p", (q.kind === "permission" ? "Permission requested: " : "Question: ") + (q.title || ""), "title"));
     if (q.detail) box.append(el("pre", q.detail, "detail"));
     if (q.overdue) box.append(el("p", "Nobody has answered this for a long time.", "small error"));
+    if (Array.isArray(p.notified)) p.notified.forEach(function (n) {
+      if (!n || typeof n.channel !== "string" || typeof n.at !== "string") return;
+      box.append(el("p", "The member was notified by " + n.channel + " at " + new Date(n.at).toLocaleString(), "small notified"));
+    });
     if (q.inAppOnly) { box.append(el("p", "Answer it in the OpenWork app on the desktop.", "small")); return box; }
     if (!canCallTools) return box;
     var row = el("div", "", "actions");
@@ -165,6 +174,16 @@ export const CARD_SCRIPT = `
     if (IN_PROGRESS[p.state] && p.cursor) return { name: "remote-session:read", body: { sessionId: p.sessionId, cursor: p.cursor, waitMs: 20000 } };
     return null;
   }
+  // The shown session updated by a read. What the session asks, and who was told of it, are the
+  // newest read's alone: an answered request leaves with it. A reply already shown stays until a
+  // newer one, unless the session runs again.
+  function withRead(read) {
+    return Object.assign({}, session, read, {
+      finalAssistantText: read.finalAssistantText || (IN_PROGRESS[read.state] ? undefined : session.finalAssistantText),
+      pending: read.pending,
+      notified: read.notified
+    });
+  }
   // Live: while the session is in progress, follow its next read (each waits for news).
   function watch(p, next) {
     renderSession(p);
@@ -173,14 +192,13 @@ export const CARD_SCRIPT = `
     callTool(next.name, next.body).then(function (read) {
       if (mine !== live || tornDown || !read) return;
       if (read.error) return renderError(read);
-      var merged = Object.assign({}, session, read, { finalAssistantText: read.finalAssistantText || (IN_PROGRESS[read.state] ? undefined : session.finalAssistantText) });
-      watch(merged, follow(Object.assign({ sessionId: p.sessionId }, read)));
+      watch(withRead(read), follow(Object.assign({ sessionId: p.sessionId }, read)));
     }, function () {});
   }
   function refresh() {
     if (!session) return;
     callTool("remote-session:read", { sessionId: session.sessionId, from: "end", limit: 1 }).then(function (read) {
-      if (read && !read.error) watch(Object.assign({}, session, read), follow(Object.assign({ sessionId: session.sessionId }, read)));
+      if (read && !read.error) watch(withRead(read), follow(Object.assign({ sessionId: session.sessionId }, read)));
     });
   }
 

@@ -24,6 +24,7 @@ export const CARD_STYLE = `
   textarea { font: inherit; font-size: 13px; width: 100%; box-sizing: border-box; min-height: 3em; }
   .pending { display: grid; gap: 6px; border-left: 3px solid var(--color-border-warning, #bf8700); padding-left: 8px; }
   .pending .detail { font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; max-height: 8em; overflow: auto; }
+  .notified, .origin { margin: 0; }
   input { font: inherit; font-size: 13px; width: 100%; box-sizing: border-box; padding: 4px 6px; }
   [hidden] { display: none !important; }
 `;
