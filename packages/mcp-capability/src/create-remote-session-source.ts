@@ -7,11 +7,13 @@ import {
   type Logger,
   newReferenceId,
   type RateLimit,
+  resolveSpawnRules,
   type SessionError,
   sessionError,
   SessionFailure,
   type SessionLedger,
   silentLogger,
+  type SpawnRules,
   type Target,
   type TargetCall,
   toArgumentIssues,
@@ -142,6 +144,12 @@ export interface RemoteSessionSourceOptions {
    * `notified`. A log that fails or is slow is logged and the read answers without it.
    */
   notificationLog?: NotificationLog;
+  /**
+   * How far sessions may start sessions through their engines' session credentials: depth and
+   * live sessions per spawner. Default `DEFAULT_SPAWN_RULES` (3 and 32, Zeron's numbers). Spawned
+   * creates also count against `createRateLimit`, as every create of the member does.
+   */
+  spawnRules?: Partial<SpawnRules>;
   logger?: Logger;
 }
 
@@ -167,6 +175,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
   const CAPABILITIES = buildCapabilities(options.targets);
   const schemas = new Map(ACTIONS.map((action) => [action, z.toJSONSchema(CAPABILITIES[action].args, { io: "input" }) as Record<string, unknown>]));
   const notified = createNotifiedLookup(options.notificationLog, logger);
+  const spawnRules = resolveSpawnRules(options.spawnRules);
   const waiting = createMemberSlots(options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
   const gated = (ctx: RegistryContext) => policy.gateScope !== undefined && !ctx.principal.scopes.has(policy.gateScope);
 
@@ -251,6 +260,8 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
           sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT,
           inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS,
           notified,
+          spawner: ctx.remoteSession?.sessionId ?? null,
+          spawnRules,
         });
         const payload = await capability.run(env, args);
         fields.sessionId = payload.sessionId;

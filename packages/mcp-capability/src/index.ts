@@ -14,6 +14,15 @@ export {
 export type { NotificationLog, SentNotification, NotifiedEntry } from "./notification-log.js";
 export { type MemberSlots, createMemberSlots } from "./member-slots.js";
 export { type RegistryContext, type SearchContext, type SourceFilter, ALL_SOURCES, remoteSessionContext } from "./registry-context.js";
+export {
+  type SessionCredentialClaims,
+  type SessionCredentialOptions,
+  type SessionCredentialRejection,
+  type SessionCredentials,
+  SESSION_CREDENTIAL_PREFIX,
+  SESSION_CREDENTIAL_TTL_MS,
+  createSessionCredentials,
+} from "./session-credential.js";
 export { type RemoteSessionPolicy, DEFAULT_POLICY } from "./policy.js";
 export { ACTIONS, type Action, type ParsedCapability, parseName, capabilityName } from "./parse-name.js";
 export type { NextStep } from "./capabilities/next-step.js";

@@ -20,8 +20,9 @@ export interface RemoteSessionToolsOptions {
   source: RemoteSessionSource;
   /**
    * The caller, from the verified AuthInfo only. Default: `authInfo.scopes` and
-   * `authInfo.extra.{organizationId, userId, memberId, remoteSessionsEnabled}` (a missing
-   * `memberId` means "not an active member"; `remoteSessionsEnabled` defaults to true).
+   * `authInfo.extra.{organizationId, userId, memberId, remoteSessionsEnabled, remoteSessionId}`
+   * (a missing `memberId` means "not an active member"; `remoteSessionsEnabled` defaults to
+   * true; `remoteSessionId` is set by the host only for a verified session credential).
    */
   contextOf?: ContextOf;
   /** Register the card resource and link it on `execute_capability`. Default true. */
@@ -37,7 +38,7 @@ export interface RemoteSessionToolsOptions {
 /** The default {@link ContextOf}. */
 export function contextFromAuthInfo(authInfo: AuthInfoLike | undefined): SearchContext | null {
   const extra = authInfo?.extra ?? {};
-  const { organizationId, userId, memberId, remoteSessionsEnabled } = extra;
+  const { organizationId, userId, memberId, remoteSessionsEnabled, remoteSessionId } = extra;
   if (!authInfo || typeof organizationId !== "string" || typeof userId !== "string") return null;
   return remoteSessionContext({
     organizationId,
@@ -45,6 +46,7 @@ export function contextFromAuthInfo(authInfo: AuthInfoLike | undefined): SearchC
     orgMembershipId: typeof memberId === "string" ? memberId : null,
     scopes: authInfo.scopes,
     remoteSessionsEnabled: remoteSessionsEnabled !== false,
+    ...(typeof remoteSessionId === "string" ? { callerSessionId: remoteSessionId } : {}),
   });
 }
 

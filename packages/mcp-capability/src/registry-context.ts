@@ -11,6 +11,12 @@ export interface RegistryContext {
   member: { orgMembershipId: string; teamIds: readonly string[] } | null;
   /** Whether remote sessions exist for this deployment and organization. */
   remoteSessionsEnabled: boolean;
+  /**
+   * The remote session whose engine made this call, from a session credential the host verified
+   * (`createSessionCredentials`), never from arguments: what it creates is that session's
+   * spawned session. Absent for a person's own client.
+   */
+  remoteSession?: { sessionId: string };
 }
 
 /** The sources a `search_capabilities` call asked for (from its `type` argument). */
@@ -43,6 +49,8 @@ export function remoteSessionContext(input: {
   teamIds?: readonly string[];
   remoteSessionsEnabled?: boolean;
   sourceFilter?: SourceFilter;
+  /** The session a verified session credential names (see `RegistryContext.remoteSession`). */
+  callerSessionId?: string;
 }): SearchContext {
   return {
     principal: { userId: input.userId, scopes: new Set(input.scopes) },
@@ -50,5 +58,6 @@ export function remoteSessionContext(input: {
     member: input.orgMembershipId === null ? null : { orgMembershipId: input.orgMembershipId, teamIds: input.teamIds ?? [] },
     remoteSessionsEnabled: input.remoteSessionsEnabled ?? true,
     sourceFilter: input.sourceFilter ?? ALL_SOURCES,
+    ...(input.callerSessionId ? { remoteSession: { sessionId: input.callerSessionId } } : {}),
   };
 }

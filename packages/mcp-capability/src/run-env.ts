@@ -1,4 +1,13 @@
-import { fail, type LedgerSession, type RateLimit, type RemoteSessions, type SessionLedger, type Target, type TargetCall } from "@openwork/remote-session-core";
+import {
+  fail,
+  type LedgerSession,
+  type RateLimit,
+  type RemoteSessions,
+  type SessionLedger,
+  type SpawnRules,
+  type Target,
+  type TargetCall,
+} from "@openwork/remote-session-core";
 import type { NotifiedLookup } from "./notification-log.js";
 import type { TargetCatalog } from "./target-catalog.js";
 
@@ -17,6 +26,10 @@ export interface RunEnv {
   inputTimeoutMs: number;
   /** What the member was told of a session's pending request (the host's notification log); never throws. */
   notified: NotifiedLookup;
+  /** The session whose engine makes this call (its verified session credential), or null for a person's own client. */
+  spawner: string | null;
+  /** How deep and how wide sessions may start sessions. */
+  spawnRules: SpawnRules;
   /** Arguments the call set aside (named in the result); a capability adds those it could not honour. */
   ignored: string[];
   /** The caller's session and the target serving it, checked live per the target's rules; unknown and foreign ids alike are `unknown_session`. */

@@ -52,7 +52,8 @@ export const ListInputSchema = z.strictObject({
   spawnedBy: z
     .string()
     .regex(/^rs_[0-9a-z]{26}$/, "a sessionId (rs_…)")
-    .optional(),
+    .optional()
+    .describe("Only the sessions this session started (its engine's own creates)."),
   limit: z.int().min(1).max(L.listLimitMax).default(L.listLimitDefault),
   cursor: z.string().min(1).max(L.cursor).optional(),
 });

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { type Capability, defineCapability } from "./capability.js";
 import { declaredFields } from "../target-declarations.js";
 import { nextRead } from "./next-step.js";
+import { provenanceOf } from "./provenance.js";
 
 const base = CreateSessionInputSchema.shape;
 
@@ -108,14 +109,18 @@ export function createCapability(targets: readonly Target[]): Capability {
         });
       }
       const input = { title, ...(prompt ? { prompt } : {}), ...(model ? { model: model as never } : {}), extra };
-      // With a key, every retry works on the session the key's first attempt reserved.
+      // With a key, every retry works on the session the key's first attempt reserved. A call
+      // from a session's engine makes that session the spawner (its credential, never arguments).
       const result = await env.sessions.create(env.call, target, input, {
         ...(typeof idempotencyKey === "string" ? { idempotencyKey } : {}),
+        ...(env.spawner ? { spawn: { spawnerId: env.spawner, rules: env.spawnRules } } : {}),
         admit: () => env.ledger.takeRateLimit(env.call, env.createRateLimit),
       });
-      const { fields, ...created } = result;
+      const { fields, spawnedBy, depth, ...created } = result;
+      const provenance = await provenanceOf(env, { spawnedBy: spawnedBy ?? null, depth: depth ?? 0 });
       return {
         ...created,
+        ...provenance,
         ...declaredFields(target, "create", fields),
         title,
         targetLabel: target.label,

@@ -11,12 +11,13 @@ const listed = (s: LedgerSession) => ({
   stateAsOf: s.updatedAt.toISOString(),
   createdAt: s.createdAt.toISOString(),
   lastActivityAt: s.lastActivityAt.toISOString(),
+  ...(s.spawnedBy ? { spawnedBy: s.spawnedBy, depth: s.depth } : {}),
 });
 
 export const list = defineCapability({
   action: "list",
   summary:
-    "List your remote sessions, newest first, and which of your machines (desktops) are online. Never wakes a worker: each state is as of `stateAsOf`; read a session for its live state.",
+    "List your remote sessions, newest first, and which of your machines (desktops) are online. With spawnedBy, only the sessions that session started. Never wakes a worker: each state is as of `stateAsOf`; read a session for its live state.",
   keywords: ["sessions", "history", "recent", "desktops", "presence", "machines", "find"],
   write: false,
   args: ListInputSchema,

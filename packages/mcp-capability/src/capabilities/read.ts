@@ -6,6 +6,10 @@ import { declaredFields } from "../target-declarations.js";
 import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 import { inProgress, nextRead, nextRespond, nextSend } from "./next-step.js";
+import { provenanceOf } from "./provenance.js";
+
+// The sessions a read names as started by the one read: the newest, as many as a spawner may keep live.
+const SPAWNED_SHOWN = 32;
 
 // A turn read by its prompt's id is looked for among the session's latest messages.
 const TURN_LOOKUP_LIMIT = 100;
@@ -62,6 +66,12 @@ async function readTurn(env: RunEnv, target: Target, session: LedgerSession, mes
   return { ...rest, messages, ...(end < 0 && finalAssistantText !== undefined ? { finalAssistantText } : {}) };
 }
 
+/** The sessions `sessionId` started, newest first, as list shows them (the ledger's states). */
+async function spawnedBy(env: RunEnv, sessionId: string) {
+  const { sessions } = await env.ledger.list(env.call, { spawnedBy: sessionId, limit: SPAWNED_SHOWN });
+  return sessions.map((s) => ({ sessionId: s.id, title: s.title, target: s.target, state: s.state }));
+}
+
 export const read = defineCapability({
   action: "read",
   summary: "Read a remote session: its state and the messages after a cursor. With waitMs it waits for the reply.",
@@ -86,9 +96,12 @@ export const read = defineCapability({
     const { fields, awaitingTarget: _, ...core } = result;
     // Whether the member was told the session waits for them: the agent can say so instead of nudging again.
     const notified = result.pending ? await env.notified(env.call, sessionId, result.pending.askedAt) : undefined;
+    const spawned = await spawnedBy(env, sessionId);
     const payload = {
       ...core,
       ...(notified ? { notified } : {}),
+      ...(await provenanceOf(env, session)),
+      ...(spawned.length > 0 ? { spawned } : {}),
       ...declaredFields(target, "read", fields),
       targetLabel: target.label,
       lastActivityAt: session.lastActivityAt.toISOString(),

@@ -1,4 +1,4 @@
-import { type LedgerSession, MessageIdSchema, type Target } from "@openwork/remote-session-core";
+import { type LedgerSession, MessageIdSchema, SessionFailure, type Target } from "@openwork/remote-session-core";
 import { z } from "zod";
 import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
@@ -25,8 +25,9 @@ export const stop = defineCapability({
     messageId: MessageIdSchema.optional().describe(
       "Stop only if the current turn is the one this prompt (a send's messageId) started; else nothing is stopped (reason different_turn).",
     ),
+    cascade: z.boolean().optional().describe("Also stop every session this one started, and theirs in turn."),
   }),
-  run: async (env, { sessionId, messageId }) => {
+  run: async (env, { sessionId, messageId, cascade }) => {
     const found = await env.session(sessionId, "stop");
     const { target } = found;
     let session = found.session;
@@ -47,6 +48,40 @@ export const stop = defineCapability({
     // One shape whatever the target: did it stop something, and where the session stands now.
     const { state } = (await env.ledger.find(env.call, sessionId)) ?? session;
     const next = nextAfter(sessionId, state);
-    return { sessionId, target: target.name, stopped, state, ...(next ? { next } : {}) };
+    const tree = cascade ? { cascade: await stopTree(env, sessionId) } : {};
+    return { sessionId, target: target.name, stopped, state, ...tree, ...(next ? { next } : {}) };
   },
 });
+
+// Passes over the tree: a session that was starting one while its spawner was stopped shows up
+// on the next pass (a stopped spawner starts nothing more, so the passes end).
+const TREE_PASSES = 3;
+
+/**
+ * Stops every session below `sessionId` in its spawn tree, parents before children, each
+ * through its own target; one that fails is reported, and the rest are still stopped.
+ */
+async function stopTree(env: RunEnv, sessionId: string) {
+  const done = new Map<string, { sessionId: string; stopped: boolean; state: string; error?: string }>();
+  for (let pass = 0; pass < TREE_PASSES; pass++) {
+    const pending = (await env.ledger.tree(env.call, sessionId)).filter((s) => !done.has(s.id) && !ENDED.has(s.state));
+    if (pending.length === 0) break;
+    for (const session of pending) done.set(session.id, await stopOne(env, session));
+  }
+  const sessions = [...done.values()];
+  return { stopped: sessions.filter((s) => s.stopped).length, sessions };
+}
+
+const ENDED: ReadonlySet<string> = new Set(["stopped", "expired"]);
+
+async function stopOne(env: RunEnv, session: LedgerSession) {
+  try {
+    const target = await env.catalog.resolve(env.call, session.target, "stop");
+    const { stopped } = await env.sessions.stop(env.call, target, session);
+    const { state } = (await env.ledger.find(env.call, session.id)) ?? session;
+    return { sessionId: session.id, stopped, state };
+  } catch (error) {
+    const code = SessionFailure.isInstance(error) ? error.error.error : "internal_error";
+    return { sessionId: session.id, stopped: false, state: session.state, error: code };
+  }
+}

@@ -17,6 +17,16 @@ export interface SpawnRules {
 /** Zeron's numbers: chains to depth 3, 32 live children per spawner. */
 export const DEFAULT_SPAWN_RULES: Readonly<SpawnRules> = Object.freeze({ maxDepth: 3, maxLivePerSpawner: 32 });
 
+/** `DEFAULT_SPAWN_RULES` with `overrides`; a host's bad value is refused at start, not met on the first spawn. */
+export function resolveSpawnRules(overrides: Partial<SpawnRules> = {}): SpawnRules {
+  const rules = { ...DEFAULT_SPAWN_RULES, ...overrides };
+  if (!Number.isInteger(rules.maxDepth) || rules.maxDepth < 0 || rules.maxDepth > 64)
+    throw new RangeError("spawnRules.maxDepth must be a whole number in [0, 64]");
+  if (!Number.isInteger(rules.maxLivePerSpawner) || rules.maxLivePerSpawner < 1)
+    throw new RangeError("spawnRules.maxLivePerSpawner must be a whole number ≥ 1");
+  return rules;
+}
+
 /** States in which a spawned session still holds its spawner's fan-out: it has work queued or running. */
 export const LIVE_SPAWN_STATES: readonly SessionState[] = ["queued", "waking", "running", "waiting_input"];
 

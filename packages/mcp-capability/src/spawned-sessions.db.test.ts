@@ -1,0 +1,132 @@
+import { createSessionLedger, migrate, type SessionLedger } from "@openwork/remote-session-core";
+import { useTestDatabase } from "@openwork/test-postgres";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createRemoteSessionSource } from "./create-remote-session-source.js";
+import { contextFromAuthInfo } from "./mcp-tools.js";
+import { parseName } from "./parse-name.js";
+import { remoteSessionContext } from "./registry-context.js";
+import { createScriptedTarget, type ScriptedTarget } from "./scripted-target.testing.js";
+import { createSessionCredentials } from "./session-credential.js";
+
+// Sessions that start sessions: the spawner comes from the caller's verified session credential
+// (the host puts it in the context), never from arguments.
+const db = useTestDatabase();
+const member = { organizationId: "org_s", userId: "user_s", orgMembershipId: "mem_s", scopes: ["mcp:read", "mcp:write"] };
+const person = remoteSessionContext(member);
+const engineOf = (sessionId: string) => remoteSessionContext({ ...member, callerSessionId: sessionId });
+let desktop: ScriptedTarget;
+let ledger: SessionLedger;
+
+beforeAll(async () => {
+  await migrate(db.current.sql);
+  desktop = createScriptedTarget("desktop");
+  ledger = createSessionLedger(db.current.sql);
+});
+
+function source(spawnRules = { maxDepth: 3, maxLivePerSpawner: 4 }) {
+  const s = createRemoteSessionSource({ targets: [desktop], ledger, spawnRules, createRateLimit: { bucket: "create", limit: 1000, windowMs: 60_000 } });
+  return async (ctx: ReturnType<typeof remoteSessionContext>, name: string, body: unknown): Promise<Record<string, unknown>> => {
+    const result = await s.execute(ctx, parseName(`remote-session:${name}`)!, { body });
+    return { ...result.structuredContent, isError: result.isError === true };
+  };
+}
+
+describe("provenance through the capability", () => {
+  it("a create from a session's engine names its spawner in create, read and list; a person's create names none", async () => {
+    const run = source();
+    const root = await run(person, "create", { title: "Coordinator", prompt: "split the work" });
+    expect(root).not.toHaveProperty("spawnedBy");
+    const child = await run(engineOf(String(root.sessionId)), "create", { title: "Worker", prompt: "do part one" });
+    expect(child).toMatchObject({ spawnedBy: { sessionId: root.sessionId, title: "Coordinator" }, depth: 1 });
+    expect(child.provenance).toBe(`started by session “Coordinator” (${root.sessionId}), at depth 1 of at most 3`);
+
+    const readChild = await run(person, "read", { sessionId: child.sessionId });
+    expect(readChild).toMatchObject({ spawnedBy: { sessionId: root.sessionId, title: "Coordinator" }, depth: 1 });
+    const readRoot = await run(person, "read", { sessionId: root.sessionId });
+    expect(readRoot.spawned).toEqual([{ sessionId: child.sessionId, title: "Worker", target: "desktop", state: expect.any(String) }]);
+    expect(readRoot).not.toHaveProperty("spawnedBy");
+
+    const listed = await run(person, "list", { spawnedBy: root.sessionId });
+    expect((listed.sessions as { sessionId: string; spawnedBy: string }[]).map((s) => [s.sessionId, s.spawnedBy])).toEqual([[child.sessionId, root.sessionId]]);
+  });
+
+  it("an argument cannot set the spawner", async () => {
+    const run = source();
+    const root = await run(person, "create", { title: "Root" });
+    const forged = await run(person, "create", { title: "Forged", spawnedBy: root.sessionId });
+    // Set aside and named, like every member create does not take: the session is a person's.
+    expect(forged).toMatchObject({ isError: false, ignored: expect.arrayContaining(["spawnedBy"]) });
+    expect(forged).not.toHaveProperty("spawnedBy");
+    expect((await ledger.find({ organizationId: member.organizationId, userId: member.userId }, String(forged.sessionId)))?.spawnedBy).toBeNull();
+  });
+
+  it("refuses the fourth level with a reason, writing nothing", async () => {
+    const run = source();
+    let spawner = String((await run(person, "create", { title: "Level 0" })).sessionId);
+    for (let depth = 1; depth <= 3; depth++) spawner = String((await run(engineOf(spawner), "create", { title: `Level ${depth}` })).sessionId);
+    const before = await db.current.sql`select count(*)::int as n from remote_session`;
+    const refused = await run(engineOf(spawner), "create", { title: "Level 4", prompt: "go deeper" });
+    expect(refused).toMatchObject({ isError: true, error: "spawn_depth_exceeded", retryable: false });
+    expect(String(refused.message)).toMatch(/depth 4, past the limit of 3/);
+    expect(await db.current.sql`select count(*)::int as n from remote_session`).toEqual(before);
+  });
+
+  it("stop {cascade: true} stops the session and everything below it", async () => {
+    const run = source();
+    const root = String((await run(person, "create", { title: "Tree", prompt: "go" })).sessionId);
+    const a = String((await run(engineOf(root), "create", { title: "A", prompt: "go" })).sessionId);
+    const b = String((await run(engineOf(root), "create", { title: "B", prompt: "go" })).sessionId);
+    const a1 = String((await run(engineOf(a), "create", { title: "A1", prompt: "go" })).sessionId);
+    const outside = String((await run(person, "create", { title: "Not in the tree", prompt: "go" })).sessionId);
+    const stopped = await run(person, "stop", { sessionId: root, cascade: true });
+    expect(stopped).toMatchObject({ sessionId: root, stopped: true, state: "stopped", cascade: { stopped: 3 } });
+    expect((stopped.cascade as { sessions: { sessionId: string }[] }).sessions.map((s) => s.sessionId).sort()).toEqual([a, b, a1].sort());
+    for (const id of [root, a, b, a1]) expect((await ledger.find({ organizationId: member.organizationId, userId: member.userId }, id))?.state).toBe("stopped");
+    expect((await ledger.find({ organizationId: member.organizationId, userId: member.userId }, outside))?.state).not.toBe("stopped");
+    // The stopped spawner's engine starts nothing more.
+    expect(await run(engineOf(a), "create", { title: "late" })).toMatchObject({ isError: true, error: "session_not_active" });
+  });
+});
+
+describe("session credentials", () => {
+  const secret = "s".repeat(32);
+  const audience = "http://127.0.0.1:1/mcp/agent";
+  const claims = { organizationId: "org_s", userId: "user_s", memberId: "mem_s", sessionId: `rs_${"a".repeat(26)}`, depth: 1 };
+
+  it("verifies its own, and refuses tampered, expired, foreign-audience and other-secret credentials", () => {
+    let now = 1_000_000;
+    const credentials = createSessionCredentials({ secret, audience, ttlMs: 60_000, now: () => now });
+    const { token, expiresAt } = credentials.issue(claims);
+    expect(credentials.isSessionCredential(token)).toBe(true);
+    expect(credentials.verify(token)).toEqual({ ok: true, claims: { ...claims, expiresAt } });
+    const [head, payload, mac] = token.split(".");
+    const forgedPayload = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, "base64url").toString()), s: `rs_${"b".repeat(26)}` })).toString(
+      "base64url",
+    );
+    expect(credentials.verify(`${head}.${forgedPayload}.${mac}`)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(createSessionCredentials({ secret: "t".repeat(32), audience }).verify(token)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(createSessionCredentials({ secret, audience: "http://elsewhere/mcp", now: () => now }).verify(token)).toEqual({
+      ok: false,
+      reason: "wrong_audience",
+    });
+    expect(credentials.verify("owsc1.garbage")).toEqual({ ok: false, reason: "malformed" });
+    now += 60_000;
+    expect(credentials.verify(token)).toEqual({ ok: false, reason: "expired" });
+  });
+
+  it("refuses a secret shorter than 32 bytes and a lifetime past a day", () => {
+    expect(() => createSessionCredentials({ secret: "short", audience })).toThrow(/32 bytes/);
+    expect(() => createSessionCredentials({ secret, audience, ttlMs: 25 * 3_600_000 })).toThrow(/ttlMs/);
+  });
+
+  it("the default context reads the spawner only from the verified auth's remoteSessionId", () => {
+    const auth = {
+      token: "t",
+      clientId: "c",
+      scopes: ["mcp:read"],
+      extra: { organizationId: "o", userId: "u", memberId: "m", remoteSessionId: claims.sessionId },
+    };
+    expect(contextFromAuthInfo(auth)?.remoteSession).toEqual({ sessionId: claims.sessionId });
+    expect(contextFromAuthInfo({ ...auth, extra: { organizationId: "o", userId: "u", memberId: "m" } })).not.toHaveProperty("remoteSession");
+  });
+});
