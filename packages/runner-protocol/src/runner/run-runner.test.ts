@@ -125,6 +125,19 @@ describe("runRunner", () => {
     expect(double.claimNexts()).toBeGreaterThan(0);
   });
 
+  it("does not look for work again when its completion already found none (protocol 3)", async () => {
+    const { double, start, endOf } = await setup();
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: "p" });
+    start({ gatewayProtocolVersion: 3, concurrency: 1, handlers: { "remote_session.create": done } });
+    expect((await endOf(taskId)).nothingNext).toBe(true);
+    // The claim that found the task, and no other: the completion looked for the next one itself.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(double.claimNexts()).toBe(1);
+    // New work still reaches the runner, through its wake stream.
+    const second = await double.enqueueCreate({ title: "t2", prompt: "p" });
+    expect((await endOf(second.taskId)).status).toBe("done");
+  });
+
   it("heartbeats while the handler runs", async () => {
     const { double, start, endOf } = await setup({ heartbeatIntervalMs: 100 });
     const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });

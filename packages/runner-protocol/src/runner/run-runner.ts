@@ -143,13 +143,14 @@ export function runRunner(options: RunRunnerOptions): Runner {
         const { next: _, ...ended } = outcome;
         log?.info("runner: task ended", { ...ended, next: outcome.next?.taskId ?? null });
         options.onTaskEnd?.(outcome);
-        return outcome.next;
+        return outcome;
       })
       .catch((error: unknown) => void report(error, "task"))
-      .then((next) => {
+      .then((outcome) => {
         running.delete(assignment.taskId);
-        if (next && !stopping.signal.aborted) start(next);
-        else wake();
+        if (outcome?.next && !stopping.signal.aborted) start(outcome.next);
+        // The completion already looked for what this slot can take: a look now would find nothing.
+        else if (!outcome?.nothingNext) wake();
       });
     running.set(assignment.taskId, task);
   };

@@ -34,6 +34,11 @@ export interface TaskOutcome {
   status: TaskResult["status"] | "lease_lost" | "runner_stopped";
   /** The task the gateway claimed for the runner with this completion (protocol 3). */
   next?: Assignment;
+  /**
+   * The completion asked for a next task of every kind that fits once this one ends, and the
+   * gateway had none: looking again at once would find none either (new work sends a wake-up).
+   */
+  nothingNext?: true;
 }
 
 // Heartbeats that may fail in a row (each already retried) before the runner assumes its lease
@@ -91,7 +96,7 @@ export async function runTask(
     leaseOver.abort();
     await heartbeats;
     deps.stopSignal.removeEventListener("abort", onStop);
-    return { taskId, kind: assignment.kind, attempt, status, ...(next ? { next } : {}) };
+    return { taskId, kind: assignment.kind, attempt, status, ...(next ? { next } : next === null ? { nothingNext: true as const } : {}) };
   };
   if (reason === "lease_lost" || reason === "runner_stopped") {
     await outbox.flush();
@@ -113,7 +118,8 @@ export async function runTask(
     if (deps.stopSignal.aborted) return end("runner_stopped");
     throw error;
   }
-  return end(result.status, answer.next);
+  // `null` only from a gateway that looked for the kinds asked (an older one leaves `next` out).
+  return end(result.status, kinds.length > 0 ? answer.next : undefined);
 }
 
 function heartbeatLoop(
