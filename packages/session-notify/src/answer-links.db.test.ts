@@ -1,18 +1,11 @@
-import { migrate } from "@openwork/remote-session-core";
-import { useTestDatabase } from "@openwork/test-postgres";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type AnswerLinkTarget, createAnswerLinks, type LinkGrant } from "./answer-links.js";
-import { migrateSessionNotify } from "./notify-migrations.js";
+import { useNotifyDatabase } from "./testing/notify-database.js";
 
 // Answer links on a real PostgreSQL: signed, bound to one member's one request, single use, short-lived.
-const db = useTestDatabase();
+const db = useNotifyDatabase();
 const SECRET = "a test secret that is at least thirty-two bytes long";
 const target = (requestId: string): AnswerLinkTarget => ({ organizationId: "org_links", memberId: "member_links", sessionId: "rs_links", requestId });
-
-beforeAll(async () => {
-  await migrate(db.current.sql);
-  await migrateSessionNotify(db.current.sql);
-});
 
 const links = (now?: () => Date) => createAnswerLinks({ sql: db.current.sql, secret: SECRET, ...(now ? { now } : {}) });
 const usedAt = async (token: string) =>

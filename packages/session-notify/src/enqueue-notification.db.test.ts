@@ -1,13 +1,11 @@
-import { migrate } from "@openwork/remote-session-core";
-import { useTestDatabase } from "@openwork/test-postgres";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { enqueueNotification } from "./enqueue-notification.js";
 import { InvalidNotification, type NotificationEvent } from "./notification-event.js";
 import { createNotifyChannels } from "./notify-channels.js";
-import { migrateSessionNotify } from "./notify-migrations.js";
+import { useNotifyDatabase } from "./testing/notify-database.js";
 
 // The outbox on a real PostgreSQL: what one enqueue writes, in the caller's transaction.
-const db = useTestDatabase();
+const db = useNotifyDatabase();
 const ORG = "org_enqueue";
 
 const event = (id: string, memberId: string, extra: Partial<NotificationEvent> = {}): NotificationEvent => ({
@@ -21,11 +19,6 @@ const event = (id: string, memberId: string, extra: Partial<NotificationEvent> =
   text: { question: "Delete the cache folder?" },
   occurredAt: new Date("2026-12-01T10:00:00Z"),
   ...extra,
-});
-
-beforeAll(async () => {
-  await migrate(db.current.sql);
-  await migrateSessionNotify(db.current.sql);
 });
 
 describe("enqueueNotification", () => {

@@ -11,7 +11,14 @@ export {
 export { type ChannelKind, type DeliveryChannel, type NotificationDelivery, type Notifier, type NotifyErrorCode, NotifyError } from "./notifier.js";
 export { migrateSessionNotify } from "./notify-migrations.js";
 export { enqueueNotification } from "./enqueue-notification.js";
-export { type NotifyChannel, type NotifyChannelInput, type NotifyChannels, NotifyChannelInputSchema, createNotifyChannels } from "./notify-channels.js";
+export {
+  type NotifyChannel,
+  type NotifyChannelInput,
+  type NotifyChannels,
+  type NotifyChannelsOptions,
+  NotifyChannelInputSchema,
+  createNotifyChannels,
+} from "./notify-channels.js";
 export { type NotificationDrain, type NotificationDrainOptions, type NotificationStats, defaultBackoff, startNotificationDrain } from "./notification-drain.js";
 export {
   type AnswerLinks,
@@ -24,5 +31,5 @@ export {
   MAX_ANSWER_LINK_TTL_MS,
   createAnswerLinks,
 } from "./answer-links.js";
-export { webhookNotifier } from "./webhook-notifier.js";
+export { type WebhookNotifierOptions, webhookNotifier } from "./webhook-notifier.js";
 export { type EmailMessage, type EmailTransport, type SmtpOptions, emailNotifier } from "./email-notifier.js";

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { newId, type Queryable } from "@openwork/remote-session-core";
 import { z } from "zod";
-import { NOTIFICATION_KINDS, type NotificationKind, parseOrThrow } from "./notification-event.js";
+import { InvalidNotification, NOTIFICATION_KINDS, type NotificationKind, parseOrThrow } from "./notification-event.js";
 import type { ChannelKind } from "./notifier.js";
+import { webhookTargetRefusal } from "./webhook-address.js";
 
 const common = {
   memberId: z.string().min(1).max(200),
@@ -39,12 +40,27 @@ export interface NotifyChannel {
   enabled: boolean;
 }
 
+export interface NotifyChannelsOptions {
+  /**
+   * Accept webhooks to loopback, private, link-local and other non-public addresses. Off by
+   * default (such a target is an `InvalidNotification` on `target`). For tests and hosts whose
+   * members are trusted; give the webhook notifier the same, or it refuses them when sending.
+   */
+  allowPrivateNetworks?: boolean;
+}
+
 /** A member's channels in PostgreSQL, for the member routes of a host (never for the model). */
-export function createNotifyChannels(sql: Queryable) {
+export function createNotifyChannels(sql: Queryable, options: NotifyChannelsOptions = {}) {
   return {
-    /** Creates a channel; returns it with its webhook secret (null for email), which is not shown again. */
+    /**
+     * Creates a channel; returns it with its webhook secret (null for email), which is not shown
+     * again. A webhook whose URL carries credentials or whose host is or resolves to a non-public
+     * address is refused (`InvalidNotification`), unless `allowPrivateNetworks`.
+     */
     create: async (organizationId: string, input: NotifyChannelInput): Promise<{ channel: NotifyChannel; secret: string | null }> => {
       const channel = parseOrThrow(NotifyChannelInputSchema, input, "channel");
+      const refused = channel.kind === "webhook" ? await webhookTargetRefusal(channel.target, options) : null;
+      if (refused) throw new InvalidNotification("channel", new z.ZodError([{ code: "custom", path: ["target"], message: refused, input: channel.target }]));
       const secret = channel.kind === "webhook" ? (channel.secret ?? `whsec_${randomBytes(32).toString("base64")}`) : null;
       const [row] = await sql<NotifyChannel[]>`
         insert into notify_channel (organization_id, id, member_id, kind, target, secret, event_kinds, allow_text, enabled)

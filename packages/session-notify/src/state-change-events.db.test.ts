@@ -1,20 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { createSessionLedger, migrate, type SessionPatch } from "@openwork/remote-session-core";
-import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NOTIFICATION_KINDS } from "./notification-event.js";
 import { createNotifyChannels } from "./notify-channels.js";
 import { migrateSessionNotify } from "./notify-migrations.js";
+import { useNotifyDatabase } from "./testing/notify-database.js";
 
 // The trigger on the ledger's remote_session: every state change enqueues its event in the
 // writer's own transaction, on a real PostgreSQL, through the core's real ledger.
-const db = useTestDatabase();
-
-beforeAll(async () => {
-  await migrate(db.current.sql);
-  await migrateSessionNotify(db.current.sql);
-});
+const db = useNotifyDatabase();
 
 /** A member with two channels taking every kind, and one session of theirs in `queued`. */
 async function sessionOfSubscribedMember(sql = db.current.sql) {

@@ -1,36 +1,33 @@
 import { randomUUID } from "node:crypto";
-import { migrate } from "@openwork/remote-session-core";
-import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { Webhook } from "standardwebhooks";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { enqueueNotification } from "./enqueue-notification.js";
 import { type NotificationDrain, type NotificationDrainOptions, startNotificationDrain } from "./notification-drain.js";
 import type { NotificationEvent } from "./notification-event.js";
 import type { Notifier } from "./notifier.js";
 import { createNotifyChannels } from "./notify-channels.js";
-import { migrateSessionNotify } from "./notify-migrations.js";
+import { closeAfterEach, useNotifyDatabase } from "./testing/notify-database.js";
 import { startWebhookReceiver } from "./testing/receivers.js";
 import { webhookNotifier } from "./webhook-notifier.js";
 
 // The drain to a real HTTP receiver on 127.0.0.1, on a real PostgreSQL: signed, retried, dead, never twice.
-const db = useTestDatabase();
+const db = useNotifyDatabase();
+const closing = closeAfterEach();
 const SECRET = `whsec_${Buffer.from("a test secret of thirty-two bytes").toString("base64")}`;
-const closing: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  await migrate(db.current.sql);
-  await migrateSessionNotify(db.current.sql);
-});
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close();
-});
 
 /** A member of an organization of its own, with one webhook channel at `url` taking `turn_idle`. */
 async function memberWithWebhook(url: string): Promise<{ organizationId: string; memberId: string }> {
   const organizationId = `org_${randomUUID().slice(0, 8)}`;
   const memberId = "member_hook";
-  await createNotifyChannels(db.current.sql).create(organizationId, { memberId, kind: "webhook", target: url, secret: SECRET, eventKinds: ["turn_idle"] });
+  // The receiver is on 127.0.0.1: both the channel and the notifier opt in to private networks.
+  await createNotifyChannels(db.current.sql, { allowPrivateNetworks: true }).create(organizationId, {
+    memberId,
+    kind: "webhook",
+    target: url,
+    secret: SECRET,
+    eventKinds: ["turn_idle"],
+  });
   return { organizationId, memberId };
 }
 
@@ -46,14 +43,20 @@ const idleEvent = (id: string, owner: { organizationId: string; memberId: string
 });
 
 async function drain(options: Partial<NotificationDrainOptions> = {}): Promise<NotificationDrain> {
-  const started = await startNotificationDrain({ sql: db.current.sql, notifiers: [webhookNotifier()], intervalMs: 20, backoff: () => 0, ...options });
-  closing.push(() => started.close());
+  const started = await startNotificationDrain({
+    sql: db.current.sql,
+    notifiers: [webhookNotifier({ allowPrivateNetworks: true })],
+    intervalMs: 20,
+    backoff: () => 0,
+    ...options,
+  });
+  closing(() => started.close());
   return started;
 }
 
 async function receiver(statuses?: readonly number[]) {
   const started = await startWebhookReceiver(statuses);
-  closing.push(() => started.close());
+  closing(() => started.close());
   return started;
 }
 
@@ -156,7 +159,7 @@ describe("the webhook drain", () => {
       for (const id of ids) await enqueueNotification(tx, idleEvent(id, owner));
     });
     const other = postgres(db.current.url, { max: 4, onnotice: () => {} });
-    closing.push(() => other.end());
+    closing(() => other.end());
     await Promise.all([drain({ batchSize: 4 }), drain({ sql: other, batchSize: 4 })]);
     await hook.next(ids.length);
     await expect
@@ -187,7 +190,7 @@ describe("the webhook drain", () => {
     await enqueueNotification(db.current.sql, idleEvent("evt_crash", owner));
     // The first drainer's process dies right after the receiver took the request: its connection is gone.
     const doomed = postgres(db.current.url, { max: 2, onnotice: () => {} });
-    const real = webhookNotifier();
+    const real = webhookNotifier({ allowPrivateNetworks: true });
     let killed!: () => void;
     const died = new Promise<void>((resolve) => (killed = resolve));
     const dying: Notifier = {
