@@ -11,6 +11,7 @@ import { type DevMember, userIdOf } from "./dev-members.js";
 import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
 import { createMetrics } from "./metrics.js";
+import { type GatewayNotifyOptions, startNotifications } from "./notifications.js";
 import { createMemberGate, mcpMemberKey, rateLimited, whenBodyEnds } from "./member-gate.js";
 import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
 import { createRunnerStreamGate } from "./runner-stream-gate.js";
@@ -83,6 +84,11 @@ export interface GatewayOptions {
    */
   push?: boolean;
   logger?: Logger;
+  /**
+   * Notifications to members (webhooks; email with `notify.smtp`): the outbox drain runs on every
+   * replica, members set their channels through the member routes.
+   */
+  notify?: GatewayNotifyOptions;
   /** The desktop channel's timings (lease, heartbeat, sweep, presence, claim deadline…) and the cloud's budget (tests shorten them). */
   timings?: Partial<DesktopTimings> & { cloudBudgetMs?: number };
 }
@@ -97,6 +103,8 @@ export async function createGateway(options: GatewayOptions) {
   const logger = options.logger ?? silentLogger;
   const { sql } = options;
   await migrateDesktopTarget(sql);
+  // After the core and desktop migrations, into the same schema; every replica drains the outbox.
+  const notifications = await startNotifications(sql, options.notify ?? {}, logger);
   const { cloudBudgetMs, ...timings } = options.timings ?? {};
   const memberLimits: MemberLimits = { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits };
   const gate = createMemberGate();
@@ -146,9 +154,9 @@ export async function createGateway(options: GatewayOptions) {
     logger,
   });
   const { hub, routes: runnerRoutes } = desktop;
-  const metrics = createMetrics({ sql, hub });
+  const metrics = createMetrics({ sql, hub, notifications: notifications.drain.stats });
   await desktop.start().catch(async (error: unknown) => {
-    await desktop.close();
+    await Promise.all([desktop.close(), notifications.drain.close()]);
     throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error instanceof Error ? error.message : String(error)}`);
   });
   const targets: Target[] = [desktop.target];
@@ -252,8 +260,10 @@ export async function createGateway(options: GatewayOptions) {
     hub,
     mcpUrl: `${options.baseUrl}${MCP_PATH}`,
     push,
+    notifications,
     close: async () => {
       await push?.close();
+      await notifications.drain.close();
       cloud?.close();
       await desktop.close();
     },

@@ -11,6 +11,7 @@ import postgres from "postgres";
 import { z } from "zod";
 import { connectCommands } from "./connect-commands.js";
 import { loadDevConfig } from "./dev-members.js";
+import { smtpFromUrl } from "./notifications.js";
 import { serveGateway } from "./serve-gateway.js";
 import { explainDatabaseError, StartupError } from "./startup-errors.js";
 
@@ -39,6 +40,10 @@ const env = z
     START_RUNNER: z.enum(["0", "1"]).default("1"),
     ECHO_TARGET: z.enum(["0", "1"]).default("0"),
     CREATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(32),
+    /** Where notification mail is handed over (smtp://user:pass@host:587, smtps://…:465); without it members cannot create email channels. */
+    SMTP_URL: z.string().optional(),
+    /** The From of notification mail, e.g. "OpenWork <notify@example.com>"; required with SMTP_URL. */
+    NOTIFY_FROM: z.string().optional(),
   })
   .parse(process.env);
 
@@ -57,6 +62,7 @@ process.once("SIGINT", () => void shutdown(0));
 process.once("SIGTERM", () => void shutdown(0));
 
 async function start(): Promise<void> {
+  const notify = notifySettings();
   const config = await loadDevConfig(env.DEV_CONFIG);
 
   let databaseUrl = env.DATABASE_URL;
@@ -140,6 +146,7 @@ async function start(): Promise<void> {
     webUrlTemplate: env.WEB_URL_TEMPLATE,
     createRateLimit: { bucket: "create", limit: env.CREATE_RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
     echoTarget: env.ECHO_TARGET === "1",
+    notify,
     logger: { info: log("info"), warn: log("warn"), error: log("error") },
   });
   stops.unshift(() => gateway.close());
@@ -174,6 +181,18 @@ ${connectCommands(gateway.mcpUrl, member.mcpToken)}
   {"target":"desktop","prompt":"hello"} (the local runner answers) or {"target":"cloud","prompt":"hello"}.
   Ctrl-C stops everything.
   `);
+}
+
+/** SMTP_URL and NOTIFY_FROM, checked before anything starts: a typo is a start-up error naming the setting. */
+function notifySettings() {
+  if (!env.SMTP_URL) return {};
+  if (!env.NOTIFY_FROM) throw new StartupError("NOTIFY_FROM: required with SMTP_URL (the From of notification mail)");
+  try {
+    return { smtp: smtpFromUrl(env.SMTP_URL), from: env.NOTIFY_FROM };
+  } catch (error) {
+    // smtpFromUrl's messages never quote the URL (it may hold a password).
+    throw new StartupError(`SMTP_URL: ${(error as Error).message}`);
+  }
 }
 
 await start().catch(async (error: unknown) => {

@@ -1,21 +1,31 @@
 import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
 import { createRunnerClient, requestRunnerToken } from "@openwork/runner-protocol/client";
 import { eventually } from "@openwork/runner-protocol/testing";
+import { enqueueNotification } from "@openwork/session-notify";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { fixedDevMember } from "./dev-members.js";
 import { startTestGateway } from "./testing/test-gateway.js";
+import { startWebhookReceiver, type WebhookReceiver } from "./testing/webhook-receiver.js";
 
 const db = useTestDatabase();
 const member = fixedDevMember("metrics");
 let test: Awaited<ReturnType<typeof startTestGateway>>;
+// 200 for /ok, 410 (no retry mends it: dead at once) for /gone, 503 (retried) for /busy.
+let hooks: WebhookReceiver;
 
 beforeAll(async () => {
-  test = await startTestGateway(db.current.url, member, { timings: { leaseMs: 600, heartbeatIntervalMs: 200, sweepIntervalMs: 100 } });
+  hooks = await startWebhookReceiver((path) => ({ "/ok": 200, "/gone": 410 })[path] ?? 503);
+  test = await startTestGateway(db.current.url, member, {
+    timings: { leaseMs: 600, heartbeatIntervalMs: 200, sweepIntervalMs: 100 },
+    // A retry an hour away: the busy delivery stays retrying while the test looks.
+    notify: { intervalMs: 100, backoff: () => 3_600_000, allowPrivateNetworks: true },
+  });
 }, 60_000);
 
 afterAll(async () => {
   await test?.close();
+  await hooks?.close();
 });
 
 const scrape = async () => {
@@ -55,4 +65,20 @@ it("serves Prometheus metrics: queue depth, dispatch latency, lease losses, expi
     return now("openwork_lease_losses_total") === 1 && now("openwork_expirations_total") === 1 ? true : undefined;
   }, 5_000);
   expect(metric("openwork_runner_streams")).toBe(0);
+});
+
+it("counts notification deliveries by status: pending, retrying, sent and dead", async () => {
+  const { channels } = test.gateway.notifications;
+  const common = { memberId: member.memberId, eventKinds: ["turn_idle" as const] };
+  for (const path of ["/ok", "/gone", "/busy"]) await channels.create(member.organizationId, { ...common, kind: "webhook", target: hooks.url(path) });
+  // No SMTP on this gateway: an email delivery has no notifier and stays pending, untried.
+  await channels.create(member.organizationId, { ...common, kind: "email", target: "member@example.com" });
+  const event = { kind: "turn_idle" as const, organizationId: member.organizationId, memberId: member.memberId, sessionId: "ses_metrics" };
+  await enqueueNotification(test.sql, { ...event, id: "ses_metrics:1:idle", title: "metrics", state: "idle", occurredAt: new Date() });
+  await hooks.until((received) => received.length === 3);
+  await eventually(async () => {
+    const metric = await scrape();
+    const statuses = ["pending", "retrying", "sent", "dead"].map((status) => metric(`openwork_notification_deliveries{status="${status}"}`));
+    return statuses.join() === "1,1,1,1" ? true : undefined;
+  }, 5_000);
 });

@@ -1,4 +1,5 @@
 import type { WakeHub } from "@openwork/desktop-target";
+import type { NotificationStats } from "@openwork/session-notify";
 import type { Sql } from "postgres";
 
 // Dispatch (queued → claimed) buckets, in seconds: from the SSE path's milliseconds to the poll's minute.
@@ -18,7 +19,7 @@ const family = (name: string, type: string, help: string, samples: Sample[]) => 
  * OpenTelemetry collector's Prometheus receiver read it; no dependency, nothing per member).
  * Counters live in this process; queue depth is read from PostgreSQL at scrape time.
  */
-export function createMetrics(options: { sql: Sql; hub: WakeHub }) {
+export function createMetrics(options: { sql: Sql; hub: WakeHub; notifications: () => Promise<NotificationStats> }) {
   const dispatch = { buckets: DISPATCH_BUCKETS.map(() => 0), sum: 0, count: 0 };
   const counters = { leaseLosses: 0, expirations: 0 };
   return {
@@ -43,6 +44,7 @@ export function createMetrics(options: { sql: Sql; hub: WakeHub }) {
         select state, count(*)::int as n from desktop_task where state in ('queued', 'claimed') group by state`;
       const byState = new Map(depth.map((row) => [row.state, row.n]));
       const stats = options.hub.stats();
+      const notifications = await options.notifications();
       const lines = [
         ...family(
           "openwork_desktop_tasks",
@@ -60,6 +62,13 @@ export function createMetrics(options: { sql: Sql; hub: WakeHub }) {
         ...family("openwork_expirations_total", "counter", "Tasks no desktop took by their deadline.", [["", counters.expirations]]),
         ...family("openwork_runner_streams", "gauge", "Open runner wake streams in this process.", [["", stats.runnerStreams]]),
         ...family("openwork_session_waiters", "gauge", "Reads waiting for a session to change in this process.", [["", stats.sessionWaiters]]),
+        // Every organization's outbox: dead deliveries stay until an operator deletes them, so an alert on dead > 0 holds.
+        ...family(
+          "openwork_notification_deliveries",
+          "gauge",
+          "Notification deliveries by status: pending (never tried), retrying (tried, due again), sent (kept 7 days), dead (gave up).",
+          (["pending", "retrying", "sent", "dead"] as const).map((status) => [`{status="${status}"}`, notifications[status]]),
+        ),
         ...family("openwork_db_pool_connections_max", "gauge", "The PostgreSQL pool's size.", [["", options.sql.options.max]]),
       ];
       return `${lines.join("\n")}\n`;

@@ -1,0 +1,81 @@
+import {
+  createNotifyChannels,
+  type EmailTransport,
+  emailNotifier,
+  type Notifier,
+  type NotificationDrain,
+  type SmtpOptions,
+  startNotificationDrain,
+  webhookNotifier,
+} from "@openwork/session-notify";
+import type { Logger } from "@openwork/remote-session-core";
+import type { Sql } from "postgres";
+
+/** How the gateway tells members what their sessions did (webhooks always; email when SMTP is set). */
+export interface GatewayNotifyOptions {
+  /** Where mail is handed over; without it members cannot create email channels. */
+  smtp?: SmtpOptions | EmailTransport;
+  /** The From of notification mail, e.g. `OpenWork <notify@example.com>`. Required with `smtp`. */
+  from?: string;
+  /** How often each replica looks at the outbox. Default 1 000 ms. */
+  intervalMs?: number;
+  /** Tries before a delivery is dead (default 8), and the wait before each retry (tests shorten them). */
+  maxAttempts?: number;
+  backoff?: (attempt: number) => number;
+  /**
+   * Let webhooks target loopback and private addresses (127.0.0.1, 10/8, …). Off by default: a
+   * member could otherwise make the gateway post into its own network. Tests and single-machine
+   * setups turn it on.
+   */
+  allowPrivateNetworks?: boolean;
+  /** A send is aborted after this long. Default 10 000 ms. */
+  sendTimeoutMs?: number;
+}
+
+/**
+ * The notification half of the gateway: the outbox drain (on every replica: any may send, none
+ * sends a delivery another holds) and the member's channels. Migrates the tables into the handle's
+ * schema, after the core and desktop migrations.
+ */
+export async function startNotifications(sql: Sql, options: GatewayNotifyOptions, logger: Logger) {
+  if (options.smtp && !options.from) throw new TypeError("notify.from is required with notify.smtp (NOTIFY_FROM)");
+  const allowPrivateNetworks = options.allowPrivateNetworks === true;
+  const notifiers: Notifier[] = [webhookNotifier({ allowPrivateNetworks })];
+  if (options.smtp && options.from) notifiers.push(emailNotifier({ transport: options.smtp, from: options.from }));
+  const drain: NotificationDrain = await startNotificationDrain({
+    sql,
+    notifiers,
+    logger,
+    ...(options.intervalMs ? { intervalMs: options.intervalMs } : {}),
+    ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+    ...(options.sendTimeoutMs ? { sendTimeoutMs: options.sendTimeoutMs } : {}),
+  });
+  return {
+    drain,
+    channels: createNotifyChannels(sql, { allowPrivateNetworks }),
+    /** The channel kinds a member may create here: email only with SMTP. */
+    kinds: new Set(notifiers.map((notifier) => notifier.kind)),
+  };
+}
+
+export type GatewayNotifications = Awaited<ReturnType<typeof startNotifications>>;
+
+/**
+ * SMTP settings from a URL: `smtp://user:pass@host:587` (STARTTLS when offered; `?requireTLS=1`
+ * refuses without it) or `smtps://…:465` (TLS from the start). User and password are URL-decoded.
+ */
+export function smtpFromUrl(url: string): SmtpOptions {
+  // The messages never quote the URL: it may hold a password.
+  if (!URL.canParse(url)) throw new TypeError("not a URL");
+  const parsed = new URL(url);
+  if (parsed.protocol !== "smtp:" && parsed.protocol !== "smtps:") throw new TypeError("must start with smtp:// or smtps://");
+  const secure = parsed.protocol === "smtps:";
+  return {
+    host: parsed.hostname,
+    port: parsed.port ? Number(parsed.port) : secure ? 465 : 587,
+    secure,
+    ...(parsed.username ? { auth: { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } } : {}),
+    ...(parsed.searchParams.get("requireTLS") === "1" ? { requireTLS: true } : {}),
+  };
+}
