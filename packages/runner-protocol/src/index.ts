@@ -46,6 +46,7 @@ export {
   HeartbeatResponseSchema,
   type HeartbeatResponse,
 } from "./v1/heartbeat.js";
+export { SessionMcpSchema, type SessionMcp } from "./v1/session-mcp.js";
 export {
   TASK_EVENT_TYPES,
   type TaskEventType,

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { type Assignment, ClaimNextRequestSchema, ClaimNextResponseSchema, ClaimResponseSchema } from "../v1/assignment.js";
 import { type CompleteRequest, CompleteRequestSchema, CompleteResponseSchema } from "../v1/complete.js";
-import { HeartbeatResponseSchema } from "../v1/heartbeat.js";
+import { HeartbeatRequestSchema, HeartbeatResponseSchema } from "../v1/heartbeat.js";
 import { describeIssues } from "../v1/issues.js";
 import { RUNNER_PATHS, RUNNER_ROUTE_PREFIX } from "../v1/paths.js";
 import { TokenMintResponseSchema, type TokenMintRequest, TokenMintRequestSchema } from "../v1/registration.js";
@@ -29,7 +29,8 @@ export interface RunnerClient {
   claim(taskId: string, signal?: AbortSignal): Promise<Assignment>;
   /** Protocol 3: claims the oldest task this runner may take now (of `kinds`), or null when there is none. */
   claimNext(kinds?: readonly WorkKind[], signal?: AbortSignal): Promise<Assignment | null>;
-  heartbeat(taskId: string, attempt: number, signal?: AbortSignal): Promise<z.infer<typeof HeartbeatResponseSchema>>;
+  /** `options.refreshMcp`: ask for a fresh MCP entry for the turn's engine (it nears its expiry). */
+  heartbeat(taskId: string, attempt: number, signal?: AbortSignal, options?: { refreshMcp?: true }): Promise<z.infer<typeof HeartbeatResponseSchema>>;
   postEvents(taskId: string, attempt: number, events: TaskEvent[], signal?: AbortSignal): Promise<z.infer<typeof PostEventsResponseSchema>>;
   complete(taskId: string, result: CompleteRequest, signal?: AbortSignal): Promise<z.infer<typeof CompleteResponseSchema>>;
   /** Absolute URL of the SSE wake stream. */
@@ -60,7 +61,14 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
     claimNext: async (kinds, signal) =>
       (await call("POST", RUNNER_PATHS.claimNext, outgoing(ClaimNextRequestSchema, kinds ? { kinds: [...kinds] } : {}), ClaimNextResponseSchema, signal))
         .assignment,
-    heartbeat: (taskId, attempt, signal) => call("POST", RUNNER_PATHS.heartbeat(taskId), { attempt }, HeartbeatResponseSchema, signal),
+    heartbeat: (taskId, attempt, signal, { refreshMcp } = {}) =>
+      call(
+        "POST",
+        RUNNER_PATHS.heartbeat(taskId),
+        outgoing(HeartbeatRequestSchema, { attempt, ...(refreshMcp ? { refreshMcp } : {}) }),
+        HeartbeatResponseSchema,
+        signal,
+      ),
     postEvents: async (taskId, attempt, events, signal) =>
       call("POST", RUNNER_PATHS.taskEvents(taskId), outgoing(PostEventsRequestSchema, { attempt, events }), PostEventsResponseSchema, signal),
     complete: async (taskId, result, signal) =>

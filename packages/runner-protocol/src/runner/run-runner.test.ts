@@ -3,6 +3,7 @@ import { createRunnerClient } from "../client/runner-client.js";
 import { startProtocolDouble } from "../testing/protocol-double.js";
 import { eventually } from "../testing/runner-channel-conformance.js";
 import { type Runner, type RunRunnerOptions, runRunner } from "./run-runner.js";
+import type { SessionMcp } from "../v1/session-mcp.js";
 import type { TaskOutcome } from "./run-task.js";
 import { taskAbortReason } from "./task-aborted.js";
 
@@ -12,8 +13,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup(options: { fetch?: typeof fetch; heartbeatIntervalMs?: number } = {}) {
-  const double = await startProtocolDouble({ heartbeatIntervalMs: options.heartbeatIntervalMs ?? 100 });
+async function setup(options: { fetch?: typeof fetch; heartbeatIntervalMs?: number; sessionMcp?: (taskId: string) => SessionMcp } = {}) {
+  const double = await startProtocolDouble({
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? 100,
+    ...(options.sessionMcp ? { sessionMcp: options.sessionMcp } : {}),
+  });
   cleanups.push(() => double.close());
   const { token } = await double.registerRunner({ runnerId: "runner-under-test" });
   const client = createRunnerClient({
@@ -136,6 +140,34 @@ describe("runRunner", () => {
     // New work still reaches the runner, through its wake stream.
     const second = await double.enqueueCreate({ title: "t2", prompt: "p" });
     expect((await endOf(second.taskId)).status).toBe("done");
+  });
+
+  it("hands the turn's MCP entry to its handler, and refreshes it through heartbeats before it expires", async () => {
+    let issued = 0;
+    // Each entry lives 600 ms: with heartbeats every 100 ms, the one past its first third asks for a fresh one.
+    const sessionMcp = () => ({ url: "http://gw/mcp/agent", authorization: `Bearer owsc1.${++issued}`, expiresAt: new Date(Date.now() + 600).toISOString() });
+    const { double, start, endOf } = await setup({ heartbeatIntervalMs: 100, sessionMcp });
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: "p" });
+    const seen: string[] = [];
+    start({
+      wakeStream: false,
+      pollIntervalMs: 50,
+      handlers: {
+        "remote_session.create": async (_assignment, { mcp }) => {
+          seen.push(mcp.current()!.authorization);
+          mcp.onChange((entry) => seen.push(entry.authorization));
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          return done();
+        },
+      },
+    });
+    await endOf(taskId);
+    expect(seen[0]).toBe("Bearer owsc1.1");
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    // Never while the entry was fresh: one ask per lifetime, give or take a heartbeat.
+    expect(issued).toBeLessThanOrEqual(4);
+    const asked = double.requests.filter((r) => r.path.endsWith("/heartbeat") && r.body.includes(`"refreshMcp":true`));
+    expect(asked.length).toBe(issued - 1);
   });
 
   it("heartbeats while the handler runs", async () => {

@@ -9,6 +9,7 @@ import { LIMITS } from "../v1/limits.js";
 import type { TaskEventInput } from "../v1/task-events.js";
 import { type Coalescing, EventOutbox } from "./event-outbox.js";
 import { retryUntilSettled } from "./retry-until-settled.js";
+import { holdSessionMcp, type SessionMcpHolder, type SessionMcpView } from "./session-mcp-holder.js";
 import { TaskAbortedError, type TaskAbortReason, taskAbortReason } from "./task-aborted.js";
 
 /** What a handler gets besides its assignment. */
@@ -20,6 +21,8 @@ export interface TaskContext {
   signal: AbortSignal;
   /** Queues an event; the runner numbers it and posts it in order. `terminal` is the runner's. */
   emit(event: Exclude<TaskEventInput, { type: "terminal" }>): void;
+  /** The gateway's MCP entry for the turn's engine (its session credential), kept fresh by the heartbeats. */
+  mcp: SessionMcpView;
 }
 
 /** Runs one kind of assignment and says how it ended. Throwing counts as `execution_failed`. */
@@ -80,14 +83,16 @@ export async function runTask(
   const channel = AbortSignal.any([leaseOver.signal, deps.stopSignal]);
   const outbox = new EventOutbox({ ...deps, taskId, attempt, signal: channel, ...(deps.coalescing ? { coalescing: deps.coalescing } : {}) });
 
+  const mcp = holdSessionMcp(assignment.kind === "remote_session.respond" ? undefined : assignment.mcp);
   const heartbeats = heartbeatLoop(assignment, deps, leaseOver.signal, {
     onLost: lost,
     onCancel: () => abort("cancel_requested"),
+    mcp,
   });
 
   let result: TaskResult;
   try {
-    result = await deps.handler(assignment, { signal: work.signal, emit: (event) => outbox.emit(event) });
+    result = await deps.handler(assignment, { signal: work.signal, emit: (event) => outbox.emit(event), mcp });
   } catch (error) {
     result = failureOf(error, work.signal);
   }
@@ -126,7 +131,7 @@ function heartbeatLoop(
   assignment: Assignment,
   deps: { client: RunnerClient; timers: Timers; heartbeatIntervalMs?: number },
   over: AbortSignal,
-  on: { onLost: () => void; onCancel: () => void },
+  on: { onLost: () => void; onCancel: () => void; mcp: SessionMcpHolder },
 ): Promise<void> {
   const interval = deps.heartbeatIntervalMs ?? assignment.heartbeatIntervalMs;
   return (async () => {
@@ -135,9 +140,10 @@ function heartbeatLoop(
       await sleep(deps.timers, interval, over);
       if (over.aborted) return;
       try {
-        const answer = await deps.client.heartbeat(assignment.taskId, assignment.attempt, over);
+        const answer = await deps.client.heartbeat(assignment.taskId, assignment.attempt, over, on.mcp.due() ? { refreshMcp: true } : {});
         misses = 0;
         if (!answer.leaseValid) return on.onLost();
+        if (answer.mcp) on.mcp.replace(answer.mcp);
         if (answer.cancelRequested) on.onCancel();
       } catch (error) {
         if (over.aborted) return;

@@ -8,6 +8,7 @@ import { canRunnerTake, grantCapabilities, RUNNER_PROTOCOL_VERSION, taskRequirem
 import { type CompleteRequest, CompleteRequestSchema } from "../v1/complete.js";
 import { RUNNER_ERROR_STATUS, type RunnerErrorCode } from "../v1/error-body.js";
 import { HeartbeatRequestSchema } from "../v1/heartbeat.js";
+import type { SessionMcp } from "../v1/session-mcp.js";
 import { toMessageIssues } from "../v1/issues.js";
 import { RUNNER_ROUTE_PREFIX } from "../v1/paths.js";
 import { TokenMintRequestSchema } from "../v1/registration.js";
@@ -57,7 +58,14 @@ class Refusal extends Error {
   }
 }
 
-export async function startProtocolDouble(options: { heartbeatIntervalMs?: number; keepaliveMs?: number } = {}) {
+export async function startProtocolDouble(
+  options: {
+    heartbeatIntervalMs?: number;
+    keepaliveMs?: number;
+    /** Issues the MCP entry a turn's assignment (and a heartbeat that asks) carries, as a gateway with session credentials does. */
+    sessionMcp?: (taskId: string) => SessionMcp;
+  } = {},
+) {
   const tasks = new Map<string, DoubleTask>();
   const notifications: { id: number; taskId: string }[] = [];
   const streams = new Set<ServerResponse>();
@@ -116,7 +124,8 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
       model: task.model ?? null,
     };
     if (task.respond) return { ...lease, kind: "remote_session.respond", localSessionId: "ses_1", workspaceId: null, ...task.respond };
-    return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, workspaceId: null };
+    const mcp = options.sessionMcp ? { mcp: options.sessionMcp(task.taskId) } : {};
+    return { ...lease, ...mcp, kind: "remote_session.create", title: task.title, prompt: task.prompt, workspaceId: null };
   };
   /** Appends events held-replays-gaps as the gateway does. */
   const append = (task: DoubleTask, events: TaskEvent[]) => {
@@ -196,10 +205,17 @@ export async function startProtocolDouble(options: { heartbeatIntervalMs?: numbe
     },
     "POST /heartbeat": ({ body, headers }, _response, taskId) => {
       const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));
-      const { attempt } = parse(HeartbeatRequestSchema, body);
+      const { attempt, refreshMcp } = parse(HeartbeatRequestSchema, body);
       const valid = leaseHeld(task, attempt);
       if (valid) task.leaseExpiresAt = Date.now() + LEASE_MS;
-      return { attempt, leaseValid: valid, leaseExpiresAt: valid ? new Date(task.leaseExpiresAt).toISOString() : null, cancelRequested: task.cancelRequested };
+      const mcp = valid && refreshMcp && options.sessionMcp ? { mcp: options.sessionMcp(taskId) } : {};
+      return {
+        attempt,
+        leaseValid: valid,
+        leaseExpiresAt: valid ? new Date(task.leaseExpiresAt).toISOString() : null,
+        cancelRequested: task.cancelRequested,
+        ...mcp,
+      };
     },
     "POST /events": ({ body, headers }, _response, taskId) => {
       const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));

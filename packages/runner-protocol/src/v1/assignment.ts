@@ -2,6 +2,7 @@ import { RespondAnswerReplySchema, RespondAnswerSchema } from "@openwork/remote-
 import { z } from "zod";
 import { AttemptSchema, GatewayIdSchema, LocalIdSchema, ModelReplySchema, RequestIdSchema, TimestampSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
+import { SessionMcpSchema } from "./session-mcp.js";
 import { WORK_KINDS } from "./work-kinds.js";
 
 // An assignment is a reply: the runner reads it, so every object in it ignores fields a newer
@@ -21,9 +22,13 @@ const lease = {
   model: ModelReplySchema.nullable(),
 };
 
+/** A turn's MCP entry for its engine (see `SessionMcpSchema`); absent from a gateway that issues none. */
+const turn = { mcp: SessionMcpSchema.optional() };
+
 /** Create a visible local session, then run the first prompt in it if there is one. */
 export const CreateAssignmentSchema = z.looseObject({
   ...lease,
+  ...turn,
   kind: z.literal("remote_session.create"),
   title: z.string().max(LIMITS.title),
   prompt: z.string().max(LIMITS.prompt).nullable(),
@@ -34,6 +39,7 @@ export const CreateAssignmentSchema = z.looseObject({
 /** A follow-up prompt into the local session an earlier create made on this runner. */
 export const SendAssignmentSchema = z.looseObject({
   ...lease,
+  ...turn,
   kind: z.literal("remote_session.send"),
   localSessionId: LocalIdSchema,
   workspaceId: LocalIdSchema.nullable(),
