@@ -45,7 +45,7 @@ export function emailNotifier(options: { transport: SmtpOptions | EmailTransport
         from: options.from,
         to: channel.target,
         subject: subjectOf(event),
-        text: bodyOf(event),
+        text: bodyOf(event, delivery.answerUrl),
         messageId: `<${encodeURIComponent(event.id)}.${channel.id}@${domain}>`,
         headers: { "X-Notification-Id": event.id },
       };

@@ -19,7 +19,14 @@ export {
   NotifyChannelInputSchema,
   createNotifyChannels,
 } from "./notify-channels.js";
-export { type NotificationDrain, type NotificationDrainOptions, type NotificationStats, defaultBackoff, startNotificationDrain } from "./notification-drain.js";
+export {
+  type NotificationDrain,
+  type NotificationDrainOptions,
+  type NotificationDescription,
+  type NotificationStats,
+  defaultBackoff,
+  startNotificationDrain,
+} from "./notification-drain.js";
 export {
   type AnswerLinks,
   type AnswerLinksOptions,

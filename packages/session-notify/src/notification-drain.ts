@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { errorFacts, type Logger, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
-import type { NotificationKind, NotificationText } from "./notification-event.js";
+import type { NotificationEvent, NotificationKind, NotificationText } from "./notification-event.js";
 import { migrateSessionNotify } from "./notify-migrations.js";
-import { type ChannelKind, type NotificationDelivery, type Notifier, NotifyError } from "./notifier.js";
+import { type ChannelKind, type DeliveryChannel, type NotificationDelivery, type Notifier, NotifyError } from "./notifier.js";
 
 export interface NotificationDrainOptions {
   /** Resolves the tables' names (in `schema` when one is given). */
@@ -26,7 +26,25 @@ export interface NotificationDrainOptions {
   batchSize?: number;
   /** Sent deliveries older than this are deleted (with events left without any), at most once a minute. Default 7 days. Dead ones stay for the operator. */
   keepSentMs?: number;
+  /**
+   * How long a session may stay `waiting_input` before its member is told `request_overdue`
+   * (once per waiting episode, by whichever replica gets there). Each pass looks. Default 15 minutes.
+   */
+  overdueAfterMs?: number;
+  /**
+   * Called at send time for each delivery, to add what the outbox does not keep: the question's
+   * text (used only for channels that allow text) and an answer link (`answerUrl`, for every
+   * channel: it carries no text). Events written by the state-change trigger have no text. A
+   * throw counts as a failed try (retried). Called again on each retry.
+   */
+  describe?: (event: NotificationEvent, channel: DeliveryChannel) => Promise<NotificationDescription | undefined>;
   logger?: Logger;
+}
+
+/** What `describe` adds to a delivery at send time. */
+export interface NotificationDescription {
+  text?: NotificationText;
+  answerUrl?: string;
 }
 
 /** What `/metrics` shows of the outbox. `retrying`: tried at least once and due again (a send in flight counts). */
@@ -83,6 +101,7 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
     sendTimeoutMs: options.sendTimeoutMs ?? 10_000,
     batchSize: options.batchSize ?? 16,
     keepSentMs: options.keepSentMs ?? 7 * 86_400_000,
+    overdueAfterMs: options.overdueAfterMs ?? 15 * 60_000,
     logger: options.logger ?? silentLogger,
   };
   const notifiers = new Map(options.notifiers.map((notifier) => [notifier.kind, notifier]));
@@ -93,10 +112,13 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
     if (!row.enabled) return outbox.dead(key, "the channel was disabled before sending");
     const notifier = notifiers.get(row.channelKind);
     if (!notifier) return outbox.retry(key, settings.backoff(row.attempts), `no notifier for ${row.channelKind}`, true);
-    const error = await notifier.send(deliveryOf(row), AbortSignal.timeout(settings.sendTimeoutMs)).then(
-      () => null,
-      (failure: unknown) => failure ?? new Error("rejected without a reason"),
-    );
+    const signal = AbortSignal.timeout(settings.sendTimeoutMs);
+    const error = await described(deliveryOf(row), options.describe)
+      .then((delivery) => notifier.send(delivery, signal))
+      .then(
+        () => null,
+        (failure: unknown) => failure ?? new Error("rejected without a reason"),
+      );
     // A failure to mark (the database gone) is no failure to send: the claim lapses and the delivery goes again.
     if (error === null) return outbox.sent(key);
     const retryable = !(error instanceof NotifyError) || error.retryable;
@@ -113,6 +135,7 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
       prunedAt = Date.now();
       await outbox.prune(settings.keepSentMs);
     }
+    await outbox.enqueueOverdue(settings.overdueAfterMs);
     for (;;) {
       const claim = randomUUID();
       const rows = await outbox.claim(claim, settings.batchSize, settings.sendTimeoutMs * 2);
@@ -154,6 +177,14 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
       await running;
     },
   };
+}
+
+/** The delivery with what `describe` adds: its text only where the channel allows text, the answer link always. */
+async function described(delivery: NotificationDelivery, describe: NotificationDrainOptions["describe"]): Promise<NotificationDelivery> {
+  const extra = describe ? await describe(delivery.event, delivery.channel) : undefined;
+  if (!extra) return delivery;
+  const text = delivery.channel.allowText && extra.text ? { ...delivery.event.text, ...extra.text } : delivery.event.text;
+  return { ...delivery, event: { ...delivery.event, ...(text ? { text } : {}) }, ...(extra.answerUrl ? { answerUrl: extra.answerUrl } : {}) };
 }
 
 /** The event as its channel may see it: text only where the member allowed it. */
@@ -208,6 +239,10 @@ function outboxStatements(sql: Sql) {
     },
     dead: async (key: ClaimKey, reason: string): Promise<void> => {
       await sql`update notify_delivery set status = 'dead', claim = null, last_error = ${reason.slice(0, 500)} where ${mine(key)}`;
+    },
+    /** Enqueues request_overdue for sessions waiting longer than `afterMs` (a bounded batch; the next pass takes the rest). */
+    enqueueOverdue: async (afterMs: number): Promise<void> => {
+      await sql`select notify_enqueue_overdue(make_interval(secs => ${afterMs / 1000}), 500)`;
     },
     /** One bounded retention pass: old sent deliveries, then the events none is left of, then answer links a day past their expiry. */
     prune: async (keepMs: number): Promise<void> => {

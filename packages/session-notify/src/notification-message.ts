@@ -13,9 +13,13 @@ const HEADLINES: Record<NotificationKind, string> = {
 /** The subject line of an event: its title and what happened, never its text. */
 export const subjectOf = (event: NotificationEvent): string => `${event.title || event.sessionId} ${HEADLINES[event.kind]}`;
 
-/** A plain-text body: what happened and the state, then the text the channel allows (the caller already dropped the rest). */
-export function bodyOf(event: NotificationEvent): string {
+/**
+ * A plain-text body: what happened and the state, the answer link when there is one, then the
+ * text the channel allows (the caller already dropped the rest).
+ */
+export function bodyOf(event: NotificationEvent, answerUrl?: string): string {
   const lines = [subjectOf(event), "", `Session: ${event.sessionId}`, `State: ${event.state}`, `At: ${event.occurredAt.toISOString()}`];
+  if (answerUrl !== undefined) lines.push("", "Answer it here (the link works once, for a few minutes):", answerUrl);
   const { prompt, question, answer } = event.text ?? {};
   if (question !== undefined) lines.push("", "It asks:", question);
   if (prompt !== undefined) lines.push("", "Prompt:", prompt);
@@ -23,9 +27,20 @@ export function bodyOf(event: NotificationEvent): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** The webhook's JSON body, in the Standard Webhooks shape: `type`, `timestamp`, `data`. */
-export function payloadOf(event: NotificationEvent, timestamp: Date): string {
+/** The webhook's JSON body, in the Standard Webhooks shape: `type`, `timestamp`, `data` (with `answerUrl` when there is one). */
+export function payloadOf(event: NotificationEvent, timestamp: Date, answerUrl?: string): string {
   const { id, kind, organizationId, memberId, sessionId, title, state, occurredAt, text } = event;
-  const data = { eventId: id, kind, organizationId, memberId, sessionId, title, state, occurredAt: occurredAt.toISOString(), ...(text ? { text } : {}) };
+  const data = {
+    eventId: id,
+    kind,
+    organizationId,
+    memberId,
+    sessionId,
+    title,
+    state,
+    occurredAt: occurredAt.toISOString(),
+    ...(answerUrl !== undefined ? { answerUrl } : {}),
+    ...(text ? { text } : {}),
+  };
   return JSON.stringify({ type: `session.${kind}`, timestamp: timestamp.toISOString(), data });
 }

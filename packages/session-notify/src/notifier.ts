@@ -19,6 +19,8 @@ export interface NotificationDelivery {
   channel: DeliveryChannel;
   /** 1 on the first try; a retry after a crash counts the lost try too. */
   attempt: number;
+  /** A link where the member answers the pending request (the drain's `describe` adds it); it carries no text. */
+  answerUrl?: string;
 }
 
 /** A channel adapter: sends one delivery, or throws (a `NotifyError` says whether a retry may help). */

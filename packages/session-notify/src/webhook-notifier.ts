@@ -31,7 +31,7 @@ export function webhookNotifier(options: WebhookNotifierOptions = {}): Notifier 
       const { event, channel } = delivery;
       if (channel.secret === null) throw new NotifyError("the webhook channel has no secret", { code: "misconfigured", retryable: false });
       const timestamp = new Date();
-      const body = payloadOf(event, timestamp);
+      const body = payloadOf(event, timestamp, delivery.answerUrl);
       let signature: string;
       try {
         signature = new Webhook(channel.secret).sign(event.id, timestamp, body);
