@@ -10,6 +10,7 @@ import type { Sql } from "postgres";
 import { type DevMember, userIdOf } from "./dev-members.js";
 import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
+import { memberNotifyRoutes } from "./member-notify-routes.js";
 import { createMetrics } from "./metrics.js";
 import { type GatewayNotifyOptions, startNotifications } from "./notifications.js";
 import { createMemberGate, mcpMemberKey, rateLimited, whenBodyEnds } from "./member-gate.js";
@@ -127,6 +128,7 @@ export async function createGateway(options: GatewayOptions) {
           }
         : null;
     });
+  const sessionMember = (request: Request) => byToken("sessionToken", bearerOf(request));
   const isActive = async (scope: MemberScope) =>
     options.members().some((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId && m.active !== false);
 
@@ -144,7 +146,7 @@ export async function createGateway(options: GatewayOptions) {
       ...(options.openworkBasePaths ? { openworkBasePaths: options.openworkBasePaths } : {}),
       proxyTrust: { origins: options.trustedProxyOrigins ?? [], prefix: "/api/den" },
       authenticateMember: async (request) => {
-        const member = byToken("sessionToken", bearerOf(request));
+        const member = sessionMember(request);
         return member ? { organizationId: member.organizationId, memberId: member.memberId } : null;
       },
       isActiveMember: isActive,
@@ -248,6 +250,19 @@ export async function createGateway(options: GatewayOptions) {
       throw error;
     }
   });
+  // The member's notification channels: session tokens only, so no MCP client (no agent) reaches them.
+  app.route(
+    "/member/notify",
+    memberNotifyRoutes({
+      sql,
+      notifications,
+      authenticate: async (request) => {
+        const member = sessionMember(request);
+        return member && member.active !== false ? { organizationId: member.organizationId, userId: userIdOf(member) } : null;
+      },
+      unexpected: (request, error) => unexpectedErrorResponse(logger, "gateway member routes", request, error),
+    }),
+  );
   for (const prefix of runnerRoutes.prefixes) {
     app.all(prefix, (c) => runnerRoutes.fetch(c.req.raw));
     app.all(`${prefix}/*`, (c) => runnerStreamGate(c.req.raw) ?? runnerRoutes.fetch(c.req.raw));

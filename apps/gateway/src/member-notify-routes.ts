@@ -1,0 +1,138 @@
+import { InvalidNotification, NOTIFICATION_KINDS, type NotifyChannelInput } from "@openwork/session-notify";
+import { Hono } from "hono";
+import type { Sql } from "postgres";
+import { z } from "zod";
+import type { GatewayNotifications } from "./notifications.js";
+
+/**
+ * Who the notifications of a request are for: the organization and the user that owns the
+ * sessions. Channels are keyed by that user id, because the state-change trigger addresses each
+ * event to the session's owner (`remote_session.user_id`).
+ */
+export interface NotifyRecipient {
+  organizationId: string;
+  userId: string;
+}
+
+// A channel is a few hundred bytes of JSON; anything far larger is a mistake or an attack.
+const MAX_BODY_BYTES = 16_384;
+/** Channels one member may keep: each event fans out to every one of them. */
+export const MAX_CHANNELS_PER_MEMBER = 20;
+
+const PatchSchema = z
+  .strictObject({
+    enabled: z.boolean().optional(),
+    eventKinds: z.array(z.enum(NOTIFICATION_KINDS)).min(1).max(NOTIFICATION_KINDS.length).optional(),
+    allowText: z.boolean().optional(),
+  })
+  .refine((patch) => Object.keys(patch).length > 0, { message: "give at least one of enabled, eventKinds, allowText" });
+
+/** A typed refusal: `error` a stable code, never a 500 for what the caller sent. */
+const refuse = (status: 400 | 401 | 404 | 409 | 413, error: string, message: string, extra: Record<string, unknown> = {}) =>
+  Response.json(
+    { error, message, retryable: false, ...extra },
+    { status, ...(status === 401 ? { headers: { "www-authenticate": 'Bearer realm="member"' } } : {}) },
+  );
+
+class BadBody extends Error {
+  constructor(
+    readonly status: 400 | 413,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The body as JSON, at most MAX_BODY_BYTES; refuses what is not a JSON object. */
+async function readObject(request: Request): Promise<Record<string, unknown>> {
+  if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) throw new BadBody(413, `bodies are limited to ${MAX_BODY_BYTES} bytes`);
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > MAX_BODY_BYTES) throw new BadBody(413, `bodies are limited to ${MAX_BODY_BYTES} bytes`);
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new BadBody(400, "the request body is not JSON");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BadBody(400, "the request body must be a JSON object");
+  return value as Record<string, unknown>;
+}
+
+/**
+ * The member's notification channels: `GET /member/notify/channels`, `POST` (create; a webhook's
+ * secret is in this answer only), `PATCH /:id` (enabled, eventKinds, allowText) and `DELETE /:id`.
+ * Authenticated by the member's session token (`authenticate`), never an MCP token: the model
+ * cannot reach these routes, so an agent can never redirect where its member is told things.
+ * Another member's channel answers exactly as one that does not exist.
+ */
+export function memberNotifyRoutes(options: {
+  sql: Sql;
+  notifications: GatewayNotifications;
+  authenticate: (request: Request) => Promise<NotifyRecipient | null>;
+  /** The answer to an error nobody expected (the gateway's typed 500, its referenceId logged). */
+  unexpected: (request: Request, error: unknown) => Response;
+}) {
+  const { channels, kinds } = options.notifications;
+  const app = new Hono<{ Variables: { recipient: NotifyRecipient } }>();
+  const noSuchChannel = () => refuse(404, "not_found", "no such notification channel");
+  app.onError((error, c) => {
+    if (error instanceof BadBody) return refuse(error.status, error.status === 413 ? "payload_too_large" : "invalid_request", error.message);
+    if (error instanceof InvalidNotification) return refuse(400, "invalid_channel", error.message, { issues: error.issues });
+    return options.unexpected(c.req.raw, error);
+  });
+  app.use("*", async (c, next) => {
+    const recipient = await options.authenticate(c.req.raw);
+    if (!recipient) return refuse(401, "unauthorized", "sign in with your member session token (an MCP token is not accepted here)");
+    c.set("recipient", recipient);
+    await next();
+  });
+
+  app.get("/channels", async (c) => {
+    const { organizationId, userId } = c.get("recipient");
+    return c.json({ channels: await channels.list(organizationId, userId) });
+  });
+
+  app.post("/channels", async (c) => {
+    const { organizationId, userId } = c.get("recipient");
+    const body = await readObject(c.req.raw);
+    if ("memberId" in body) return refuse(400, "invalid_channel", "memberId is not yours to set: a channel belongs to whoever creates it");
+    if (body.kind === "email" && !kinds.has("email")) {
+      return refuse(
+        400,
+        "channel_kind_unavailable",
+        "this gateway has no SMTP server: email channels cannot be created (its operator sets SMTP_URL and NOTIFY_FROM)",
+      );
+    }
+    if ((await channels.list(organizationId, userId)).length >= MAX_CHANNELS_PER_MEMBER) {
+      return refuse(409, "too_many_channels", `a member keeps at most ${MAX_CHANNELS_PER_MEMBER} notification channels; remove one first`);
+    }
+    const { channel, secret } = await channels.create(organizationId, { ...body, memberId: userId } as NotifyChannelInput);
+    // The webhook's signing secret is never read back: this answer is the only place it appears.
+    return c.json({ channel, ...(secret ? { secret } : {}) }, 201);
+  });
+
+  app.patch("/channels/:id", async (c) => {
+    const { organizationId, userId } = c.get("recipient");
+    const parsed = PatchSchema.safeParse(await readObject(c.req.raw));
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }));
+      return refuse(400, "invalid_channel", issues.map((i) => `${i.path || "body"}: ${i.message}`).join("; "), { issues });
+    }
+    const { enabled, eventKinds, allowText } = parsed.data;
+    const id = c.req.param("id");
+    const updated = await options.sql`
+      update notify_channel set enabled = coalesce(${enabled ?? null}::boolean, enabled),
+        event_kinds = coalesce(${eventKinds ?? null}::text[], event_kinds), allow_text = coalesce(${allowText ?? null}::boolean, allow_text)
+      where organization_id = ${organizationId} and member_id = ${userId} and id = ${id}
+      returning id`;
+    const channel = updated.length > 0 ? (await channels.list(organizationId, userId)).find((ch) => ch.id === id) : undefined;
+    return channel ? c.json({ channel }) : noSuchChannel();
+  });
+
+  app.delete("/channels/:id", async (c) => {
+    const { organizationId, userId } = c.get("recipient");
+    return (await channels.remove(organizationId, userId, c.req.param("id"))) ? c.json({ removed: true }) : noSuchChannel();
+  });
+
+  return app;
+}
