@@ -10,6 +10,14 @@ describe("desktop timings", () => {
     expect(() => resolveTimings({ presenceWindow: 5 } as never)).toThrow(/unknown timing presenceWindow/);
   });
 
+  it("takes a registration cache of 0 (off) to 1 s, and refuses a longer one: it bounds how long a revoked runner is served", () => {
+    expect(resolveTimings().registrationCacheMs).toBe(1_000);
+    expect(resolveTimings({ registrationCacheMs: 0 }).registrationCacheMs).toBe(0);
+    expect(resolveTimings({ registrationCacheMs: 250 }).registrationCacheMs).toBe(250);
+    expect(() => resolveTimings({ registrationCacheMs: 1_001 })).toThrow(/registrationCacheMs must be 0 \(off\) to 1000 ms/);
+    expect(() => resolveTimings({ registrationCacheMs: -1 })).toThrow(/registrationCacheMs/);
+  });
+
   it("keeps no module state a caller could change: the defaults are frozen", () => {
     // A default changed through the exported object would change every channel built after it.
     expect(() => void ((DEFAULT_DESKTOP_TIMINGS as { presenceWindowMs: number }).presenceWindowMs = 1)).toThrow(TypeError);

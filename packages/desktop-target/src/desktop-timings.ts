@@ -24,6 +24,16 @@ export interface DesktopTimings {
   relayWaitMs: number;
   /** Pause between sweeps. Default 2 s: with a 30 s lease, a lost runner is `interrupted` within 32 s. */
   sweepIntervalMs: number;
+  /**
+   * How long a process serves a runner's registration (registered, not revoked since its token's
+   * mint, its protocol and capabilities) from memory before it reads it again: the runner routes
+   * skip that round trip for the requests in between. This is the staleness bound of a revocation
+   * whose wake-bus hint is lost: every process refuses the revoked runner's tokens at most this
+   * long after the revocation committed (the revoking process at once, the others as soon as the
+   * hint arrives). Default 1 s, at most 1 s (a larger value is refused); 0 turns the cache off.
+   * A completion always checks the registration in its own transaction.
+   */
+  registrationCacheMs: number;
 }
 
 export const DEFAULT_DESKTOP_TIMINGS: Readonly<DesktopTimings> = Object.freeze({
@@ -35,18 +45,34 @@ export const DEFAULT_DESKTOP_TIMINGS: Readonly<DesktopTimings> = Object.freeze({
   claimDeadlineMs: 10 * 60_000,
   relayWaitMs: 20_000,
   sweepIntervalMs: 2_000,
+  registrationCacheMs: 1_000,
 });
 
-/** The timings given, the defaults for the rest; a value that is not a positive number is refused. */
+/** The revocation staleness bound `registrationCacheMs` may not exceed. */
+export const MAX_REGISTRATION_CACHE_MS = 1_000;
+
+/**
+ * The timings given, the defaults for the rest; a value that is not a positive number is refused,
+ * except `registrationCacheMs`: 0 (off) to `MAX_REGISTRATION_CACHE_MS`.
+ */
 export function resolveTimings(given: Partial<DesktopTimings> = {}): DesktopTimings {
   const timings = { ...DEFAULT_DESKTOP_TIMINGS };
   for (const [key, value] of Object.entries(given) as [keyof DesktopTimings, number | undefined][]) {
     if (value === undefined) continue;
     if (!(key in DEFAULT_DESKTOP_TIMINGS)) throw new TypeError(`desktop timings: unknown timing ${key}`);
-    if (!Number.isFinite(value) || value <= 0) throw new TypeError(`desktop timings: ${key} must be a positive number of milliseconds`);
+    if (key === "registrationCacheMs") checkRegistrationCacheMs(value);
+    else if (!Number.isFinite(value) || value <= 0) throw new TypeError(`desktop timings: ${key} must be a positive number of milliseconds`);
     timings[key] = value;
   }
   return timings;
+}
+
+function checkRegistrationCacheMs(value: number): void {
+  if (!Number.isFinite(value) || value < 0 || value > MAX_REGISTRATION_CACHE_MS) {
+    throw new TypeError(
+      `desktop timings: registrationCacheMs must be 0 (off) to ${MAX_REGISTRATION_CACHE_MS} ms: it bounds how long a revoked runner is still served`,
+    );
+  }
 }
 
 /** A window in words, for messages: whole minutes when it is some, else seconds. */

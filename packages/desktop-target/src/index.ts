@@ -1,11 +1,19 @@
 // The desktop channel, built once per process: its bus, publisher, hub, Target, runner routes, sweeper and timings.
 export { type DesktopChannel, type DesktopChannelOptions, type ChannelRoutesOptions, createDesktopChannel } from "./desktop-channel.js";
-export { type DesktopTimings, DEFAULT_DESKTOP_TIMINGS, resolveTimings } from "./desktop-timings.js";
+export { type DesktopTimings, DEFAULT_DESKTOP_TIMINGS, MAX_REGISTRATION_CACHE_MS, resolveTimings } from "./desktop-timings.js";
 
 // Its pieces, for a host that composes them itself.
 export { type DesktopTargetOptions, createDesktopTarget } from "./desktop-target.js";
 export { migrateDesktopTarget, DESKTOP_TARGET_SQL_DIRECTORY } from "./migrate-desktop-target.js";
-export { type WakeHub, type WakeSignal, type PushSubscriber, type StreamLimits, DEFAULT_STREAM_LIMITS, createWakeHub } from "./wake/wake-hub.js";
+export {
+  type WakeHub,
+  type WakeSignal,
+  type PushSubscriber,
+  type RevokeSubscriber,
+  type StreamLimits,
+  DEFAULT_STREAM_LIMITS,
+  createWakeHub,
+} from "./wake/wake-hub.js";
 export {
   type WakeBus,
   type WakeBusHandlers,
@@ -13,8 +21,10 @@ export {
   type SessionHint,
   type PushHint,
   type PushHintKind,
+  type RevokeHint,
   postgresWakeBus,
   readPush,
+  readRevokes,
   readSessions,
   readWakes,
   renderPush,

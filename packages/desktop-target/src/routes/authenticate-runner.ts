@@ -2,7 +2,7 @@ import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol";
 import { bearerToken, verifyRunnerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { dialectOf } from "../dialects/index.js";
-import { type AuthenticatedRunner, checkRegistration, type VerifiedRunner } from "../store/check-registration.js";
+import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "../store/check-registration.js";
 import type { RunnerDialect } from "../store/runner-row.js";
 import type { RouteContext } from "./route-context.js";
 
@@ -13,14 +13,29 @@ import type { RouteContext } from "./route-context.js";
  * its first request, where its capabilities come from, and the refusal of a lost membership. A
  * token minted before a revocation is refused in every dialect, and a runner registered for
  * another dialect too. Any other refusal is `runner_unauthorized` (a new mint fixes it).
+ *
+ * The token and the membership are checked on every request; the registration comes from the
+ * channel's registration cache when it was read within `registrationCacheMs` (≤ 1 s: a revoked
+ * runner is refused by every process within that bound, see `RegistrationCache`), so a runner's
+ * requests in between cost no round trip and no presence write (presence is throttled to a write
+ * a minute anyway). `fresh` reads it whatever the cache holds: a stream's opening is its
+ * presence, and must clear a disconnect another process marked meanwhile.
  */
-export async function authenticateRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<AuthenticatedRunner> {
-  return checkRegistration(ctx.sql, await verifyRunner(ctx, request, dialect));
+export async function authenticateRunner(
+  ctx: RouteContext,
+  request: Request,
+  dialect: RunnerDialect,
+  options: { fresh?: boolean } = {},
+): Promise<AuthenticatedRunner> {
+  const verified = await verifyRunner(ctx, request, dialect);
+  return asAuthenticated(verified, await ctx.registrations.registration(verified.holder, () => readRegistration(ctx.sql, verified), options));
 }
 
 /**
- * The first half of `authenticateRunner`: the token and the membership, no query of ours. A hot
- * route runs `checkRegistration` (the second half) inside its own transaction, in its first round trip.
+ * The first half of `authenticateRunner`: the token and the membership, no query of ours. A
+ * completion runs `checkRegistration` (the second half) inside its own transaction, in its first
+ * round trip, never from the registration cache: it settles the task only if the runner is still
+ * registered as it commits.
  */
 export async function verifyRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<VerifiedRunner> {
   const { authentication } = dialectOf(dialect);

@@ -5,6 +5,7 @@ import { registeredDialects } from "../dialects/index.js";
 import { resolveTimings } from "../desktop-timings.js";
 import { MAX_TASK_EVENT_BYTES } from "../store/append-events.js";
 import type { DialectRouteOptions } from "../dialects/dialect.js";
+import { createRegistrationCache } from "./registration-cache.js";
 import type { RouteContext, RunnerRoutesOptions } from "./route-context.js";
 import { channelErrors } from "./route-errors.js";
 import { errorResponse } from "./to-response.js";
@@ -28,7 +29,15 @@ export interface RunnerRoutes {
  * anything of another member or another runner is a 404.
  */
 export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunnerTargets?: DialectRouteOptions["sessionRunnerTargets"] }): RunnerRoutes {
-  const { presenceWindowMs, leaseMs, heartbeatIntervalMs, keepaliveMs, membershipCheckMs } = resolveTimings(options.timings);
+  const { presenceWindowMs, leaseMs, heartbeatIntervalMs, keepaliveMs, membershipCheckMs, registrationCacheMs } = resolveTimings(options.timings);
+  const registrations = createRegistrationCache({ ttlMs: registrationCacheMs });
+  // Lives as long as the hub (its close drops its subscribers): a revoke on any process, or a resync, empties it.
+  options.hub.subscribeRevokes({
+    revoked: (hints) => {
+      for (const hint of hints) registrations.forget({ organizationId: hint.o, memberId: hint.m, runnerId: hint.r });
+    },
+    resync: () => registrations.clear(),
+  });
   const ctx: RouteContext = {
     turnEventBytes: MAX_TASK_EVENT_BYTES,
     logger: silentLogger,
@@ -40,6 +49,8 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     heartbeatIntervalMs,
     keepaliveMs,
     membershipCheckMs,
+    registrationCacheMs,
+    registrations,
     audiences: [...new Set([options.baseUrl, ...(options.audiences ?? [])].map(normalizeAudience))],
   };
   const dialects = options.dialects ?? ["desktop-runner"];

@@ -90,7 +90,11 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
         open = false;
         unsubscribe();
         if (dialect.presence === "stream" && ctx.hub.runnerStreamCount(runner) === 0) {
-          void markDisconnected(ctx.sql, runner).catch(() => {});
+          // Forgotten once marked: the runner's next request reads its registration, and so clears the mark.
+          void markDisconnected(ctx.sql, runner).then(
+            () => ctx.registrations.forget(runner),
+            () => {},
+          );
         }
         clearInterval(keepalive);
         clearInterval(membership);

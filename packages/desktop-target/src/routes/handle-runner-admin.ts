@@ -37,6 +37,8 @@ export async function handleRevokeRunner(ctx: RouteContext, request: Request, ru
   const member = await memberOf(ctx, request);
   const revoked = await transaction(ctx, (tx, hints) => revokeRunner(tx, hints, member, runnerId));
   if (!revoked) throw new ChannelRefusal("not_found", "no such desktop");
+  // This process refuses the runner's next request at once, whether or not its own hint comes back.
+  ctx.registrations.forget({ ...member, runnerId });
   ctx.logger.info("desktop runner revoked by its owner", { runnerId, failedTasks: revoked.failedTasks });
   return json(200, { revoked: true, ...revoked });
 }

@@ -5,6 +5,7 @@ import type { DesktopTimings } from "../desktop-timings.js";
 import type { RunnerDialect } from "../store/runner-row.js";
 import type { HintPublisher } from "../wake/hints.js";
 import type { WakeHub } from "../wake/wake-hub.js";
+import type { RegistrationCache } from "./registration-cache.js";
 import type { ProxyTrust } from "./entry-point.js";
 
 /** What the host gives the runner routes. */
@@ -49,7 +50,8 @@ export interface RunnerRoutesOptions {
   turnEventBytes?: number;
   /**
    * The channel's timings the routes use: the presence window, the lease, the heartbeat interval
-   * the runner is told, the stream's keepalive and membership re-check. Default:
+   * the runner is told, the stream's keepalive and membership re-check, how long a registration is
+   * served from memory (`registrationCacheMs`, ≤ 1 s). Default:
    * `DEFAULT_DESKTOP_TIMINGS`; `createDesktopChannel` passes the ones it resolved.
    */
   timings?: Partial<RouteTimings>;
@@ -59,11 +61,16 @@ export interface RunnerRoutesOptions {
 }
 
 /** The timings the runner routes use. */
-export type RouteTimings = Pick<DesktopTimings, "presenceWindowMs" | "leaseMs" | "heartbeatIntervalMs" | "keepaliveMs" | "membershipCheckMs">;
+export type RouteTimings = Pick<
+  DesktopTimings,
+  "presenceWindowMs" | "leaseMs" | "heartbeatIntervalMs" | "keepaliveMs" | "membershipCheckMs" | "registrationCacheMs"
+>;
 
 export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "onClaimed" | "openworkBasePaths" | "timings">> &
   Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed"> &
   RouteTimings & {
     /** The hub's publisher: the routes' transactions send their hints through it. */
     publisher: HintPublisher;
+    /** The registrations these routes read lately (this channel's only, `registrationCacheMs`), forgotten on revoke hints. */
+    registrations: RegistrationCache;
   };

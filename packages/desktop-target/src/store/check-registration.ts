@@ -3,7 +3,7 @@ import { ChannelRefusal } from "../channel-refusal.js";
 import { dialectOf } from "../dialects/index.js";
 import type { RunnerDialect } from "./runner-row.js";
 import type { RunnerIdentity } from "./task-row.js";
-import { recordTokenRunner, type TokenHolder, touchRunner } from "./touch-runner.js";
+import { type RegisteredRunner, recordTokenRunner, type TokenHolder, touchRunner } from "./touch-runner.js";
 
 /** A runner request's verified identity. */
 export type AuthenticatedRunner = RunnerIdentity & { expiresAt: number; dialect: RunnerDialect };
@@ -21,16 +21,29 @@ export interface VerifiedRunner {
  * The runner is registered, not revoked since the mint, in this dialect. Its first statement is
  * sent when it is called, so a transaction can start it with others in one round trip.
  */
-export async function checkRegistration(sql: Queryable, { holder, expiresAt, dialect, tokenCapabilities }: VerifiedRunner): Promise<AuthenticatedRunner> {
-  const { authentication } = dialectOf(dialect);
+export async function checkRegistration(sql: Queryable, verified: VerifiedRunner): Promise<AuthenticatedRunner> {
+  return asAuthenticated(verified, await readRegistration(sql, verified));
+}
+
+/**
+ * The database half of `checkRegistration`: the runner's registration for this token (marking it
+ * seen), recorded first when the dialect registers runners from their tokens; refused when there
+ * is none or it was revoked since the mint. What a registration cache keeps.
+ */
+export async function readRegistration(sql: Queryable, { holder, dialect }: Pick<VerifiedRunner, "holder" | "dialect">): Promise<RegisteredRunner> {
   let registered = await touchRunner(sql, holder);
-  if (!registered && authentication.recordsTokenRunner) {
+  if (!registered && dialectOf(dialect).authentication.recordsTokenRunner) {
     await recordTokenRunner(sql, holder, dialect);
     registered = await touchRunner(sql, holder);
   }
   if (!registered) throw new ChannelRefusal("runner_unauthorized", "runner token refused: runner not registered or revoked");
+  return registered;
+}
+
+/** The request's identity from its verified token and its runner's registration: refused when registered for another dialect. */
+export function asAuthenticated({ holder, expiresAt, dialect, tokenCapabilities }: VerifiedRunner, registered: RegisteredRunner): AuthenticatedRunner {
   if (registered.dialect !== dialect) throw new ChannelRefusal("runner_unauthorized", "runner token refused: registered for the other runner protocol");
-  const capabilities = authentication.capabilitiesFrom === "token" ? [...tokenCapabilities] : registered.capabilities;
+  const capabilities = dialectOf(dialect).authentication.capabilitiesFrom === "token" ? [...tokenCapabilities] : [...registered.capabilities];
   const { organizationId, memberId, runnerId } = holder;
   return { organizationId, memberId, runnerId, capabilities, protocolVersion: registered.protocolVersion, expiresAt, dialect };
 }

@@ -19,6 +19,8 @@ export async function revokeRunner(tx: Queryable, hints: Hints, scope: MemberSco
       and revoked_at is null
     returning runner_id`;
   if (removed.length === 0) return null;
+  // Every process forgets the runner's cached registration once this commits (within the cache's bound if the hint is lost).
+  hints.revoke({ o: scope.organizationId, m: scope.memberId, r: runnerId });
   const failed = await tx<{ session_id: string }[]>`
     update desktop_task set state = ${movedTo(tx, "failPinned")}, ${endedClears(tx)}, failure_code = 'runner_revoked',
       failure_message = 'the desktop this was waiting for was revoked by its owner', finished_at = now(), updated_at = now()

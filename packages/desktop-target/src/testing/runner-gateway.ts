@@ -11,6 +11,7 @@ import { migrateDesktopTarget } from "../migrate-desktop-target.js";
 import type { RunnerRoutes } from "../routes/create-runner-routes.js";
 import type { RunnerRoutesOptions } from "../routes/route-context.js";
 import type { TransactionScope } from "../store/transaction.js";
+import type { WakeBus } from "../wake/wake-bus.js";
 import type { WakeHub } from "../wake/wake-hub.js";
 
 export const SECRET = "desktop-target-test-secret-0123456789";
@@ -67,9 +68,14 @@ export async function startRunnerGateway(
     sweeper?: DesktopChannelOptions["sweeper"];
     baseUrl?: string;
     sessionRunnerTargets?: () => Promise<boolean>;
+    /** Told of every statement the replica's pool sends (postgres.js `debug`). */
+    onStatement?: (statement: string) => void;
+    /** The replica's wake bus, built on its pool. Default PostgreSQL LISTEN/NOTIFY. */
+    bus?: (sql: Sql) => WakeBus;
   } = {},
 ): Promise<RunnerGateway> {
-  const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
+  const { timings, sweeper = false, onStatement, bus, ...routeOverrides } = overrides;
+  const sql = postgres(databaseUrl, { max: 10, onnotice: () => {}, ...(onStatement ? { debug: (_connection, statement) => onStatement(statement) } : {}) });
   await migrateDesktopTarget(sql);
   const logger = capturingLogger();
   const removed = new Set<string>();
@@ -81,9 +87,9 @@ export async function startRunnerGateway(
   await new Promise<void>((resolve) => server.once("listening", () => resolve()));
   const serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const baseUrl = overrides.baseUrl ?? serverUrl;
-  const { timings, sweeper = false, ...routeOverrides } = overrides;
   const channel = createDesktopChannel({
     sql,
+    ...(bus ? { bus: bus(sql) } : {}),
     timings: { leaseMs: 3_000, heartbeatIntervalMs: 200, keepaliveMs: 1_000, membershipCheckMs: 200, ...timings },
     routes: {
       secret: SECRET,

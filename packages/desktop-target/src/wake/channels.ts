@@ -22,3 +22,9 @@ export interface WakeNotice {
  * entries joined with commas.
  */
 export const PUSH_CHANNEL = "openwork_push";
+
+/**
+ * NOTIFY channel of revoke hints: a JSON array of `{ o, m, r }` (org, member, runner), sent after
+ * the revocation committed, so every process forgets the runner's cached registration at once.
+ */
+export const REVOKE_CHANNEL = "openwork_desktop_revoke";

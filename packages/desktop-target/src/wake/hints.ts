@@ -1,5 +1,5 @@
 import type { WakeNotice } from "./channels.js";
-import type { PushHint, SessionHint, WakeBus } from "./wake-bus.js";
+import type { PushHint, RevokeHint, SessionHint, WakeBus } from "./wake-bus.js";
 
 /**
  * What a transaction tells the other gateway processes once it has committed: sessions that
@@ -11,6 +11,8 @@ import type { PushHint, SessionHint, WakeBus } from "./wake-bus.js";
 export interface Hints {
   session(organizationId: string, sessionId: string): void;
   wake(notice: WakeNotice): void;
+  /** The runner was revoked: every process forgets its cached registration. */
+  revoke(hint: RevokeHint): void;
 }
 
 /** What the publisher of a channel has sent (hints, statements) and how many publishes failed. */
@@ -47,10 +49,12 @@ interface Gathered {
   sessions: Map<string, SessionHint>;
   wakes: WakeNotice[];
   push: PushHint[];
+  revokes: RevokeHint[];
 }
 
-const empty = (): Gathered => ({ sessions: new Map(), wakes: [], push: [] });
-const isEmpty = (gathered: Gathered) => gathered.sessions.size === 0 && gathered.wakes.length === 0 && gathered.push.length === 0;
+const empty = (): Gathered => ({ sessions: new Map(), wakes: [], push: [], revokes: [] });
+const isEmpty = (gathered: Gathered) =>
+  gathered.sessions.size === 0 && gathered.wakes.length === 0 && gathered.push.length === 0 && gathered.revokes.length === 0;
 
 /** The publisher of one channel: every hint it is given leaves through `bus`, and only through it. */
 export function createHintPublisher(bus: WakeBus): HintPublisher {
@@ -62,8 +66,14 @@ export function createHintPublisher(bus: WakeBus): HintPublisher {
     pending = empty();
     if (isEmpty(batch)) return;
     try {
-      await bus.publish({ sessions: [...batch.sessions.values()], wakes: batch.wakes, ...(batch.push.length > 0 ? { push: batch.push } : {}) });
-      stats = { ...stats, published: stats.published + batch.sessions.size + batch.wakes.length + batch.push.length, statements: stats.statements + 1 };
+      await bus.publish({
+        sessions: [...batch.sessions.values()],
+        wakes: batch.wakes,
+        ...(batch.push.length > 0 ? { push: batch.push } : {}),
+        ...(batch.revokes.length > 0 ? { revokes: batch.revokes } : {}),
+      });
+      const published = batch.sessions.size + batch.wakes.length + batch.push.length + batch.revokes.length;
+      stats = { ...stats, published: stats.published + published, statements: stats.statements + 1 };
     } catch {
       stats = { ...stats, failed: stats.failed + 1 };
     }
@@ -78,6 +88,7 @@ export function createHintPublisher(bus: WakeBus): HintPublisher {
     for (const [id, hint] of gathered.sessions) pending.sessions.set(id, hint);
     pending.wakes.push(...gathered.wakes);
     pending.push.push(...gathered.push);
+    pending.revokes.push(...gathered.revokes);
     if (!busy) {
       busy = true;
       setImmediate(() => void drain());
@@ -89,7 +100,11 @@ export function createHintPublisher(bus: WakeBus): HintPublisher {
       // A hint given after the transaction ended would be lost silently (or sent for a rollback): refused.
       const open = () => gathered ?? fail();
       return {
-        hints: { session: (o, s) => void open().sessions.set(s, { o, s }), wake: (notice) => void open().wakes.push(notice) },
+        hints: {
+          session: (o, s) => void open().sessions.set(s, { o, s }),
+          wake: (notice) => void open().wakes.push(notice),
+          revoke: (hint) => void open().revokes.push(hint),
+        },
         publish: () => {
           add(open());
           gathered = null;
@@ -99,8 +114,8 @@ export function createHintPublisher(bus: WakeBus): HintPublisher {
         },
       };
     },
-    session: (o, s) => add({ sessions: new Map([[s, { o, s }]]), wakes: [], push: [] }),
-    push: (hints) => add({ sessions: new Map(), wakes: [], push: [...hints] }),
+    session: (o, s) => add({ ...empty(), sessions: new Map([[s, { o, s }]]) }),
+    push: (hints) => add({ ...empty(), push: [...hints] }),
     stats: () => stats,
   };
 }

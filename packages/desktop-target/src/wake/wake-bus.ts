@@ -1,6 +1,6 @@
 import type { Sql } from "postgres";
 import { z } from "zod";
-import { PUSH_CHANNEL, SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
+import { PUSH_CHANNEL, REVOKE_CHANNEL, SESSION_CHANNEL, WAKE_CHANNEL, type WakeNotice } from "./channels.js";
 
 /** A session that changed, with its organization (the NATS adapter's subject). */
 export interface SessionHint {
@@ -22,12 +22,24 @@ export interface PushHint {
 
 export type PushHintKind = "events" | "subs" | "gone";
 
+/**
+ * A runner that was revoked: every process forgets its cached registration. A bus that does not
+ * carry these loses nothing but time: a cached registration lives at most `registrationCacheMs`.
+ */
+export interface RevokeHint {
+  o: string;
+  m: string;
+  r: string;
+}
+
 /** Hints from transactions that committed, coalesced: one publish carries them all. */
 export interface HintBatch {
   sessions: readonly SessionHint[];
   wakes: readonly WakeNotice[];
   /** Push hints; absent when there are none. */
   push?: readonly PushHint[];
+  /** Revoked runners; absent when there are none. */
+  revokes?: readonly RevokeHint[];
 }
 
 /** What a bus tells the process's wake hub. */
@@ -36,6 +48,8 @@ export interface WakeBusHandlers {
   wakes(notices: readonly WakeNotice[]): void;
   /** Push hints for the push streams this process holds (a bus must carry them: the hub's start-up probe checks). */
   push?(hints: readonly PushHint[]): void;
+  /** Revoked runners (a bus that does not carry them leaves the registration caches to their bound). */
+  revokes?(hints: readonly RevokeHint[]): void;
   /** The bus reconnected: hints sent meanwhile may be lost, so every stream and waiter looks again. */
   resync(): void;
   /** A payload that could not be read (logged by the hub, never thrown into the bus). */
@@ -94,6 +108,12 @@ export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
           MAX_NOTIFY_PAYLOAD,
         ).map((p) => [WAKE_CHANNEL, p] as const),
         ...chunks(batch.push ?? [], (hint) => pushEntry(hint).length + 1, renderPush, MAX_NOTIFY_PAYLOAD).map((p) => [PUSH_CHANNEL, p] as const),
+        ...chunks(
+          batch.revokes ?? [],
+          (hint) => JSON.stringify(hint).length + 1,
+          (hints) => JSON.stringify(hints),
+          MAX_NOTIFY_PAYLOAD,
+        ).map((p) => [REVOKE_CHANNEL, p] as const),
       ];
       if (parts.length === 0) return;
       await options.sql`select pg_notify(c, p) from unnest(${parts.map((part) => part[0])}::text[], ${parts.map((part) => part[1])}::text[]) as hint(c, p)`;
@@ -103,6 +123,7 @@ export function postgresWakeBus(options: { sql: Sql; listen?: Sql }): WakeBus {
         [WAKE_CHANNEL, (payload: string) => readWakes(payload, handlers, WAKE_CHANNEL)],
         [SESSION_CHANNEL, (payload: string) => readSessions(payload, handlers)],
         [PUSH_CHANNEL, (payload: string) => readPush(payload, "", handlers, PUSH_CHANNEL)],
+        [REVOKE_CHANNEL, (payload: string) => readRevokes(payload, handlers, REVOKE_CHANNEL)],
       ] as const;
       // onlisten runs on every (re)connect of the listening connection; after the first, resync.
       await Promise.all(
@@ -171,6 +192,20 @@ export function readWakes(payload: string, handlers: WakeBusHandlers, where: str
     return;
   }
   handlers.wakes(Array.isArray(parsed) ? parsed : [parsed]);
+}
+
+const revokeHints = z.array(z.object({ o: z.string(), m: z.string(), r: z.string() }));
+
+/** Hands the revoke hints of one payload (a JSON array) to `handlers`; one that does not parse goes to `handlers.unreadable`. For bus adapters. */
+export function readRevokes(payload: string, handlers: WakeBusHandlers, where: string): void {
+  let parsed: RevokeHint[];
+  try {
+    parsed = revokeHints.parse(JSON.parse(payload));
+  } catch {
+    handlers.unreadable(where);
+    return;
+  }
+  handlers.revokes?.(parsed);
 }
 
 /** Splits items into payloads of at most `max` characters (`size`: an item's rendered length plus its separator). */

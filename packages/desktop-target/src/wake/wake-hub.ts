@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Sql } from "postgres";
 import type { WakeNotice } from "./channels.js";
 import { createHintPublisher, type HintPublisher } from "./hints.js";
-import { postgresWakeBus, type PushHint, type WakeBus } from "./wake-bus.js";
+import { postgresWakeBus, type PushHint, type RevokeHint, type WakeBus } from "./wake-bus.js";
 
 /** What a runner's stream is told: a hint for one task, or "look again" after the listener reconnected. */
 export type WakeSignal = { kind: "task"; notice: WakeNotice } | { kind: "resync" };
@@ -41,6 +41,11 @@ export interface WakeHub {
    * some may have been lost (the bus reconnected), until the returned function is called.
    */
   subscribePush(handlers: PushSubscriber): () => void;
+  /**
+   * Delivers every process's revoke hints to `handlers.revoked`, and calls `handlers.resync` when
+   * some may have been lost (the bus reconnected), until the returned function is called.
+   */
+  subscribeRevokes(handlers: RevokeSubscriber): () => void;
   /** Resolves once the bus listens and carried the start-up probe's hints back (session and push). */
   readonly ready: Promise<void>;
   /** Where this hub's hints leave: its bus, given at construction. `transaction()` publishes through it. */
@@ -52,6 +57,12 @@ export interface WakeHub {
 /** What a push package hands the hub to hear push hints. */
 export interface PushSubscriber {
   push(hints: readonly PushHint[]): void;
+  resync(): void;
+}
+
+/** What a registration cache hands the hub to hear revoke hints. */
+export interface RevokeSubscriber {
+  revoked(hints: readonly RevokeHint[]): void;
   resync(): void;
 }
 
@@ -99,12 +110,14 @@ export function createWakeHub(options: {
   const runners = new Map<string, Set<{ runnerId: string; deliver: (signal: WakeSignal) => void; evict: () => void }>>();
   const sessions = new Map<string, Set<() => void>>();
   const pushSubscribers = new Set<PushSubscriber>();
+  const revokeSubscribers = new Set<RevokeSubscriber>();
   let listens = 0;
   const memberKey = (organizationId: string, memberId: string) => `${organizationId}\u0000${memberId}`;
   const resync = () => {
     for (const set of runners.values()) for (const subscriber of set) subscriber.deliver({ kind: "resync" });
     for (const sessionId of [...sessions.keys()]) wakeSession(sessionId);
     for (const subscriber of [...pushSubscribers]) subscriber.resync();
+    for (const subscriber of [...revokeSubscribers]) subscriber.resync();
   };
   const subscribePush = (subscriber: PushSubscriber) => {
     pushSubscribers.add(subscriber);
@@ -147,6 +160,9 @@ export function createWakeHub(options: {
     push: (hints) => {
       for (const subscriber of [...pushSubscribers]) subscriber.push(hints);
     },
+    revokes: (hints) => {
+      for (const subscriber of [...revokeSubscribers]) subscriber.revoked(hints);
+    },
     resync: () => {
       listens++;
       resync();
@@ -181,6 +197,10 @@ export function createWakeHub(options: {
     announceSession: (organizationId, sessionId) => publisher.session(organizationId, sessionId),
     publishPush: (hints) => publisher.push(hints),
     subscribePush,
+    subscribeRevokes: (subscriber) => {
+      revokeSubscribers.add(subscriber);
+      return () => void revokeSubscribers.delete(subscriber);
+    },
     stats: () => ({
       runnerStreams: [...runners.values()].reduce((n, set) => n + set.size, 0),
       sessionWaiters: [...sessions.values()].reduce((n, set) => n + set.size, 0),
@@ -192,6 +212,7 @@ export function createWakeHub(options: {
       resync();
       runners.clear();
       pushSubscribers.clear();
+      revokeSubscribers.clear();
     },
   };
 }

@@ -48,7 +48,8 @@ export function desktopRunnerRoutes(ctx: RouteContext, options: { prefix: string
   app.delete(RUNNER, (c) => handleRevokeRunner(ctx, c.req.raw, runnerIdOf(c)));
   app.post(`${RUNNER}/enable`, (c) => handleEnableRunner(ctx, c.req.raw, runnerIdOf(c)));
   app.get(RUNNER_PATHS.work, async (c) => handleWork(ctx, await registered(c)));
-  app.get(RUNNER_PATHS.events, async (c) => handleEventsStream(ctx, await registered(c), c.req.raw));
+  // A stream's opening is its presence: read past the registration cache (see authenticateRunner).
+  app.get(RUNNER_PATHS.events, async (c) => handleEventsStream(ctx, await authenticateRunner(ctx, c.req.raw, "desktop-runner", { fresh: true }), c.req.raw));
   app.post(RUNNER_PATHS.claimNext, async (c) => handleClaimNext(ctx, await registered(c), c.req.raw));
   // The id is checked before the token: a path that cannot name a task is a 404 to anyone.
   app.post(`${TASK}/claim`, async (c) => handleClaim(ctx, ...(await task(c)), c.req.raw));
