@@ -11,6 +11,7 @@ import type { RunnerIdentity } from "../store/task-row.js";
 import { transaction } from "../store/transaction.js";
 import { accepted, checkedAssignment, claimOldest, claimTimeRefusal, refuseClaim } from "./next-assignment.js";
 import { readJsonBody } from "./read-json-body.js";
+import { sessionMcpForHeld } from "./session-mcp.js";
 import type { RouteContext } from "./route-context.js";
 import { json, parseOrRefuse } from "./to-response.js";
 
@@ -28,7 +29,7 @@ export async function handleClaim(ctx: RouteContext, runner: RunnerIdentity, tas
     await refuseClaim(ctx, runner, outcome.task, cause);
     throw new ChannelRefusal("claim_conflict", `the task failed at claim: ${cause.message}`, { cause: cause.code });
   }
-  return json(200, { assignment: accepted(ctx, runner, outcome) });
+  return json(200, { assignment: await accepted(ctx, runner, outcome) });
 }
 
 /** `POST tasks/claim-next` (protocol 3): the oldest task this runner may take now, or `{ assignment: null }`. */
@@ -40,8 +41,11 @@ export async function handleClaimNext(ctx: RouteContext, runner: RunnerIdentity,
 
 /** `POST tasks/:id/heartbeat`. */
 export async function handleHeartbeat(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
-  const { attempt } = parseOrRefuse(HeartbeatRequestSchema, await readJsonBody(request));
-  return json(200, await heartbeatLease(ctx.sql, runner, taskId, attempt, ctx.leaseMs));
+  const { attempt, refreshMcp } = parseOrRefuse(HeartbeatRequestSchema, await readJsonBody(request));
+  const answer = await heartbeatLease(ctx.sql, runner, taskId, attempt, ctx.leaseMs);
+  // A fresh entry only for the attempt that still holds its turn.
+  const mcp = refreshMcp && answer.leaseValid ? await sessionMcpForHeld(ctx.sql, ctx.sessionMcp, runner, taskId) : undefined;
+  return json(200, { ...answer, ...(mcp ? { mcp } : {}) });
 }
 
 /** `POST tasks/:id/events`. */

@@ -4,6 +4,7 @@ import { failClaimedTask, MODEL_ACCESS_LOST } from "../store/fail-claimed-task.j
 import { type RunnerIdentity, type TaskKind, type TaskRow, taskKey } from "../store/task-row.js";
 import { transaction } from "../store/transaction.js";
 import type { RouteContext } from "./route-context.js";
+import { sessionMcpFor } from "./session-mcp.js";
 import { toAssignment } from "./to-assignment.js";
 
 // A claim-next passes over this many tasks that fail their claim-time checks before it answers none.
@@ -62,13 +63,17 @@ export async function refuseClaim(
   return next;
 }
 
-/** The assignment of a claim that passed its checks; a fresh claim is logged and its wait reported. */
-export function accepted(ctx: RouteContext, runner: RunnerIdentity, { kind, task, localSessionId }: ClaimOutcome): Assignment {
+/**
+ * The assignment of a claim that passed its checks, with its engine's MCP entry when the host
+ * issues them; a fresh claim is logged and its wait reported.
+ */
+export async function accepted(ctx: RouteContext, runner: RunnerIdentity, { kind, task, localSessionId }: ClaimOutcome): Promise<Assignment> {
   if (kind === "claimed") {
     ctx.logger.info("desktop runner: task claimed", { taskId: task.id, runnerId: runner.runnerId, attempt: task.attempt, kind: task.kind });
     if (task.attempt === 1 && task.claimed_at) ctx.onClaimed?.(task.claimed_at.getTime() - task.created_at.getTime());
   }
-  return toAssignment(task, localSessionId, ctx.heartbeatIntervalMs);
+  const mcp = await sessionMcpFor(ctx.sql, ctx.sessionMcp, task);
+  return { ...toAssignment(task, localSessionId, ctx.heartbeatIntervalMs), ...(mcp ? { mcp } : {}) } as Assignment;
 }
 
 /** Re-checks a fresh claim for what may have changed since the task was queued (the proposal's rule); a replayed claim passed them already. */

@@ -7,6 +7,7 @@ import type { HintPublisher } from "../wake/hints.js";
 import type { WakeHub } from "../wake/wake-hub.js";
 import type { RegistrationCache } from "./registration-cache.js";
 import type { ProxyTrust } from "./entry-point.js";
+import type { IssueSessionMcp } from "./session-mcp.js";
 
 /** What the host gives the runner routes. */
 export interface RunnerRoutesOptions {
@@ -46,6 +47,12 @@ export interface RunnerRoutesOptions {
   isActiveMember(scope: MemberScope): Promise<boolean>;
   /** Whether the member may still use a task's model; asked at claim. Default: yes. */
   mayUseModel?(scope: MemberScope, model: Model): Promise<boolean>;
+  /**
+   * Issues the MCP entry of a turn's engine (the gateway's MCP URL and the session's own
+   * credential), handed over with the turn's assignment and again when a heartbeat asks: what the
+   * session's agent creates through it is recorded as spawned by the session. Default: none.
+   */
+  sessionMcp?: IssueSessionMcp;
   /** What one task's events may take (JSON bytes, every attempt together). Default 4 MiB. */
   turnEventBytes?: number;
   /**
@@ -66,8 +73,10 @@ export type RouteTimings = Pick<
   "presenceWindowMs" | "leaseMs" | "heartbeatIntervalMs" | "keepaliveMs" | "membershipCheckMs" | "registrationCacheMs"
 >;
 
-export type RouteContext = Required<Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "onClaimed" | "openworkBasePaths" | "timings">> &
-  Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed"> &
+export type RouteContext = Required<
+  Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "onClaimed" | "openworkBasePaths" | "timings" | "sessionMcp">
+> &
+  Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed" | "sessionMcp"> &
   RouteTimings & {
     /** The hub's publisher: the routes' transactions send their hints through it. */
     publisher: HintPublisher;
