@@ -36,12 +36,16 @@ async function servers() {
   return { hook, smtp };
 }
 
-async function drain(describeDelivery: (event: NotificationEvent, channel: DeliveryChannel) => Promise<NotificationDescription | undefined>, port: number) {
+async function drain(
+  describeDelivery: (event: NotificationEvent, channel: DeliveryChannel) => Promise<NotificationDescription | undefined>,
+  port: number,
+  sendTimeoutMs = 10_000,
+) {
   const notifiers = [
     webhookNotifier({ allowPrivateNetworks: true }),
     emailNotifier({ transport: { host: "127.0.0.1", port, secure: false }, from: "notify@openwork.test" }),
   ];
-  const started = await startNotificationDrain({ sql: db.current.sql, notifiers, intervalMs: 20, backoff: () => 0, describe: describeDelivery });
+  const started = await startNotificationDrain({ sql: db.current.sql, notifiers, intervalMs: 20, backoff: () => 0, sendTimeoutMs, describe: describeDelivery });
   closing(() => started.close());
 }
 
@@ -68,6 +72,31 @@ describe("describe at send time", () => {
     expect(mail).toContain(answerUrl);
     expect(mail).not.toContain(QUESTION);
     expect(seen.sort()).toEqual(["waiting_input:email", "waiting_input:webhook", "waiting_input:webhook"]);
+  });
+
+  it("a describe that outlives the send timeout counts as a failed try: retried, then sent", async () => {
+    const { hook, smtp } = await servers();
+    const key = await subscribedSession(hook.url);
+    let calls = 0;
+    await drain(
+      async () => {
+        calls++;
+        // The first tries never answer: without the timeout they would hold their claims.
+        if (calls <= 3) await new Promise(() => {});
+        return { answerUrl: "https://gateway.example/answer/late" };
+      },
+      smtp.port,
+      200,
+    );
+    await createSessionLedger(db.current.sql).update(key, { state: "waiting_input" });
+    await hook.next(2);
+    await smtp.next(1);
+    const rows = await db.current.sql`select status, attempts, last_error as "lastError" from notify_delivery where organization_id = ${key.organizationId}`;
+    expect(rows.map((row) => row.attempts)).toEqual([2, 2, 2]);
+    expect(hook.received.map((r) => (JSON.parse(r.body) as { data: { answerUrl?: string } }).data.answerUrl)).toEqual([
+      "https://gateway.example/answer/late",
+      "https://gateway.example/answer/late",
+    ]);
   });
 
   it("a describe that throws counts as a failed try: retried, then sent", async () => {

@@ -1,4 +1,5 @@
 import nodemailer from "nodemailer";
+import { rejectOnAbort } from "./abort-rejection.js";
 import { bodyOf, subjectOf } from "./notification-message.js";
 import { type NotificationDelivery, type Notifier, NotifyError } from "./notifier.js";
 
@@ -49,19 +50,12 @@ export function emailNotifier(options: { transport: SmtpOptions | EmailTransport
         messageId: `<${encodeURIComponent(event.id)}.${channel.id}@${domain}>`,
         headers: { "X-Notification-Id": event.id },
       };
-      await Promise.race([transport.sendMail(message), aborted(signal)]).catch((error: unknown) => {
+      await Promise.race([transport.sendMail(message), rejectOnAbort(signal)]).catch((error: unknown) => {
         throw smtpFailure(error, signal);
       });
     },
   };
 }
-
-/** Rejects once `signal` aborts: a server that stalls must not hold the drain past its claim. */
-const aborted = (signal: AbortSignal) =>
-  new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-  });
 
 /** An SMTP 5xx is permanent (a bad address, a refusal); a 4xx, a timeout or a lost connection may pass later. */
 function smtpFailure(error: unknown, signal: AbortSignal): NotifyError {

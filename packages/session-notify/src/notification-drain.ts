@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { rejectOnAbort } from "./abort-rejection.js";
 import { errorFacts, type Logger, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import type { NotificationEvent, NotificationKind, NotificationText } from "./notification-event.js";
@@ -35,9 +36,10 @@ export interface NotificationDrainOptions {
    * Called at send time for each delivery, to add what the outbox does not keep: the question's
    * text (used only for channels that allow text) and an answer link (`answerUrl`, for every
    * channel: it carries no text). Events written by the state-change trigger have no text. A
-   * throw counts as a failed try (retried). Called again on each retry.
+   * throw counts as a failed try (retried), and so does outliving `signal` (the send's timeout,
+   * which counts describe and send together). Called again on each retry.
    */
-  describe?: (event: NotificationEvent, channel: DeliveryChannel) => Promise<NotificationDescription | undefined>;
+  describe?: (event: NotificationEvent, channel: DeliveryChannel, signal: AbortSignal) => Promise<NotificationDescription | undefined>;
   logger?: Logger;
 }
 
@@ -113,7 +115,7 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
     const notifier = notifiers.get(row.channelKind);
     if (!notifier) return outbox.retry(key, settings.backoff(row.attempts), `no notifier for ${row.channelKind}`, true);
     const signal = AbortSignal.timeout(settings.sendTimeoutMs);
-    const error = await described(deliveryOf(row), options.describe)
+    const error = await described(deliveryOf(row), options.describe, signal)
       .then((delivery) => notifier.send(delivery, signal))
       .then(
         () => null,
@@ -180,8 +182,8 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
 }
 
 /** The delivery with what `describe` adds: its text only where the channel allows text, the answer link always. */
-async function described(delivery: NotificationDelivery, describe: NotificationDrainOptions["describe"]): Promise<NotificationDelivery> {
-  const extra = describe ? await describe(delivery.event, delivery.channel) : undefined;
+async function described(delivery: NotificationDelivery, describe: NotificationDrainOptions["describe"], signal: AbortSignal): Promise<NotificationDelivery> {
+  const extra = describe ? await Promise.race([describe(delivery.event, delivery.channel, signal), rejectOnAbort(signal)]) : undefined;
   if (!extra) return delivery;
   const text = delivery.channel.allowText && extra.text ? { ...delivery.event.text, ...extra.text } : delivery.event.text;
   return { ...delivery, event: { ...delivery.event, ...(text ? { text } : {}) }, ...(extra.answerUrl ? { answerUrl: extra.answerUrl } : {}) };
