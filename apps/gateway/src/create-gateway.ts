@@ -18,6 +18,7 @@ import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
 import { createRunnerStreamGate } from "./runner-stream-gate.js";
 import { createRequestGuard } from "./request-guard.js";
 import { sameSecret } from "./same-secret.js";
+import { createSessionCredentialAuth, toSessionMcp } from "./session-credential-auth.js";
 import { StartupError } from "./startup-errors.js";
 import { unexpectedErrorResponse } from "./unexpected-error.js";
 
@@ -131,6 +132,8 @@ export async function createGateway(options: GatewayOptions) {
   const sessionMember = (request: Request) => byToken("sessionToken", bearerOf(request));
   const isActive = async (scope: MemberScope) =>
     options.members().some((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId && m.active !== false);
+  // The engines of remote sessions call MCP with their session's own credential: what they create is that session's.
+  const sessionCredentials = createSessionCredentialAuth({ secret: options.runnerTokenSecret, mcpUrl: `${options.baseUrl}${MCP_PATH}`, isActive });
 
   const desktop = createDesktopChannel({
     sql,
@@ -150,6 +153,7 @@ export async function createGateway(options: GatewayOptions) {
         return member ? { organizationId: member.organizationId, memberId: member.memberId } : null;
       },
       isActiveMember: isActive,
+      sessionMcp: (subject) => toSessionMcp(sessionCredentials.issue(subject)),
       onClaimed: (waitedMs) => metrics.claimed(waitedMs),
     },
     sweeper: { onSweep: (moved) => metrics.swept(moved) },
@@ -235,7 +239,8 @@ export async function createGateway(options: GatewayOptions) {
   app.all(MCP_PATH, async (c) => {
     const token = bearerOf(c.req.raw);
     if (!token) return unauthorized("a bearer token is required");
-    const authInfo = await verifyMcpToken(token);
+    // A session credential is decided by its own verifier only: a forged one never reaches the member tokens'.
+    const authInfo = (await sessionCredentials.verify(token)) ?? (sessionCredentials.owns(token) ? null : await verifyMcpToken(token));
     if (!authInfo) return unauthorized("this token is not valid for this gateway");
     if (c.req.method === "GET" && !push) return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
     // Before an MCP server is built for it: a member's flood of requests is refused for the cost of a 429.
