@@ -44,6 +44,9 @@ const REFUSED = [
   "http://[::ffff:127.0.0.1]/hook",
   "http://[::ffff:10.0.0.1]/hook",
   "http://[::ffff:a9fe:a9fe]/hook",
+  "http://[64:ff9b::7f00:1]/hook", // NAT64 of 127.0.0.1
+  "http://[64:ff9b::10.1.2.3]/hook", // NAT64 of 10.1.2.3
+  "http://[64:ff9b:1::5]/hook",
   "https://user:secret@hooks.example.com/hook",
   "https://token@hooks.example.com/hook",
 ];
@@ -72,6 +75,7 @@ describe("webhook targets: SSRF", () => {
       "http://100.128.0.1/hook",
       "http://11.0.0.1/hook",
       "https://[2606:4700::1111]/hook",
+      "https://[64:ff9b::5db8:d70e]/hook", // NAT64 of a public address
     ]) {
       await expect(channels.create(ORG, webhook(target)), target).resolves.toMatchObject({ channel: { target } });
     }

@@ -29,10 +29,33 @@ const RANGES: readonly (readonly [BlockList, string])[] = REFUSED_RANGES.map(([n
   return [list, name] as const;
 });
 
+// NAT64 (RFC 6052): 64:ff9b::/96 carries an IPv4 address in its last 32 bits, which the
+// translator connects to; 64:ff9b:1::/48 is for local translators, so refused whole.
+const NAT64 = new BlockList();
+NAT64.addSubnet("64:ff9b::", 96, "ipv6");
+const LOCAL_NAT64 = new BlockList();
+LOCAL_NAT64.addSubnet("64:ff9b:1::", 48, "ipv6");
+
 /** Why `address` (an IP literal) is no public unicast address, or null when it is one. */
 export function refusedAddress(address: string): string | null {
   const type = isIP(address) === 6 ? "ipv6" : "ipv4";
+  if (type === "ipv6" && LOCAL_NAT64.check(address, type)) return "local NAT64 (64:ff9b:1::/48)";
+  if (type === "ipv6" && NAT64.check(address, type)) {
+    const embedded = refusedAddress(nat64Embedded(address));
+    return embedded ? `NAT64 of a ${embedded}` : null;
+  }
   return RANGES.find(([list]) => list.check(address, type))?.[1] ?? null;
+}
+
+/** The IPv4 address in the last 32 bits of an IPv6 address (written either as two groups or dotted). */
+function nat64Embedded(address: string): string {
+  const tail = address.slice(address.lastIndexOf(":") + 1);
+  if (tail.includes(".")) return tail;
+  const [high = 0, low = 0] = address
+    .split(":")
+    .slice(-2)
+    .map((group) => Number.parseInt(group || "0", 16));
+  return [high >> 8, high & 255, low >> 8, low & 255].join(".");
 }
 
 /** The host of a URL as an IP literal (brackets of IPv6 removed), or null for a name. */
@@ -54,17 +77,32 @@ export async function webhookTargetRefusal(target: string, options: { allowPriva
   if (url.username || url.password) return "a webhook URL may not carry a user name or password";
   if (options.allowPrivateNetworks) return null;
   const literal = literalOf(url);
-  const addresses = literal
-    ? [literal]
-    : await resolveAll(url.hostname, { all: true }).then(
-        (found) => found.map((a) => a.address),
-        () => [],
-      );
+  const addresses = literal ? [literal] : await resolvedWithin(url.hostname, RESOLVE_AT_CREATE_MS);
   for (const address of addresses) {
     const refused = refusedAddress(address);
     if (refused) return `the webhook's host ${literal ? "is" : "resolves to"} a ${refused} address`;
   }
   return null;
+}
+
+/** How long a channel's create waits for its host's name to resolve; past it, the send-time check decides. */
+const RESOLVE_AT_CREATE_MS = 3_000;
+
+/** The addresses `hostname` resolves to, or none when it does not resolve within `ms` (a member's route must not hang on DNS). */
+async function resolvedWithin(hostname: string, ms: number): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string[]>((resolve) => {
+    timer = setTimeout(() => resolve([]), ms);
+  });
+  const found = resolveAll(hostname, { all: true }).then(
+    (addresses) => addresses.map((a) => a.address),
+    () => [],
+  );
+  try {
+    return await Promise.race([found, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A connection the notifier refused to open: the target is (now) in a refused range. */
