@@ -39,6 +39,7 @@ export {
   ClaimNextRequestSchema,
   type ClaimNextRequest,
   ClaimNextResponseSchema,
+  type ClaimNextResponse,
 } from "./v1/assignment.js";
 export {
   HeartbeatRequestSchema,

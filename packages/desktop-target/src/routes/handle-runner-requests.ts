@@ -9,7 +9,7 @@ import { heartbeatLease } from "../store/heartbeat-lease.js";
 import { listWork } from "../store/list-work.js";
 import type { RunnerIdentity } from "../store/task-row.js";
 import { transaction } from "../store/transaction.js";
-import { accepted, checkedAssignment, claimOldest, claimTimeRefusal, refuseClaim } from "./next-assignment.js";
+import { accepted, checkedAssignment, checkedClaim, claimOldest, claimTimeRefusal, refuseClaim } from "./next-assignment.js";
 import { readJsonBody } from "./read-json-body.js";
 import { sessionMcpForHeld } from "./session-mcp.js";
 import type { RouteContext } from "./route-context.js";
@@ -36,7 +36,8 @@ export async function handleClaim(ctx: RouteContext, runner: RunnerIdentity, tas
 export async function handleClaimNext(ctx: RouteContext, runner: RunnerIdentity, request: Request): Promise<Response> {
   const { kinds } = parseOrRefuse(ClaimNextRequestSchema, await readJsonBody(request));
   const taken = kindsToClaim(runner, kinds);
-  return json(200, { assignment: await checkedAssignment(ctx, runner, await claimOldest(ctx, runner, taken), taken) });
+  // `more` spares the runner a claim that would find nothing: it asks again only while more waits.
+  return json(200, await checkedClaim(ctx, runner, await claimOldest(ctx, runner, taken), taken));
 }
 
 /** `POST tasks/:id/heartbeat`. */

@@ -19,22 +19,29 @@ export interface ClaimRefusal {
 /**
  * The assignment of `first` once it passes its claim-time checks. A task refused there is failed,
  * and the runner's oldest task of `kinds` is claimed in the same transaction and checked instead,
- * `CLAIM_NEXT_TRIES` claims in all. Null when none passes. `after` is the task whose completion claims it.
+ * `CLAIM_NEXT_TRIES` claims in all. Null when none passes. `after` is the task whose completion
+ * claims it. `more`: the last claim saw another task of `kinds` waiting.
  */
-export async function checkedAssignment(
+export async function checkedClaim(
   ctx: RouteContext,
   runner: RunnerIdentity,
   first: ClaimOutcome | null,
   kinds: readonly TaskKind[],
   after?: string,
-): Promise<Assignment | null> {
+): Promise<{ assignment: Assignment | null; more: boolean }> {
   let outcome = first;
   for (let tries = 1; outcome; tries++) {
     const cause = await claimTimeRefusal(ctx, outcome);
     if (!cause) break;
     outcome = await refuseClaim(ctx, runner, outcome.task, cause, tries < CLAIM_NEXT_TRIES ? kinds : [], after);
   }
-  return outcome ? accepted(ctx, runner, outcome) : null;
+  if (!outcome) return { assignment: null, more: false };
+  return { assignment: await accepted(ctx, runner, outcome), more: outcome.kind === "claimed" && outcome.more === true };
+}
+
+/** `checkedClaim`'s assignment alone (a completion's next task). */
+export async function checkedAssignment(...args: Parameters<typeof checkedClaim>): Promise<Assignment | null> {
+  return (await checkedClaim(...args)).assignment;
 }
 
 /** Claims the runner's oldest task of `kinds` in a transaction of its own; null when none waits (or none is asked for). */

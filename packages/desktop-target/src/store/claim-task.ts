@@ -8,7 +8,8 @@ import type { RunnerIdentity, TaskKind, TaskRow } from "./task-row.js";
 import { movedTo } from "./task-state-sql.js";
 
 export type ClaimOutcome =
-  | { kind: "claimed"; task: TaskRow; localSessionId: string | null }
+  /** `more`: a claim-next saw another task of the kinds asked still waiting for this runner (as of the claim's snapshot). */
+  | { kind: "claimed"; task: TaskRow; localSessionId: string | null; more?: boolean }
   /** The runner asked again for a task it already holds (its first answer was lost). */
   | { kind: "replayed"; task: TaskRow; localSessionId: string | null };
 
@@ -35,7 +36,8 @@ export async function claimNextTask(
   /** A task this runner just completed: it remembers the claim (`next_task_id`), so its replay hands over the same task. */
   after?: string,
 ): Promise<ClaimOutcome | null> {
-  return takeCandidate(tx, hints, runner, leaseMs, tx`t.kind = any(${kinds as string[]}::text[]) order by t.created_at limit 1`, after);
+  const ofKinds = tx`t.kind = any(${kinds as string[]}::text[])`;
+  return takeCandidate(tx, hints, runner, leaseMs, tx`${ofKinds} order by t.created_at limit 1`, after, ofKinds);
 }
 
 /** Claims the first eligible task `where` picks, and moves its session: one statement. */
@@ -46,7 +48,11 @@ async function takeCandidate(
   leaseMs: number,
   where: PendingQuery<Row[]>,
   after?: string,
+  /** Also say whether another task this predicate picks still waits (the runner then asks again at once). */
+  moreOf?: PendingQuery<Row[]>,
 ): Promise<ClaimOutcome | null> {
+  // Read in the claim's own snapshot, where the claimed row still looks queued: it is left out by id.
+  const more = moreOf ? tx`exists (select 1 from desktop_task t where ${eligibleFor(tx, runner)} and ${moreOf} and t.id <> c.id)` : tx`null::boolean`;
   const [row] = await tx<ClaimedRow[]>`
     with candidate as (
       select t.id from desktop_task t
@@ -62,19 +68,19 @@ async function takeCandidate(
       update desktop_task set next_task_id = (select id from claimed)
       where organization_id = ${runner.organizationId} and id = ${after ?? null} and exists (select 1 from claimed)),
     ${claimedSessionMove(tx, runner)}
-    select c.*, m.target_session_id as moved_target_session_id, m.id is not null as session_moved
+    select c.*, m.target_session_id as moved_target_session_id, m.id is not null as session_moved, ${more} as more_waiting
     from claimed c left join moved m on true`;
   if (!row) return null;
-  const { moved_target_session_id: movedTarget, session_moved: moved, ...claimed } = row;
+  const { moved_target_session_id: movedTarget, session_moved: moved, more_waiting: moreWaiting, ...claimed } = row;
   // A turn moves its session to running; a relayed read or stop, or an answer, never does.
   const turn = claimed.kind === "remote_session.create" || claimed.kind === "remote_session.send";
   if (turn && !moved) throw new Error(`desktop session ${claimed.session_id}: the ledger refused a claimed turn's move to running`);
   if (moved) hints.session(claimed.organization_id, claimed.session_id);
-  return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? movedTarget };
+  return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? movedTarget, ...(moreWaiting === null ? {} : { more: moreWaiting }) };
 }
 
-/** A claimed task with what its session's move answered. */
-type ClaimedRow = TaskRow & { moved_target_session_id: string | null; session_moved: boolean };
+/** A claimed task with what its session's move answered, and whether more waits (null: not asked). */
+type ClaimedRow = TaskRow & { moved_target_session_id: string | null; session_moved: boolean; more_waiting: boolean | null };
 
 async function explainRefusal(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<ClaimOutcome> {
   const task = await findOwnTask(tx, runner, taskId);

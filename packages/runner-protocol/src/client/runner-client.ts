@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { type Assignment, ClaimNextRequestSchema, ClaimNextResponseSchema, ClaimResponseSchema } from "../v1/assignment.js";
+import { type Assignment, ClaimNextRequestSchema, type ClaimNextResponse, ClaimNextResponseSchema, ClaimResponseSchema } from "../v1/assignment.js";
 import { type CompleteRequest, CompleteRequestSchema, CompleteResponseSchema } from "../v1/complete.js";
 import { HeartbeatRequestSchema, HeartbeatResponseSchema } from "../v1/heartbeat.js";
 import { describeIssues } from "../v1/issues.js";
@@ -29,6 +29,8 @@ export interface RunnerClient {
   claim(taskId: string, signal?: AbortSignal): Promise<Assignment>;
   /** Protocol 3: claims the oldest task this runner may take now (of `kinds`), or null when there is none. */
   claimNext(kinds?: readonly WorkKind[], signal?: AbortSignal): Promise<Assignment | null>;
+  /** `claimNext`'s whole answer: the assignment, and whether more of those kinds waits (`more`). */
+  claimNextReply(kinds?: readonly WorkKind[], signal?: AbortSignal): Promise<ClaimNextResponse>;
   /** `options.refreshMcp`: ask for a fresh MCP entry for the turn's engine (it nears its expiry). */
   heartbeat(taskId: string, attempt: number, signal?: AbortSignal, options?: { refreshMcp?: true }): Promise<z.infer<typeof HeartbeatResponseSchema>>;
   postEvents(taskId: string, attempt: number, events: TaskEvent[], signal?: AbortSignal): Promise<z.infer<typeof PostEventsResponseSchema>>;
@@ -55,12 +57,12 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
     return `Bearer ${token}`;
   };
   const call = createHttpTransport({ ...options, routesUrl, authorization });
-  return {
+  const client: RunnerClient = {
     work: (signal) => call("GET", RUNNER_PATHS.work, undefined, WorkResponseSchema, signal),
     claim: async (taskId, signal) => (await call("POST", RUNNER_PATHS.claim(taskId), {}, ClaimResponseSchema, signal)).assignment,
-    claimNext: async (kinds, signal) =>
-      (await call("POST", RUNNER_PATHS.claimNext, outgoing(ClaimNextRequestSchema, kinds ? { kinds: [...kinds] } : {}), ClaimNextResponseSchema, signal))
-        .assignment,
+    claimNextReply: (kinds, signal) =>
+      call("POST", RUNNER_PATHS.claimNext, outgoing(ClaimNextRequestSchema, kinds ? { kinds: [...kinds] } : {}), ClaimNextResponseSchema, signal),
+    claimNext: async (kinds, signal) => (await client.claimNextReply(kinds, signal)).assignment,
     heartbeat: (taskId, attempt, signal, { refreshMcp } = {}) =>
       call(
         "POST",
@@ -77,6 +79,7 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
     authorization,
     options,
   };
+  return client;
 }
 
 /**

@@ -142,6 +142,28 @@ describe("runRunner", () => {
     expect((await endOf(second.taskId)).status).toBe("done");
   });
 
+  it("claims again at once only while the gateway says more waits (protocol 3)", async () => {
+    const { double, start, endOf } = await setup();
+    const tasks = await Promise.all([1, 2, 3].map((i) => double.enqueueCreate({ title: `t${i}`, prompt: "p" })));
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    start({
+      gatewayProtocolVersion: 3,
+      concurrency: 4,
+      wakeStream: false,
+      pollIntervalMs: 60_000,
+      handlers: { "remote_session.create": async () => (await held, done()) },
+    });
+    await eventually(() => (double.claimNexts() >= 3 ? true : undefined));
+    // Three tasks, three claims: the last answered `more: false`, so no fourth that finds nothing.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(double.claimNexts()).toBe(3);
+    release();
+    for (const { taskId } of tasks) expect((await endOf(taskId)).status).toBe("done");
+  });
+
   it("hands the turn's MCP entry to its handler, and refreshes it through heartbeats before it expires", async () => {
     let issued = 0;
     // Each entry lives 600 ms: with heartbeats every 100 ms, the one past its first third asks for a fresh one.

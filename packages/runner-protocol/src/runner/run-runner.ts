@@ -167,9 +167,11 @@ export function runRunner(options: RunRunnerOptions): Runner {
       const kinds = handled.filter(fits);
       if (kinds.length === 0 || stopping.signal.aborted) return true;
       try {
-        const assignment = await options.client.claimNext(kinds, stopping.signal);
+        const { assignment, more } = await options.client.claimNextReply(kinds, stopping.signal);
         if (!assignment) return true;
         start(assignment);
+        // The gateway saw nothing else of these kinds waiting: asking again would find nothing.
+        if (more === false) return true;
       } catch (error) {
         report(error, "claim");
         return false;

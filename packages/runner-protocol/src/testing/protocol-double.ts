@@ -201,7 +201,9 @@ export async function startProtocolDouble(
       const runner = authenticate(headers.authorization as string | undefined);
       const { kinds } = parse(ClaimNextRequestSchema, body);
       claimNexts++;
-      return { assignment: claimNextFor(runner, kinds) };
+      const assignment = claimNextFor(runner, kinds);
+      const more = [...tasks.values()].some((t) => eligible(t, runner) && (!kinds || kinds.includes(t.kind)));
+      return { assignment, more: assignment !== null && more };
     },
     "POST /heartbeat": ({ body, headers }, _response, taskId) => {
       const task = ownTask(taskId, authenticate(headers.authorization as string | undefined));

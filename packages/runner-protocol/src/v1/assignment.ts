@@ -90,5 +90,10 @@ export const ClaimNextRequestSchema = z.strictObject({
 });
 export type ClaimNextRequest = z.infer<typeof ClaimNextRequestSchema>;
 
-/** The claimed assignment, or null: nothing this runner may take now. */
-export const ClaimNextResponseSchema = z.looseObject({ assignment: AssignmentSchema.nullable() });
+/**
+ * The claimed assignment, or null: nothing this runner may take now. `more`: another task of the
+ * kinds asked still waits, so a runner with a free slot asks again; false: asking again now finds
+ * nothing (new work sends a wake-up). Absent from a gateway that predates it: ask until null.
+ */
+export const ClaimNextResponseSchema = z.looseObject({ assignment: AssignmentSchema.nullable(), more: z.boolean().optional() });
+export type ClaimNextResponse = z.infer<typeof ClaimNextResponseSchema>;
