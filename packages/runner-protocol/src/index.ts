@@ -21,6 +21,18 @@ export {
   TokenMintResponseSchema,
   type TokenMintResponse,
 } from "./v1/registration.js";
+export {
+  EngineIdSchema,
+  InventoryModelSchema,
+  type InventoryModel,
+  InventoryWorkspaceSchema,
+  type InventoryWorkspace,
+  InventoryRequestSchema,
+  type InventoryRequest,
+  type Inventory,
+  InventoryResponseSchema,
+  type InventoryResponse,
+} from "./v1/inventory.js";
 export { WorkItemSchema, type WorkItem, WorkResponseSchema, type WorkResponse } from "./v1/work.js";
 export {
   ClaimRequestSchema,

@@ -23,7 +23,7 @@ export interface TransportOptions {
   retry?: Partial<RetryOptions>;
 }
 
-export type Call = <S extends z.ZodType>(method: "GET" | "POST", path: string, body: unknown, schema: S, signal?: AbortSignal) => Promise<z.infer<S>>;
+export type Call = <S extends z.ZodType>(method: "GET" | "POST" | "PUT", path: string, body: unknown, schema: S, signal?: AbortSignal) => Promise<z.infer<S>>;
 
 // What RunnerProtocolError calls retryable: 429 and every 5xx. A `Retry-After` on any of them is
 // honoured, in seconds or as an HTTP date.
@@ -32,7 +32,7 @@ const RETRY_STATUSES = [429, ...Array.from({ length: 100 }, (_, i) => 500 + i)];
 /**
  * A JSON-over-HTTP caller that validates every answer and retries only what may succeed later.
  * The retries are ky's own: every method (the runner's POSTs are idempotent at the gateway: a
- * claim, a heartbeat, a replayed event batch or completion), `Retry-After` as the gateway sets
+ * claim, a heartbeat, a replayed event batch or completion; a PUT replaces what it names), `Retry-After` as the gateway sets
  * it, else base·2ⁿ capped at `maxMs` times a jitter factor in [0.5, 1.5).
  */
 export function createHttpTransport(options: TransportOptions): Call {
@@ -42,7 +42,7 @@ export function createHttpTransport(options: TransportOptions): Call {
     timeout: options.timeoutMs ?? 30_000,
     retry: {
       limit: retry.limit,
-      methods: ["get", "post"],
+      methods: ["get", "post", "put"],
       statusCodes: RETRY_STATUSES,
       afterStatusCodes: RETRY_STATUSES,
       retryOnTimeout: true,

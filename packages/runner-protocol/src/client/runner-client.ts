@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { type Assignment, ClaimNextRequestSchema, type ClaimNextResponse, ClaimNextResponseSchema, ClaimResponseSchema } from "../v1/assignment.js";
 import { type CompleteRequest, CompleteRequestSchema, CompleteResponseSchema } from "../v1/complete.js";
 import { HeartbeatRequestSchema, HeartbeatResponseSchema } from "../v1/heartbeat.js";
+import { type InventoryRequest, InventoryRequestSchema, InventoryResponseSchema } from "../v1/inventory.js";
 import { describeIssues } from "../v1/issues.js";
 import { RUNNER_PATHS, RUNNER_ROUTE_PREFIX } from "../v1/paths.js";
 import { TokenMintResponseSchema, type TokenMintRequest, TokenMintRequestSchema } from "../v1/registration.js";
@@ -35,6 +36,8 @@ export interface RunnerClient {
   heartbeat(taskId: string, attempt: number, signal?: AbortSignal, options?: { refreshMcp?: true }): Promise<z.infer<typeof HeartbeatResponseSchema>>;
   postEvents(taskId: string, attempt: number, events: TaskEvent[], signal?: AbortSignal): Promise<z.infer<typeof PostEventsResponseSchema>>;
   complete(taskId: string, result: CompleteRequest, signal?: AbortSignal): Promise<z.infer<typeof CompleteResponseSchema>>;
+  /** Reports what this machine has (its workspaces, their engines and models), replacing the last report. A gateway without the route answers 404. */
+  putInventory(inventory: InventoryRequest, signal?: AbortSignal): Promise<z.infer<typeof InventoryResponseSchema>>;
   /** Absolute URL of the SSE wake stream. */
   readonly eventsUrl: string;
   /** The current `Authorization` header value, checked against the token's audience. */
@@ -75,6 +78,7 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
       call("POST", RUNNER_PATHS.taskEvents(taskId), outgoing(PostEventsRequestSchema, { attempt, events }), PostEventsResponseSchema, signal),
     complete: async (taskId, result, signal) =>
       call("POST", RUNNER_PATHS.complete(taskId), outgoing(CompleteRequestSchema, result), CompleteResponseSchema, signal),
+    putInventory: (inventory, signal) => call("PUT", RUNNER_PATHS.inventory, outgoing(InventoryRequestSchema, inventory), InventoryResponseSchema, signal),
     eventsUrl: routesUrl + RUNNER_PATHS.events,
     authorization,
     options,

@@ -34,6 +34,12 @@ export const CreateAssignmentSchema = z.looseObject({
   prompt: z.string().max(LIMITS.prompt).nullable(),
   /** Create the session in this workspace; null means the runner's active one. */
   workspaceId: LocalIdSchema.nullable(),
+  /**
+   * Run the session in a new git worktree of the workspace, named after the session, and leave it
+   * afterwards. Only a runner that declared `worktree_v1` is offered such a task; absent (no
+   * worktree) from a gateway that predates it.
+   */
+  worktree: z.boolean().optional(),
 });
 
 /** A follow-up prompt into the local session an earlier create made on this runner. */

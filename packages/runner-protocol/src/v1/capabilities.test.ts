@@ -10,6 +10,14 @@ describe("negotiation", () => {
     expect(taskRequirements({ kind: "remote_session.create", model: { variant: "high" } }).capabilities).toEqual(["session_create_v1", "model_variant_v1"]);
   });
 
+  it("asks for worktree_v1 when a create runs in a fresh worktree, so a runner without it is never offered the task", () => {
+    const requirements = taskRequirements({ kind: "remote_session.create", worktree: true });
+    expect(requirements.capabilities).toEqual(["session_create_v1", "worktree_v1"]);
+    expect(canRunnerTake(current, requirements)).toEqual({ ok: false, reason: "missing_capabilities", missing: ["worktree_v1"] });
+    expect(canRunnerTake({ ...current, capabilities: [...current.capabilities, "worktree_v1"] }, requirements)).toEqual({ ok: true });
+    expect(taskRequirements({ kind: "remote_session.create", worktree: false }).capabilities).toEqual(["session_create_v1"]);
+  });
+
   it("lets a runner with every capability take the task", () => {
     expect(canRunnerTake(current, taskRequirements({ kind: "remote_session.send" }))).toEqual({ ok: true });
   });

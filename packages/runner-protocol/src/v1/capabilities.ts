@@ -31,6 +31,11 @@ export const RUNNER_CAPABILITIES = [
    * claim `remote_session.respond`: the answer, while the turn it belongs to still runs.
    */
   "session_respond_v1",
+  /**
+   * Runs a create with `worktree: true` in a fresh git worktree of its workspace, named after the
+   * session, and leaves the worktree for the human afterwards.
+   */
+  "worktree_v1",
 ] as const;
 
 // What protocol-1 runners declared for the same promises.
@@ -75,9 +80,14 @@ const KIND_CAPABILITY = {
 } as const satisfies Record<WorkKind, RunnerCapability>;
 
 /** The requirements of a task, derived from what it asks for. */
-export function taskRequirements(task: { kind: WorkKind; model?: { variant?: string | null | undefined } | null | undefined }): TaskRequirements {
+export function taskRequirements(task: {
+  kind: WorkKind;
+  model?: { variant?: string | null | undefined } | null | undefined;
+  worktree?: boolean | undefined;
+}): TaskRequirements {
   const capabilities: RunnerCapability[] = [KIND_CAPABILITY[task.kind]];
   if (task.model?.variant) capabilities.push("model_variant_v1");
+  if (task.worktree) capabilities.push("worktree_v1");
   // Every task kind exists since protocol 1; capabilities say the rest.
   return { protocolVersion: 1, capabilities };
 }

@@ -50,4 +50,16 @@ export const LIMITS = {
   sequence: 1_000_000,
   audience: 2_048,
   token: 4_096,
+  /** Workspaces one inventory lists (OpenWork's number). */
+  inventoryWorkspaces: 50,
+  /** A workspace's shown name. */
+  workspaceName: 120,
+  /** An engine's id (`opencode`): what a create names in `engine`. */
+  engineId: 60,
+  /** Models one workspace of an inventory lists (OpenWork's number). */
+  inventoryModels: 200,
+  /** A model's shown name. */
+  modelName: 200,
+  /** The JSON bytes a whole inventory may take (OpenWork's cap). */
+  inventoryBytes: 262_144,
 } as const;

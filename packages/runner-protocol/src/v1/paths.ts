@@ -7,6 +7,8 @@ export const RUNNER_PATHS = {
   presence: "/presence",
   work: "/work",
   events: "/events",
+  /** `PUT`: what this machine has (workspaces, engines, models), replacing the last report. */
+  inventory: "/inventory",
   claim: (taskId: string) => `/tasks/${encodeURIComponent(taskId)}/claim`,
   /** Protocol 3: claims any task this runner may take now, oldest first. */
   claimNext: "/tasks/claim-next",

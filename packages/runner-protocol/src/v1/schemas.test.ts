@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { AssignmentSchema, ClaimRequestSchema } from "./assignment.js";
 import { CompleteRequestSchema } from "./complete.js";
 import { HeartbeatRequestSchema, HeartbeatResponseSchema } from "./heartbeat.js";
+import { InventoryRequestSchema } from "./inventory.js";
 import { LIMITS } from "./limits.js";
 import { TokenMintRequestSchema } from "./registration.js";
 import { PostEventsRequestSchema, TaskEventSchema } from "./task-events.js";
@@ -65,6 +66,24 @@ describe("requests the gateway accepts are strict", () => {
     expect(TokenMintRequestSchema.safeParse({ ...mint, platform: "beos" }).success).toBe(false);
   });
 
+  it("bounds an inventory as OpenWork's route does, with one active workspace and unique ids", () => {
+    const workspace = (i: number) => ({ workspaceId: `ws_${i}`, name: `repo ${i}`, engine: "opencode" });
+    const parsed = InventoryRequestSchema.parse({ workspaces: [workspace(1)] });
+    expect(parsed.workspaces[0]).toEqual({ ...workspace(1), active: false, defaultModel: null, models: [] });
+    const many = Array.from({ length: LIMITS.inventoryWorkspaces + 1 }, (_, i) => workspace(i));
+    expect(InventoryRequestSchema.safeParse({ workspaces: many }).success).toBe(false);
+    const models = Array.from({ length: LIMITS.inventoryModels + 1 }, (_, i) => ({ providerId: "p", modelId: `m${i}` }));
+    expect(InventoryRequestSchema.safeParse({ workspaces: [{ ...workspace(1), models }] }).success).toBe(false);
+    expect(InventoryRequestSchema.safeParse({ workspaces: [{ ...workspace(1), name: "n".repeat(LIMITS.workspaceName + 1) }] }).success).toBe(false);
+    expect(InventoryRequestSchema.safeParse({ workspaces: [{ ...workspace(1), engine: "Open Code" }] }).success).toBe(false);
+    expect(InventoryRequestSchema.safeParse({ workspaces: [workspace(1), workspace(1)] }).success).toBe(false);
+    const two = [
+      { ...workspace(1), active: true },
+      { ...workspace(2), active: true },
+    ];
+    expect(InventoryRequestSchema.safeParse({ workspaces: two }).success).toBe(false);
+  });
+
   it("refuses a batch of events whose sequences are not consecutive", () => {
     const events = [1, 3].map((sequence) => ({ sequence, type: "status", payload: { status: "running" } }));
     const result = PostEventsRequestSchema.safeParse({ attempt: 1, events });
@@ -96,6 +115,11 @@ describe("replies the runner reads are loose", () => {
     const answer = HeartbeatResponseSchema.parse({ attempt: 1, leaseValid: true, leaseExpiresAt: at, cancelRequested: false, hint: 1 });
     expect(answer).toMatchObject({ hint: 1 });
     expect(AssignmentSchema.parse({ ...createAssignment, priority: "high" })).toMatchObject({ priority: "high" });
+  });
+
+  it("read a create from a gateway that predates worktrees as not asking for one", () => {
+    expect(AssignmentSchema.parse(createAssignment)).not.toHaveProperty("worktree");
+    expect(AssignmentSchema.parse({ ...createAssignment, worktree: true })).toMatchObject({ worktree: true });
   });
 
   it("still refuse answers that break the contract", () => {

@@ -8,6 +8,7 @@ import { ModelSchema } from "./common.js";
 import { CompleteRequestSchema, CompleteResponseSchema } from "./complete.js";
 import { RunnerErrorBodySchema } from "./error-body.js";
 import { HeartbeatRequestSchema, HeartbeatResponseSchema } from "./heartbeat.js";
+import { InventoryRequestSchema, InventoryResponseSchema } from "./inventory.js";
 import { LIMITS } from "./limits.js";
 import { TokenMintRequestSchema, TokenMintResponseSchema } from "./registration.js";
 import { PostEventsRequestSchema, PostEventsResponseSchema } from "./task-events.js";
@@ -17,7 +18,7 @@ import { WorkResponseSchema } from "./work.js";
 const at = "2030-01-01T00:00:00.000Z";
 const lease = { taskId: "rst_1", sessionId: "rs_1", attempt: 1, leaseExpiresAt: at, heartbeatIntervalMs: 10_000 };
 const model = { providerId: "anthropic", modelId: "claude-sonnet", variant: "high" };
-const create = { ...lease, kind: "remote_session.create", model, title: "t", prompt: "p", workspaceId: null };
+const create = { ...lease, kind: "remote_session.create", model, title: "t", prompt: "p", workspaceId: null, worktree: true };
 const send = { ...lease, kind: "remote_session.send", model: null, localSessionId: "ses_1", workspaceId: "ws_1", messageId: "msg_1", prompt: "again" };
 const permission = {
   ...lease,
@@ -63,6 +64,7 @@ const REPLIES: [string, z.ZodType, unknown][] = [
   ["events answer", PostEventsResponseSchema, { taskId: "rst_1", attempt: 1, nextSequence: 4 }],
   ["complete answer (with the next task)", CompleteResponseSchema, { taskId: "rst_1", state: "done", next: create }],
   ["error body", RunnerErrorBodySchema, { error: "invalid_request", message: "no", retryAfterMs: 10, issues: [{ path: "events.0", message: "bad" }] }],
+  ["inventory answer", InventoryResponseSchema, { updatedAt: at }],
   ["wake event", WakeEventSchema, { type: "remote_session_work_available", cursor: "7", taskId: "rst_1" }],
 ];
 
@@ -72,6 +74,22 @@ const REQUESTS: [string, z.ZodType, unknown][] = [
     "token request",
     TokenMintRequestSchema,
     { runnerId: "runner-0001", name: "desk", platform: "linux", appVersion: "1.0.0", protocolVersion: 3, capabilities: [] },
+  ],
+  [
+    "inventory",
+    InventoryRequestSchema,
+    {
+      workspaces: [
+        {
+          workspaceId: "ws_repo",
+          name: "repo",
+          active: true,
+          engine: "opencode",
+          defaultModel: { providerId: "anthropic", modelId: "claude-sonnet" },
+          models: [{ providerId: "anthropic", modelId: "claude-sonnet", name: "Claude Sonnet" }],
+        },
+      ],
+    },
   ],
   ["claim-next request", ClaimNextRequestSchema, { kinds: ["remote_session.create"] }],
   ["heartbeat", HeartbeatRequestSchema, { attempt: 1 }],
