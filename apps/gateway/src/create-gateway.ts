@@ -10,9 +10,11 @@ import type { Sql } from "postgres";
 import { type DevMember, userIdOf } from "./dev-members.js";
 import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
+import { answerPageRoutes } from "./answer-page.js";
+import { ANSWER_PATH, describeForAnswer, recipientContext } from "./answer-requests.js";
 import { memberNotifyRoutes } from "./member-notify-routes.js";
 import { createMetrics } from "./metrics.js";
-import { type GatewayNotifyOptions, startNotifications } from "./notifications.js";
+import { type GatewayNotifyOptions, gatewayAnswerLinks, sentNotificationsLog, startNotifications } from "./notifications.js";
 import { createMemberGate, mcpMemberKey, rateLimited, whenBodyEnds } from "./member-gate.js";
 import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
 import { createRunnerStreamGate } from "./runner-stream-gate.js";
@@ -105,8 +107,6 @@ export async function createGateway(options: GatewayOptions) {
   const logger = options.logger ?? silentLogger;
   const { sql } = options;
   await migrateDesktopTarget(sql);
-  // After the core and desktop migrations, into the same schema; every replica drains the outbox.
-  const notifications = await startNotifications(sql, options.notify ?? {}, logger);
   const { cloudBudgetMs, ...timings } = options.timings ?? {};
   const memberLimits: MemberLimits = { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits };
   const gate = createMemberGate();
@@ -160,9 +160,10 @@ export async function createGateway(options: GatewayOptions) {
     logger,
   });
   const { hub, routes: runnerRoutes } = desktop;
-  const metrics = createMetrics({ sql, hub, notifications: notifications.drain.stats });
+  // Read at scrape time, once the gateway serves: the drain starts below, after the source it describes with.
+  const metrics = createMetrics({ sql, hub, notifications: () => notifications.drain.stats() });
   await desktop.start().catch(async (error: unknown) => {
-    await Promise.all([desktop.close(), notifications.drain.close()]);
+    await desktop.close();
     throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error instanceof Error ? error.message : String(error)}`);
   });
   const targets: Target[] = [desktop.target];
@@ -186,6 +187,24 @@ export async function createGateway(options: GatewayOptions) {
     ...(options.sendRateLimit ? { sendRateLimit: options.sendRateLimit } : {}),
     ...(options.inputTimeoutMs ? { inputTimeoutMs: options.inputTimeoutMs } : {}),
     waitingReadsPerMember: memberLimits.waitingReads,
+    // A read of a waiting session says which notifications went out for it (`notified`).
+    notificationLog: sentNotificationsLog(sql, (scope) => {
+      const member = options.members().find((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId);
+      return member ? userIdOf(member) : null;
+    }),
+  });
+  // After the core and desktop migrations, into the same schema; every replica drains the outbox.
+  const notify = { ...options.notify, runnerTokenSecret: options.runnerTokenSecret };
+  const answerLinks = gatewayAnswerLinks(sql, notify);
+  const describe = describeForAnswer({ source, links: answerLinks, members: options.members, baseUrl: options.baseUrl });
+  const notifications = await startNotifications(
+    sql,
+    { ...notify, describe, ...(options.inputTimeoutMs ? { overdueAfterMs: options.inputTimeoutMs } : {}) },
+    logger,
+  ).catch(async (error: unknown) => {
+    cloud?.close();
+    await desktop.close();
+    throw error;
   });
 
   const push =
@@ -266,6 +285,16 @@ export async function createGateway(options: GatewayOptions) {
         return member && member.active !== false ? { organizationId: member.organizationId, userId: userIdOf(member) } : null;
       },
       unexpected: (request, error) => unexpectedErrorResponse(logger, "gateway member routes", request, error),
+    }),
+  );
+  // A notification's answer link: the member answers one pending request in a browser, no sign-in.
+  app.route(
+    ANSWER_PATH,
+    answerPageRoutes({
+      source,
+      links: answerLinks,
+      contextOf: (grant) => recipientContext(options.members, grant),
+      secureCookies: options.baseUrl.startsWith("https:"),
     }),
   );
   for (const prefix of runnerRoutes.prefixes) {

@@ -1,13 +1,17 @@
+import { hkdfSync } from "node:crypto";
 import {
+  createAnswerLinks,
   createNotifyChannels,
   type EmailTransport,
   emailNotifier,
   type Notifier,
   type NotificationDrain,
+  type NotificationDrainOptions,
   type SmtpOptions,
   startNotificationDrain,
   webhookNotifier,
 } from "@openwork/session-notify";
+import type { NotificationLog, SentNotification } from "@openwork/mcp-capability";
 import type { Logger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 
@@ -30,6 +34,13 @@ export interface GatewayNotifyOptions {
   allowPrivateNetworks?: boolean;
   /** A send is aborted after this long. Default 10 000 ms. */
   sendTimeoutMs?: number;
+  /**
+   * Signs answer links; the same on every replica. Default: derived from the runner-token
+   * secret under a label of its own (a leak of one key signs nothing of the other's).
+   */
+  answerLinkSecret?: string;
+  /** How long an answer link lives. Default and most: 15 minutes. */
+  answerLinkTtlMs?: number;
 }
 
 /**
@@ -37,7 +48,11 @@ export interface GatewayNotifyOptions {
  * sends a delivery another holds) and the member's channels. Migrates the tables into the handle's
  * schema, after the core and desktop migrations.
  */
-export async function startNotifications(sql: Sql, options: GatewayNotifyOptions, logger: Logger) {
+export async function startNotifications(
+  sql: Sql,
+  options: GatewayNotifyOptions & { runnerTokenSecret: string; overdueAfterMs?: number; describe?: NotificationDrainOptions["describe"] },
+  logger: Logger,
+) {
   if (options.smtp && !options.from) throw new TypeError("notify.from is required with notify.smtp (NOTIFY_FROM)");
   const allowPrivateNetworks = options.allowPrivateNetworks === true;
   const notifiers: Notifier[] = [webhookNotifier({ allowPrivateNetworks })];
@@ -50,6 +65,8 @@ export async function startNotifications(sql: Sql, options: GatewayNotifyOptions
     ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.sendTimeoutMs ? { sendTimeoutMs: options.sendTimeoutMs } : {}),
+    ...(options.overdueAfterMs ? { overdueAfterMs: options.overdueAfterMs } : {}),
+    ...(options.describe ? { describe: options.describe } : {}),
   });
   return {
     drain,
@@ -60,6 +77,12 @@ export async function startNotifications(sql: Sql, options: GatewayNotifyOptions
 }
 
 export type GatewayNotifications = Awaited<ReturnType<typeof startNotifications>>;
+
+/** The answer links of this gateway (the page redeems what the drain's `describe` mints). */
+export function gatewayAnswerLinks(sql: Sql, options: GatewayNotifyOptions & { runnerTokenSecret: string }) {
+  const secret = options.answerLinkSecret ?? Buffer.from(hkdfSync("sha256", options.runnerTokenSecret, "", "openwork notify answer link v1", 32));
+  return createAnswerLinks({ sql, secret, ...(options.answerLinkTtlMs ? { ttlMs: options.answerLinkTtlMs } : {}) });
+}
 
 /**
  * SMTP settings from a URL: `smtp://user:pass@host:587` (STARTTLS when offered; `?requireTLS=1`
@@ -77,5 +100,27 @@ export function smtpFromUrl(url: string): SmtpOptions {
     secure,
     ...(parsed.username ? { auth: { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } } : {}),
     ...(parsed.searchParams.get("requireTLS") === "1" ? { requireTLS: true } : {}),
+  };
+}
+
+/**
+ * What the capability's reads show as `notified`: the deliveries sent to the session's owner
+ * about it (channel kind, when, what of), the latest few. `scope.memberId` is the membership id
+ * a read carries; the outbox keys its events by the owner's user id, found through `userIdOf`.
+ */
+export function sentNotificationsLog(sql: Sql, userIdOf: (scope: { organizationId: string; memberId: string }) => string | null): NotificationLog {
+  return {
+    sentFor: async (scope, sessionId, since) => {
+      const userId = userIdOf(scope);
+      if (userId === null) return [];
+      return sql<SentNotification[]>`
+        select c.kind as channel, d.sent_at as at, e.kind
+        from notify_event e
+        join notify_delivery d on d.organization_id = e.organization_id and d.event_id = e.id
+        join notify_channel c on c.organization_id = d.organization_id and c.id = d.channel_id
+        where e.organization_id = ${scope.organizationId} and e.session_id = ${sessionId} and e.member_id = ${userId}
+          and d.status = 'sent' and (${since ?? null}::timestamptz is null or d.sent_at >= ${since ?? null}::timestamptz)
+        order by d.sent_at desc limit 10`;
+    },
   };
 }
