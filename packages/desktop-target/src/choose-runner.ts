@@ -53,7 +53,8 @@ export function chooseRunner(
   });
 }
 
-function pinned<R extends RunnerRow>(runners: R[], pin: string): R {
+/** The runner `pin` names: by id, else by its name (any case); `unknown_computer` or `ambiguous_computer` otherwise. */
+export function pinned<R extends RunnerRow>(runners: R[], pin: string): R {
   const byId = runners.find((r) => r.runner_id === pin);
   if (byId) return byId;
   const byName = runners.filter((r) => r.name.toLowerCase() === pin.toLowerCase());

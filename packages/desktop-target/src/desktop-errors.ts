@@ -19,6 +19,10 @@ export const DESKTOP_ERRORS = defineErrorCodes({
   desktop_request_expired: { retryable: true },
   /** The OpenWork desktop answered a relayed request with a failure. */
   desktop_request_failed: { retryable: true },
+  /** No desktop asked for runs the engine asked for (in the workspace asked for): the refusal lists each desktop's workspaces with their engines. */
+  unknown_engine: { retryable: false },
+  /** The workspace name names several workspaces of the chosen desktop: the refusal lists them, to name one by its workspaceId. */
+  ambiguous_workspace: { retryable: false },
 });
 
 export const { fail } = DESKTOP_ERRORS;

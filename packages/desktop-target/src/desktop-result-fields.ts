@@ -1,5 +1,7 @@
 import type { ResultFields } from "@openwork/remote-session-core";
+import { enginesOf, inventoryOf, modelsOf } from "./inventory.js";
 import type { RunnerPresence } from "./presence.js";
+import type { RunnerRow } from "./store/runner-row.js";
 
 /** The members the desktop target adds to its results, beside the core's. */
 export const DESKTOP_RESULT_FIELDS = {
@@ -11,11 +13,33 @@ export const DESKTOP_RESULT_FIELDS = {
     waitingFor: "A queued session: the desktop its next turn is pinned to, and the deadline.",
     deferred: "The OpenWork desktop had not answered the read within the call: read again with this cursor.",
   },
-  targets: { machines: "Each of the member's desktops ({ computerId, name, platform, online, lastSeenAt })." },
+  targets: {
+    machines:
+      "Each of the member's desktops ({ computerId, name, platform, online, lastSeenAt, label, workspaces, engines, models, inventoryUpdatedAt }): " +
+      "workspaces [{ workspaceId, name, active, engine, defaultModel }] (null until the desktop reported what it has), " +
+      "the engines and models it reported. create takes a workspace (or project) instead of a desktop, and an engine and model of that desktop.",
+  },
 } as const satisfies ResultFields;
 
-/** Other names callers give `runner`: OpenWork's `computerId`, the proposal's `runnerId`. */
-export const DESKTOP_ARGUMENT_ALIASES = { runnerId: "runner", computerId: "runner" } as const;
+/**
+ * Other names callers give an argument: OpenWork's `computerId` and the proposal's `runnerId` for
+ * `runner`; `project` (Zeron's word) for `workspace`.
+ */
+export const DESKTOP_ARGUMENT_ALIASES = { runnerId: "runner", computerId: "runner", project: "workspace" } as const;
 
-/** The member's desktops as `targets` shows them: OpenWork names a desktop's id `computerId`. */
-export const asComputers = (machines: readonly RunnerPresence[]) => machines.map(({ runnerId, ...m }) => ({ computerId: runnerId, ...m }));
+/** A desktop's inventory as `targets` shows it: null members for a desktop that never reported one. */
+function shownInventory(row: RunnerRow | undefined) {
+  const inventory = inventoryOf(row?.inventory);
+  if (!inventory) return { label: null, workspaces: null, engines: null, models: null, inventoryUpdatedAt: null };
+  return {
+    label: inventory.label,
+    workspaces: inventory.workspaces.map(({ workspaceId, name, active, engine, defaultModel }) => ({ workspaceId, name, active, engine, defaultModel })),
+    engines: enginesOf(inventory),
+    models: modelsOf(inventory.workspaces),
+    inventoryUpdatedAt: row?.inventory_updated_at?.toISOString() ?? null,
+  };
+}
+
+/** The member's desktops as `targets` shows them, with what each reported it has: OpenWork names a desktop's id `computerId`. */
+export const asComputers = (machines: readonly RunnerPresence[], rows: readonly RunnerRow[] = []) =>
+  machines.map(({ runnerId, ...m }) => ({ computerId: runnerId, ...m, ...shownInventory(rows.find((r) => r.runner_id === runnerId)) }));

@@ -18,10 +18,11 @@ import {
   resumePointOf,
   sliceTranscript,
 } from "@openwork/remote-session-core/target";
-import { LIMITS, type TaskRequirements, taskRequirements } from "@openwork/runner-protocol";
+import { EngineIdSchema, LIMITS, type TaskRequirements, taskRequirements } from "@openwork/runner-protocol";
 import { z } from "zod";
 import type { Sql } from "postgres";
 import { chooseRunner } from "./choose-runner.js";
+import { placeCreate } from "./place-create.js";
 import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { DESKTOP_ERRORS, fail } from "./desktop-errors.js";
 import { asComputers, DESKTOP_ARGUMENT_ALIASES, DESKTOP_RESULT_FIELDS } from "./desktop-result-fields.js";
@@ -70,6 +71,21 @@ const DESKTOP_CREATE_ARGUMENTS = {
     .optional()
     .describe("Desktop: wait for a desktop until this ISO time (at most 7 days ahead) instead of failing when none is online."),
   workspaceId: WorkspaceIdSchema.optional().describe("The workspace to run in (cloud: the worker's; desktop: the desktop's)."),
+  // An id (as long as a runner-minted id may be) or a name (with spaces).
+  workspace: z
+    .string()
+    .trim()
+    .min(1)
+    .max(LIMITS.localId)
+    .optional()
+    .describe(
+      "Desktop: a workspace (project) by id or name, from remote-session:targets, instead of a desktop: the session goes to the desktop that has it (online first).",
+    ),
+  engine: EngineIdSchema.optional().describe("Desktop: the engine to run on (from remote-session:targets); the workspace the session runs in must use it."),
+  worktree: z
+    .boolean()
+    .optional()
+    .describe("Desktop: run the session in a fresh git worktree of the workspace, named after the session, left for you afterwards."),
 };
 const DesktopCreateSchema = z.object(DESKTOP_CREATE_ARGUMENTS);
 
@@ -149,8 +165,9 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     sendTakesModel: true,
 
     availability: async (call) => {
-      const machines = presenceOf(await listRunners(sql, call), windowMs);
-      return { available: machines.some((m) => m.online), machines, fields: { machines: asComputers(machines) } };
+      const rows = await listRunners(sql, call);
+      const machines = presenceOf(rows, windowMs);
+      return { available: machines.some((m) => m.online), machines, fields: { machines: asComputers(machines, rows) } };
     },
 
     create: async (call, input) => {
@@ -162,12 +179,12 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       if (deliverBy && deliverBy.getTime() <= Date.now()) {
         fail("invalid_capability_arguments", "deliverBy must be in the future");
       }
-      const requirements = taskRequirements({ kind: "remote_session.create", model: input.model ?? null });
-      const runner = chooseRunner(
+      const requirements = taskRequirements({ kind: "remote_session.create", model: input.model ?? null, worktree: extra.worktree === true });
+      const { runner, workspaceId } = placeCreate(
         await runnersOf(call, extra.runner),
         { kind: "remote_session.create", requirements },
         {
-          ...(extra.runner === undefined ? {} : { pin: extra.runner }),
+          ...definedOf({ pin: extra.runner, workspace: extra.workspace, workspaceId: extra.workspaceId, engine: extra.engine, model: input.model }),
           storeAndForward: deliverBy !== null,
         },
       );
@@ -187,7 +204,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           title: input.title,
           prompt: input.prompt ?? null,
           model: input.model ?? null,
-          workspaceId: extra.workspaceId ?? null,
+          workspaceId,
+          worktree: extra.worktree === true,
           messageId: input.prompt ? newId("msg") : null,
           localSessionId: null,
           pinnedRunnerId: runner?.runner_id ?? null,
@@ -340,6 +358,11 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       };
     },
   };
+}
+
+/** The members of `values` that are set: an optional field is absent, never undefined. */
+function definedOf<T extends Record<string, unknown>>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as never;
 }
 
 /** The cursor's anchor — `<first>:<taskId>`, the turn whose messages start at `first` — when it is usable. */

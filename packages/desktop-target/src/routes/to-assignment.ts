@@ -14,7 +14,7 @@ export function toAssignment(task: TaskRow, localSessionId: string | null, heart
     workspaceId: task.workspace_id,
   };
   if (task.kind === "remote_session.create") {
-    return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt };
+    return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, ...(task.worktree ? { worktree: true } : {}) };
   }
   if (task.kind === "remote_session.respond") {
     const { requestId, answer } = RespondInputSchema.parse(task.input);

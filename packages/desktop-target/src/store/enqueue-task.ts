@@ -12,6 +12,8 @@ export interface NewTask {
   prompt: string | null;
   model: Model | null;
   workspaceId: string | null;
+  /** A create to run in a fresh git worktree of the workspace (its requirements then include `worktree_v1`). */
+  worktree?: boolean;
   messageId: string | null;
   localSessionId: string | null;
   pinnedRunnerId: string | null;
@@ -51,13 +53,13 @@ export function holderTask(
 export async function enqueueTask(sql: Queryable, hints: Hints, scope: MemberScope, task: NewTask): Promise<TaskRow> {
   const [row] = await sql<TaskRow[]>`
     insert into desktop_task (
-      id, organization_id, member_id, session_id, kind, state, title, prompt, prompt_chars, model, workspace_id,
+      id, organization_id, member_id, session_id, kind, state, title, prompt, prompt_chars, model, workspace_id, worktree,
       message_id, local_session_id, pinned_runner_id, required_protocol, required_capabilities,
       deliver_by, claim_deadline, input)
     values (
       ${newId("rst")}, ${scope.organizationId}, ${scope.memberId}, ${task.sessionId}, ${task.kind}, ${movedTo(sql, "enqueue")},
       ${task.title}, ${task.prompt}, ${task.prompt?.length ?? 0}, ${task.model ? sql.json(task.model) : null}, ${task.workspaceId},
-      ${task.messageId}, ${task.localSessionId}, ${task.pinnedRunnerId}, ${task.requirements.protocolVersion},
+      ${task.worktree ?? false}, ${task.messageId}, ${task.localSessionId}, ${task.pinnedRunnerId}, ${task.requirements.protocolVersion},
       ${task.requirements.capabilities}::text[], ${task.deliverBy},
       coalesce(${task.deliverBy}::timestamptz, now() + make_interval(secs => ${task.claimWithinMs / 1000})),
       ${task.input ? sql.json(task.input as never) : null})

@@ -17,6 +17,9 @@ export interface RunnerRow {
   disconnected_at: Date | null;
   last_seen_at: Date;
   created_at: Date;
+  /** What the desktop last reported of itself (its workspaces, engines, models), in its dialect's shape; null before its first report. */
+  inventory: unknown;
+  inventory_updated_at: Date | null;
 }
 
 /** A runner channel's name: one of the registered dialects (`dialects/index.ts`). */

@@ -23,6 +23,8 @@ export interface TaskRow {
   prompt_chars: number;
   model: Model | null;
   workspace_id: string | null;
+  /** A create to run in a fresh git worktree of the workspace (the runner needs `worktree_v1`). */
+  worktree: boolean;
   message_id: string | null;
   local_session_id: string | null;
   pinned_runner_id: string | null;

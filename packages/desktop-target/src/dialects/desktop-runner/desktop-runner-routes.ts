@@ -2,6 +2,7 @@ import { RUNNER_PATHS } from "@openwork/runner-protocol";
 import { type Context, Hono } from "hono";
 import { authenticateRunner, verifyRunner } from "../../routes/authenticate-runner.js";
 import { handleEventsStream } from "../../routes/handle-events-stream.js";
+import { handleInventory } from "../../routes/handle-inventory.js";
 import { handlePresence } from "../../routes/handle-presence.js";
 import { handleEnableRunner, handleListRunners, handleRenameRunner, handleRevokeRunner } from "../../routes/handle-runner-admin.js";
 import { handleClaim, handleClaimNext, handleComplete, handleHeartbeat, handleTaskEvents, handleWork } from "../../routes/handle-runner-requests.js";
@@ -50,6 +51,7 @@ export function desktopRunnerRoutes(ctx: RouteContext, options: { prefix: string
   app.get(RUNNER_PATHS.work, async (c) => handleWork(ctx, await registered(c)));
   // A stream's opening is its presence: read past the registration cache (see authenticateRunner).
   app.get(RUNNER_PATHS.events, async (c) => handleEventsStream(ctx, await authenticateRunner(ctx, c.req.raw, "desktop-runner", { fresh: true }), c.req.raw));
+  app.put(RUNNER_PATHS.inventory, async (c) => handleInventory(ctx, await registered(c), c.req.raw));
   app.post(RUNNER_PATHS.claimNext, async (c) => handleClaimNext(ctx, await registered(c), c.req.raw));
   // The id is checked before the token: a path that cannot name a task is a 404 to anyone.
   app.post(`${TASK}/claim`, async (c) => handleClaim(ctx, ...(await task(c)), c.req.raw));

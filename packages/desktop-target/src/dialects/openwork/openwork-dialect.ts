@@ -26,6 +26,17 @@ export const OPENWORK_BASE_PATHS = ["", "/api/den"] as const;
 const kindsTaken = (capabilities: readonly string[]): TaskKind[] =>
   (Object.keys(OPENWORK_KIND_CAPABILITY) as TaskKind[]).filter((kind) => capabilities.includes(OPENWORK_KIND_CAPABILITY[kind]!));
 
+/**
+ * What a task of ours may require of an OpenWork desktop: what its command and requests do
+ * natively (creates, follow-ups, model variants). Anything else (a fresh worktree) it cannot do,
+ * so such a task is never offered to it.
+ */
+const NATIVE_REQUIREMENTS: readonly string[] = ["session_create_v1", "session_followup_v1", "model_variant_v1"];
+
+/** Whether the task asks nothing beyond what the desktop does natively and the capabilities in its token (a relayed request's). */
+const meets = (capabilities: readonly string[], required: readonly string[]) =>
+  required.every((c) => NATIVE_REQUIREMENTS.includes(c) || capabilities.includes(c));
+
 // OpenWork's keepalive: `data: {}` with no id, the first at once. Automation work hints never
 // come: this gateway runs no Automations.
 const KEEPALIVE = sseFrame({ event: "keepalive", data: "{}" });
@@ -40,8 +51,9 @@ const KEEPALIVE = sseFrame({ event: "keepalive", data: "{}" });
 export const openworkDialect = {
   name: "openwork",
   kindsTaken,
-  canTake: (runner, kind) => kindsTaken(runner.capabilities).includes(kind),
-  eligibility: (sql, runner) => sql`t.kind = any(${kindsTaken(runner.capabilities)}::text[])`,
+  canTake: (runner, kind, requirements) => kindsTaken(runner.capabilities).includes(kind) && meets(runner.capabilities, requirements.capabilities),
+  eligibility: (sql, runner) =>
+    sql`t.kind = any(${kindsTaken(runner.capabilities)}::text[]) and t.required_capabilities <@ ${[...NATIVE_REQUIREMENTS, ...runner.capabilities]}::text[]`,
   authentication: { checksAudience: false, lostMembership: "runner_unauthorized", recordsTokenRunner: true, capabilitiesFrom: "token" },
   framing: { opening: KEEPALIVE, keepalive: KEEPALIVE, hints: false },
   presence: "polls",

@@ -1,10 +1,11 @@
 import { errorFacts, newReferenceId } from "@openwork/remote-session-core";
-import type { OpenworkCapability } from "@openwork/runner-protocol";
+import { LIMITS, type OpenworkCapability } from "@openwork/runner-protocol";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { type Context, Hono } from "hono";
 import { ChannelRefusal } from "../../channel-refusal.js";
 import { listRunners } from "../../store/list-runners.js";
 import { registerRunner } from "../../store/register-runner.js";
+import { saveInventory } from "../../store/save-inventory.js";
 import { entryPointOf } from "../../routes/entry-point.js";
 import { revokedStep } from "../../routes/handle-token.js";
 import { handleEventsStream } from "../../routes/handle-events-stream.js";
@@ -100,13 +101,10 @@ const runLeaseLost =
 
 const inventory: OpenworkHandler = async (ctx, request) => {
   const { runner, body } = await runnerCall(ctx, request, InventorySchema);
-  if (JSON.stringify(body).length > 256 * 1024) throw new OpenworkRefusal(400, "invalid_request", "the inventory is too large");
-  const [row] = await ctx.sql<{ updated: Date }[]>`
-    update desktop_runner set inventory = ${ctx.sql.json(body as never)}, inventory_updated_at = now()
-    where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and runner_id = ${runner.runnerId}
-    returning inventory_updated_at as updated`;
-  if (!row) throw new OpenworkRefusal(404, "runner_not_registered");
-  return openworkJson(200, { ok: true, updatedAt: row.updated.getTime() });
+  if (JSON.stringify(body).length > LIMITS.inventoryBytes) throw new OpenworkRefusal(400, "invalid_request", "the inventory is too large");
+  const updated = await saveInventory(ctx.sql, runner, body);
+  if (!updated) throw new OpenworkRefusal(404, "runner_not_registered");
+  return openworkJson(200, { ok: true, updatedAt: updated.getTime() });
 };
 
 const work: OpenworkHandler = async (ctx, request) => {
