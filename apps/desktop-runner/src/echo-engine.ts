@@ -7,6 +7,9 @@ import type { LocalEngine } from "./local-engine.js";
  */
 export function createEchoEngine(): LocalEngine {
   return {
+    engineId: "echo",
+    // It runs no model.
+    models: async () => ({ models: [], defaultModel: null }),
     createSession: async () => `ses_local_${randomBytes(8).toString("hex")}`,
     prompt: async ({ text, signal, onProgress }) => {
       const messageId = `msg_reply_${randomBytes(6).toString("hex")}`;

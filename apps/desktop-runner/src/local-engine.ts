@@ -1,4 +1,4 @@
-import type { Answer, TaskEventInput } from "@openwork/runner-protocol";
+import type { Answer, InventoryModel, Model, TaskEventInput } from "@openwork/runner-protocol";
 
 /** What a request waiting on the human looks like, as the protocol carries it. */
 export type EngineRequest = Extract<TaskEventInput, { type: "input.requested" }>["payload"];
@@ -18,8 +18,15 @@ export type EngineProgress =
 
 /** The desktop's local chat engine, as the runner drives it. The Electron app's is OpenWork's own. */
 export interface LocalEngine {
-  /** Makes a visible local session and returns its id. */
-  createSession(input: { title: string; workspaceId: string | null }): Promise<string>;
+  /** Which engine this is (`opencode`), as the runner's inventory reports it and a create names it. */
+  readonly engineId: string;
+  /** The models it can run, and the one it runs by default, for the inventory. */
+  models(): Promise<{ models: InventoryModel[]; defaultModel: Model | null }>;
+  /**
+   * Makes a visible local session and returns its id. `directory` is where it works (a
+   * workspace's folder, or a fresh worktree of it); null: the engine's own.
+   */
+  createSession(input: { title: string; workspaceId: string | null; directory: string | null }): Promise<string>;
   /**
    * Runs one prompt in a session, reporting progress as it happens, and resolves with the last
    * reply message. Honours `signal` (stop, lease loss) by ending early.

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import { dirname } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { z } from "zod";
 import { createEchoEngine } from "./echo-engine.js";
+import type { RunnerWorkspace } from "./inventory-reports.js";
 import { createOpencodeEngine } from "./opencode-engine.js";
 import { DesktopRevokedError, startDesktopRunner } from "./start-desktop-runner.js";
 
@@ -18,6 +19,8 @@ const env = z
     /** A local opencode server to run sessions in; without it, the echo engine answers. */
     OPENCODE_URL: z.url().optional(),
     OPENCODE_DIRECTORY: z.string().optional(),
+    /** The folders (projects) this desktop serves, comma-separated, the active one first. Default OPENCODE_DIRECTORY, else the current folder. */
+    WORKSPACES: z.string().optional(),
   })
   .parse(process.env);
 
@@ -33,6 +36,16 @@ async function runnerId(path: string): Promise<string> {
   }
 }
 
+/** A folder as a workspace: its name, and an id that stays the same for the same folder. */
+function workspaceOf(directory: string): RunnerWorkspace {
+  const path = resolve(directory);
+  return { workspaceId: `ws_${createHash("sha256").update(path).digest("hex").slice(0, 16)}`, name: basename(path) || path, directory: path };
+}
+const folders = (env.WORKSPACES ?? env.OPENCODE_DIRECTORY ?? process.cwd())
+  .split(",")
+  .map((folder) => folder.trim())
+  .filter(Boolean);
+
 const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
   process.stdout.write(`[desktop-runner] ${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ""}\n`);
 const runner = await startDesktopRunner({
@@ -40,6 +53,7 @@ const runner = await startDesktopRunner({
   memberToken: env.MEMBER_SESSION_TOKEN,
   runnerId: await runnerId(env.RUNNER_ID_FILE),
   name: env.RUNNER_NAME,
+  workspaces: folders.map(workspaceOf),
   engine: env.OPENCODE_URL
     ? createOpencodeEngine({ url: env.OPENCODE_URL, ...(env.OPENCODE_DIRECTORY ? { directory: env.OPENCODE_DIRECTORY } : {}) })
     : createEchoEngine(),

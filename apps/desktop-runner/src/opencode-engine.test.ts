@@ -1,7 +1,12 @@
 import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { addWorktree } from "./git-worktree.js";
 import type { EngineProgress } from "./local-engine.js";
 import { createOpencodeEngine } from "./opencode-engine.js";
+
+const run = promisify(execFile);
 
 /** Collects the text a turn streams. */
 const textInto = (into: string[]) => (progress: EngineProgress) => {
@@ -18,7 +23,7 @@ afterAll(async () => {
 
 it("runs a prompt in a real opencode session", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
-  const sessionId = await engine.createSession({ title: "From the runner", workspaceId: null });
+  const sessionId = await engine.createSession({ title: "From the runner", workspaceId: null, directory: null });
   expect(sessionId).toMatch(/^ses_/);
   const streamed: string[] = [];
   const reply = await engine.prompt({
@@ -34,7 +39,7 @@ it("runs a prompt in a real opencode session", async () => {
 
 it("streams a slow reply as it is written, and stops the engine's turn on abort", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
-  const sessionId = await engine.createSession({ title: "Slow", workspaceId: null });
+  const sessionId = await engine.createSession({ title: "Slow", workspaceId: null, directory: null });
   const streamed: string[] = [];
   const stop = new AbortController();
   const started = Date.now();
@@ -50,7 +55,7 @@ it("streams a slow reply as it is written, and stops the engine's turn on abort"
 
 it("ends a turn whose model provider keeps failing when the runner gives up on it", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
-  const sessionId = await engine.createSession({ title: "Bad", workspaceId: null });
+  const sessionId = await engine.createSession({ title: "Bad", workspaceId: null, directory: null });
   const failing = engine.prompt({
     sessionId,
     messageId: "msg_fail0000000001",
@@ -64,7 +69,7 @@ it("ends a turn whose model provider keeps failing when the runner gives up on i
 
 it("reports tool calls, todos and usage as the turn runs", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
-  const sessionId = await engine.createSession({ title: "Todos", workspaceId: null });
+  const sessionId = await engine.createSession({ title: "Todos", workspaceId: null, directory: null });
   const progress: EngineProgress[] = [];
   const reply = await engine.prompt({
     sessionId,
@@ -82,7 +87,7 @@ it("reports tool calls, todos and usage as the turn runs", async () => {
 it("waits on a permission until answered: once lets the command run, reject ends the turn with the engine's sentence", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
   for (const decision of ["once", "reject"] as const) {
-    const sessionId = await engine.createSession({ title: `Bash ${decision}`, workspaceId: null });
+    const sessionId = await engine.createSession({ title: `Bash ${decision}`, workspaceId: null, directory: null });
     const progress: EngineProgress[] = [];
     const turn = engine.prompt({
       sessionId,
@@ -113,7 +118,7 @@ it("waits on a permission until answered: once lets the command run, reject ends
 
 it("asks a question and goes on with the answer", async () => {
   const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
-  const sessionId = await engine.createSession({ title: "Question", workspaceId: null });
+  const sessionId = await engine.createSession({ title: "Question", workspaceId: null, directory: null });
   const progress: EngineProgress[] = [];
   const turn = engine.prompt({
     sessionId,
@@ -130,4 +135,27 @@ it("asks a question and goes on with the answer", async () => {
   const requestId = asked.type === "asked" ? asked.request.requestId : "";
   expect(await engine.respond({ sessionId, requestId, answer: { text: "Blue" } })).toBe(true);
   expect((await turn).text).toContain('"Which colour should the button be?"="Blue"');
+}, 60_000);
+
+it("lists the models it runs, and runs a session made in another folder (a worktree of the workspace) there", async () => {
+  const engine = createOpencodeEngine({ url: opencode.url, directory: opencode.directory });
+  const known = await engine.models();
+  expect(known.models).toContainEqual({ providerId: "fake", modelId: "fake-model", name: "Fake Model" });
+  // The workspace as a repository with one commit, and a worktree of it: opencode's config comes along.
+  const git = (...args: string[]) => run("git", ["-C", opencode.directory, "-c", "user.name=T", "-c", "user.email=t@example.test", ...args]);
+  await git("init", "-q");
+  await git("add", "opencode.json");
+  await git("commit", "-q", "-m", "config");
+  const { directory } = await addWorktree(opencode.directory, "engine-folder-test");
+  const sessionId = await engine.createSession({ title: "In a worktree", workspaceId: null, directory });
+  const reply = await engine.prompt({
+    sessionId,
+    messageId: "msg_worktree0000001",
+    text: "hello worktree",
+    signal: new AbortController().signal,
+    onProgress: () => {},
+  });
+  expect(reply.text).toContain("FAKE_REPLY: hello worktree");
+  const session = await fetch(`${opencode.url}/session/${sessionId}`, { headers: { "x-opencode-directory": directory } });
+  expect(((await session.json()) as { directory: string }).directory).toBe(directory);
 }, 60_000);

@@ -1,5 +1,7 @@
-import type { TaskEventInput } from "@openwork/runner-protocol";
-import { type RunnerHandlers, type TaskContext, taskAbortReason } from "@openwork/runner-protocol/client";
+import type { CreateAssignment, TaskEventInput } from "@openwork/runner-protocol";
+import { type RunnerHandlers, type RunnerLogger, type TaskContext, taskAbortReason } from "@openwork/runner-protocol/client";
+import { addWorktree, WorktreeError, worktreeName } from "./git-worktree.js";
+import type { RunnerWorkspace } from "./inventory-reports.js";
 import type { EngineProgress, LocalEngine } from "./local-engine.js";
 
 /** A turn's progress as protocol events (the runner client cuts long text to protocol size). */
@@ -22,8 +24,39 @@ function toEvent(progress: EngineProgress): Exclude<TaskEventInput, { type: "ter
   }
 }
 
+/** The create could not get the folder it runs in: the task fails with this code, nothing was made. */
+class PlacementFailure extends Error {
+  constructor(
+    readonly code: "workspace_unavailable" | "worktree_failed",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The folder a create's session works in: its workspace's (the active one when it names none),
+ * or with `worktree` a new git worktree of it, named after the session and left afterwards.
+ * Without configured workspaces a create names none, as before, and the engine decides.
+ */
+async function directoryFor(task: CreateAssignment, workspaces: readonly RunnerWorkspace[], logger?: RunnerLogger): Promise<string | null> {
+  const workspace = task.workspaceId === null ? workspaces[0] : workspaces.find((w) => w.workspaceId === task.workspaceId);
+  if (task.workspaceId !== null && workspaces.length > 0 && !workspace) {
+    throw new PlacementFailure("workspace_unavailable", `this desktop serves no workspace ${task.workspaceId}`);
+  }
+  if (!task.worktree) return workspace?.directory ?? null;
+  if (!workspace) throw new PlacementFailure("worktree_failed", "this desktop serves no workspace to make a worktree of");
+  try {
+    const made = await addWorktree(workspace.directory, worktreeName(task));
+    logger?.info("desktop runner: worktree added", { taskId: task.taskId, sessionId: task.sessionId });
+    return made.directory;
+  } catch (error) {
+    throw new PlacementFailure("worktree_failed", error instanceof WorktreeError ? error.message : String(error));
+  }
+}
+
 /** Runs remote-session tasks as local sessions of the engine, reporting progress as events. */
-export function createRunnerHandlers(engine: LocalEngine): RunnerHandlers {
+export function createRunnerHandlers(engine: LocalEngine, workspaces: readonly RunnerWorkspace[] = [], logger?: RunnerLogger): RunnerHandlers {
   const turn = async (sessionId: string, messageId: string, text: string, { signal, emit }: TaskContext) => {
     emit({ type: "status", payload: { status: "running" } });
     const reply = await engine.prompt({ sessionId, messageId, text, signal, onProgress: (progress) => emit(toEvent(progress)) });
@@ -33,7 +66,14 @@ export function createRunnerHandlers(engine: LocalEngine): RunnerHandlers {
   };
   return {
     "remote_session.create": async (task, context) => {
-      const sessionId = await engine.createSession({ title: task.title, workspaceId: task.workspaceId });
+      let directory: string | null;
+      try {
+        directory = await directoryFor(task, workspaces, logger);
+      } catch (error) {
+        if (!(error instanceof PlacementFailure)) throw error;
+        return { status: "failed", error: { code: error.code, message: error.message } };
+      }
+      const sessionId = await engine.createSession({ title: task.title, workspaceId: task.workspaceId, directory });
       context.emit({ type: "session.bound", payload: { localSessionId: sessionId } });
       if (!task.prompt) return { status: "done", localSessionId: sessionId, summary: "Remote session created" };
       return turn(sessionId, task.taskId, task.prompt, context);

@@ -1,5 +1,6 @@
 import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type TokenMintResponse } from "@openwork/runner-protocol";
 import { type Coalescing, createRunnerClient, RunnerProtocolError, type RunnerLogger, requestRunnerToken, runRunner } from "@openwork/runner-protocol/client";
+import { type RunnerWorkspace, startInventoryReports } from "./inventory-reports.js";
 import type { LocalEngine } from "./local-engine.js";
 import { createRunnerHandlers } from "./runner-handlers.js";
 
@@ -10,6 +11,14 @@ export interface DesktopRunnerOptions {
   runnerId: string;
   name: string;
   engine: LocalEngine;
+  /**
+   * The workspaces (projects) this desktop serves, the active one first: reported in its
+   * inventory, where a create that names one runs, and what a worktree is made of. Default none:
+   * the engine's own folder.
+   */
+  workspaces?: RunnerWorkspace[];
+  /** How often the inventory is looked at again (sent only when it changed). Default 2 minutes. */
+  inventoryIntervalMs?: number;
   logger?: RunnerLogger;
   pollIntervalMs?: number;
   /** How a streaming turn's events gather into posts (runRunner's default when left out). */
@@ -58,6 +67,7 @@ export async function startDesktopRunner(options: DesktopRunnerOptions): Promise
   const ended = new Promise<RunnerEnd>((resolve) => (end = resolve));
   const stop = async (why: RunnerEnd) => {
     clearInterval(timer);
+    inventory.stop();
     await runner.stop();
     end(why);
   };
@@ -83,13 +93,26 @@ export async function startDesktopRunner(options: DesktopRunnerOptions): Promise
   const client = createRunnerClient({ baseUrl: options.gatewayUrl, token: () => current.token });
   const runner = runRunner({
     client,
-    handlers: createRunnerHandlers(options.engine),
+    handlers: createRunnerHandlers(options.engine, options.workspaces ?? [], options.logger),
     gatewayProtocolVersion: current.protocolVersion,
     onCredentialRetired: renew,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.pollIntervalMs ? { pollIntervalMs: options.pollIntervalMs } : {}),
     ...(options.coalescing ? { coalescing: options.coalescing } : {}),
   });
+  // What this desktop has, at start and whenever it changed: a create may name a workspace instead
+  // of the desktop. A runner given no workspaces says nothing (the gateway then knows nothing of
+  // it, as of a runner from before inventories, rather than that it has none).
+  const inventory =
+    (options.workspaces ?? []).length === 0
+      ? { stop: () => {} }
+      : startInventoryReports({
+          client,
+          workspaces: options.workspaces ?? [],
+          engine: options.engine,
+          intervalMs: options.inventoryIntervalMs ?? 2 * 60_000,
+          ...(options.logger ? { logger: options.logger } : {}),
+        });
   return {
     wake: () => runner.wake(),
     stop: () => stop({ reason: "stopped" }),
