@@ -44,6 +44,12 @@ const env = z
     SMTP_URL: z.string().optional(),
     /** The From of notification mail, e.g. "OpenWork <notify@example.com>"; required with SMTP_URL. */
     NOTIFY_FROM: z.string().optional(),
+    /** How often each replica looks at the notification outbox, in ms (default 1 000). */
+    NOTIFY_INTERVAL_MS: z.coerce.number().int().min(50).max(3_600_000).optional(),
+    /** A notification send is aborted after this many ms (default 10 000); another replica may resend after twice this. */
+    NOTIFY_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).optional(),
+    /** "1": webhooks may target loopback and private addresses (a single machine, tests). Default "0". */
+    NOTIFY_ALLOW_PRIVATE_NETWORKS: z.enum(["0", "1"]).default("0"),
   })
   .parse(process.env);
 
@@ -183,12 +189,17 @@ ${connectCommands(gateway.mcpUrl, member.mcpToken)}
   `);
 }
 
-/** SMTP_URL and NOTIFY_FROM, checked before anything starts: a typo is a start-up error naming the setting. */
+/** The NOTIFY_* settings and SMTP_URL, checked before anything starts: a typo is a start-up error naming the setting. */
 function notifySettings() {
-  if (!env.SMTP_URL) return {};
+  const tuning = {
+    ...(env.NOTIFY_INTERVAL_MS ? { intervalMs: env.NOTIFY_INTERVAL_MS } : {}),
+    ...(env.NOTIFY_SEND_TIMEOUT_MS ? { sendTimeoutMs: env.NOTIFY_SEND_TIMEOUT_MS } : {}),
+    allowPrivateNetworks: env.NOTIFY_ALLOW_PRIVATE_NETWORKS === "1",
+  };
+  if (!env.SMTP_URL) return tuning;
   if (!env.NOTIFY_FROM) throw new StartupError("NOTIFY_FROM: required with SMTP_URL (the From of notification mail)");
   try {
-    return { smtp: smtpFromUrl(env.SMTP_URL), from: env.NOTIFY_FROM };
+    return { ...tuning, smtp: smtpFromUrl(env.SMTP_URL), from: env.NOTIFY_FROM };
   } catch (error) {
     // smtpFromUrl's messages never quote the URL (it may hold a password).
     throw new StartupError(`SMTP_URL: ${(error as Error).message}`);

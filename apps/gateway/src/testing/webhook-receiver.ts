@@ -10,10 +10,10 @@ export interface ReceivedHook {
 
 /**
  * A real HTTP webhook receiver on 127.0.0.1: every POST is recorded, and answered with
- * `statusOf(path)` (default 200). `ids()` counts requests by `webhook-id`, as a receiver that
+ * `statusOf(path)` (default 200), unless `hold` says to leave it unanswered. `ids()` counts requests by `webhook-id`, as a receiver that
  * dedupes does; `until(check)` resolves once `check` holds of what was received.
  */
-export async function startWebhookReceiver(statusOf: (path: string) => number = () => 200) {
+export async function startWebhookReceiver(statusOf: (path: string) => number = () => 200, options: { hold?: (hook: ReceivedHook) => boolean } = {}) {
   const received: ReceivedHook[] = [];
   const listeners = new Set<() => void>();
   const server = createServer((request, response) => {
@@ -21,8 +21,10 @@ export async function startWebhookReceiver(statusOf: (path: string) => number = 
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const path = request.url ?? "/";
-      received.push({ path, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
-      response.writeHead(statusOf(path)).end();
+      const hook = { path, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") };
+      received.push(hook);
+      // A held request is never answered: its sender dies or times out waiting (until close).
+      if (!options.hold?.(hook)) response.writeHead(statusOf(path)).end();
       for (const listener of listeners) listener();
     });
   });
