@@ -117,6 +117,14 @@ describe("inventory reports", () => {
       models: [{ ...gpt, name: "GPT-5" }],
     });
     expect(machines.find((m) => m.computerId === "inv-silent-0001")).toMatchObject({ workspaces: null, engines: null, models: null });
+
+    // Placed by its workspace's name, the OpenWork desktop's command names the workspace to create in.
+    const created = await gateway.sessions.create(gateway.call(member), { title: "on the laptop", workspace: "site", model: gpt });
+    expect(created.fields).toMatchObject({ runner: { runnerId: "inv-openwork-0001" } });
+    const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const work = (await (await gateway.request("/v1/session-runners/work", { headers: auth })).json()) as { items: { commandId: string }[] };
+    const claim = await gateway.request(`/v1/remote-session-commands/${work.items[0]!.commandId}/claim`, { method: "POST", headers: auth, body: "{}" });
+    expect(await claim.json()).toMatchObject({ assignment: { workspaceId: "ws_ow", model: { providerId: "openai", modelId: "gpt-5" } } });
   });
 });
 
