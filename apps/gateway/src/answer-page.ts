@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { RegistryContext, RemoteSessionSource } from "@openwork/mcp-capability";
-import { SESSION_LIMITS } from "@openwork/remote-session-core";
+import { errorFacts, type Logger, newReferenceId, SESSION_LIMITS } from "@openwork/remote-session-core";
 import { AnswerLinkError, type AnswerLinks, type LinkGrant } from "@openwork/session-notify";
 import { Hono } from "hono";
 import { answerPage, notice, PAGE_HEADERS } from "./answer-page-html.js";
@@ -58,9 +58,16 @@ export function answerPageRoutes(options: {
   /** The member's context for the link's calls (`recipientContext`); null when they are no longer a member. */
   contextOf: (grant: LinkGrant) => RegistryContext | null;
   secureCookies: boolean;
+  logger: Logger;
 }) {
   const { source, links, contextOf } = options;
   const app = new Hono();
+  // Not the gateway's shared handler: that one logs the path, and this path holds a live link.
+  app.onError((error) => {
+    const referenceId = newReferenceId();
+    options.logger.error("answer page: request failed", { referenceId, error: errorFacts(error) });
+    return show(noticePage(503, "Try again", `The gateway could not answer just now. Reload this page in a moment (reference ${referenceId}).`));
+  });
 
   app.get("/:token", async (c) => {
     const token = c.req.param("token");

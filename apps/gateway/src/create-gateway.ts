@@ -295,6 +295,7 @@ export async function createGateway(options: GatewayOptions) {
       links: answerLinks,
       contextOf: (grant) => recipientContext(options.members, grant),
       secureCookies: options.baseUrl.startsWith("https:"),
+      logger,
     }),
   );
   for (const prefix of runnerRoutes.prefixes) {
