@@ -1,5 +1,5 @@
 import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
-import { createDesktopChannel, type DesktopTimings, migrateDesktopTarget, type StreamLimits, type WakeBus } from "@openwork/desktop-target";
+import { createDesktopChannel, type DesktopTimings, migrateDesktopTarget, postgresWakeBus, type StreamLimits, type WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
 import { createMemberSlots, createRemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
@@ -11,6 +11,7 @@ import { type DevMember, userIdOf } from "./dev-members.js";
 import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
 import { answerPageRoutes } from "./answer-page.js";
+import { createDrainWake } from "./drain-wake.js";
 import { ANSWER_PATH, describeForAnswer, recipientContext } from "./answer-requests.js";
 import { memberNotifyRoutes } from "./member-notify-routes.js";
 import { createMetrics } from "./metrics.js";
@@ -135,9 +136,11 @@ export async function createGateway(options: GatewayOptions) {
   // The engines of remote sessions call MCP with their session's own credential: what they create is that session's.
   const sessionCredentials = createSessionCredentialAuth({ secret: options.runnerTokenSecret, mcpUrl: `${options.baseUrl}${MCP_PATH}`, isActive });
 
+  // The default bus made here rather than in the channel: its session hints also wake the notification drain.
+  const drainWake = createDrainWake();
   const desktop = createDesktopChannel({
     sql,
-    ...(options.wakeBus ? { bus: options.wakeBus } : {}),
+    bus: drainWake.observe(options.wakeBus ?? postgresWakeBus({ sql, ...(options.listenSql ? { listen: options.listenSql } : {}) })),
     ...(options.listenSql ? { listen: options.listenSql } : {}),
     ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
     timings,
@@ -199,7 +202,12 @@ export async function createGateway(options: GatewayOptions) {
   const describe = describeForAnswer({ source, links: answerLinks, members: options.members, baseUrl: options.baseUrl });
   const notifications = await startNotifications(
     sql,
-    { ...notify, describe, ...(options.inputTimeoutMs ? { overdueAfterMs: options.inputTimeoutMs } : {}) },
+    {
+      ...notify,
+      describe,
+      ...(options.notify?.wakeOnHints === false ? {} : { wake: drainWake.wake }),
+      ...(options.inputTimeoutMs ? { overdueAfterMs: options.inputTimeoutMs } : {}),
+    },
     logger,
   ).catch(async (error: unknown) => {
     cloud?.close();

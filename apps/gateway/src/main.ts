@@ -50,6 +50,8 @@ const env = z
     NOTIFY_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).optional(),
     /** "1": webhooks may target loopback and private addresses (a single machine, tests). Default "0". */
     NOTIFY_ALLOW_PRIVATE_NETWORKS: z.enum(["0", "1"]).default("0"),
+    /** "0": only the interval wakes the notification drain, not session hints on the wake bus. Default "1". */
+    NOTIFY_WAKE_ON_HINTS: z.enum(["0", "1"]).default("1"),
   })
   .parse(process.env);
 
@@ -195,6 +197,7 @@ function notifySettings() {
     ...(env.NOTIFY_INTERVAL_MS ? { intervalMs: env.NOTIFY_INTERVAL_MS } : {}),
     ...(env.NOTIFY_SEND_TIMEOUT_MS ? { sendTimeoutMs: env.NOTIFY_SEND_TIMEOUT_MS } : {}),
     allowPrivateNetworks: env.NOTIFY_ALLOW_PRIVATE_NETWORKS === "1",
+    wakeOnHints: env.NOTIFY_WAKE_ON_HINTS === "1",
   };
   if (!env.SMTP_URL) return tuning;
   if (!env.NOTIFY_FROM) throw new StartupError("NOTIFY_FROM: required with SMTP_URL (the From of notification mail)");

@@ -21,11 +21,16 @@ export interface GatewayNotifyOptions {
   smtp?: SmtpOptions | EmailTransport;
   /** The From of notification mail, e.g. `OpenWork <notify@example.com>`. Required with `smtp`. */
   from?: string;
-  /** How often each replica looks at the outbox. Default 1 000 ms. */
+  /** How often each replica looks at the outbox besides when a session hint wakes it (the backstop). Default 1 000 ms. */
   intervalMs?: number;
   /** Tries before a delivery is dead (default 8), and the wait before each retry (tests shorten them). */
   maxAttempts?: number;
   backoff?: (attempt: number) => number;
+  /**
+   * Whether a session hint on the wake bus (any replica's committed session change) wakes the
+   * drain at once. Default true; off, notifications wait for the next `intervalMs`.
+   */
+  wakeOnHints?: boolean;
   /**
    * Let webhooks target loopback and private addresses (127.0.0.1, 10/8, …). Off by default: a
    * member could otherwise make the gateway post into its own network. Tests and single-machine
@@ -50,7 +55,12 @@ export interface GatewayNotifyOptions {
  */
 export async function startNotifications(
   sql: Sql,
-  options: GatewayNotifyOptions & { runnerTokenSecret: string; overdueAfterMs?: number; describe?: NotificationDrainOptions["describe"] },
+  options: GatewayNotifyOptions & {
+    runnerTokenSecret: string;
+    overdueAfterMs?: number;
+    describe?: NotificationDrainOptions["describe"];
+    wake?: NotificationDrainOptions["wake"];
+  },
   logger: Logger,
 ) {
   if (options.smtp && !options.from) throw new TypeError("notify.from is required with notify.smtp (NOTIFY_FROM)");
@@ -67,6 +77,7 @@ export async function startNotifications(
     ...(options.sendTimeoutMs ? { sendTimeoutMs: options.sendTimeoutMs } : {}),
     ...(options.overdueAfterMs ? { overdueAfterMs: options.overdueAfterMs } : {}),
     ...(options.describe ? { describe: options.describe } : {}),
+    ...(options.wake ? { wake: options.wake } : {}),
   });
   return {
     drain,

@@ -23,8 +23,8 @@ let home: string;
 let port: number;
 let hooks: WebhookReceiver;
 let sql: postgres.Sql;
-// Requests for this session are held unanswered, so the gateway is killed mid-send.
-let holdFor: string | null = null;
+// While set, the receiver holds every request unanswered, so the gateway is killed mid-send.
+let holding = false;
 
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), "openwork-notify-kill-"));
@@ -34,7 +34,7 @@ beforeAll(async () => {
     JSON.stringify({ members: [alice], cloudOrganizations: [], runnerTokenSecret: "notify-kill-runner-secret-0123456789" }),
   );
   port = await freePort();
-  hooks = await startWebhookReceiver(() => 200, { hold: (hook) => holdFor !== null && hook.body.includes(holdFor) });
+  hooks = await startWebhookReceiver(() => 200, { hold: () => holding });
   cleanups.push(() => hooks.close());
   sql = postgres(db.current.url, { max: 3, onnotice: () => {} });
   cleanups.push(() => sql.end({ timeout: 5 }));
@@ -96,8 +96,9 @@ const askingSession = async (baseUrl: string, title: string) => {
 };
 
 it("sends a notification exactly once after the gateway process is killed between the state change and the send", async () => {
-  // Life 1 looks at its outbox only once an hour: it commits the state change and its outbox row, and sends nothing.
-  let life = await startLife({ NOTIFY_INTERVAL_MS: "3600000" });
+  // Life 1 looks at its outbox only once an hour, and no session hint wakes it: it commits the
+  // state change and its outbox row, and sends nothing.
+  let life = await startLife({ NOTIFY_INTERVAL_MS: "3600000", NOTIFY_WAKE_ON_HINTS: "0" });
   const created = await fetch(`${life.url}/member/notify/channels`, {
     method: "POST",
     headers: { authorization: `Bearer ${alice.sessionToken}`, "content-type": "application/json" },
@@ -131,11 +132,11 @@ it("sends a notification exactly once after the gateway process is killed betwee
   await execute(life.url, "remote-session:stop", { sessionId: first });
 
   // Killed again, this time while the receiver holds the webhook: sent, never marked.
+  holding = true;
   const second = await askingSession(life.url, "killed while sending");
-  holdFor = second;
   await hooks.until(() => hooksFor(second).length === 1);
   await life.kill();
-  holdFor = null;
+  holding = false;
   life = await startLife({ NOTIFY_SEND_TIMEOUT_MS: "1000", NOTIFY_INTERVAL_MS: "200" });
   await until(async () => ((await deliveriesOf(second))[0]?.status === "sent" ? true : undefined), "the second delivery marked sent after its claim lapsed");
 
