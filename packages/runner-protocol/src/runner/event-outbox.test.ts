@@ -56,6 +56,23 @@ function outboxWith(coalescing?: Coalescing) {
 }
 
 describe("EventOutbox coalescing", () => {
+  it("does not post a lone running status (the claim said so): it leaves with the turn's first content, at once", async () => {
+    const { timers, posts, outbox } = outboxWith(COALESCING);
+    outbox.emit({ type: "status", payload: { status: "running" } });
+    await timers.advance(40);
+    expect(posts).toEqual([]);
+    outbox.emit(delta("Hello"));
+    await timers.advance(0);
+    expect(posts.map((p) => [p.at, p.events.map((e) => e.type)])).toEqual([[40, ["status", "assistant.delta"]]]);
+  });
+
+  it("posts a running status that no content follows after one window", async () => {
+    const { timers, posts, outbox } = outboxWith(COALESCING);
+    outbox.emit({ type: "status", payload: { status: "running" } });
+    await timers.advance(COALESCING.windowMs);
+    expect(posts.map((p) => [p.at, p.events.map((e) => e.type)])).toEqual([[COALESCING.windowMs, ["status"]]]);
+  });
+
   it("sends the first text at once, then a streaming turn as few posts whose deltas concatenate, numbered without gaps", async () => {
     const { timers, posts, outbox } = outboxWith(COALESCING);
     // A delta every 10 ms for 3 s: 300 deltas.

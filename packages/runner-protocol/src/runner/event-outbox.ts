@@ -22,6 +22,12 @@ export interface Coalescing {
   maxWindowMs: number;
 }
 
+/**
+ * What the gateway knows already: a turn's `running` status (its claim moved the session to
+ * running). A first post holding nothing else waits for the turn's first content, or a window.
+ */
+const isKnown = (event: TaskEventInput) => event.type === "status" && event.payload.status === "running";
+
 /** Events the human or the reader waits on: they never wait for a window. */
 const isUrgent = (event: TaskEventInput) =>
   event.type === "input.requested" || event.type === "input.resolved" || (event.type === "status" && event.payload.status === "waiting_input");
@@ -44,6 +50,8 @@ export class EventOutbox {
   #hurry = new AbortController();
   #window: number;
   #nextPostAt = 0;
+  /** The first post holds only what the gateway knows, and waits for the turn's first content. */
+  #awaitingContent = false;
   /** The error that made the outbox give up (a 409 such as lease_lost); later events are dropped. */
   failure: unknown;
 
@@ -75,7 +83,9 @@ export class EventOutbox {
     });
     if (this.failure !== undefined) return;
     for (const piece of pieces) this.#enqueue(piece);
-    if (pieces.some(isUrgent) || this.#queuedBytes() >= BATCH_BYTES || this.#queue.length >= LIMITS.eventsPerPost) this.#hurry.abort();
+    // The turn's first content ends a first post's wait for it: it leaves at once.
+    const firstContent = this.#awaitingContent && !pieces.every(isKnown);
+    if (firstContent || pieces.some(isUrgent) || this.#queuedBytes() >= BATCH_BYTES || this.#queue.length >= LIMITS.eventsPerPost) this.#hurry.abort();
     this.#pump();
   }
 
@@ -129,9 +139,12 @@ export class EventOutbox {
     const { signal, timers } = this.deps;
     const stopped = () => signal.aborted || this.#detaching.signal.aborted;
     while (this.#queue.length > 0 && !stopped()) {
-      // Coalescing, even the first post lets the handler's synchronous burst gather (a 0 ms wait).
-      const wait = Math.max(this.#nextPostAt - timers.now(), this.deps.coalescing ? 0 : -1);
+      // Coalescing, even the first post lets the handler's synchronous burst gather (a 0 ms wait);
+      // one that would say only what the gateway knows waits for content, at most a window.
+      this.#awaitingContent = this.deps.coalescing !== undefined && this.#next === 1 && this.#queue.every(isKnown);
+      const wait = this.#awaitingContent ? this.#window : Math.max(this.#nextPostAt - timers.now(), this.deps.coalescing ? 0 : -1);
       if (wait >= 0 && !this.#hurry.signal.aborted) await sleep(timers, wait, AbortSignal.any([signal, this.#detaching.signal, this.#hurry.signal]));
+      this.#awaitingContent = false;
       if (stopped()) return;
       this.#hurry = new AbortController();
       this.#schedule();

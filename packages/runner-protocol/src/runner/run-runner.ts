@@ -13,7 +13,10 @@ import { type TaskHandler, type TaskOutcome, isGone, runTask } from "./run-task.
  * How a runner speaking protocol 3 posts a streaming turn: the first post at once, then at most
  * one every 100 ms, the window doubling to 1 s while the turn streams (the tail rides on complete).
  */
-export const DEFAULT_COALESCING: Coalescing = { windowMs: 100, maxWindowMs: 1_000 };
+// The first window is a quarter second: finer than a reader follows streaming text, and a typical
+// turn's stream (a second or two) then leaves in about three posts. It doubles to 1 s, the most
+// text ever waits.
+export const DEFAULT_COALESCING: Coalescing = { windowMs: 250, maxWindowMs: 1_000 };
 
 /** One handler per kind of work the runner takes; a kind without a handler is never claimed. */
 export interface RunnerHandlers {
