@@ -38,6 +38,12 @@ export interface LocalEngine {
     signal: AbortSignal;
     onProgress(progress: EngineProgress): void;
   }): Promise<{ messageId: string; text: string }>;
+  /**
+   * Gives the session's agent the gateway's MCP entry (its URL and the session's own credential),
+   * before a turn runs and again when a fresher one arrives: what the agent creates through it is
+   * recorded as spawned by the session. Optional: an engine without it runs turns without MCP.
+   */
+  useMcp?(input: { sessionId: string; url: string; authorization: string }): Promise<void>;
   /** Answers a request a running turn of the session waits on; false when it waits on no such request. */
   respond(input: { sessionId: string; requestId: string; answer: Answer }): Promise<boolean>;
 }

@@ -20,6 +20,9 @@ import { followTurn } from "./opencode-turn.js";
  * the engine's turn. The last reply is read from the message list once the session is idle.
  * Answers go through opencode's permission and question reply routes.
  */
+/** The name of the gateway's MCP entry in opencode: its tools show as `openwork_<tool>`. */
+export const MCP_ENTRY = "openwork";
+
 export function createOpencodeEngine(options: { url: string; directory?: string; fetch?: typeof fetch }): LocalEngine {
   const call = options.fetch ?? fetch;
   const base = options.url.replace(/\/+$/, "");
@@ -61,6 +64,13 @@ export function createOpencodeEngine(options: { url: string; directory?: string;
       const { id } = await read(OpencodeSessionSchema, "POST", "/session", { title }, directory ?? undefined);
       if (directory && directory !== options.directory) directories.set(id, directory);
       return id;
+    },
+
+    // One entry per opencode instance (a directory): the session's own, registered again before
+    // each of its turns. opencode connects at once and offers its tools to the next model call.
+    useMcp: async ({ sessionId, url, authorization }) => {
+      const config = { type: "remote", url, headers: { authorization }, oauth: false, enabled: true };
+      await request("POST", "/mcp", { name: MCP_ENTRY, config }, undefined, directories.get(sessionId));
     },
 
     prompt: async ({ sessionId, messageId, text, signal, onProgress }) => {

@@ -1,4 +1,4 @@
-import type { CreateAssignment, TaskEventInput } from "@openwork/runner-protocol";
+import type { CreateAssignment, SessionMcp, TaskEventInput } from "@openwork/runner-protocol";
 import { type RunnerHandlers, type RunnerLogger, type TaskContext, taskAbortReason } from "@openwork/runner-protocol/client";
 import { addWorktree, WorktreeError, worktreeName } from "./git-worktree.js";
 import type { RunnerWorkspace } from "./inventory-reports.js";
@@ -57,7 +57,17 @@ async function directoryFor(task: CreateAssignment, workspaces: readonly RunnerW
 
 /** Runs remote-session tasks as local sessions of the engine, reporting progress as events. */
 export function createRunnerHandlers(engine: LocalEngine, workspaces: readonly RunnerWorkspace[] = [], logger?: RunnerLogger): RunnerHandlers {
-  const turn = async (sessionId: string, messageId: string, text: string, { signal, emit }: TaskContext) => {
+  // The entry goes to the engine before the prompt, and each fresher one after it; one the engine
+  // cannot take leaves the turn running without it (logged, never the credential itself).
+  const useMcp = (sessionId: string, entry: SessionMcp | undefined) =>
+    entry && engine.useMcp
+      ? engine.useMcp({ sessionId, url: entry.url, authorization: entry.authorization }).catch((error: unknown) => {
+          logger?.warn("desktop runner: the engine took no MCP entry", { sessionId, error: error instanceof Error ? error.message : String(error) });
+        })
+      : Promise.resolve();
+  const turn = async (sessionId: string, messageId: string, text: string, { signal, emit, mcp }: TaskContext) => {
+    await useMcp(sessionId, mcp.current());
+    mcp.onChange((entry) => void useMcp(sessionId, entry));
     emit({ type: "status", payload: { status: "running" } });
     const reply = await engine.prompt({ sessionId, messageId, text, signal, onProgress: (progress) => emit(toEvent(progress)) });
     if (taskAbortReason(signal) === "cancel_requested") return { status: "cancelled" as const, localSessionId: sessionId };

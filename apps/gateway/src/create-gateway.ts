@@ -2,7 +2,7 @@ import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
 import { createDesktopChannel, type DesktopTimings, migrateDesktopTarget, postgresWakeBus, type StreamLimits, type WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
 import { createMemberSlots, createRemoteSessionSource } from "@openwork/mcp-capability";
-import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type Target } from "@openwork/remote-session-core";
+import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type SpawnRules, type Target } from "@openwork/remote-session-core";
 import { createSessionPush } from "@openwork/session-push";
 import { bearerToken } from "@openwork/runner-protocol/server";
 import { Hono } from "hono";
@@ -76,6 +76,8 @@ export interface GatewayOptions {
   createRateLimit?: RateLimit;
   /** Sends per member per window (default 120 a minute). */
   sendRateLimit?: RateLimit;
+  /** How deep and how wide sessions may start sessions through their engines' credentials (default depth 3, 32 live per spawner). */
+  spawnRules?: Partial<SpawnRules>;
   /** What one member may hold or start on one process (waiting reads, push streams, MCP sessions, runner streams). */
   memberLimits?: Partial<MemberLimits>;
   /** How long a session may wait on the human before its reads call the request overdue. Default 15 min. */
@@ -188,6 +190,7 @@ export async function createGateway(options: GatewayOptions) {
     logger,
     ...(options.createRateLimit ? { createRateLimit: options.createRateLimit } : {}),
     ...(options.sendRateLimit ? { sendRateLimit: options.sendRateLimit } : {}),
+    ...(options.spawnRules ? { spawnRules: options.spawnRules } : {}),
     ...(options.inputTimeoutMs ? { inputTimeoutMs: options.inputTimeoutMs } : {}),
     waitingReadsPerMember: memberLimits.waitingReads,
     // A read of a waiting session says which notifications went out for it (`notified`).

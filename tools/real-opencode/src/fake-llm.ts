@@ -45,6 +45,18 @@ const TOOL_MARKERS: Record<string, { name: string; args: Record<string, unknown>
   },
 };
 
+/**
+ * `CAPABILITY {"name": …, "body": …}` (the JSON to the end of the line) makes the model call the
+ * gateway's `execute_capability` through whichever MCP entry offers it (opencode names MCP tools
+ * `<entry>_<tool>`): an agent in a session starting another one.
+ */
+function capabilityCall(text: string, tools: readonly string[]): { name: string; args: Record<string, unknown> } | undefined {
+  const match = /CAPABILITY (\{.*\})\s*$/m.exec(text);
+  const tool = tools.find((name) => name.endsWith("execute_capability"));
+  if (!match || !tool) return undefined;
+  return { name: tool, args: JSON.parse(match[1]!) as Record<string, unknown> };
+}
+
 /** Word-by-word replies: the marker, how many words follow the reply, and the pause between words. */
 const PACES: Record<string, { extraWords: number; everyMs: number }> = {
   SLOW: { extraWords: 40, everyMs: 300 },
@@ -55,7 +67,7 @@ const PACES: Record<string, { extraWords: number; everyMs: number }> = {
  * A tiny OpenAI-compatible chat-completions server: it answers `FAKE_REPLY: <last user text>`,
  * streamed. A prompt containing `SLOW` streams one word every 300 ms (for stop tests and live
  * text), `STREAM` one every 20 ms for about a second (a model typing, for the cost of a turn); one containing `FAIL500` is answered 500, as a provider that is down (opencode retries);
- * the {@link TOOL_MARKERS} make it call a tool first.
+ * the {@link TOOL_MARKERS} (and `CAPABILITY`, see `capabilityCall`) make it call a tool first.
  */
 export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRequest[]; close(): Promise<void> }> {
   const requests: FakeLlmRequest[] = [];
@@ -75,7 +87,8 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
     // Only when the tool is offered: opencode also asks the model for a title, with no tools.
     const toolCall =
       toolResult === undefined
-        ? Object.entries(TOOL_MARKERS).find(([marker, call]) => lastUserText.includes(marker) && tools.includes(call.name))?.[1]
+        ? (capabilityCall(lastUserText, tools) ??
+          Object.entries(TOOL_MARKERS).find(([marker, call]) => lastUserText.includes(marker) && tools.includes(call.name))?.[1])
         : undefined;
     const reply = toolResult === undefined ? `FAKE_REPLY: ${lastUserText}` : `FAKE_REPLY: the tool said ${toolResult.slice(0, 200)}`;
     const pace = Object.entries(PACES).find(([marker]) => lastUserText.includes(marker))?.[1];
