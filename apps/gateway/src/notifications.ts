@@ -56,7 +56,6 @@ export interface GatewayNotifyOptions {
 export async function startNotifications(
   sql: Sql,
   options: GatewayNotifyOptions & {
-    runnerTokenSecret: string;
     overdueAfterMs?: number;
     describe?: NotificationDrainOptions["describe"];
     wake?: NotificationDrainOptions["wake"];
