@@ -176,6 +176,7 @@ export async function createGateway(options: GatewayOptions) {
     ? createCloudTarget({
         resolver: options.cloudResolver,
         isCloudEnabled: async (scope) => options.cloudEnabled(scope.organizationId),
+        sessionMcp: (subject) => sessionCredentials.issue(subject),
         logger,
         ...(options.webUrlTemplate ? { webUrlTemplate: options.webUrlTemplate } : {}),
         ...(cloudBudgetMs ? { budgetMs: cloudBudgetMs } : {}),

@@ -1,4 +1,5 @@
 import {
+  errorFacts,
   type LedgerSession,
   type Logger,
   silentLogger,
@@ -45,8 +46,21 @@ export interface CloudTargetOptions {
   /** Per worker request. Default 10 s. */
   requestTimeoutMs?: number;
   fetch?: typeof fetch;
+  /**
+   * Issues the gateway's MCP entry for the engine running a session (its URL and the session's
+   * own credential): registered in the session's workspace before each of its prompts, so what its
+   * agent creates is recorded as spawned by it. Default: none. The worker's engine keeps one entry
+   * per workspace, so two sessions prompted at once in one workspace share the later one's.
+   */
+  sessionMcp?: (subject: { organizationId: string; userId: string; memberId: string; sessionId: string; depth: number }) => {
+    url: string;
+    authorization: string;
+  };
   logger?: Logger;
 }
+
+/** The name of the gateway's MCP entry in the worker's engine. */
+const MCP_ENTRY = "openwork";
 
 interface CloudRef {
   workerId: string;
@@ -111,6 +125,23 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
           .replaceAll("{workerId}", encodeURIComponent(ref.workerId))
       : undefined;
 
+  /**
+   * The session's MCP entry in its workspace, before a prompt of it goes. One the worker refuses
+   * (an engine without MCP) leaves the prompt to run without it: logged, never the credential.
+   */
+  const useMcp = async (call: TargetCall, client: WorkerClient, workspaceId: string, session: { id: string; depth: number }) => {
+    if (!options.sessionMcp) return;
+    const entry = options.sessionMcp({
+      organizationId: call.organizationId,
+      userId: call.userId,
+      memberId: call.memberId,
+      sessionId: session.id,
+      depth: session.depth,
+    });
+    await client.putMcpEntry(workspaceId, MCP_ENTRY, entry).catch((error: unknown) => {
+      logger.warn("cloud target: the worker took no MCP entry", { sessionId: session.id, referenceId: call.referenceId, error: errorFacts(error) });
+    });
+  };
   /** A create's prompt, listened to from before it goes (see `follow`). */
   const promptCreate = async ({ client, worker }: { client: WorkerClient; worker: ReadyWorker }, ref: CloudRef, remoteId: string, prompt: PromptBody) => {
     await follow(sourceOf(worker, ref.workspaceId), remoteId);
@@ -131,8 +162,10 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
     const { ref, remoteId } = locate(earlier);
     const promptId = typeof earlier.targetRef.createPromptId === "string" ? earlier.targetRef.createPromptId : undefined;
     const held = promptId === undefined || (await client.messages(ref.workspaceId, remoteId)).some((m) => m.info.id === promptId);
-    if (input.prompt && promptId && !held)
+    if (input.prompt && promptId && !held) {
+      await useMcp(call, client, ref.workspaceId, { id: input.sessionId, depth: input.depth ?? 0 });
       await promptCreate({ client, worker }, ref, remoteId, { text: input.prompt, messageID: promptId, model: input.model });
+    }
     logger.info("cloud target: session create resumed", { sessionId: input.sessionId, referenceId: call.referenceId, promptHeld: held });
     return createdOutcome(input, ref, remoteId, earlier.targetRef);
   };
@@ -179,7 +212,10 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
         await client.deleteSession(workspaceId, remote.id).catch(() => {});
         throw error;
       }
-      if (input.prompt && promptId) await promptCreate({ client, worker }, ref, remote.id, { text: input.prompt, messageID: promptId, model: input.model });
+      if (input.prompt && promptId) {
+        await useMcp(call, client, workspaceId, { id: input.sessionId, depth: input.depth ?? 0 });
+        await promptCreate({ client, worker }, ref, remote.id, { text: input.prompt, messageID: promptId, model: input.model });
+      }
       logger.info("cloud target: session created", {
         sessionId: input.sessionId,
         referenceId: call.referenceId,
@@ -202,6 +238,7 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
       const position = alreadyPresent && listed >= 0 ? listed : before.length;
       const promptAt = Date.now();
       if (!alreadyPresent) {
+        await useMcp(call, client, ref.workspaceId, session);
         await follow(sourceOf(worker, ref.workspaceId), remoteId);
         await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId, ...(input.model ? { model: input.model } : {}) });
       }

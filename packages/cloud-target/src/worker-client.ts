@@ -28,6 +28,8 @@ export interface WorkerClient {
   createSession(workspaceId: string, title: string): Promise<{ id: string }>;
   deleteSession(workspaceId: string, sessionId: string): Promise<void>;
   promptAsync(workspaceId: string, sessionId: string, prompt: PromptBody): Promise<void>;
+  /** Registers (or replaces) the workspace engine's MCP entry `name`: a remote server at `url`, sent `authorization`, OAuth off. */
+  putMcpEntry(workspaceId: string, name: string, entry: { url: string; authorization: string }): Promise<void>;
   messages(workspaceId: string, sessionId: string): Promise<z.infer<typeof MessagesSchema>>;
   status(workspaceId: string): Promise<z.infer<typeof StatusMapSchema>>;
   abort(workspaceId: string, sessionId: string): Promise<void>;
@@ -87,6 +89,9 @@ export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeo
         `${session(workspaceId, sessionId)}/prompt_async`,
         promptAsyncBody({ text: prompt.text, messageId: prompt.messageID, model: prompt.model }),
       );
+    },
+    putMcpEntry: async (workspaceId, name, { url, authorization }) => {
+      await call("POST", `${mount(workspaceId)}/mcp`, { name, config: { type: "remote", url, headers: { authorization }, oauth: false, enabled: true } });
     },
     messages: (workspaceId, sessionId) => json(MessagesSchema, "GET", `${session(workspaceId, sessionId)}/message`),
     status: (workspaceId) => json(StatusMapSchema, "GET", `${mount(workspaceId)}/session/status`),

@@ -128,7 +128,7 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
     const earlier = !fresh && !session.reservedAt ? { earlier: { targetSessionId: session.targetSessionId, targetRef: session.targetRef } } : {};
     let outcome: Awaited<ReturnType<typeof target.create>>;
     try {
-      outcome = await target.create(call, { ...input, sessionId: session.id, bind, ...earlier });
+      outcome = await target.create(call, { ...input, sessionId: session.id, depth: session.depth, bind, ...earlier });
     } catch (error) {
       await ledger.discard(call, session.id).catch(() => false);
       throw error;

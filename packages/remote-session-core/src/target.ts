@@ -253,6 +253,8 @@ export interface Target {
 /** What `create` receives: the common inputs, the reserved session id, and the target's own arguments. */
 export interface TargetCreateInput {
   sessionId: string;
+  /** The session's depth in its spawn tree (0: one a person started); what a session credential for its engine names. */
+  depth?: number;
   title: string;
   prompt?: string;
   model?: Model;
