@@ -18,6 +18,12 @@ const TABLES = [
   "mcp_session",
   "mcp_subscription",
   "mcp_push_event",
+  "notify_channel",
+  "notify_event",
+  "notify_delivery",
+  "notify_waiting",
+  // notify_answer_link is not among them: a link is opened by its token, which names no
+  // organization, so it is keyed by its random id alone (a reference table, not a sharded one).
 ];
 const TOUCHES_TABLE = new RegExp(`\\b(?:${TABLES.join("|")})\\b`, "i");
 // Sweeps and retention span every organization by design; each says so in its text.
