@@ -52,4 +52,27 @@ describe.skipIf(!findNatsServer())("wake hubs on the NATS bus", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(notified).toEqual([]);
   });
+
+  it("carries a committed revocation's hint to the other replica: its registration cache forgets the runner at once", async () => {
+    const a = await replica();
+    const b = await replica();
+    const revoked = new Promise<{ hints: unknown; at: number }>((resolve) => {
+      const unsubscribe = b.hub.subscribeRevokes({
+        revoked: (hints) => {
+          unsubscribe();
+          resolve({ hints, at: Date.now() });
+        },
+        resync: () => {},
+      });
+    });
+    const sent = Date.now();
+    await transaction({ sql: a.sql, publisher: a.hub.publisher }, async (tx, hints) => {
+      await tx`select 1`;
+      hints.revoke({ o: "org.nats*", m: "mem_nats", r: "runner-nats-0001" });
+    });
+    const heard = await Promise.race([revoked, new Promise<null>((resolve) => setTimeout(() => resolve(null), 3_000))]);
+    expect(heard).not.toBeNull();
+    expect(heard!.hints).toEqual([{ o: "org.nats*", m: "mem_nats", r: "runner-nats-0001" }]);
+    expect(heard!.at - sent).toBeLessThan(1_000);
+  });
 });

@@ -1,4 +1,4 @@
-import { readPush, readSessions, readWakes, renderPush, type HintBatch, type WakeBus, type WakeBusHandlers } from "@openwork/desktop-target";
+import { readPush, readRevokes, readSessions, readWakes, renderPush, type HintBatch, type WakeBus, type WakeBusHandlers } from "@openwork/desktop-target";
 import { connect, type ConnectionOptions, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 
 export interface NatsWakeBusOptions {
@@ -18,7 +18,8 @@ const PER_MESSAGE = 1_000;
  * commit of the primary ever waits on its notify lock, and a process's listening costs the
  * database nothing. Subjects are per organization — `<prefix>.task.<org>` (a JSON array of wake
  * notices), `<prefix>.session.<org>` (session ids joined with commas) and `<prefix>.push.<org>`
- * (push hints, `<mcpSessionId>:<kind>` joined with commas) — so a process serving
+ * (push hints, `<mcpSessionId>:<kind>` joined with commas) and `<prefix>.revoke.<org>` (revoked
+ * runners, a JSON array of `{ o, m, r }`: the registration caches forget them) — so a process serving
  * some organizations can subscribe to theirs alone. Core NATS delivers at most once: a hint lost
  * while the server is away is covered by the runners' poll and replay, and on reconnecting the
  * bus tells the hub to resync.
@@ -42,6 +43,9 @@ export function natsWakeBus(options: NatsWakeBusOptions): WakeBus {
         nc.subscribe(`${prefix}.session.*`, { callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readSessions(msg.string(), handlers)) }),
         nc.subscribe(`${prefix}.push.*`, {
           callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readPush(msg.string(), organizationOf(msg.subject), handlers, msg.subject)),
+        }),
+        nc.subscribe(`${prefix}.revoke.*`, {
+          callback: (error, msg) => (error ? handlers.unreadable(String(error)) : readRevokes(msg.string(), handlers, msg.subject)),
         }),
       );
       void resyncOnReconnect(nc, handlers);
@@ -106,6 +110,9 @@ function messagesOf(prefix: string, batch: HintBatch): [subject: string, payload
   }
   for (const [org, hints] of groupBy(batch.push ?? [], (hint) => hint.o)) {
     for (const part of slices(hints)) out.push([`${prefix}.push.${subjectToken(org)}`, renderPush(part)]);
+  }
+  for (const [org, hints] of groupBy(batch.revokes ?? [], (hint) => hint.o)) {
+    for (const part of slices(hints)) out.push([`${prefix}.revoke.${subjectToken(org)}`, JSON.stringify(part)]);
   }
   return out;
 }
