@@ -1,7 +1,6 @@
-import { InvalidNotification, NOTIFICATION_KINDS, type NotifyChannelInput } from "@openwork/session-notify";
+import { InvalidNotification, type NotifyChannelInput, NotifyChannelPatchSchema } from "@openwork/session-notify";
 import { Hono } from "hono";
 import type { Sql } from "postgres";
-import { z } from "zod";
 import type { GatewayNotifications } from "./notifications.js";
 
 /**
@@ -18,14 +17,6 @@ export interface NotifyRecipient {
 const MAX_BODY_BYTES = 16_384;
 /** Channels one member may keep: each event fans out to every one of them. */
 export const MAX_CHANNELS_PER_MEMBER = 20;
-
-const PatchSchema = z
-  .strictObject({
-    enabled: z.boolean().optional(),
-    eventKinds: z.array(z.enum(NOTIFICATION_KINDS)).min(1).max(NOTIFICATION_KINDS.length).optional(),
-    allowText: z.boolean().optional(),
-  })
-  .refine((patch) => Object.keys(patch).length > 0, { message: "give at least one of enabled, eventKinds, allowText" });
 
 /** A typed refusal: `error` a stable code, never a 500 for what the caller sent. */
 const refuse = (status: 400 | 401 | 404 | 409 | 413, error: string, message: string, extra: Record<string, unknown> = {}) =>
@@ -113,19 +104,12 @@ export function memberNotifyRoutes(options: {
 
   app.patch("/channels/:id", async (c) => {
     const { organizationId, userId } = c.get("recipient");
-    const parsed = PatchSchema.safeParse(await readObject(c.req.raw));
+    const parsed = NotifyChannelPatchSchema.safeParse(await readObject(c.req.raw));
     if (!parsed.success) {
       const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }));
       return refuse(400, "invalid_channel", issues.map((i) => `${i.path || "body"}: ${i.message}`).join("; "), { issues });
     }
-    const { enabled, eventKinds, allowText } = parsed.data;
-    const id = c.req.param("id");
-    const updated = await options.sql`
-      update notify_channel set enabled = coalesce(${enabled ?? null}::boolean, enabled),
-        event_kinds = coalesce(${eventKinds ?? null}::text[], event_kinds), allow_text = coalesce(${allowText ?? null}::boolean, allow_text)
-      where organization_id = ${organizationId} and member_id = ${userId} and id = ${id}
-      returning id`;
-    const channel = updated.length > 0 ? (await channels.list(organizationId, userId)).find((ch) => ch.id === id) : undefined;
+    const channel = await channels.update(organizationId, userId, c.req.param("id"), parsed.data);
     return channel ? c.json({ channel }) : noSuchChannel();
   });
 

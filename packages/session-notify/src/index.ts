@@ -17,6 +17,8 @@ export {
   type NotifyChannels,
   type NotifyChannelsOptions,
   NotifyChannelInputSchema,
+  type NotifyChannelPatch,
+  NotifyChannelPatchSchema,
   createNotifyChannels,
 } from "./notify-channels.js";
 export {

@@ -28,6 +28,12 @@ export const NotifyChannelInputSchema = z.discriminatedUnion("kind", [
 ]);
 export type NotifyChannelInput = z.input<typeof NotifyChannelInputSchema>;
 
+/** What a member may change of a channel once made: at least one of them. */
+export const NotifyChannelPatchSchema = z
+  .strictObject({ enabled: common.enabled, eventKinds: common.eventKinds.optional(), allowText: common.allowText })
+  .refine((patch) => Object.keys(patch).length > 0, { message: "give at least one of enabled, eventKinds, allowText" });
+export type NotifyChannelPatch = z.input<typeof NotifyChannelPatchSchema>;
+
 /** A channel as listed: its secret is never read back (it is handed out once, at creation). */
 export interface NotifyChannel {
   id: string;
@@ -73,6 +79,19 @@ export function createNotifyChannels(sql: Queryable, options: NotifyChannelsOpti
       sql<NotifyChannel[]>`
         select ${sql.unsafe(COLUMNS)} from notify_channel
         where organization_id = ${organizationId} and member_id = ${memberId} order by created_at, id`,
+    /**
+     * Changes what the member's channel takes: on or off, its event kinds, whether text may leave
+     * (its target and secret stay). Null when the member has no such channel.
+     */
+    update: async (organizationId: string, memberId: string, id: string, patch: NotifyChannelPatch): Promise<NotifyChannel | null> => {
+      const change = parseOrThrow(NotifyChannelPatchSchema, patch, "channel change");
+      const [row] = await sql<NotifyChannel[]>`
+        update notify_channel set enabled = coalesce(${change.enabled ?? null}::boolean, enabled),
+          event_kinds = coalesce(${change.eventKinds ?? null}::text[], event_kinds), allow_text = coalesce(${change.allowText ?? null}::boolean, allow_text)
+        where organization_id = ${organizationId} and member_id = ${memberId} and id = ${id}
+        returning ${sql.unsafe(COLUMNS)}`;
+      return row ?? null;
+    },
     /** Removes the member's channel and what it still had to send; false when the member has no such channel. */
     remove: async (organizationId: string, memberId: string, id: string): Promise<boolean> => {
       const rows = await sql`delete from notify_channel where organization_id = ${organizationId} and member_id = ${memberId} and id = ${id} returning id`;
