@@ -136,7 +136,12 @@ export async function createGateway(options: GatewayOptions) {
   const isActive = async (scope: MemberScope) =>
     options.members().some((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId && m.active !== false);
   // The engines of remote sessions call MCP with their session's own credential: what they create is that session's.
-  const sessionCredentials = createSessionCredentialAuth({ secret: options.runnerTokenSecret, mcpUrl: `${options.baseUrl}${MCP_PATH}`, isActive });
+  const sessionCredentials = createSessionCredentialAuth({
+    secret: options.runnerTokenSecret,
+    mcpUrl: `${options.baseUrl}${MCP_PATH}`,
+    isActive,
+    scopesOf: async (scope) => options.members().find((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId)?.scopes ?? [],
+  });
 
   // The default bus made here rather than in the channel: its session hints also wake the notification drain.
   const drainWake = createDrainWake();

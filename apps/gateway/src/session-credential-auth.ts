@@ -3,6 +3,9 @@ import { createSessionCredentials, type SessionCredentialClaims } from "@openwor
 import type { MemberScope } from "@openwork/remote-session-core";
 import type { McpAuth } from "./mcp-endpoint.js";
 
+/** The most a session credential may carry: the remote-session tools' own scopes. */
+const SESSION_SCOPES = ["mcp:read", "mcp:write"];
+
 /** What an engine's MCP entry needs: the gateway's MCP URL and the session's own bearer credential. */
 export interface SessionMcpEntry {
   url: string;
@@ -17,6 +20,8 @@ export interface SessionCredentialAuthOptions {
   mcpUrl: string;
   /** Whether the member is still an active member; a credential of one who is not acts as den-api's `member: null`. */
   isActive: (scope: MemberScope) => Promise<boolean>;
+  /** The MCP scopes the member holds now: a session credential never carries more (a read-only member's engine only reads). */
+  scopesOf: (scope: MemberScope) => Promise<readonly string[]>;
   ttlMs?: number;
 }
 
@@ -32,11 +37,12 @@ export function createSessionCredentialAuth(options: SessionCredentialAuthOption
   const credentials = createSessionCredentials({ secret: key, audience: options.mcpUrl, ...(options.ttlMs ? { ttlMs: options.ttlMs } : {}) });
 
   const authOf = async (token: string, claims: SessionCredentialClaims): Promise<McpAuth> => {
-    const active = await options.isActive({ organizationId: claims.organizationId, memberId: claims.memberId });
+    const member = { organizationId: claims.organizationId, memberId: claims.memberId };
+    const [active, held] = await Promise.all([options.isActive(member), options.scopesOf(member)]);
     return {
       token,
       clientId: `remote-session:${claims.sessionId}`,
-      scopes: ["mcp:read", "mcp:write"],
+      scopes: SESSION_SCOPES.filter((scope) => held.includes(scope)),
       expiresAt: Math.floor(claims.expiresAt.getTime() / 1000),
       extra: {
         organizationId: claims.organizationId,

@@ -69,7 +69,7 @@ const readUntil = async (sessionId: string, done: (read: Payload) => boolean, ti
 
 /** An MCP client speaking as the engine of `sessionId` (a credential the gateway would issue it). */
 async function engineOf(sessionId: string, depth: number) {
-  const auth = createSessionCredentialAuth({ secret: SECRET, mcpUrl: test.gateway.mcpUrl, isActive: async () => true });
+  const auth = createSessionCredentialAuth({ secret: SECRET, mcpUrl: test.gateway.mcpUrl, isActive: async () => true, scopesOf: async () => member.scopes });
   const { authorization } = auth.issue({ organizationId: member.organizationId, userId: userIdOf(member), memberId: member.memberId, sessionId, depth });
   const client = new Client({ name: "engine", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(test.gateway.mcpUrl), { requestInit: { headers: { authorization } } }));

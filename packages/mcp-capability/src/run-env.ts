@@ -36,6 +36,40 @@ export interface RunEnv {
   session(sessionId: string, use: "read" | "send" | "stop" | "respond"): Promise<{ session: LedgerSession; target: Target }>;
 }
 
+// A chain is at most this deep (SpawnRules cap it at 64): the walk up from a session ends there.
+const MAX_CHAIN = 64;
+
+/**
+ * Whether `sessionId` is `ancestorId` or below it in its spawn tree (the member's own sessions
+ * only): walks up `spawnedBy`, one indexed read per level.
+ */
+export async function isWithinTree(ledger: SessionLedger, call: TargetCall, session: LedgerSession, ancestorId: string): Promise<boolean> {
+  let current: LedgerSession | null = session;
+  for (let level = 0; current && level <= MAX_CHAIN; level++) {
+    if (current.id === ancestorId) return true;
+    current = current.spawnedBy ? await ledger.find(call, current.spawnedBy) : null;
+  }
+  return false;
+}
+
+const ENDED: readonly string[] = ["stopped", "failed", "expired"];
+
+/**
+ * What a session's engine (a call with its session credential) may do: act on its own session
+ * and what it started, never on the member's other sessions (they look like no session at all),
+ * and never answer what a session asks (the member does). Its session must still be there and
+ * not ended: a credential outlives neither.
+ */
+async function engineMay(parts: Pick<RunEnv, "ledger">, call: TargetCall, spawner: string, session: LedgerSession, use: string): Promise<void> {
+  const caller = await parts.ledger.find(call, spawner);
+  if (!caller) fail("unknown_session", "the session this credential was issued for no longer exists");
+  if (ENDED.includes(caller.state)) fail("session_not_active", `the session this credential was issued for has ended (${caller.state})`);
+  if (use === "respond") {
+    fail("insufficient_mcp_scope", "a session's engine cannot answer what a session asks: the member answers it (from a read or the notification's link)");
+  }
+  if (!(await isWithinTree(parts.ledger, call, session, spawner))) fail("unknown_session", "no such session; call remote-session:list to see yours");
+}
+
 export function createRunEnv(call: TargetCall, ignored: string[], parts: Omit<RunEnv, "call" | "ignored" | "session">): RunEnv {
   return {
     call,
@@ -44,6 +78,7 @@ export function createRunEnv(call: TargetCall, ignored: string[], parts: Omit<Ru
     session: async (sessionId, use) => {
       const session = await parts.ledger.find(call, sessionId);
       if (!session) return fail("unknown_session", "no such session; call remote-session:list to see yours");
+      if (parts.spawner) await engineMay(parts, call, parts.spawner, session, use);
       return { session, target: await parts.catalog.resolve(call, session.target, use) };
     },
   };

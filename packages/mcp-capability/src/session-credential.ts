@@ -89,8 +89,10 @@ export function createSessionCredentials(options: SessionCredentialOptions): Ses
       const parts = token.startsWith(SESSION_CREDENTIAL_PREFIX) ? token.slice(SESSION_CREDENTIAL_PREFIX.length).split(".") : [];
       if (parts.length !== 2) return { ok: false, reason: "malformed" };
       const [payload, signature] = parts as [string, string];
-      const given = Buffer.from(signature, "base64url");
-      const expected = mac(payload);
+      // Compared as the canonical text: base64url decoding forgives stray characters and trailing
+      // bits, so many strings would decode to one MAC (and one credential would have many spellings).
+      const given = Buffer.from(signature);
+      const expected = Buffer.from(mac(payload).toString("base64url"));
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: "bad_signature" };
       const parsed = ClaimsSchema.safeParse(parseJson(Buffer.from(payload, "base64url").toString("utf8")));
       if (!parsed.success) return { ok: false, reason: "malformed" };

@@ -88,6 +88,51 @@ describe("provenance through the capability", () => {
   });
 });
 
+describe("what a session's engine may do", () => {
+  it("acts on its own session and what it started; the member's other sessions look like none; it never answers", async () => {
+    const run = source();
+    const mine = String((await run(person, "create", { title: "Mine", prompt: "go" })).sessionId);
+    const other = String((await run(person, "create", { title: "Another of the member's", prompt: "go" })).sessionId);
+    const child = String((await run(engineOf(mine), "create", { title: "Child", prompt: "go" })).sessionId);
+    const engine = engineOf(mine);
+    expect(await run(engine, "read", { sessionId: child })).toMatchObject({ isError: false, sessionId: child });
+    expect(await run(engine, "read", { sessionId: mine })).toMatchObject({ isError: false, sessionId: mine });
+    const foreign = await run(engine, "read", { sessionId: other });
+    const missing = await run(person, "read", { sessionId: `rs_${"z".repeat(26)}` });
+    expect(foreign).toMatchObject({ isError: true, error: "unknown_session" });
+    expect(foreign.message).toBe(missing.message);
+    expect(await run(engine, "stop", { sessionId: other })).toMatchObject({ isError: true, error: "unknown_session" });
+    expect(await run(engine, "send", { sessionId: other, prompt: "steer it" })).toMatchObject({ isError: true, error: "unknown_session" });
+    desktop.ask(child, { kind: "permission", id: "per_engine", title: "bash", detail: "rm -rf /", askedAt: new Date().toISOString() });
+    expect(await run(engine, "respond", { sessionId: child, requestId: "per_engine", answer: { permission: "always" } })).toMatchObject({
+      isError: true,
+      error: "insufficient_mcp_scope",
+    });
+    // Its list is its tree: what it started, never the member's other sessions.
+    const listed = (await run(engine, "list", {})).sessions as { sessionId: string }[];
+    expect(listed.map((s) => s.sessionId)).toEqual([child]);
+    expect((await run(engine, "list", { spawnedBy: other })).sessions).toEqual([]);
+  });
+
+  it("a credential of a session that ended does nothing more", async () => {
+    const run = source();
+    const ended = String((await run(person, "create", { title: "Ended", prompt: "go" })).sessionId);
+    const child = String((await run(engineOf(ended), "create", { title: "Its child" })).sessionId);
+    await ledger.update({ organizationId: member.organizationId, id: ended }, { state: "stopped" });
+    expect(await run(engineOf(ended), "read", { sessionId: child })).toMatchObject({ isError: true, error: "session_not_active" });
+  });
+
+  it("a prompt that revives a spawned session counts against its spawner's live limit", async () => {
+    const run = source({ maxDepth: 3, maxLivePerSpawner: 1 });
+    const spawner = String((await run(person, "create", { title: "Spawner", prompt: "go" })).sessionId);
+    const first = String((await run(engineOf(spawner), "create", { title: "First" })).sessionId);
+    const second = await run(engineOf(spawner), "create", { title: "Second", prompt: "go" });
+    expect(second).toMatchObject({ isError: false });
+    // First is idle (no prompt): reviving it would make two live children of a spawner allowed one.
+    expect(await run(person, "send", { sessionId: first, prompt: "now work" })).toMatchObject({ isError: true, error: "spawn_limit_reached" });
+  });
+});
+
 describe("session credentials", () => {
   const secret = "s".repeat(32);
   const audience = "http://127.0.0.1:1/mcp/agent";
@@ -110,6 +155,8 @@ describe("session credentials", () => {
       reason: "wrong_audience",
     });
     expect(credentials.verify("owsc1.garbage")).toEqual({ ok: false, reason: "malformed" });
+    // One credential, one spelling: base64url would forgive a stray character.
+    expect(credentials.verify(`${token.slice(0, -2)}$${token.slice(-2)}`)).toEqual({ ok: false, reason: "bad_signature" });
     now += 60_000;
     expect(credentials.verify(token)).toEqual({ ok: false, reason: "expired" });
   });

@@ -67,7 +67,7 @@ export type { SessionPatch, SessionKey } from "./ledger/update-session.js";
 export type { IdempotencyOptions } from "./ledger/run-idempotent.js";
 export { type SessionLedger, createSessionLedger } from "./ledger/session-ledger.js";
 export type { ListOptions } from "./ledger/list-sessions.js";
-export { type SpawnRules, DEFAULT_SPAWN_RULES, LIVE_SPAWN_STATES, resolveSpawnRules } from "./ledger/reserve-spawned-session.js";
+export { type SpawnRules, DEFAULT_SPAWN_RULES, LIVE_SPAWN_STATES, checkFanOut, resolveSpawnRules } from "./ledger/reserve-spawned-session.js";
 export { type LedgerRetention, DEFAULT_LEDGER_RETENTION, pruneLedger } from "./ledger/prune-ledger.js";
 export { canonicalDigest } from "./digest.js";
 export { guardedReserve, isConnectionLost, ReservedConnectionLost, ReserveTimedOut } from "./guarded-reserve.js";

@@ -1,5 +1,6 @@
 import { type LedgerSession, ListInputSchema } from "@openwork/remote-session-core";
 import { itemsWithin } from "../bound-payload.js";
+import { isWithinTree, type RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 
 // List wakes nothing: each state is the ledger's, as of its last record (a read refreshes it).
@@ -14,6 +15,14 @@ const listed = (s: LedgerSession) => ({
   ...(s.spawnedBy ? { spawnedBy: s.spawnedBy, depth: s.depth } : {}),
 });
 
+/** The spawner a session's engine may list under: its own session by default, one below it when named; null for any other. */
+async function engineListScope(env: RunEnv, spawnedBy: string | undefined): Promise<{ spawnedBy: string } | null> {
+  const caller = env.spawner!;
+  if (spawnedBy === undefined || spawnedBy === caller) return { spawnedBy: caller };
+  const named = await env.ledger.find(env.call, spawnedBy);
+  return named && (await isWithinTree(env.ledger, env.call, named, caller)) ? { spawnedBy } : null;
+}
+
 export const list = defineCapability({
   action: "list",
   summary:
@@ -24,8 +33,11 @@ export const list = defineCapability({
   run: async (env, args) => {
     const offered = await env.catalog.offered(env.call);
     const machines = offered.flatMap(({ target, availability }) => (availability.machines ?? []).map((m) => ({ target: target.name, ...m })));
+    // A session's engine lists what it started (or what they started), never the member's other sessions.
+    const scope = env.spawner ? await engineListScope(env, args.spawnedBy) : { spawnedBy: args.spawnedBy };
+    if (scope === null) return { sessions: [], machines };
     const pageOf = async (limit: number) => {
-      const page = await env.ledger.list(env.call, { ...args, limit });
+      const page = await env.ledger.list(env.call, { ...args, ...scope, limit });
       return { sessions: page.sessions.map(listed), ...(page.nextCursor ? { cursor: page.nextCursor } : {}), machines };
     };
     const payload = await pageOf(args.limit);

@@ -1,4 +1,4 @@
-import { MessageIdSchema, ModelSchema, SESSION_LIMITS } from "@openwork/remote-session-core";
+import { checkFanOut, LIVE_SPAWN_STATES, MessageIdSchema, ModelSchema, SESSION_LIMITS } from "@openwork/remote-session-core";
 import { z } from "zod";
 import { defineCapability } from "./capability.js";
 import { nextRead } from "./next-step.js";
@@ -19,6 +19,11 @@ export const send = defineCapability({
   args: sendArgs,
   run: async (env, { sessionId, idempotencyKey, model, ...prompt }) => {
     const { session, target } = await env.session(sessionId, "send");
+    // A prompt revives a spawned session that had ended its work: it takes a live place of its
+    // spawner again, so the fan-out limit holds for revivals too.
+    if (session.spawnedBy && !LIVE_SPAWN_STATES.includes(session.state)) {
+      checkFanOut(await env.ledger.liveSpawned(env.call, session.spawnedBy), session.spawnedBy, env.spawnRules);
+    }
     // A follow-up's model only where the target runs a turn with one; else the caller is told.
     if (model && !target.sendTakesModel) env.ignored.push("model");
     const input = model && target.sendTakesModel ? { ...prompt, model } : prompt;

@@ -31,8 +31,11 @@ export async function listSessions(sql: Queryable, scope: OwnerScope, options: L
   };
 }
 
+/** At most this many sessions of a tree come back (the spawn rules keep live trees far smaller). */
+export const TREE_LIMIT = 2_000;
+
 /**
- * Every session below `sessionId` in its spawn tree, parents before children. Depth is bounded
+ * Every session below `sessionId` in its spawn tree, parents before children, at most `TREE_LIMIT`. Depth is bounded
  * by the spawn rules, and each step follows `spawned_by` within the member's own sessions.
  */
 export async function listTree(sql: Queryable, scope: OwnerScope, sessionId: string): Promise<LedgerSession[]> {
@@ -43,7 +46,8 @@ export async function listTree(sql: Queryable, scope: OwnerScope, sessionId: str
       union all
       select s.*, b.level + 1 from remote_session s join below b on s.organization_id = b.organization_id and s.spawned_by = b.id
       where s.user_id = ${scope.userId} and b.level < 64)
-    select * from below order by level, created_at, id`;
+    select * from below order by level, created_at, id
+    limit ${TREE_LIMIT}`;
   return rows.map(toLedgerSession);
 }
 
