@@ -74,12 +74,13 @@ export async function refuseClaim(
  * The assignment of a claim that passed its checks, with its engine's MCP entry when the host
  * issues them; a fresh claim is logged and its wait reported.
  */
-export async function accepted(ctx: RouteContext, runner: RunnerIdentity, { kind, task, localSessionId }: ClaimOutcome): Promise<Assignment> {
+export async function accepted(ctx: RouteContext, runner: RunnerIdentity, outcome: ClaimOutcome): Promise<Assignment> {
+  const { kind, task, localSessionId } = outcome;
   if (kind === "claimed") {
     ctx.logger.info("desktop runner: task claimed", { taskId: task.id, runnerId: runner.runnerId, attempt: task.attempt, kind: task.kind });
     if (task.attempt === 1 && task.claimed_at) ctx.onClaimed?.(task.claimed_at.getTime() - task.created_at.getTime());
   }
-  const mcp = await sessionMcpFor(ctx.sql, ctx.sessionMcp, task);
+  const mcp = await sessionMcpFor(ctx.sql, ctx.sessionMcp, task, outcome.kind === "claimed" ? outcome.owner : undefined);
   return { ...toAssignment(task, localSessionId, ctx.heartbeatIntervalMs), ...(mcp ? { mcp } : {}) } as Assignment;
 }
 

@@ -12,22 +12,26 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((gateway) => gateway.close()));
 });
 
-/** A replica whose issuer records what it was asked for. */
+/** A replica whose issuer records what it was asked for, and how often it read a session's owner on its own. */
 async function issuingReplica() {
   const asked: SessionMcpSubject[] = [];
+  const ownerReads = { count: 0 };
   const gateway = await startRunnerGateway(db.current.url, {
+    onStatement: (statement) => {
+      if (/select user_id, spawn_depth from remote_session/.test(statement)) ownerReads.count++;
+    },
     sessionMcp: (subject) => {
       asked.push(subject);
       return { url: "http://127.0.0.1:1/mcp/agent", authorization: `Bearer owsc1.${asked.length}`, expiresAt: new Date(Date.now() + 60_000).toISOString() };
     },
   });
   open.push(gateway);
-  return { gateway, asked };
+  return { gateway, asked, ownerReads };
 }
 
 describe("the session MCP entry of a turn", () => {
   it("rides on a create's assignment, issued for the session's owner, membership and depth", async () => {
-    const { gateway, asked } = await issuingReplica();
+    const { gateway, asked, ownerReads } = await issuingReplica();
     const member = { organizationId: "org_mcp", memberId: `mem_mcp_${Date.now()}` };
     const client = createRunnerClient({ baseUrl: gateway.serverUrl, token: await gateway.registerRunner(member, "runner-mcp-1") });
     const call = gateway.call({ ...member, userId: "user_mcp" });
@@ -39,6 +43,8 @@ describe("the session MCP entry of a turn", () => {
       mcp: { url: "http://127.0.0.1:1/mcp/agent", authorization: "Bearer owsc1.1" },
     });
     expect(asked).toEqual([{ organizationId: member.organizationId, userId: "user_mcp", memberId: member.memberId, sessionId, depth: 0 }]);
+    // The claim's own statement read the owner: no round trip of its own.
+    expect(ownerReads.count).toBe(0);
 
     // A heartbeat that asks gets a fresh one; one that does not, none.
     expect(await client.heartbeat(assignment!.taskId, assignment!.attempt)).not.toHaveProperty("mcp");

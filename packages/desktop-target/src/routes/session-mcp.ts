@@ -18,24 +18,25 @@ const TURNS: ReadonlySet<string> = new Set(["remote_session.create", "remote_ses
 
 /**
  * The MCP entry for the engine of `task`'s turn, or nothing: no issuer, or not a turn (an answer
- * or a relayed read runs no agent). One indexed read of the session row for its owner and depth.
+ * or a relayed read runs no agent). A fresh claim read the owner already; else one indexed read.
  */
 export async function sessionMcpFor(
   sql: Queryable,
   issue: IssueSessionMcp | undefined,
   task: Pick<TaskRow, "kind" | "organization_id" | "member_id" | "session_id">,
+  /** The owner a claim already read. */
+  known?: { userId: string; depth: number },
 ) {
   if (!issue || !TURNS.has(task.kind)) return undefined;
+  const owner = known ?? (await ownerOf(sql, task));
+  if (!owner) return undefined;
+  return issue({ organizationId: task.organization_id, userId: owner.userId, memberId: task.member_id, sessionId: task.session_id, depth: owner.depth });
+}
+
+async function ownerOf(sql: Queryable, task: Pick<TaskRow, "organization_id" | "session_id">): Promise<{ userId: string; depth: number } | undefined> {
   const [session] = await sql<{ user_id: string; spawn_depth: number }[]>`
     select user_id, spawn_depth from remote_session where organization_id = ${task.organization_id} and id = ${task.session_id}`;
-  if (!session) return undefined;
-  return issue({
-    organizationId: task.organization_id,
-    userId: session.user_id,
-    memberId: task.member_id,
-    sessionId: task.session_id,
-    depth: session.spawn_depth,
-  });
+  return session ? { userId: session.user_id, depth: session.spawn_depth } : undefined;
 }
 
 /** `sessionMcpFor` the turn `taskId` this runner holds (a heartbeat asking for a fresh entry); nothing for a task it does not hold. */

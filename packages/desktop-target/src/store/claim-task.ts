@@ -9,7 +9,14 @@ import { movedTo } from "./task-state-sql.js";
 
 export type ClaimOutcome =
   /** `more`: a claim-next saw another task of the kinds asked still waiting for this runner (as of the claim's snapshot). */
-  | { kind: "claimed"; task: TaskRow; localSessionId: string | null; more?: boolean }
+  | {
+      kind: "claimed";
+      task: TaskRow;
+      localSessionId: string | null;
+      more?: boolean;
+      /** The session's owner and spawn depth, read in the claim's statement (what its engine's MCP entry is issued for). */
+      owner?: { userId: string; depth: number };
+    }
   /** The runner asked again for a task it already holds (its first answer was lost). */
   | { kind: "replayed"; task: TaskRow; localSessionId: string | null };
 
@@ -68,19 +75,41 @@ async function takeCandidate(
       update desktop_task set next_task_id = (select id from claimed)
       where organization_id = ${runner.organizationId} and id = ${after ?? null} and exists (select 1 from claimed)),
     ${claimedSessionMove(tx, runner)}
-    select c.*, m.target_session_id as moved_target_session_id, m.id is not null as session_moved, ${more} as more_waiting
-    from claimed c left join moved m on true`;
+    select c.*, m.target_session_id as moved_target_session_id, m.id is not null as session_moved, ${more} as more_waiting,
+      o.user_id as session_user_id, o.spawn_depth as session_depth
+    from claimed c left join moved m on true
+    left join remote_session o on o.organization_id = c.organization_id and o.id = c.session_id`;
   if (!row) return null;
-  const { moved_target_session_id: movedTarget, session_moved: moved, more_waiting: moreWaiting, ...claimed } = row;
+  const {
+    moved_target_session_id: movedTarget,
+    session_moved: moved,
+    more_waiting: moreWaiting,
+    session_user_id: userId,
+    session_depth: depth,
+    ...claimed
+  } = row;
   // A turn moves its session to running; a relayed read or stop, or an answer, never does.
   const turn = claimed.kind === "remote_session.create" || claimed.kind === "remote_session.send";
   if (turn && !moved) throw new Error(`desktop session ${claimed.session_id}: the ledger refused a claimed turn's move to running`);
   if (moved) hints.session(claimed.organization_id, claimed.session_id);
-  return { kind: "claimed", task: claimed, localSessionId: claimed.local_session_id ?? movedTarget, ...(moreWaiting === null ? {} : { more: moreWaiting }) };
+  const owner = userId === null ? {} : { owner: { userId, depth } };
+  return {
+    kind: "claimed",
+    task: claimed,
+    localSessionId: claimed.local_session_id ?? movedTarget,
+    ...owner,
+    ...(moreWaiting === null ? {} : { more: moreWaiting }),
+  };
 }
 
 /** A claimed task with what its session's move answered, and whether more waits (null: not asked). */
-type ClaimedRow = TaskRow & { moved_target_session_id: string | null; session_moved: boolean; more_waiting: boolean | null };
+type ClaimedRow = TaskRow & {
+  moved_target_session_id: string | null;
+  session_moved: boolean;
+  more_waiting: boolean | null;
+  session_user_id: string | null;
+  session_depth: number;
+};
 
 async function explainRefusal(tx: Queryable, runner: RunnerIdentity, taskId: string): Promise<ClaimOutcome> {
   const task = await findOwnTask(tx, runner, taskId);
