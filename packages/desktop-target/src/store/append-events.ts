@@ -41,8 +41,8 @@ export async function appendEvents(
       return null;
     }
     await pipeline([insertEvents(tx, key, body.attempt, fresh).execute(), storeFold(tx, key, grown).execute()]);
-    const { patch, live } = await sessionEffects(tx, key, fresh);
-    await syncSessionState(tx, hints, sessionKey(task), patch, live);
+    const { patch, live, askedAgain } = await sessionEffects(tx, key, fresh);
+    await syncSessionState(tx, hints, sessionKey(task), patch, live, askedAgain);
   }
   return { taskId, attempt: body.attempt, nextSequence };
 }
@@ -148,10 +148,19 @@ export function insertEvents(tx: Queryable, task: RowKey, attempt: number, fresh
     )}`;
 }
 
-/** What new events change on the session: its local id, its live state, its last activity. */
-export async function sessionEffects(tx: Queryable, task: RowKey, events: TaskEvent[]): Promise<{ patch: Omit<SessionPatch, "state">; live?: LiveState }> {
+/**
+ * What new events change on the session: its local id, its live state, its last activity, and
+ * whether the batch asks the human again after the turn ran on (`askedAgain`: a request answered,
+ * then another asked, within one post).
+ */
+export async function sessionEffects(
+  tx: Queryable,
+  task: RowKey,
+  events: TaskEvent[],
+): Promise<{ patch: Omit<SessionPatch, "state">; live?: LiveState; askedAgain?: true }> {
   const patch: Omit<SessionPatch, "state"> = { activity: true };
   let live: LiveState | undefined;
+  let askedAgain = false;
   for (const event of events) {
     if (event.type === "session.bound") {
       patch.targetSessionId = event.payload.localSessionId;
@@ -159,8 +168,12 @@ export async function sessionEffects(tx: Queryable, task: RowKey, events: TaskEv
     }
     if (event.type === "status" && event.payload.status !== "idle") live = event.payload.status;
     // A request waits on the human until resolved; the turn then runs on.
-    if (event.type === "input.requested") live = "waiting_input";
+    if (event.type === "input.requested") {
+      askedAgain ||= live === "running";
+      live = "waiting_input";
+    }
     if (event.type === "input.resolved") live = "running";
   }
-  return live ? { patch, live } : { patch };
+  if (!live) return { patch };
+  return live === "waiting_input" && askedAgain ? { patch, live, askedAgain } : { patch, live };
 }

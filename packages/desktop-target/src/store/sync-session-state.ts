@@ -87,7 +87,8 @@ export interface LockedSession {
  * the session row first, so concurrent moves of one session's tasks serialize and each derives
  * from the others' committed work. Runs in a transaction (`transaction()`: the hint leaves after
  * the commit), in two round trips: the locked row with its turns, then the update. Returns
- * whether the session took the derived state (see `writeSessionState`).
+ * whether the session took the derived state (see `writeSessionState`). `askedAgain`: the events
+ * answered a request and asked another (see `writeSessionState`).
  */
 export async function syncSessionState(
   tx: Queryable,
@@ -95,8 +96,9 @@ export async function syncSessionState(
   session: RowKey,
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
+  askedAgain?: boolean,
 ): Promise<boolean> {
-  return writeSessionState(tx, hints, await lockSession(tx, session), patch, live);
+  return writeSessionState(tx, hints, await lockSession(tx, session), patch, live, askedAgain);
 }
 
 /**
@@ -123,16 +125,24 @@ export async function lockSession(tx: Queryable, { organizationId, id: sessionId
  * session already stopped, expired or failed (`stopped → failed`, `stopped → idle`, …) — is data,
  * not an error: the tasks keep it, the session keeps its state and its last error, and the rest
  * of `patch` (where the session lives, its activity) is still recorded. Returns false then.
+ *
+ * A session still waiting after events that answered its request and asked another
+ * (`askedAgain`) records the turn running on first, in the same transaction: waiting_input →
+ * running → waiting_input. Each is a real move of the row, so whatever follows its state (the
+ * notification trigger, the record of since when it waits) sees the second request as an ask of
+ * its own, not as the first one still waiting.
  */
 export async function writeSessionState(
   tx: Queryable,
   hints: Hints,
-  session: LockedSession | null,
+  locked: LockedSession | null,
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
+  askedAgain?: boolean,
 ): Promise<boolean> {
-  if (!session) return false;
-  const state = deriveSessionState(session.tasks, session.state, live);
+  if (!locked) return false;
+  const state = deriveSessionState(locked.tasks, locked.state, live);
+  const session = askedAgain && locked.state === "waiting_input" && state === "waiting_input" ? await ranOn(tx, locked) : locked;
   // The row is locked: its state is the one the ledger would compare against.
   const moves = canTransition(session.state, state);
   const { lastError, ...rest } = patch;
@@ -140,4 +150,12 @@ export async function writeSessionState(
   if (!updated) throw new Error(`desktop session ${session.id}: the ledger refused ${session.state} → ${state}`);
   hints.session(session.organizationId, session.id);
   return moves;
+}
+
+/** Records a waiting session's turn running on (its request answered); the row is locked, so the move cannot be refused. */
+async function ranOn(tx: Queryable, session: LockedSession): Promise<LockedSession> {
+  if (!(await createSessionLedger(tx).update(session, { state: "running", expect: "waiting_input" }))) {
+    throw new Error(`desktop session ${session.id}: the ledger refused waiting_input → running`);
+  }
+  return { ...session, state: "running" };
 }
