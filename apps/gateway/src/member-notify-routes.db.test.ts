@@ -11,6 +11,7 @@ const db = useTestDatabase();
 const alice = fixedDevMember("notify_alice");
 // In Alice's organization: only the member filter keeps them apart.
 const bob = { ...fixedDevMember("notify_bob"), organizationId: alice.organizationId };
+const carol = { ...fixedDevMember("notify_carol"), organizationId: alice.organizationId };
 let test: Awaited<ReturnType<typeof startTestGateway>>;
 let strict: Awaited<ReturnType<typeof startTestGateway>>;
 let hooks: WebhookReceiver;
@@ -18,7 +19,7 @@ let hooks: WebhookReceiver;
 beforeAll(async () => {
   hooks = await startWebhookReceiver();
   test = await startTestGateway(db.current.url, alice, {
-    members: () => [alice, bob],
+    members: () => [alice, bob, carol],
     notify: { intervalMs: 100, allowPrivateNetworks: true },
     timings: { sweepIntervalMs: 100 },
   });
@@ -152,4 +153,12 @@ it("changes and removes a channel; another member's channel looks exactly like n
 it(`keeps at most ${MAX_CHANNELS_PER_MEMBER} channels per member`, async () => {
   for (let i = 0; i < MAX_CHANNELS_PER_MEMBER; i++) expect((await call("POST", "/channels", bob.sessionToken, webhook(`/bob${i}`))).status).toBe(201);
   expect(await call("POST", "/channels", bob.sessionToken, webhook("/one-too-many"))).toMatchObject({ status: 409, body: { error: "too_many_channels" } });
+});
+
+it(`holds the cap of ${MAX_CHANNELS_PER_MEMBER} under concurrent creates: of 25 at once, exactly ${MAX_CHANNELS_PER_MEMBER} are made`, async () => {
+  const created = await Promise.all(Array.from({ length: 25 }, (_, i) => call("POST", "/channels", carol.sessionToken, webhook(`/carol${i}`))));
+  const statuses = created.map((answer) => answer.status);
+  expect(statuses.filter((status) => status === 201)).toHaveLength(MAX_CHANNELS_PER_MEMBER);
+  expect(created.filter((answer) => answer.status === 409).map((answer) => answer.body.error)).toEqual(Array.from({ length: 5 }, () => "too_many_channels"));
+  expect((await call("GET", "/channels", carol.sessionToken)).body.channels).toHaveLength(MAX_CHANNELS_PER_MEMBER);
 });

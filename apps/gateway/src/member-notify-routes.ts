@@ -1,4 +1,4 @@
-import { InvalidNotification, type NotifyChannelInput, NotifyChannelPatchSchema } from "@openwork/session-notify";
+import { InvalidNotification, type NotifyChannelInput, NotifyChannelPatchSchema, TooManyChannels } from "@openwork/session-notify";
 import { Hono } from "hono";
 import type { Sql } from "postgres";
 import type { GatewayNotifications } from "./notifications.js";
@@ -69,6 +69,7 @@ export function memberNotifyRoutes(options: {
   app.onError((error, c) => {
     if (error instanceof BadBody) return refuse(error.status, error.status === 413 ? "payload_too_large" : "invalid_request", error.message);
     if (error instanceof InvalidNotification) return refuse(400, "invalid_channel", error.message, { issues: error.issues });
+    if (error instanceof TooManyChannels) return refuse(409, "too_many_channels", error.message);
     return options.unexpected(c.req.raw, error);
   });
   app.use("*", async (c, next) => {
@@ -94,10 +95,10 @@ export function memberNotifyRoutes(options: {
         "this gateway has no SMTP server: email channels cannot be created (its operator sets SMTP_URL and NOTIFY_FROM)",
       );
     }
-    if ((await channels.list(organizationId, userId)).length >= MAX_CHANNELS_PER_MEMBER) {
-      return refuse(409, "too_many_channels", `a member keeps at most ${MAX_CHANNELS_PER_MEMBER} notification channels; remove one first`);
-    }
-    const { channel, secret } = await channels.create(organizationId, { ...body, memberId: userId } as NotifyChannelInput);
+    // The cap is checked with the insert, under the member's lock: concurrent creates cannot pass it together.
+    const { channel, secret } = await channels.create(organizationId, { ...body, memberId: userId } as NotifyChannelInput, {
+      maxPerMember: MAX_CHANNELS_PER_MEMBER,
+    });
     // The webhook's signing secret is never read back: this answer is the only place it appears.
     return c.json({ channel, ...(secret ? { secret } : {}) }, 201);
   });

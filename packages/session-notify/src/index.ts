@@ -19,6 +19,7 @@ export {
   NotifyChannelInputSchema,
   type NotifyChannelPatch,
   NotifyChannelPatchSchema,
+  TooManyChannels,
   createNotifyChannels,
 } from "./notify-channels.js";
 export {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { newId, type Queryable } from "@openwork/remote-session-core";
+import type { Sql, TransactionSql } from "postgres";
 import { z } from "zod";
 import { InvalidNotification, NOTIFICATION_KINDS, type NotificationKind, parseOrThrow } from "./notification-event.js";
 import type { ChannelKind } from "./notifier.js";
@@ -55,25 +56,56 @@ export interface NotifyChannelsOptions {
   allowPrivateNetworks?: boolean;
 }
 
+/** A create refused because the member already keeps `limit` channels; nothing was written. */
+export class TooManyChannels extends Error {
+  constructor(readonly limit: number) {
+    super(`a member keeps at most ${limit} notification channels; remove one first`);
+    this.name = "TooManyChannels";
+  }
+}
+
+/** Runs `fn` in a transaction: its own on a pool handle, a savepoint inside the caller's transaction. */
+const inTransaction = <T>(sql: Queryable, fn: (tx: TransactionSql) => Promise<T>): Promise<T> =>
+  "begin" in sql ? ((sql as Sql).begin(fn) as Promise<T>) : ((sql as TransactionSql).savepoint(fn) as Promise<T>);
+
 /** A member's channels in PostgreSQL, for the member routes of a host (never for the model). */
 export function createNotifyChannels(sql: Queryable, options: NotifyChannelsOptions = {}) {
   return {
     /**
      * Creates a channel; returns it with its webhook secret (null for email), which is not shown
      * again. A webhook whose URL carries credentials or whose host is or resolves to a non-public
-     * address is refused (`InvalidNotification`), unless `allowPrivateNetworks`.
+     * address is refused (`InvalidNotification`), unless `allowPrivateNetworks`. With
+     * `maxPerMember`, a member who already keeps that many is refused (`TooManyChannels`); the
+     * count and the insert run under a lock of that member's channels, so concurrent creates
+     * cannot pass the cap together.
      */
-    create: async (organizationId: string, input: NotifyChannelInput): Promise<{ channel: NotifyChannel; secret: string | null }> => {
+    create: async (
+      organizationId: string,
+      input: NotifyChannelInput,
+      limits: { maxPerMember?: number } = {},
+    ): Promise<{ channel: NotifyChannel; secret: string | null }> => {
       const channel = parseOrThrow(NotifyChannelInputSchema, input, "channel");
       const refused = channel.kind === "webhook" ? await webhookTargetRefusal(channel.target, options) : null;
       if (refused) throw new InvalidNotification("channel", new z.ZodError([{ code: "custom", path: ["target"], message: refused, input: channel.target }]));
       const secret = channel.kind === "webhook" ? (channel.secret ?? `whsec_${randomBytes(32).toString("base64")}`) : null;
-      const [row] = await sql<NotifyChannel[]>`
-        insert into notify_channel (organization_id, id, member_id, kind, target, secret, event_kinds, allow_text, enabled)
-        values (${organizationId}, ${newId("nch")}, ${channel.memberId}, ${channel.kind}, ${channel.target}, ${secret},
-          ${channel.eventKinds}::text[], ${channel.allowText ?? false}, ${channel.enabled ?? true})
-        returning ${sql.unsafe(COLUMNS)}`;
-      return { channel: row!, secret };
+      const row = await inTransaction(sql, async (tx) => {
+        const { maxPerMember } = limits;
+        if (maxPerMember !== undefined) {
+          // Held to the commit: a concurrent create of the same member counts after this one's insert.
+          // (The key is the pair as a JSON array: no separator a member id could forge.)
+          await tx`select pg_advisory_xact_lock(hashtextextended(json_build_array('notify_channel', ${organizationId}::text, ${channel.memberId}::text)::text, 0))`;
+          const [kept] = await tx<{ count: number }[]>`
+            select count(*)::int as count from notify_channel where organization_id = ${organizationId} and member_id = ${channel.memberId}`;
+          if ((kept?.count ?? 0) >= maxPerMember) throw new TooManyChannels(maxPerMember);
+        }
+        const [inserted] = await tx<NotifyChannel[]>`
+          insert into notify_channel (organization_id, id, member_id, kind, target, secret, event_kinds, allow_text, enabled)
+          values (${organizationId}, ${newId("nch")}, ${channel.memberId}, ${channel.kind}, ${channel.target}, ${secret},
+            ${channel.eventKinds}::text[], ${channel.allowText ?? false}, ${channel.enabled ?? true})
+          returning ${tx.unsafe(COLUMNS)}`;
+        return inserted!;
+      });
+      return { channel: row, secret };
     },
     list: (organizationId: string, memberId: string): Promise<NotifyChannel[]> =>
       sql<NotifyChannel[]>`
