@@ -21,6 +21,8 @@ const LINK_PAGES: Record<AnswerLinkError["code"], Page> = {
   link_invalid: noticePage(404, "Link not found", "This answer link is not valid. Open the session in OpenWork or ask your agent."),
   link_expired: noticePage(410, "Link expired", "This answer link has expired. Open the session in OpenWork, or answer through your agent."),
   link_used: noticePage(410, "Link already used", "This answer link was already used: the request was answered."),
+  // Another POST of this link is answering now (a double click, a second tab): refused at once, never queued behind it.
+  link_busy: noticePage(409, "Answer in progress", "An answer from this link is being sent now. Reload this page in a moment to see how it went."),
   forgery: noticePage(403, "Not accepted", "This form does not belong to this link. Open the link again and answer from that page."),
 };
 const NOT_WAITING = noticePage(410, "Nothing to answer", "The session no longer waits on this request: it was answered or it moved on.");
@@ -47,7 +49,10 @@ class Unspent extends Error {
  * The page a notification's answer link opens: `GET /notify/answer/:token` shows the pending
  * request (the command to allow, or the question and its options), the session's title and last
  * messages, and one plain HTML form; `POST` answers it through the capability's own `respond`
- * (exactly once: the link is spent in the transaction that answers). The link is the member's
+ * (exactly once: the link is leased before the answer and spent after it, with no transaction
+ * held while the session answers; a second POST meanwhile is refused at once, and a replay after a
+ * crash between the answer and the spend is replayed by respond's own idempotency, keyed by the
+ * request and the answer). The link is the member's
  * credential for this one request: bound to the member and the request, single use, expiring.
  * A POST needs the page's anti-forgery field and, as its double, a SameSite=Strict cookie the
  * page set, so a form posted from anywhere but the page is refused.
@@ -99,7 +104,8 @@ export function answerPageRoutes(options: {
         if (!ctx) throw new Unspent(NO_SESSION);
         if (!answer) throw new Unspent(noticePage(400, "No answer", "Choose an answer, or write one, and send it again."));
         const body = { sessionId: grant.sessionId, requestId: grant.requestId, answer };
-        const result = await source.execute(ctx, RESPOND, { body });
+        // The member's request may go away (a closed tab): the respond stops waiting with it and the lease is cleared.
+        const result = await source.execute(ctx, RESPOND, { body }, { signal: c.req.raw.signal });
         const error = (result.structuredContent as { error?: string } | undefined)?.error;
         // A request no longer pending stays answered: the link is spent with it. Any other refusal leaves the link for another try.
         if (result.isError && error !== "input_not_pending") throw new Unspent(errorPage(error));

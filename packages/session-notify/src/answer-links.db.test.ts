@@ -1,3 +1,4 @@
+import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { type AnswerLinkTarget, createAnswerLinks, type LinkGrant } from "./answer-links.js";
 import { useNotifyDatabase } from "./testing/notify-database.js";
@@ -83,23 +84,55 @@ describe("answer links", () => {
     expect(await usedAt(token)).toBeNull();
   });
 
-  it("concurrent redeems of one link: exactly one runs and wins, the others get link_used", async () => {
-    const answerLinks = links();
-    const { token } = await answerLinks.mint(target("per_race"));
-    const { antiForgery } = (await answerLinks.open(token)) as LinkGrant;
-    let runs = 0;
-    const outcomes = await Promise.all(
-      Array.from({ length: 4 }, () =>
+  it("concurrent redeems of one link: exactly one runs, the others get link_busy at once, and the pool stays free", async () => {
+    // A small pool, as a replica's under load: a redeem that held a connection while its answer ran
+    // (or waited on the row's lock) would leave none for anyone else.
+    const sql = postgres(db.current.url, { max: 3, onnotice: () => {} });
+    try {
+      const answerLinks = createAnswerLinks({ sql, secret: SECRET });
+      const { token } = await answerLinks.mint(target("per_race"));
+      const { antiForgery } = (await answerLinks.open(token)) as LinkGrant;
+      let runs = 0;
+      let release!: () => void;
+      const answered = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const redeems = Array.from({ length: 10 }, () =>
         answerLinks.redeem(token, antiForgery, async () => {
           runs++;
-          // Holds the spend open: a redeem that did not wait for it would run too.
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await answered; // a slow answer (a desktop's relay wait)
           return "won";
         }),
-      ),
-    );
-    expect(outcomes.map(errorCode).sort()).toEqual(["granted", "link_used", "link_used", "link_used"]);
-    expect(runs).toBe(1);
+      );
+      const within = <T>(promise: Promise<T>, ms: number) =>
+        Promise.race([promise, new Promise<"timed out">((resolve) => setTimeout(() => resolve("timed out"), ms))]);
+      // While the one answer is in flight: the nine others are already refused, and the pool still answers.
+      const settled = await within(Promise.all(redeems.map((redeem) => within(redeem, 2_000))), 3_000);
+      expect(await within(sql`select 1 as one`, 2_000)).toEqual([{ one: 1 }]);
+      const early = (settled as unknown[]).map((outcome) => (outcome === "timed out" ? outcome : errorCode(outcome)));
+      expect(early.sort()).toEqual([...Array.from({ length: 9 }, () => "link_busy"), "timed out"]);
+      expect(runs).toBe(1);
+      expect(await usedAt(token)).toBeNull();
+      release();
+      const outcomes = await Promise.all(redeems);
+      expect(outcomes.map(errorCode).sort()).toEqual(["granted", ...Array.from({ length: 9 }, () => "link_busy")]);
+      expect(await usedAt(token)).toBeInstanceOf(Date);
+      expect(errorCode(await answerLinks.redeem(token, antiForgery, async () => "again"))).toBe("link_used");
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it("a lease that lapsed (its replica died mid-answer) lets the link be redeemed again", async () => {
+    let clock = new Date();
+    const answerLinks = links(() => clock);
+    const { token } = await answerLinks.mint(target("per_lapsed"));
+    const { antiForgery } = (await answerLinks.open(token)) as LinkGrant;
+    // A claim whose redeem never came back: the lease is left in place.
+    await db.current.sql`update notify_answer_link set answering_until = ${new Date(clock.getTime() + 60_000)} where id = ${token.split(".")[0]!}`;
+    expect(errorCode(await answerLinks.redeem(token, antiForgery, async () => "too soon"))).toBe("link_busy");
+    clock = new Date(clock.getTime() + 60_000);
+    expect(await answerLinks.redeem(token, antiForgery, async () => "replayed")).toMatchObject({ result: "replayed" });
   });
 
   it("a run that throws rolls the spend back: the link can be redeemed again", async () => {
@@ -118,7 +151,17 @@ describe("answer links", () => {
   it("keeps no prompt text: a link row holds ids and times only", async () => {
     const columns = await db.current.sql<{ name: string }[]>`
       select column_name as name from information_schema.columns where table_name = 'notify_answer_link' order by ordinal_position`;
-    expect(columns.map((c) => c.name)).toEqual(["id", "organization_id", "member_id", "session_id", "request_id", "expires_at", "used_at", "created_at"]);
+    expect(columns.map((c) => c.name)).toEqual([
+      "id",
+      "organization_id",
+      "member_id",
+      "session_id",
+      "request_id",
+      "expires_at",
+      "used_at",
+      "created_at",
+      "answering_until",
+    ]);
   });
 
   it("refuses a ttl over 15 minutes or not positive, and a short secret, at creation", () => {

@@ -1,5 +1,4 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { Queryable } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import { z } from "zod";
 import { parseOrThrow } from "./notification-event.js";
@@ -20,12 +19,16 @@ export interface LinkGrant extends AnswerLinkTarget {
   antiForgery: string;
 }
 
-export type AnswerLinkErrorCode = "link_invalid" | "link_expired" | "link_used" | "forgery";
+/** How long a redeem holds its claim on a link while the answer is sent: longer than a desktop's relay wait (20 s). */
+export const ANSWER_LEASE_MS = 60_000;
+
+export type AnswerLinkErrorCode = "link_invalid" | "link_expired" | "link_used" | "link_busy" | "forgery";
 
 const MESSAGES: Record<AnswerLinkErrorCode, string> = {
   link_invalid: "this answer link is not valid",
   link_expired: "this answer link has expired",
   link_used: "this answer link was already used",
+  link_busy: "an answer on this answer link is being sent",
   forgery: "the form's anti-forgery token does not belong to this link",
 };
 
@@ -56,17 +59,16 @@ export interface AnswerLinks {
   /** The grant of a valid, unused, unexpired link (the page shows the request and a form), or why not. Changes nothing. */
   open(token: string): Promise<LinkGrant | AnswerLinkError>;
   /**
-   * Spends the link and runs the answer in one transaction: `run` is called after the link is
-   * marked used, on the transaction that marked it. When `run` throws, the transaction rolls back:
-   * the link is unused again and the error propagates (the page can offer to try again). When it
-   * returns, the commit makes the link used for good. A second redeem waits on the row and then
-   * gets `link_used`; so exactly one of concurrent redeems runs `run` to a commit.
+   * Spends the link in two short steps, holding no transaction (nor a pooled connection) while
+   * `run` answers: a committed claim leases the link for `ANSWER_LEASE_MS`, then `run` is called,
+   * then the link is marked used (when `run` returned) or its lease is cleared (when `run` threw:
+   * the link is usable again and the error propagates, so the page can offer to try again). A
+   * redeem while another is in flight is refused at once with `link_busy`; so exactly one of
+   * concurrent redeems runs `run`. When a replica dies between the answer and the mark, the lease
+   * lapses and the link can be redeemed again: `run` must be idempotent for that replay (the
+   * gateway's respond is: the same answer to the same request replays the first).
    */
-  redeem<T>(
-    token: string,
-    antiForgery: string,
-    run: (grant: LinkGrant, tx: Queryable) => Promise<T>,
-  ): Promise<{ grant: LinkGrant; result: T } | AnswerLinkError>;
+  redeem<T>(token: string, antiForgery: string, run: (grant: LinkGrant) => Promise<T>): Promise<{ grant: LinkGrant; result: T } | AnswerLinkError>;
 }
 
 // 16 random bytes and two HMAC-SHA256 digests, base64url.
@@ -111,11 +113,11 @@ export function createAnswerLinks(options: AnswerLinksOptions): AnswerLinks {
     if (row.usedAt !== null) return new AnswerLinkError("link_used");
     return row.expiresAt <= at ? new AnswerLinkError("link_expired") : null;
   };
-  const find = async (tx: Queryable, linkId: string) =>
+  const find = async (linkId: string) =>
     (
-      await tx<
+      await sql<
         LinkRow[]
-      >`/* across organizations: a link is found by its random id */ select ${tx.unsafe(COLUMNS)} from notify_answer_link where id = ${linkId}`
+      >`/* across organizations: a link is found by its random id */ select ${sql.unsafe(COLUMNS)} from notify_answer_link where id = ${linkId}`
     )[0];
 
   return {
@@ -131,25 +133,30 @@ export function createAnswerLinks(options: AnswerLinksOptions): AnswerLinks {
     open: async (token) => {
       const linkId = signedId(token);
       if (linkId === null) return new AnswerLinkError("link_invalid");
-      const row = await find(sql, linkId);
+      const row = await find(linkId);
       return refusal(row, now()) ?? grantOf(row!);
     },
-    redeem: async <T>(token: string, antiForgery: string, run: (grant: LinkGrant, tx: Queryable) => Promise<T>) => {
+    redeem: async <T>(token: string, antiForgery: string, run: (grant: LinkGrant) => Promise<T>) => {
       const linkId = signedId(token);
       if (linkId === null) return new AnswerLinkError("link_invalid");
       if (!same(antiForgery, mac("anti-forgery", linkId))) return new AnswerLinkError("forgery");
       const at = now();
-      const outcome = await sql.begin(async (tx) => {
-        // The guard is the spend: a concurrent redeem waits on the row, then finds used_at set.
-        const [spent] = await tx<LinkRow[]>`
-          /* across organizations: a link is found by its random id */
-          update notify_answer_link set used_at = ${at} where id = ${linkId} and used_at is null and expires_at > ${at}
-          returning ${tx.unsafe(COLUMNS)}`;
-        if (!spent) return refusal(await find(tx, linkId), at) ?? new AnswerLinkError("link_invalid");
-        const grant = grantOf(spent);
-        return { grant, result: await run(grant, tx) };
+      const lease = new Date(at.getTime() + ANSWER_LEASE_MS);
+      // One committed statement claims the link: a concurrent redeem finds the lease and is refused, never waits.
+      const [claimed] = await sql<LinkRow[]>`
+        /* across organizations: a link is found by its random id */
+        update notify_answer_link set answering_until = ${lease}
+        where id = ${linkId} and used_at is null and expires_at > ${at} and (answering_until is null or answering_until <= ${at})
+        returning ${sql.unsafe(COLUMNS)}`;
+      if (!claimed) return refusal(await find(linkId), at) ?? new AnswerLinkError("link_busy");
+      const grant = grantOf(claimed);
+      const result = await run(grant).catch(async (error: unknown) => {
+        // Only this redeem's lease: a lapsed one may have been taken by another since.
+        await sql`update notify_answer_link set answering_until = null where id = ${linkId} and used_at is null and answering_until = ${lease}`;
+        throw error;
       });
-      return outcome as { grant: LinkGrant; result: T } | AnswerLinkError;
+      await sql`update notify_answer_link set used_at = ${now()}, answering_until = null where id = ${linkId} and used_at is null`;
+      return { grant, result };
     },
   };
 }

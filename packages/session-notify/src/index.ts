@@ -38,6 +38,7 @@ export {
   type LinkGrant,
   AnswerLinkError,
   AnswerLinkTargetSchema,
+  ANSWER_LEASE_MS,
   MAX_ANSWER_LINK_TTL_MS,
   createAnswerLinks,
 } from "./answer-links.js";
