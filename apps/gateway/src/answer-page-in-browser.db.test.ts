@@ -92,7 +92,11 @@ const readUntil = async (sessionId: string, done: (read: Record<string, any>) =>
   }
 };
 
-/** A desktop session that waits on the human (after a first turn `warmUp`), and the answer link its waiting_input webhook carried. */
+/**
+ * A desktop session that waits on the human (after a first turn `warmUp`), the answer link its
+ * waiting_input webhook carried to the channel that allows text, and the webhook of the channel
+ * without text (which carries no link: the page shows the request).
+ */
 async function askingSession(prompt: string, title: string, warmUp?: string) {
   const { sessionId } = await ok("remote-session:create", { target: "desktop", title, prompt: warmUp ?? prompt });
   if (warmUp) {
@@ -101,10 +105,11 @@ async function askingSession(prompt: string, title: string, warmUp?: string) {
   }
   const waiting = await readUntil(sessionId, (r) => r.state === "waiting_input");
   const sent = (hook: { body: string }) => (JSON.parse(hook.body) as { data: { sessionId: string; answerUrl?: string } }).data;
-  const mine = (hook: { path: string; body: string }) => hook.path === "/alice" && sent(hook).sessionId === sessionId;
-  await hooks.until((received) => received.some((hook) => mine(hook) && sent(hook).answerUrl));
-  const hook = hooks.received.find(mine)!;
-  return { sessionId: sessionId as string, requestId: waiting.pending.id as string, answerUrl: sent(hook).answerUrl!, hook };
+  const mine = (path: string) => (hook: { path: string; body: string }) => hook.path === path && sent(hook).sessionId === sessionId;
+  await hooks.until((received) => received.some(mine("/alice")) && received.some((hook) => mine("/alice-text")(hook) && sent(hook).answerUrl));
+  const hook = hooks.received.find(mine("/alice"))!;
+  const withText = hooks.received.find(mine("/alice-text"))!;
+  return { sessionId: sessionId as string, requestId: waiting.pending.id as string, answerUrl: sent(withText).answerUrl!, hook };
 }
 
 async function open(url: string): Promise<{ page: Page; status: number }> {
@@ -120,10 +125,11 @@ describe("a permission", () => {
     asked = await askingSession("ASK_BASH: clean and release", "Release build", "Say hello first");
   }, 60_000);
 
-  it("is linked without any of its text, and the page shows the request, the title and the last messages", async () => {
+  it("is linked only where text is allowed, and the page shows the request, the title and the last messages", async () => {
     expect(asked.answerUrl).toMatch(new RegExp(`^${test.gateway.baseUrl}/notify/answer/[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}$`));
-    // This channel does not allow text: the question is not in the webhook either.
+    // The channel without text: neither the question nor a link to the page that shows it.
     expect(asked.hook.body).not.toContain(ASKED.command);
+    expect(JSON.parse(asked.hook.body).data).not.toHaveProperty("answerUrl");
     const { page, status } = await open(asked.answerUrl);
     expect(status).toBe(200);
     expect(await page.locator("#session-title").textContent()).toBe("Release build");

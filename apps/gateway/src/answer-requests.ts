@@ -1,6 +1,6 @@
 import { type RegistryContext, type RemoteSessionSource, remoteSessionContext } from "@openwork/mcp-capability";
 import type { PendingInput, TranscriptMessage } from "@openwork/remote-session-core";
-import type { AnswerLinks, NotificationDescription, NotificationEvent } from "@openwork/session-notify";
+import type { AnswerLinks, DeliveryChannel, NotificationDescription, NotificationEvent } from "@openwork/session-notify";
 import { type DevMember, userIdOf } from "./dev-members.js";
 
 export const ANSWER_PATH = "/notify/answer";
@@ -53,9 +53,10 @@ export async function glanceAt(
 
 /**
  * The drain's `describe`: for an event that waits on the member (`waiting_input`,
- * `request_overdue`), the question (sent only where the channel allows text) and an answer link
- * to the request pending now, minted at send time. Nothing for other events, for a session that
- * no longer waits, or for a request only the desktop's app can answer. A refused read (the
+ * `request_overdue`), the question and an answer link to the request pending now, minted at send
+ * time, for a channel that allows text only (the page shows the request and the last messages).
+ * Nothing for other events, for a channel without text, for a session that no longer waits, or
+ * for a request only the desktop's app can answer. A refused read (the
  * gateway could not reach the session) throws: the delivery is retried.
  */
 export function describeForAnswer(options: {
@@ -63,8 +64,10 @@ export function describeForAnswer(options: {
   links: AnswerLinks;
   members: () => readonly DevMember[];
   baseUrl: string;
-}): (event: NotificationEvent) => Promise<NotificationDescription | undefined> {
-  return async (event) => {
+}): (event: NotificationEvent, channel: DeliveryChannel) => Promise<NotificationDescription | undefined> {
+  return async (event, channel) => {
+    // The drain asks only for channels with text; a link minted for any other would leak the request's text.
+    if (!channel.allowText) return undefined;
     if (event.kind !== "waiting_input" && event.kind !== "request_overdue") return undefined;
     const ctx = recipientContext(options.members, event);
     if (!ctx) return undefined;

@@ -102,7 +102,8 @@ it("sends a notification exactly once after the gateway process is killed betwee
   const created = await fetch(`${life.url}/member/notify/channels`, {
     method: "POST",
     headers: { authorization: `Bearer ${alice.sessionToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ kind: "webhook", target: hooks.url("/alice"), eventKinds: ["waiting_input"] }),
+    // With text allowed: only such a channel gets the answer link this test checks.
+    body: JSON.stringify({ kind: "webhook", target: hooks.url("/alice"), eventKinds: ["waiting_input"], allowText: true }),
   });
   const { secret } = (await created.json()) as { secret: string };
   const asking = createAskingEngine();

@@ -11,7 +11,7 @@ import { startSmtpReceiver, startWebhookReceiver } from "./testing/receivers.js"
 import { webhookNotifier } from "./webhook-notifier.js";
 
 // The drain's describe: events the trigger wrote carry no text; at send time the host adds the
-// question (only where the channel allows text) and an answer link (everywhere).
+// question and an answer link, only where the channel allows text (the page shows the request).
 const db = useNotifyDatabase();
 const closing = closeAfterEach();
 const QUESTION = "May I delete the build folder?";
@@ -50,12 +50,12 @@ async function drain(
 }
 
 describe("describe at send time", () => {
-  it("adds the answer link to every channel and the question only to the channel that allows text", async () => {
+  it("adds the question and the answer link only to the channel that allows text; the others say it waits, without a link", async () => {
     const { hook, smtp } = await servers();
     const key = await subscribedSession(hook.url);
     const seen: string[] = [];
     await drain(async (event, channel) => {
-      seen.push(`${event.kind}:${channel.kind}`);
+      seen.push(`${event.kind}:${channel.kind}:${channel.allowText}`);
       return { text: { question: QUESTION }, answerUrl: `https://gateway.example/answer/${event.sessionId}` };
     }, smtp.port);
     await createSessionLedger(db.current.sql).update(key, { state: "waiting_input" });
@@ -66,12 +66,15 @@ describe("describe at send time", () => {
     );
     const answerUrl = `https://gateway.example/answer/${key.id}`;
     expect(bodies.withText?.data).toMatchObject({ kind: "waiting_input", answerUrl, text: { question: QUESTION } });
-    expect(bodies.withoutText?.data).toMatchObject({ kind: "waiting_input", answerUrl });
+    expect(bodies.withoutText?.data).toMatchObject({ kind: "waiting_input" });
     expect(bodies.withoutText?.data).not.toHaveProperty("text");
-    const mail = smtp.messages[0]!.raw.replace(/=\r\n/g, "");
-    expect(mail).toContain(answerUrl);
+    expect(bodies.withoutText?.data).not.toHaveProperty("answerUrl");
+    const mail = smtp.messages[0]!.raw.replace(/=\r\n/g, "").replace(/\r\n/g, "\n");
+    expect(mail).not.toContain(answerUrl);
     expect(mail).not.toContain(QUESTION);
-    expect(seen.sort()).toEqual(["waiting_input:email", "waiting_input:webhook", "waiting_input:webhook"]);
+    expect(mail).toContain("Answer it in OpenWork (open the session there) or through your agent.");
+    // Not even asked for the no-text channels: no link is minted for them.
+    expect(seen).toEqual(["waiting_input:webhook:true"]);
   });
 
   it("a describe that outlives the send timeout counts as a failed try: retried, then sent", async () => {
@@ -81,8 +84,8 @@ describe("describe at send time", () => {
     await drain(
       async () => {
         calls++;
-        // The first tries never answer: without the timeout they would hold their claims.
-        if (calls <= 3) await new Promise(() => {});
+        // The first try never answers: without the timeout it would hold its claim.
+        if (calls <= 1) await new Promise(() => {});
         return { answerUrl: "https://gateway.example/answer/late" };
       },
       smtp.port,
@@ -92,10 +95,11 @@ describe("describe at send time", () => {
     await hook.next(2);
     await smtp.next(1);
     const rows = await db.current.sql`select status, attempts, last_error as "lastError" from notify_delivery where organization_id = ${key.organizationId}`;
-    expect(rows.map((row) => row.attempts)).toEqual([2, 2, 2]);
-    expect(hook.received.map((r) => (JSON.parse(r.body) as { data: { answerUrl?: string } }).data.answerUrl)).toEqual([
+    // Only the channel that allows text is described: it alone waited for a second try, and alone carries the link.
+    expect(rows.map((row) => row.attempts).sort()).toEqual([1, 1, 2]);
+    expect(hook.received.map((r) => (JSON.parse(r.body) as { data: { answerUrl?: string } }).data.answerUrl).sort()).toEqual([
       "https://gateway.example/answer/late",
-      "https://gateway.example/answer/late",
+      undefined,
     ]);
   });
 
@@ -105,17 +109,17 @@ describe("describe at send time", () => {
     let calls = 0;
     await drain(async () => {
       calls++;
-      if (calls <= 3) throw new Error("the session could not be read");
+      if (calls <= 1) throw new Error("the session could not be read");
       return undefined;
     }, smtp.port);
     await createSessionLedger(db.current.sql).update(key, { state: "waiting_input" });
     await hook.next(2);
     await smtp.next(1);
     await expect
-      .poll(() => db.current.sql`select status, attempts from notify_delivery where organization_id = ${key.organizationId} order by channel_id`)
+      .poll(() => db.current.sql`select status, attempts from notify_delivery where organization_id = ${key.organizationId} order by attempts`)
       .toEqual([
-        { status: "sent", attempts: 2 },
-        { status: "sent", attempts: 2 },
+        { status: "sent", attempts: 1 },
+        { status: "sent", attempts: 1 },
         { status: "sent", attempts: 2 },
       ]);
     expect(hook.received.every((r) => !("answerUrl" in (JSON.parse(r.body) as { data: object }).data))).toBe(true);

@@ -33,9 +33,11 @@ export interface NotificationDrainOptions {
    */
   overdueAfterMs?: number;
   /**
-   * Called at send time for each delivery, to add what the outbox does not keep: the question's
-   * text (used only for channels that allow text) and an answer link (`answerUrl`, for every
-   * channel: it carries no text). Events written by the state-change trigger have no text. A
+   * Called at send time for each delivery to a channel that allows text, to add what the outbox
+   * does not keep: the question's text and an answer link (`answerUrl`). Never for a channel
+   * without text: the answer page shows the request and the last messages, so a link there would
+   * hand text to whoever sees the channel (such a channel says the session waits, without a link).
+   * Events written by the state-change trigger have no text. A
    * throw counts as a failed try (retried), and so does outliving `signal` (the send's timeout,
    * which counts describe and send together). Called again on each retry.
    */
@@ -181,11 +183,12 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
   };
 }
 
-/** The delivery with what `describe` adds: its text only where the channel allows text, the answer link always. */
+/** The delivery with what `describe` adds (its text and its answer link), only where the channel allows text. */
 async function described(delivery: NotificationDelivery, describe: NotificationDrainOptions["describe"], signal: AbortSignal): Promise<NotificationDelivery> {
-  const extra = describe ? await Promise.race([describe(delivery.event, delivery.channel, signal), rejectOnAbort(signal)]) : undefined;
+  if (!describe || !delivery.channel.allowText) return delivery;
+  const extra = await Promise.race([describe(delivery.event, delivery.channel, signal), rejectOnAbort(signal)]);
   if (!extra) return delivery;
-  const text = delivery.channel.allowText && extra.text ? { ...delivery.event.text, ...extra.text } : delivery.event.text;
+  const text = extra.text ? { ...delivery.event.text, ...extra.text } : delivery.event.text;
   return { ...delivery, event: { ...delivery.event, ...(text ? { text } : {}) }, ...(extra.answerUrl ? { answerUrl: extra.answerUrl } : {}) };
 }
 

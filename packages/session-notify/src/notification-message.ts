@@ -10,16 +10,21 @@ const HEADLINES: Record<NotificationKind, string> = {
   request_overdue: "has a request nobody answered",
 };
 
+const WAITS: ReadonlySet<NotificationKind> = new Set(["waiting_input", "request_overdue"]);
+
 /** The subject line of an event: its title and what happened, never its text. */
 export const subjectOf = (event: NotificationEvent): string => `${event.title || event.sessionId} ${HEADLINES[event.kind]}`;
 
 /**
- * A plain-text body: what happened and the state, the answer link when there is one, then the
+ * A plain-text body: what happened and the state, the answer link when there is one (else, for an
+ * event that waits on the member, where to answer), then the
  * text the channel allows (the caller already dropped the rest).
  */
 export function bodyOf(event: NotificationEvent, answerUrl?: string): string {
   const lines = [subjectOf(event), "", `Session: ${event.sessionId}`, `State: ${event.state}`, `At: ${event.occurredAt.toISOString()}`];
   if (answerUrl !== undefined) lines.push("", "Answer it here (the link works once, for a few minutes):", answerUrl);
+  // A channel without text gets no link (its page shows the request): it says where to answer instead.
+  else if (WAITS.has(event.kind)) lines.push("", "Answer it in OpenWork (open the session there) or through your agent.");
   const { prompt, question, answer } = event.text ?? {};
   if (question !== undefined) lines.push("", "It asks:", question);
   if (prompt !== undefined) lines.push("", "Prompt:", prompt);
