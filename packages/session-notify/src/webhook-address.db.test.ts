@@ -7,6 +7,7 @@ import { NotifyError } from "./notifier.js";
 import { createNotifyChannels } from "./notify-channels.js";
 import { closeAfterEach, useNotifyDatabase } from "./testing/notify-database.js";
 import { startWebhookReceiver } from "./testing/receivers.js";
+import { refusedAddress } from "./webhook-address.js";
 import { webhookNotifier } from "./webhook-notifier.js";
 
 // Webhooks never reach the host's own network (SSRF): refused when the member creates the
@@ -47,6 +48,19 @@ const REFUSED = [
   "http://[64:ff9b::7f00:1]/hook", // NAT64 of 127.0.0.1
   "http://[64:ff9b::10.1.2.3]/hook", // NAT64 of 10.1.2.3
   "http://[64:ff9b:1::5]/hook",
+  "http://192.0.0.1/hook", // IETF protocol assignments (192.0.0/24)
+  "http://192.0.0.170/hook",
+  "http://198.18.0.1/hook", // benchmarking (198.18/15)
+  "http://198.19.255.254/hook",
+  "http://[::ffff:0:7f00:1]/hook", // IPv4-translated 127.0.0.1
+  "http://[::ffff:0:10.0.0.1]/hook", // IPv4-translated 10.0.0.1
+  "http://[2002:7f00:1::]/hook", // 6to4 of 127.0.0.1
+  "http://[2002:a9fe:a9fe::1]/hook", // 6to4 of 169.254.169.254
+  "http://[2002:c0a8:101:1::1]/hook", // 6to4 of 192.168.1.1
+  "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook", // Teredo: refused whatever it carries
+  "http://[2001::1]/hook",
+  "http://[fec0::1]/hook", // site-local (fec0::/10)
+  "http://[feff::1]/hook",
   "https://user:secret@hooks.example.com/hook",
   "https://token@hooks.example.com/hook",
 ];
@@ -65,6 +79,15 @@ describe("webhook targets: SSRF", () => {
   it("names the range it refused", async () => {
     await expect(createNotifyChannels(db.current.sql).create(ORG, webhook("http://169.254.169.254/"))).rejects.toThrow(/link-local \(169\.254\/16\)/);
     await expect(createNotifyChannels(db.current.sql).create(ORG, webhook("http://localhost/"))).rejects.toThrow(/resolves to a loopback/);
+    // What a translator or relay would connect to is judged; Teredo is refused whatever it carries.
+    expect(refusedAddress("::ffff:0:7f00:1")).toBe("IPv4-translated of a loopback (127/8)");
+    expect(refusedAddress("2002:a9fe:a9fe::1")).toBe("6to4 of a link-local (169.254/16)");
+    expect(refusedAddress("2001:0:4136:e378:8000:63bf:3fff:fdd2")).toBe("Teredo (2001::/32)");
+    expect(refusedAddress("fec0::1")).toBe("site-local (fec0::/10)");
+    expect(refusedAddress("198.18.0.1")).toBe("benchmarking (198.18/15)");
+    expect(refusedAddress("192.0.0.8")).toBe("IETF protocol assignments (192.0.0/24)");
+    expect(refusedAddress("64:ff9b::7f00:1")).toBe("NAT64 of a loopback (127/8)");
+    expect(refusedAddress("2002:5db8:d70e::1")).toBeNull();
   });
 
   it("accepts public addresses next to the refused ranges", async () => {
@@ -76,6 +99,11 @@ describe("webhook targets: SSRF", () => {
       "http://11.0.0.1/hook",
       "https://[2606:4700::1111]/hook",
       "https://[64:ff9b::5db8:d70e]/hook", // NAT64 of a public address
+      "http://192.0.1.1/hook",
+      "http://198.17.255.254/hook",
+      "http://198.20.0.1/hook",
+      "https://[2002:5db8:d70e::1]/hook", // 6to4 of a public address
+      "https://[2001:db9::1]/hook", // next to Teredo
     ]) {
       await expect(channels.create(ORG, webhook(target)), target).resolves.toMatchObject({ channel: { target } });
     }

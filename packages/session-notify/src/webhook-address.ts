@@ -11,12 +11,17 @@ const REFUSED_RANGES: readonly (readonly [string, number, "ipv4" | "ipv6", strin
   ["127.0.0.0", 8, "ipv4", "loopback (127/8)"],
   ["169.254.0.0", 16, "ipv4", "link-local (169.254/16)"],
   ["172.16.0.0", 12, "ipv4", "private (172.16/12)"],
+  ["192.0.0.0", 24, "ipv4", "IETF protocol assignments (192.0.0/24)"],
   ["192.168.0.0", 16, "ipv4", "private (192.168/16)"],
+  ["198.18.0.0", 15, "ipv4", "benchmarking (198.18/15)"],
   ["224.0.0.0", 4, "ipv4", "multicast (224/4)"],
   ["240.0.0.0", 4, "ipv4", "reserved (240/4, broadcast)"],
   // ::/96 holds ::, ::1 and the deprecated IPv4-compatible addresses.
   ["::", 96, "ipv6", "unspecified, loopback or IPv4-compatible (::/96)"],
   ["fe80::", 10, "ipv6", "link-local (fe80::/10)"],
+  ["fec0::", 10, "ipv6", "site-local (fec0::/10)"],
+  // Teredo tunnels to a relay and a client behind a NAT: where it lands cannot be judged from here.
+  ["2001::", 32, "ipv6", "Teredo (2001::/32)"],
   ["fc00::", 7, "ipv6", "unique local (fc00::/7)"],
   ["ff00::", 8, "ipv6", "multicast (ff00::/8)"],
 ];
@@ -29,10 +34,21 @@ const RANGES: readonly (readonly [BlockList, string])[] = REFUSED_RANGES.map(([n
   return [list, name] as const;
 });
 
-// NAT64 (RFC 6052): 64:ff9b::/96 carries an IPv4 address in its last 32 bits, which the
-// translator connects to; 64:ff9b:1::/48 is for local translators, so refused whole.
-const NAT64 = new BlockList();
-NAT64.addSubnet("64:ff9b::", 96, "ipv6");
+// Ranges that carry an IPv4 address a translator or a relay connects to: judged by that address.
+// NAT64 (RFC 6052): 64:ff9b::/96, the last 32 bits; IPv4-translated (SIIT, ::ffff:0:0:0/96), the
+// last 32 bits too; 6to4 (2002::/16), bits 16 to 47. 64:ff9b:1::/48 is for local translators, so
+// refused whole.
+const EMBEDDING: readonly (readonly [BlockList, string, number])[] = (
+  [
+    ["64:ff9b::", 96, "NAT64", 6],
+    ["::ffff:0:0:0", 96, "IPv4-translated", 6],
+    ["2002::", 16, "6to4", 1],
+  ] as const
+).map(([network, prefix, name, group]) => {
+  const list = new BlockList();
+  list.addSubnet(network, prefix, "ipv6");
+  return [list, name, group] as const;
+});
 const LOCAL_NAT64 = new BlockList();
 LOCAL_NAT64.addSubnet("64:ff9b:1::", 48, "ipv6");
 
@@ -40,22 +56,33 @@ LOCAL_NAT64.addSubnet("64:ff9b:1::", 48, "ipv6");
 export function refusedAddress(address: string): string | null {
   const type = isIP(address) === 6 ? "ipv6" : "ipv4";
   if (type === "ipv6" && LOCAL_NAT64.check(address, type)) return "local NAT64 (64:ff9b:1::/48)";
-  if (type === "ipv6" && NAT64.check(address, type)) {
-    const embedded = refusedAddress(nat64Embedded(address));
-    return embedded ? `NAT64 of a ${embedded}` : null;
+  const embedding = type === "ipv6" ? EMBEDDING.find(([list]) => list.check(address, type)) : undefined;
+  if (embedding) {
+    const [, name, group] = embedding;
+    const embedded = refusedAddress(ipv4At(address, group));
+    return embedded ? `${name} of a ${embedded}` : null;
   }
   return RANGES.find(([list]) => list.check(address, type))?.[1] ?? null;
 }
 
-/** The IPv4 address in the last 32 bits of an IPv6 address (written either as two groups or dotted). */
-function nat64Embedded(address: string): string {
-  const tail = address.slice(address.lastIndexOf(":") + 1);
-  if (tail.includes(".")) return tail;
-  const [high = 0, low = 0] = address
-    .split(":")
-    .slice(-2)
-    .map((group) => Number.parseInt(group || "0", 16));
+/** The IPv4 address in groups `group` and `group + 1` of an IPv6 address (written with or without a dotted tail). */
+function ipv4At(address: string, group: number): string {
+  const groups = groupsOf(address);
+  const [high = 0, low = 0] = groups.slice(group, group + 2);
   return [high >> 8, high & 255, low >> 8, low & 255].join(".");
+}
+
+/** The eight 16-bit groups of a valid IPv6 literal: `::` expanded, a dotted IPv4 tail as two groups. */
+function groupsOf(address: string): number[] {
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
+  const hex = dotted
+    ? `${address.slice(0, dotted.index)}${((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16)}:${((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)}`
+    : address;
+  const [head = "", tail] = hex.split("::");
+  const parse = (part: string) => (part ? part.split(":").map((g) => Number.parseInt(g, 16)) : []);
+  const before = parse(head);
+  const after = tail === undefined ? [] : parse(tail);
+  return [...before, ...Array.from({ length: 8 - before.length - after.length }, () => 0), ...after];
 }
 
 /** The host of a URL as an IP literal (brackets of IPv6 removed), or null for a name. */
