@@ -2,7 +2,16 @@ import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
 import { createDesktopChannel, type DesktopTimings, migrateDesktopTarget, postgresWakeBus, type StreamLimits, type WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
 import { createMemberSlots, createRemoteSessionSource } from "@openwork/mcp-capability";
-import { createSessionLedger, type Logger, type MemberScope, type RateLimit, silentLogger, type SpawnRules, type Target } from "@openwork/remote-session-core";
+import {
+  createSessionLedger,
+  type Logger,
+  type MemberScope,
+  type RateLimit,
+  recordObservedStates,
+  silentLogger,
+  type SpawnRules,
+  type Target,
+} from "@openwork/remote-session-core";
 import { createSessionPush } from "@openwork/session-push";
 import { bearerToken } from "@openwork/runner-protocol/server";
 import { Hono } from "hono";
@@ -182,6 +191,8 @@ export async function createGateway(options: GatewayOptions) {
         resolver: options.cloudResolver,
         isCloudEnabled: async (scope) => options.cloudEnabled(scope.organizationId),
         sessionMcp: (subject) => sessionCredentials.issue(subject),
+        // A turn's end (or ask) reaches the ledger, and so its member's notifications, with no read.
+        onObserved: recordObservedStates(createSessionLedger(sql), logger),
         logger,
         ...(options.webUrlTemplate ? { webUrlTemplate: options.webUrlTemplate } : {}),
         ...(cloudBudgetMs ? { budgetMs: cloudBudgetMs } : {}),

@@ -2,6 +2,7 @@ import {
   errorFacts,
   type LedgerSession,
   type Logger,
+  type SessionState,
   silentLogger,
   type Target,
   type TargetCall,
@@ -14,9 +15,10 @@ import { buildCloudTranscript } from "./cloud-transcript.js";
 import { type MessageWithParts, newOpencodeMessageId } from "@openwork/opencode-client";
 import { sessionRequests } from "./pending-requests.js";
 import { cloudSessionState } from "./turn-state.js";
+import { type FollowedTurn, followTurn, type OnObserved } from "./follow-turn.js";
 import { createWakeAndWait } from "./wake-and-wait.js";
 import { createWorkerClient, type PromptBody, type WorkerClient } from "./worker-client.js";
-import { createWorkerEvents, type EventSource, type WorkerEvents } from "./worker-events.js";
+import { createWorkerEvents, type EventSource, type SessionSignals, type SessionWatch, type WorkerEvents } from "./worker-events.js";
 import type { ReadyWorker, WorkerResolver } from "./worker-resolver.js";
 
 export interface CloudTargetOptions {
@@ -43,6 +45,13 @@ export interface CloudTargetOptions {
   turnStartGraceMs?: number;
   /** How long create and send keep listening for a turn's end when nobody reads it. Default 10 min. */
   followMs?: number;
+  /**
+   * Where the turns a create, send or respond started are seen to end (idle, failed, stopped) or
+   * to ask the human (waiting_input), whether anyone reads the session or not: the host records
+   * it in the ledger (`recordObservedStates` of the core), so what follows a session's state (its
+   * member's notifications) does not wait for a read. Without it, only reads record the state.
+   */
+  onObserved?: OnObserved;
   /** Per worker request. Default 10 s. */
   requestTimeoutMs?: number;
   fetch?: typeof fetch;
@@ -94,24 +103,35 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
     });
     return { client, worker };
   };
+  // Followed turns end when the target closes (their streams close with it; they would poll).
+  const closing = new AbortController();
   const sourceOf = (worker: ReadyWorker, workspaceId: string): EventSource => ({ url: worker.url, clientToken: worker.clientToken, workspaceId });
+  /** One look at a session on its worker: its transcript, and the state it shows. */
+  const lookAt = async (client: WorkerClient, workspaceId: string, remoteId: string, session: StateBasis, signals: SessionSignals | undefined) => {
+    const { messages, status, workerIdle } = await observe(client, workspaceId, remoteId);
+    // Only a busy turn can be waiting on the human: idle sessions cost no extra request.
+    const requests = status?.type === "busy" ? sessionRequests(remoteId, await client.requests(workspaceId), messages) : [];
+    const transcript = buildCloudTranscript(messages, { liveText: signals?.liveText, liveTextPartial: signals?.liveTextPartial, workerIdle });
+    return { transcript, view: cloudSessionState({ transcript, status, signals, session, now: Date.now(), graceMs, pending: requests[0]?.pending }) };
+  };
   /**
    * Listens to a session from before its prompt until its turn ends: an error that ends a turn
-   * before any reply is only ever an event, sent within milliseconds of the prompt.
+   * before any reply is only ever an event, sent within milliseconds of the prompt. With
+   * `onObserved`, what the turn comes to is looked at and told (see `followTurn`).
    */
-  const follow = async (source: EventSource, sessionId: string): Promise<void> => {
-    const watch = events.watch(source, sessionId);
+  const follow = async (client: WorkerClient, source: EventSource, remoteId: string, turn: Turn): Promise<void> => {
+    const watch = events.watch(source, remoteId);
     await Promise.race([watch.connected, delay(1_000)]);
     const until = Date.now() + (options.followMs ?? 600_000);
+    const { onObserved } = options;
     void (async () => {
-      let busy = false;
       try {
-        while (watch.live() && Date.now() < until) {
-          const signals = watch.signals();
-          if (signals.error || (busy && signals.status === null)) return;
-          busy ||= signals.status !== null;
-          await watch.changed(watch.version(), until - Date.now());
-        }
+        if (!onObserved) return await listen(watch, until);
+        const call = { organizationId: turn.call.organizationId, userId: turn.call.userId, memberId: turn.call.memberId, referenceId: turn.call.referenceId };
+        const basis = { state: "running" as const, lastError: null, targetRef: turn.targetRef };
+        const look = async () => (await lookAt(client, source.workspaceId, remoteId, basis, watch.signals())).view;
+        const followed: FollowedTurn = { call, sessionId: turn.sessionId, from: turn.from, promptAt: turn.promptAt, look, onObserved, signal: closing.signal };
+        await followTurn(watch, followed, until, graceMs, logger);
       } finally {
         watch.close();
       }
@@ -143,8 +163,14 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
     });
   };
   /** A create's prompt, listened to from before it goes (see `follow`). */
-  const promptCreate = async ({ client, worker }: { client: WorkerClient; worker: ReadyWorker }, ref: CloudRef, remoteId: string, prompt: PromptBody) => {
-    await follow(sourceOf(worker, ref.workspaceId), remoteId);
+  const promptCreate = async (
+    { client, worker }: { client: WorkerClient; worker: ReadyWorker },
+    ref: CloudRef,
+    remoteId: string,
+    prompt: PromptBody,
+    turn: Turn,
+  ) => {
+    await follow(client, sourceOf(worker, ref.workspaceId), remoteId, turn);
     await client.promptAsync(ref.workspaceId, remoteId, prompt);
   };
   const createdOutcome = (input: TargetCreateInput, ref: CloudRef, remoteId: string, targetRef: Record<string, unknown>) => {
@@ -164,7 +190,14 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
     const held = promptId === undefined || (await client.messages(ref.workspaceId, remoteId)).some((m) => m.info.id === promptId);
     if (input.prompt && promptId && !held) {
       await useMcp(call, client, ref.workspaceId, { id: input.sessionId, depth: input.depth ?? 0 });
-      await promptCreate({ client, worker }, ref, remoteId, { text: input.prompt, messageID: promptId, model: input.model });
+      const turn = {
+        call,
+        sessionId: input.sessionId,
+        from: CREATED_FROM,
+        promptAt: Date.now(),
+        targetRef: { ...earlier.targetRef, lastPromptAt: Date.now() },
+      };
+      await promptCreate({ client, worker }, ref, remoteId, { text: input.prompt, messageID: promptId, model: input.model }, turn);
     }
     logger.info("cloud target: session create resumed", { sessionId: input.sessionId, referenceId: call.referenceId, promptHeld: held });
     return createdOutcome(input, ref, remoteId, earlier.targetRef);
@@ -214,7 +247,8 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
       }
       if (input.prompt && promptId) {
         await useMcp(call, client, workspaceId, { id: input.sessionId, depth: input.depth ?? 0 });
-        await promptCreate({ client, worker }, ref, remote.id, { text: input.prompt, messageID: promptId, model: input.model });
+        const turn = { call, sessionId: input.sessionId, from: CREATED_FROM, promptAt: Date.now(), targetRef };
+        await promptCreate({ client, worker }, ref, remote.id, { text: input.prompt, messageID: promptId, model: input.model }, turn);
       }
       logger.info("cloud target: session created", {
         sessionId: input.sessionId,
@@ -239,7 +273,14 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
       const promptAt = Date.now();
       if (!alreadyPresent) {
         await useMcp(call, client, ref.workspaceId, session);
-        await follow(sourceOf(worker, ref.workspaceId), remoteId);
+        const targetRef = { ...session.targetRef, lastPromptId: messageId, lastPromptAt: promptAt };
+        await follow(client, sourceOf(worker, ref.workspaceId), remoteId, {
+          call,
+          sessionId: session.id,
+          from: [session.state, "running"],
+          promptAt,
+          targetRef,
+        });
         await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId, ...(input.model ? { model: input.model } : {}) });
       }
       logger.info("cloud target: prompt sent", { sessionId: session.id, referenceId: call.referenceId, alreadyPresent, promptChars: input.prompt.length });
@@ -269,11 +310,7 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
         for (;;) {
           const seen = watch?.version() ?? 0;
           const signals = watch?.signals() ?? events.peek(source, remoteId);
-          const { messages, status, workerIdle } = await observe(client, ref.workspaceId, remoteId);
-          // Only a busy turn can be waiting on the human: idle sessions cost no extra request.
-          const requests = status?.type === "busy" ? sessionRequests(remoteId, await client.requests(ref.workspaceId), messages) : [];
-          const transcript = buildCloudTranscript(messages, { liveText: signals?.liveText, liveTextPartial: signals?.liveTextPartial, workerIdle });
-          const view = cloudSessionState({ transcript, status, signals, session, now: Date.now(), graceMs, pending: requests[0]?.pending });
+          const { transcript, view } = await lookAt(client, ref.workspaceId, remoteId, session, signals);
           const settled = answeredAfter(transcript, position) || view.state !== "running" || Date.now() >= deadline || call.signal?.aborted;
           if (settled) {
             const slice = sliceTranscript({
@@ -320,7 +357,13 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
       const request = sessionRequests(remoteId, await client.requests(ref.workspaceId), []).find((r) => r.pending.id === input.requestId);
       if (!request) return inputNotPending(input.requestId);
       checkAnswerFits(request.kind, input.answer);
-      await follow(sourceOf(worker, ref.workspaceId), remoteId);
+      await follow(client, sourceOf(worker, ref.workspaceId), remoteId, {
+        call,
+        sessionId: session.id,
+        from: [session.state, "running"],
+        promptAt: Date.now(),
+        targetRef: session.targetRef,
+      });
       const { answer } = input;
       const delivered =
         "permission" in answer
@@ -338,6 +381,7 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
     // The event streams this target opened (none it was handed: their owner closes those), so a
     // host's process can end once it stops the target.
     close: () => {
+      closing.abort();
       if (!options.events) events.close();
     },
   };
@@ -356,6 +400,17 @@ async function observe(client: WorkerClient, workspaceId: string, sessionId: str
   if (status !== undefined || incomplete === undefined) return { messages: first, status, workerIdle: status === undefined };
   const messages = await client.messages(workspaceId, sessionId);
   return { messages, status, workerIdle: lastIncompleteReply(messages) === incomplete };
+}
+
+/** Keeps a turn's stream open until it ends, so an error that ends it is heard (no host to tell). */
+async function listen(watch: SessionWatch, until: number): Promise<void> {
+  let busy = false;
+  while (watch.live() && Date.now() < until) {
+    const signals = watch.signals();
+    if (signals.error || (busy && signals.status === null)) return;
+    busy ||= signals.status !== null;
+    await watch.changed(watch.version(), until - Date.now());
+  }
 }
 
 function lastIncompleteReply(messages: MessageWithParts[]): string | undefined {
@@ -377,3 +432,19 @@ function locate(session: Pick<LedgerSession, "targetRef" | "targetSessionId">): 
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** What the state of a session is read against: the ledger row, or what a followed turn knows of it. */
+type StateBasis = Pick<LedgerSession, "state" | "lastError" | "targetRef">;
+
+/** A turn a call started, as its follower knows it (see `FollowedTurn`). */
+interface Turn {
+  call: TargetCall;
+  sessionId: string;
+  from: readonly SessionState[];
+  promptAt: number;
+  /** The row's target reference once the call is recorded: the prompt the turn answers. */
+  targetRef: Record<string, unknown>;
+}
+
+// A create's row is still queued until the core records what the create answered (running).
+const CREATED_FROM: readonly SessionState[] = ["queued", "running"];

@@ -1,4 +1,5 @@
 export { type CloudTarget, type CloudTargetOptions, createCloudTarget } from "./cloud-target.js";
+export type { OnObserved } from "./follow-turn.js";
 export type { ReadyWorker, WorkerResolution, WorkerResolver } from "./worker-resolver.js";
 export { type HttpWorkerResolverOptions, createHttpWorkerResolver, ResolverConfigurationError } from "./http-worker-resolver.js";
 export { type WakeAndWaitOptions, createWakeAndWait } from "./wake-and-wait.js";

@@ -22,6 +22,8 @@ export interface SessionSignals {
   error: { name: string; message: string; userMessageId: string | null } | null;
   /** The last status: null when idle. */
   status: { type: string; attempt?: number | undefined; message?: string | undefined; next?: number | undefined } | null;
+  /** Permissions and questions asked or resolved so far (a count: a change means the requests changed). */
+  requests?: number;
 }
 
 /** One caller's interest in a session's events. */
@@ -62,7 +64,7 @@ const RETIRED_KEPT = 64;
 type HeldText = Map<string, Map<string, { text: string; partial: boolean }>>;
 
 interface Tracked {
-  signals: { liveText: Map<string, string>; liveTextPartial: Set<string>; error: SessionSignals["error"]; status: SessionSignals["status"] };
+  signals: { liveText: Map<string, string>; liveTextPartial: Set<string>; error: SessionSignals["error"]; status: SessionSignals["status"]; requests: number };
   /** Text parts whose creation this stream heard, by message id: their deltas are the whole text. */
   partsHeard: Map<string, Set<string>>;
   /** Live text carried over from a stream that dropped: kept while nothing new comes for it. */
@@ -242,6 +244,7 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
       // The turn starts or stops waiting on the human: a waiting read looks again.
       case "asked":
       case "resolved":
+        signals.requests++;
         return bump(tracked);
       // Tool calls and usage reach a reader through the message list.
       case "tool":
@@ -326,7 +329,7 @@ export function createWorkerEvents(options: WorkerEventsOptions = {}) {
 export type WorkerEvents = ReturnType<typeof createWorkerEvents>;
 
 function emptySignals(): Tracked["signals"] {
-  return { liveText: new Map(), liveTextPartial: new Set(), error: null, status: null };
+  return { liveText: new Map(), liveTextPartial: new Set(), error: null, status: null, requests: 0 };
 }
 
 function offline(): SessionWatch {

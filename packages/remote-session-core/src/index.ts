@@ -66,6 +66,7 @@ export type { NewSession } from "./ledger/insert-session.js";
 export type { SessionPatch, SessionKey } from "./ledger/update-session.js";
 export type { IdempotencyOptions } from "./ledger/run-idempotent.js";
 export { type SessionLedger, createSessionLedger } from "./ledger/session-ledger.js";
+export { type ObservedState, recordObservedStates } from "./ledger/record-observed.js";
 export type { ListOptions } from "./ledger/list-sessions.js";
 export { type SpawnRules, DEFAULT_SPAWN_RULES, LIVE_SPAWN_STATES, checkFanOut, resolveSpawnRules } from "./ledger/reserve-spawned-session.js";
 export { type LedgerRetention, DEFAULT_LEDGER_RETENTION, pruneLedger } from "./ledger/prune-ledger.js";

@@ -1,0 +1,75 @@
+import { errorFacts, type Logger, type ObservedState, type SessionState, type TargetCall } from "@openwork/remote-session-core";
+import type { CloudSessionView } from "./turn-state.js";
+import type { SessionWatch } from "./worker-events.js";
+
+/** What the target tells its host of a turn it follows: `onObserved` of the cloud target's options. */
+export type OnObserved = (call: TargetCall, sessionId: string, observed: ObservedState) => Promise<unknown>;
+
+/** A turn the target started (create, send, respond) and follows whether or not anyone reads it. */
+export interface FollowedTurn {
+  /** The call that started it, without its signal: the follow outlives the request. */
+  call: TargetCall;
+  sessionId: string;
+  /** The states the ledger may hold for it now: the one before the call, and the one the call records. */
+  from: readonly SessionState[];
+  /** When its prompt went (ms): a turn with no busy status past the grace is looked at. */
+  promptAt: number;
+  /** One look at the session on its worker. */
+  look: () => Promise<CloudSessionView>;
+  onObserved: OnObserved;
+  /** Ends the follow: the target was closed. */
+  signal: AbortSignal;
+}
+
+// A turn is over in these: nothing more to follow.
+const TURN_OVER: ReadonlySet<SessionState> = new Set(["idle", "failed", "stopped"]);
+
+/**
+ * Follows a turn until `until`: looks at the session when its stream says the turn ended, or a
+ * request was asked or resolved, or no busy status came within `graceMs` of the prompt; each state
+ * a look shows that differs from the last goes to `onObserved`, until the turn is over. Without a
+ * live stream it looks every `graceMs`. A look that fails is logged and tried again later. Ends
+ * early when `turn.signal` aborts.
+ */
+export async function followTurn(watch: SessionWatch, turn: FollowedTurn, until: number, graceMs: number, logger: Logger): Promise<void> {
+  let from = turn.from;
+  let busy = false;
+  let requests = watch.signals().requests;
+  while (Date.now() < until && !turn.signal.aborted) {
+    const signals = watch.signals();
+    const ended = signals.error !== null || (busy && signals.status === null);
+    busy ||= signals.status !== null;
+    const asked = signals.requests !== requests;
+    requests = signals.requests;
+    const silent = !busy && Date.now() - turn.promptAt > graceMs;
+    if (ended || asked || silent || !watch.live()) {
+      try {
+        const view = await turn.look();
+        if (!from.includes(view.state)) {
+          await turn.onObserved(turn.call, turn.sessionId, { from, state: view.state, ...(view.lastError ? { lastError: view.lastError } : {}) });
+          from = [view.state];
+        }
+        if (TURN_OVER.has(view.state)) return;
+      } catch (error) {
+        logger.warn("cloud target: a followed turn could not be looked at", {
+          sessionId: turn.sessionId,
+          referenceId: turn.call.referenceId,
+          error: errorFacts(error),
+        });
+      }
+    }
+    const wait = Math.min(until - Date.now(), graceMs);
+    await (watch.live() ? watch.changed(watch.version(), wait) : delay(wait, turn.signal));
+  }
+}
+
+const delay = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, Math.max(0, ms));
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
