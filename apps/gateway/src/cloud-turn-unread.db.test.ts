@@ -51,7 +51,7 @@ it("records a cloud turn's end and notifies it, with nobody reading the session"
   const channel = await fetch(`${test.gateway.baseUrl}/member/notify/channels`, {
     method: "POST",
     headers: { authorization: `Bearer ${member.sessionToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ kind: "webhook", target: hooks.url("/unread"), eventKinds: ["turn_idle", "waiting_input"] }),
+    body: JSON.stringify({ kind: "webhook", target: hooks.url("/unread"), eventKinds: ["turn_idle", "turn_failed", "waiting_input"] }),
   });
   expect(channel.status).toBe(201);
   const created = (await test.execute("remote-session:create", { target: "cloud", title: "Unread", prompt: "hello, nobody reads this" })).structuredContent;
@@ -59,6 +59,19 @@ it("records a cloud turn's end and notifies it, with nobody reading the session"
   await until(async () => (await stateOf(sessionId)) === "idle", "the row reaching idle");
   await hooks.until((received) => received.some((hook) => JSON.parse(hook.body).type === "session.turn_idle"), 10_000);
   expect(JSON.parse(hooks.received.at(-1)!.body)).toMatchObject({ type: "session.turn_idle", data: { sessionId, state: "idle" } });
+}, 90_000);
+
+it("records a cloud turn that fails before any reply as failed, with the engine's reason, with nobody reading the session", async () => {
+  const model = { providerId: "nobody", modelId: "nope" };
+  const created = (await test.execute("remote-session:create", { target: "cloud", title: "Unread failure", prompt: "hello", model })).structuredContent;
+  const sessionId = created.sessionId as string;
+  await until(async () => (await stateOf(sessionId)) === "failed", "the row reaching failed");
+  const [row] = await test.sql<{ last_error: unknown }[]>`select last_error from remote_session where id = ${sessionId}`;
+  expect(row!.last_error).toMatchObject({ error: "model_unavailable" });
+  await hooks.until(
+    (received) => received.some((hook) => JSON.parse(hook.body).type === "session.turn_failed" && JSON.parse(hook.body).data.sessionId === sessionId),
+    10_000,
+  );
 }, 90_000);
 
 it("records a cloud turn that asks the human as waiting_input, with nobody reading the session", async () => {
