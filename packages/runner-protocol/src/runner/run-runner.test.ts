@@ -13,10 +13,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup(options: { fetch?: typeof fetch; heartbeatIntervalMs?: number; sessionMcp?: (taskId: string) => SessionMcp } = {}) {
+async function setup(
+  options: { fetch?: typeof fetch; heartbeatIntervalMs?: number; sessionMcp?: (taskId: string) => SessionMcp; completionsFindNothing?: boolean } = {},
+) {
   const double = await startProtocolDouble({
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? 100,
     ...(options.sessionMcp ? { sessionMcp: options.sessionMcp } : {}),
+    ...(options.completionsFindNothing ? { completionsFindNothing: true } : {}),
   });
   cleanups.push(() => double.close());
   const { token } = await double.registerRunner({ runnerId: "runner-under-test" });
@@ -140,6 +143,30 @@ describe("runRunner", () => {
     // New work still reaches the runner, through its wake stream.
     const second = await double.enqueueCreate({ title: "t2", prompt: "p" });
     expect((await endOf(second.taskId)).status).toBe("done");
+  });
+
+  it("looks again after a completion that found nothing when work was announced while its slot was busy", async () => {
+    // A gateway whose completions' look for a next task always came before the work was queued.
+    const { double, start, endOf } = await setup({ completionsFindNothing: true });
+    const first = await double.enqueueCreate({ title: "t1", prompt: "p" });
+    let second: { taskId: string } | undefined;
+    start({
+      gatewayProtocolVersion: 3,
+      concurrency: 1,
+      pollIntervalMs: 60_000,
+      handlers: {
+        "remote_session.create": async (assignment) => {
+          // Announced while this task holds the only slot: the runner cannot claim it yet.
+          if (assignment.taskId === first.taskId) {
+            second = await double.enqueueCreate({ title: "t2", prompt: "p" });
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+          return done();
+        },
+      },
+    });
+    expect((await endOf(first.taskId)).nothingNext).toBe(true);
+    expect((await endOf(second!.taskId)).status).toBe("done");
   });
 
   it("claims again at once only while the gateway says more waits (protocol 3)", async () => {

@@ -57,8 +57,8 @@ export interface RunRunnerOptions {
   /** A dead stream is one silent this long. Default 45 s. */
   wakeSilenceMs?: number;
   /**
-   * How a streaming turn's events gather into posts against a protocol-3 gateway. Default: the
-   * first post at once, then one every 100 ms, the window doubling to 1 s.
+   * How a streaming turn's events gather into posts against a protocol-3 gateway. Default
+   * (`DEFAULT_COALESCING`): the first content at once, then a window of 250 ms doubling to 1 s.
    */
   coalescing?: Coalescing;
   backoff?: Backoff;
@@ -94,8 +94,11 @@ export function runRunner(options: RunRunnerOptions): Runner {
   const running = new Map<string, Promise<void>>();
   let kicked = false;
   let kick = new AbortController();
+  // Wake-ups so far: one that came while a task held its slot may have found no slot to claim with.
+  let wakes = 0;
 
   const wake = () => {
+    wakes++;
     kicked = true;
     kick.abort();
   };
@@ -125,6 +128,7 @@ export function runRunner(options: RunRunnerOptions): Runner {
   const start = (assignment: Assignment) => {
     const handler = options.handlers[assignment.kind] as TaskHandler | undefined;
     if (!handler) return;
+    const wakesAtStart = wakes;
     log?.info("runner: claimed", { taskId: assignment.taskId, kind: assignment.kind, attempt: assignment.attempt });
     const task = runTask(assignment, {
       client: options.client,
@@ -152,8 +156,9 @@ export function runRunner(options: RunRunnerOptions): Runner {
       .then((outcome) => {
         running.delete(assignment.taskId);
         if (outcome?.next && !stopping.signal.aborted) start(outcome.next);
-        // The completion already looked for what this slot can take: a look now would find nothing.
-        else if (!outcome?.nothingNext) wake();
+        // The completion already looked for what this slot can take: a look now would find nothing,
+        // unless work was announced while the slot was busy (its look may have come first).
+        else if (!outcome?.nothingNext || wakes !== wakesAtStart) wake();
       });
     running.set(assignment.taskId, task);
   };

@@ -64,6 +64,8 @@ export async function startProtocolDouble(
     keepaliveMs?: number;
     /** Issues the MCP entry a turn's assignment (and a heartbeat that asks) carries, as a gateway with session credentials does. */
     sessionMcp?: (taskId: string) => SessionMcp;
+    /** Every completion's look for a next task finds none: the gateway's look came before the work was queued (a race). */
+    completionsFindNothing?: boolean;
   } = {},
 ) {
   const tasks = new Map<string, DoubleTask>();
@@ -242,7 +244,7 @@ export async function startProtocolDouble(
       task.completion = request;
       task.state = request.status;
       if (!next) return { taskId, state: task.state };
-      const claimed = claimNextFor(runner, next.kinds);
+      const claimed = options.completionsFindNothing ? null : claimNextFor(runner, next.kinds);
       if (claimed) task.nextTaskId = claimed.taskId;
       return { taskId, state: task.state, next: claimed };
     },
