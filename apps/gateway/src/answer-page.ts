@@ -38,7 +38,7 @@ function errorPage(error: unknown): Page {
   return RETRY;
 }
 
-/** Thrown inside a redeem to roll the link's spend back: the member may try again. */
+/** Thrown inside a redeem to leave the link unspent (its lease is cleared): the member may try again. */
 class Unspent extends Error {
   constructor(readonly page: Page) {
     super("answer not taken");
