@@ -162,7 +162,8 @@ describe("push on the PostgreSQL wake bus", () => {
     // Told by the hint, well before the streams' 5 s backstop would have found the event.
     expect(took).toBeLessThan(2_000);
     for (const client of pooled) expect(client.listens).toEqual([]);
-    for (const client of listening) expect([...client.listens].sort()).toEqual(["openwork_desktop_revoke", "openwork_desktop_session", "openwork_desktop_wake", "openwork_push"]);
+    for (const client of listening)
+      expect([...client.listens].sort()).toEqual(["openwork_desktop_revoke", "openwork_desktop_session", "openwork_desktop_wake", "openwork_push"]);
   });
 });
 
