@@ -4,6 +4,7 @@
 // job in the same run. The runners' CPU is reported apart: it is not the server's.
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { startProfile } from "./cpu-profile.js";
 import { benchGateway } from "./gateway-fixture.js";
 import { drainGraphileWorker } from "./graphile-baseline.js";
 import { benchDatabase, report } from "./harness.js";
@@ -101,10 +102,13 @@ async function drainOurs(registrationCacheMs: number): Promise<Drain> {
     const result = await fixture.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
     if (result.isError) throw new Error(result.content[0]?.text);
   }
+  // PROFILE=<path>: a CPU profile of the gateway over each drain (it runs in this process).
+  const profiling = process.env.PROFILE ? await startProfile() : null;
   const gatewayStart = process.cpuUsage();
   const clusterStart = clusterCpuMs(postmaster);
   const statementsStart = statements;
   const runners = fork(fileURLToPath(new URL("./runner-process.ts", import.meta.url)), { execArgv: ["--import", "tsx"] });
+  const exited = new Promise((resolve) => runners.once("exit", resolve));
   runners.send({ baseUrl: fixture.gateway.baseUrl, tokens, loop: "next" });
   const outcome = await new Promise<{ done: number; requests: number; seconds: number; cpuMs: number }>((resolve, reject) => {
     runners.once("message", (message) => resolve(message as never));
@@ -120,7 +124,8 @@ async function drainOurs(registrationCacheMs: number): Promise<Drain> {
     statements: statements - statementsStart,
     postmaster,
   };
-  await new Promise((resolve) => runners.once("exit", resolve));
+  await profiling?.(`${process.env.PROFILE}-cache-${registrationCacheMs}.cpuprofile`);
+  await exited;
   await fixture.close();
   return drained;
 }

@@ -1,9 +1,8 @@
 // Claim throughput: 16 runners doing claim → heartbeat → events → complete through the HTTP
 // routes, tasks per second; beside graphile-worker with 16 concurrent workers on the same Postgres.
-import { writeFile } from "node:fs/promises";
-import { Session } from "node:inspector/promises";
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { startProfile } from "./cpu-profile.js";
 import { benchDatabase, report } from "./harness.js";
 import { benchGateway } from "./gateway-fixture.js";
 import { drainGraphileWorker } from "./graphile-baseline.js";
@@ -63,17 +62,3 @@ await report("throughput", db.server, rows, [
   "graphile-worker 0.16.6: jobs queued beforehand with addJob, then one worker with concurrency 16 runs no-op tasks (no network hop).",
 ]);
 process.exit(0);
-
-/** PROFILE=<path>: a CPU profile of the drain (gateway and runner clients share this process). */
-async function startProfile(): Promise<(file: string) => Promise<void>> {
-  const session = new Session();
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.setSamplingInterval", { interval: 200 });
-  await session.post("Profiler.start");
-  return async (file) => {
-    const { profile } = await session.post("Profiler.stop");
-    await writeFile(file, JSON.stringify(profile));
-    session.disconnect();
-  };
-}
