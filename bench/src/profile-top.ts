@@ -18,7 +18,9 @@ if (!file) throw new Error("usage: profile-top.ts FILE.cpuprofile [N]");
 const profile = JSON.parse(await readFile(file, "utf8")) as Profile;
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const selfUs = new Map<number, number>();
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+profile.samples.forEach((id, i) => {
+  selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 /** Where a frame's code lives: the npm package, the workspace package, node's internals, or V8. */
