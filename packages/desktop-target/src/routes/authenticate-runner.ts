@@ -33,9 +33,8 @@ export async function authenticateRunner(
 
 /**
  * The first half of `authenticateRunner`: the token and the membership, no query of ours. A
- * completion runs `checkRegistration` (the second half) inside its own transaction, in its first
- * round trip, never from the registration cache: it settles the task only if the runner is still
- * registered as it commits.
+ * completion does the second half in its own transaction: the registration from the cache, or
+ * read in the transaction's first round trip when the cache holds none.
  */
 export async function verifyRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<VerifiedRunner> {
   const { authentication } = dialectOf(dialect);

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Queryable, SessionPatch } from "@openwork/remote-session-core";
 import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
-import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
+import { assertAttemptHeld, type HeldEvents, lockOwnTask } from "./lock-own-task.js";
 import { type LiveState, syncSessionState } from "./sync-session-state.js";
 import { emptyFold, foldEvents, type TaskFold } from "../transcript/task-fold.js";
 import { endedClears, type RowKey, type RunnerIdentity, sessionKey, type TaskRow, taskKey } from "./task-row.js";
@@ -29,11 +29,11 @@ export async function appendEvents(
   body: PostEventsRequest,
   capBytes = MAX_TASK_EVENT_BYTES,
 ): Promise<PostEventsResponse | null> {
-  // The task's lock and the events it holds, in one round trip.
+  // The task's lock and the events it holds, in one statement.
   const key = { organizationId: runner.organizationId, id: taskId };
-  const [task, held] = await pipeline([lockOwnTask(tx, runner, taskId), heldEvents(tx, key, body.attempt, body.events)]);
+  const { task, held } = await lockOwnTask(tx, runner, taskId, body);
   assertAttemptHeld(task, body.attempt, "renew");
-  const { fresh, nextSequence } = freshEvents(body.events, held);
+  const { fresh, nextSequence } = freshEvents(body.events, held!);
   if (fresh.length > 0) {
     const grown = await grownFold(tx, task, fresh, capBytes);
     if (!grown) {
@@ -47,8 +47,14 @@ export async function appendEvents(
   return { taskId, attempt: body.attempt, nextSequence };
 }
 
+/** A task's transcript state with new events folded in, and the bytes its events then take. */
+export interface GrownFold {
+  fold: TaskFold;
+  bytes: number;
+}
+
 /** A task's fold with `fresh` added, and the bytes its events then take; null past `capBytes`. */
-export async function grownFold(tx: Queryable, task: TaskRow, fresh: TaskEvent[], capBytes: number): Promise<{ fold: TaskFold; bytes: number } | null> {
+export async function grownFold(tx: Queryable, task: TaskRow, fresh: TaskEvent[], capBytes: number): Promise<GrownFold | null> {
   const bytes = task.event_bytes + fresh.reduce((sum, event) => sum + Buffer.byteLength(JSON.stringify(event)), 0);
   if (bytes > capBytes) return null;
   const receivedAt = new Date();
@@ -61,11 +67,12 @@ export async function grownFold(tx: Queryable, task: TaskRow, fresh: TaskEvent[]
   };
 }
 
+/** A grown fold (`grownFold`) as the columns of an update, for a statement that sets more. */
+export const foldColumns = (tx: Queryable, grown: GrownFold) => tx`folded = ${tx.json(grown.fold as never)}, event_bytes = ${grown.bytes}`;
+
 /** Records a grown fold (`grownFold`). */
-export function storeFold(tx: Queryable, task: RowKey, grown: { fold: TaskFold; bytes: number }) {
-  return tx`
-    update desktop_task set folded = ${tx.json(grown.fold as never)}, event_bytes = ${grown.bytes}
-    where organization_id = ${task.organizationId} and id = ${task.id}`;
+export function storeFold(tx: Queryable, task: RowKey, grown: GrownFold) {
+  return tx`update desktop_task set ${foldColumns(tx, grown)} where organization_id = ${task.organizationId} and id = ${task.id}`;
 }
 
 /** The fold of a task from before folding, from the events it holds. */
@@ -93,25 +100,6 @@ export async function endTooLarge(tx: Queryable, hints: Hints, task: TaskRow, ca
       finished_at = now(), updated_at = now()
     where organization_id = ${task.organization_id} and id = ${task.id} and ${leaving(tx, "fail")}`;
   await syncSessionState(tx, hints, sessionKey(task), { activity: true, lastError: { error: "turn_too_large", message } });
-}
-
-/** What an attempt holds of a batch: the sequence it expects next and the held events the batch replays. */
-export interface HeldEvents {
-  next: number;
-  held: [number, TaskEvent][];
-}
-
-/** Reads what the attempt holds from the batch's first sequence on (each part walks the key from its own end). */
-export async function heldEvents(tx: Queryable, task: RowKey, attempt: number, events: TaskEvent[]): Promise<HeldEvents> {
-  const [row] = (await tx`
-    select
-      (select coalesce(max(sequence), 0) + 1 from desktop_task_event
-       where organization_id = ${task.organizationId} and task_id = ${task.id} and attempt = ${attempt}) as next,
-      (select coalesce(jsonb_agg(jsonb_build_array(sequence, event) order by sequence), '[]') from desktop_task_event
-       where organization_id = ${task.organizationId} and task_id = ${task.id} and attempt = ${attempt} and sequence >= ${events[0]!.sequence}) as held`) as unknown as [
-    HeldEvents,
-  ];
-  return row;
 }
 
 /**

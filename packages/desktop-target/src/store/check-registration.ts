@@ -8,7 +8,7 @@ import { type RegisteredRunner, recordTokenRunner, type TokenHolder, touchRunner
 /** A runner request's verified identity. */
 export type AuthenticatedRunner = RunnerIdentity & { expiresAt: number; dialect: RunnerDialect };
 
-/** A runner request whose token and member are verified; its registration is checked by `checkRegistration`. */
+/** A runner request whose token and member are verified; its registration is read by `readRegistration`. */
 export interface VerifiedRunner {
   holder: TokenHolder;
   expiresAt: number;
@@ -18,17 +18,11 @@ export interface VerifiedRunner {
 }
 
 /**
- * The runner is registered, not revoked since the mint, in this dialect. Its first statement is
- * sent when it is called, so a transaction can start it with others in one round trip.
- */
-export async function checkRegistration(sql: Queryable, verified: VerifiedRunner): Promise<AuthenticatedRunner> {
-  return asAuthenticated(verified, await readRegistration(sql, verified));
-}
-
-/**
- * The database half of `checkRegistration`: the runner's registration for this token (marking it
- * seen), recorded first when the dialect registers runners from their tokens; refused when there
- * is none or it was revoked since the mint. What a registration cache keeps.
+ * The runner's registration for this token (marking it seen), recorded first when the dialect
+ * registers runners from their tokens; refused when there is none or it was revoked since the
+ * mint: what a registration cache keeps, and what `asAuthenticated` checks the token against.
+ * Its first statement is sent when it is called, so a transaction can start it with others in
+ * one round trip.
  */
 export async function readRegistration(sql: Queryable, { holder, dialect }: Pick<VerifiedRunner, "holder" | "dialect">): Promise<RegisteredRunner> {
   let registered = await touchRunner(sql, holder);

@@ -1,16 +1,24 @@
 import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protocol";
 import { kindsToClaim } from "../runner-abilities.js";
-import { type AuthenticatedRunner, checkRegistration, type VerifiedRunner } from "./check-registration.js";
+import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "./check-registration.js";
 import { type ClaimOutcome, claimNextTask, heldTask } from "./claim-task.js";
 import { isReplay, lockForCompletion, settleTask } from "./complete-task.js";
 import { pipeline } from "./pipeline.js";
 import { writeSessionState } from "./sync-session-state.js";
+import type { RegisteredRunner, TokenHolder } from "./touch-runner.js";
 import { type TransactionScope, transaction } from "./transaction.js";
 
-/** Where a completion runs: the channel's database and publisher, its lease and its cap on a task's events. */
+/**
+ * Where a completion runs: the channel's database and publisher, its lease, its cap on a task's
+ * events, and where its runners' registrations are read: the channel's registration cache (≤ 1 s),
+ * which calls `read` (in the completion's transaction) when it holds none.
+ */
 export interface CompletionScope extends TransactionScope {
   readonly leaseMs: number;
   readonly turnEventBytes: number;
+  readonly registrations: {
+    registration(holder: TokenHolder, read: () => Promise<RegisteredRunner>): Promise<RegisteredRunner>;
+  };
 }
 
 /** What a completion's transaction decided, for the route to answer with. */
@@ -30,10 +38,11 @@ export interface CompletionOutcome {
  * `POST tasks/:id/complete`, the hot path of protocol 3, as one transaction whose statements are
  * started in this order, each step after the one before it:
  *
- * 1. with BEGIN, in one round trip: the runner's registration (a revoked runner's completion is
- *    refused whole: its error rolls everything back), the task's lock and the events it holds;
- * 2. the events, the settled task, the session's lock with its turns (one round trip; see
- *    `settleTask` for the rare ones more);
+ * 1. with BEGIN, in one round trip: the runner's registration, unless the registration cache
+ *    read it lately (a revoked runner's completion is refused whole, by every process within the
+ *    cache's bound: its error rolls everything back), and the task's lock with the events it holds;
+ * 2. the events, the settled task with its fold, the session's lock with its turns (one round
+ *    trip; see `settleTask` for the rare ones more);
  * 3. in one round trip: the session's move, then the claim of the runner's next task. The order
  *    matters: a follow-up of this session claimed next moves the session again, after this move.
  *
@@ -42,7 +51,11 @@ export interface CompletionOutcome {
  */
 export async function completeAndClaim(scope: CompletionScope, verified: VerifiedRunner, taskId: string, body: CompleteRequest): Promise<CompletionOutcome> {
   return transaction(scope, async (tx, hints) => {
-    const [runner, locked] = await pipeline([checkRegistration(tx, verified), lockForCompletion(tx, verified.holder, taskId, body)]);
+    const [registered, locked] = await pipeline([
+      scope.registrations.registration(verified.holder, () => readRegistration(tx, verified)),
+      lockForCompletion(tx, verified.holder, taskId, body),
+    ]);
+    const runner = asAuthenticated(verified, registered);
     const { task } = locked;
     if (isReplay(task, body)) {
       const held = body.next && task.next_task_id ? await heldTask(tx, runner, task.next_task_id) : null;

@@ -3,17 +3,14 @@ import type { Queryable, SessionPatch } from "@openwork/remote-session-core";
 import type { CompleteRequest } from "@openwork/runner-protocol";
 import type { TaskState } from "../task-state.js";
 import { ChannelRefusal } from "../channel-refusal.js";
-import { freshEvents, grownFold, type HeldEvents, heldEvents, insertEvents, sessionEffects, storeFold, tooLarge } from "./append-events.js";
-import { assertAttemptHeld, lockOwnTask } from "./lock-own-task.js";
+import { foldColumns, freshEvents, grownFold, insertEvents, sessionEffects, tooLarge } from "./append-events.js";
+import { assertAttemptHeld, lockOwnTask, type OwnTask } from "./lock-own-task.js";
 import { pipeline } from "./pipeline.js";
 import { type LockedSession, lockSession } from "./sync-session-state.js";
 import { endedClears, sessionKey, type TaskOwner, type TaskRow } from "./task-row.js";
 
 /** A task locked for its completion, with what it already holds of the completion's events. */
-export interface LockedCompletion {
-  task: TaskRow;
-  held: HeldEvents | null;
-}
+export type LockedCompletion = OwnTask;
 
 /** A settled task: the state it ended in, its session locked, and the session's move still to write. */
 export interface SettledTask {
@@ -23,13 +20,11 @@ export interface SettledTask {
 }
 
 /**
- * A completion's first step: the task's lock, and the events of `body` it already holds. Both
- * statements are sent when it is called (one round trip, with whatever the caller started before).
+ * A completion's first step: the task's lock, and the events of `body` it already holds, in one
+ * statement, sent when it is called (one round trip, with whatever the caller started before).
  */
-export async function lockForCompletion(tx: Queryable, owner: TaskOwner, taskId: string, body: CompleteRequest): Promise<LockedCompletion> {
-  const key = { organizationId: owner.organizationId, id: taskId };
-  const [task, held] = await pipeline([lockOwnTask(tx, owner, taskId), body.events ? heldEvents(tx, key, body.attempt, body.events) : null]);
-  return { task, held };
+export function lockForCompletion(tx: Queryable, owner: TaskOwner, taskId: string, body: CompleteRequest): Promise<LockedCompletion> {
+  return lockOwnTask(tx, owner, taskId, body.events ? { attempt: body.attempt, events: body.events } : undefined);
 }
 
 /**
@@ -70,13 +65,13 @@ export async function settleTask(tx: Queryable, { task, held }: LockedCompletion
   const effects = stored.length > 0 ? (await sessionEffects(tx, key, stored)).patch : {};
   const failure = oversized ? tooLarge(capBytes) : body.status === "failed" ? body.error : null;
   const localSessionId = body.localSessionId ?? task.local_session_id;
-  // Started in this order, so run in it: the events, the settled task, then the session's lock
-  // with its turns, which sees them.
-  const [, , , session] = await pipeline([
+  // Started in this order, so run in it: the events, the settled task (with its fold), then the
+  // session's lock with its turns, which sees them.
+  const [, , session] = await pipeline([
     stored.length > 0 ? insertEvents(tx, key, body.attempt, stored).execute() : null,
-    grown ? storeFold(tx, key, grown).execute() : null,
     tx`
       update desktop_task set
+        ${grown ? tx`${foldColumns(tx, grown)},` : tx``}
         state = ${state}, completion = ${tx.json(storedCompletion(body) as never)}, ${endedClears(tx)},
         local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
         failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()

@@ -102,21 +102,17 @@ export async function syncSessionState(
 }
 
 /**
- * `syncSessionState`'s first round trip: locks the row and reads its turns. Null for a session
- * that is gone. Statements sent before it in the same round trip are seen by the read.
+ * `syncSessionState`'s first round trip: locks the row and reads its turns, in one statement
+ * (`desktop_lock_session`, migration 0016: the turns are read in a snapshot taken after the lock
+ * was granted, so they include what the transaction that held it committed). Null for a session
+ * that is gone. Statements sent before it in the same round trip are seen by the read. Turns
+ * only: a relayed read or stop never moves the session.
  */
 export async function lockSession(tx: Queryable, { organizationId, id: sessionId }: RowKey): Promise<LockedSession | null> {
-  // Sent together, run in order: the turns are read in a snapshot taken after the lock was
-  // granted, so they include what the transaction that held it committed. Turns only: a relayed
-  // read or stop never moves the session.
-  const [[session], tasks] = await Promise.all([
-    tx<{ state: SessionState }[]>`select state from remote_session where organization_id = ${organizationId} and id = ${sessionId} for update`,
-    tx<DerivationTask[]>`
-      select state, kind, claimed_via, progress->>'status' as progress from desktop_task
-      where organization_id = ${organizationId} and session_id = ${sessionId} and kind in ('remote_session.create', 'remote_session.send')
-      order by created_at desc, id desc`,
-  ]);
-  return session ? { id: sessionId, organizationId, state: session.state, tasks } : null;
+  const [session] = await tx<
+    { state: SessionState; turns: DerivationTask[] }[]
+  >`select state, turns from desktop_lock_session(${organizationId}, ${sessionId})`;
+  return session ? { id: sessionId, organizationId, state: session.state, tasks: session.turns } : null;
 }
 
 /**

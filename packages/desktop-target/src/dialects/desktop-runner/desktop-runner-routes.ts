@@ -30,7 +30,8 @@ const runnerIdOf = (c: Context): string => {
 /**
  * Our protocol's routes, relative to its prefix (`/v1/desktop-runner`): the member routes (token,
  * presence, the list of desktops) and the runner routes. A runner route verifies the token first,
- * then the registration — a completion checks it in its own transaction (one round trip fewer).
+ * then the registration — a completion reads it (when its cache holds none) in its own
+ * transaction (one round trip fewer).
  */
 export function desktopRunnerRoutes(ctx: RouteContext, options: { prefix: string; presenceWindowMs: number }): Hono {
   const { prefix, presenceWindowMs } = options;
