@@ -1,11 +1,13 @@
 import { createRunnerClient } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
-import postgres from "postgres";
+import postgres, { type Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunnerGateway, startRunnerGateway } from "../testing/runner-gateway.js";
 import type { VerifiedRunner } from "./check-registration.js";
 import { createRegistrationCache } from "../routes/registration-cache.js";
 import { completeAndClaim } from "./complete-and-claim.js";
+import { lockOwnTask } from "./lock-own-task.js";
+import { lockSession } from "./sync-session-state.js";
 
 const db = useTestDatabase();
 let gateway: RunnerGateway;
@@ -101,4 +103,86 @@ describe("completeAndClaim", () => {
       }
     },
   );
+});
+
+/** A claimed turn of a fresh member: its runner, its task and its session. */
+async function claimedTurn(name: string) {
+  const member = { organizationId: "org_lock_read", memberId: `mem_${name}_${Date.now()}` };
+  const runnerId = `runner-${name}-01`;
+  const client = createRunnerClient({ baseUrl: gateway.baseUrl, token: await gateway.registerRunner(member, runnerId) });
+  await gateway.sessions.create(gateway.call(member), { title: name, prompt: `question ${name}` });
+  const assignment = await client.claimNext();
+  const [task] = await gateway.sql<{ session_id: string }[]>`select session_id from desktop_task where id = ${assignment!.taskId}`;
+  return { owner: { ...member, runnerId }, taskId: assignment!.taskId, sessionId: task!.session_id };
+}
+
+/**
+ * Runs `holder` in a transaction that holds the lock `waiter` asks for, commits it once the waiter
+ * is queued behind it, and answers what the waiter read (in a transaction of its own, rolled back).
+ */
+async function readBehind<T>(holder: (tx: Sql) => Promise<unknown>, waiter: (tx: Sql) => Promise<T>): Promise<T> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held!: () => void;
+  const holding = new Promise<void>((resolve) => (held = resolve));
+  const committed = gateway.sql.begin(async (tx) => {
+    await holder(tx as unknown as Sql);
+    held();
+    await released;
+  });
+  await holding;
+  let read: T | undefined;
+  const waited = gateway.sql
+    .begin(async (tx) => {
+      read = await waiter(tx as unknown as Sql);
+      throw new Error("rolled back");
+    })
+    .catch(() => {});
+  // The waiter's statement is sent and waits on the lock: its read must come after the commit.
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  expect(read).toBeUndefined();
+  release();
+  await committed;
+  await waited;
+  return read as T;
+}
+
+describe("a lock and the read after it, in one statement (migration 0016)", () => {
+  it("desktop_lock_own_task: the held events include those the lock's last holder committed while it waited", async () => {
+    const { owner, taskId } = await claimedTurn("held");
+    const event = { sequence: 1, type: "status", payload: { status: "running" } };
+    const read = await readBehind(
+      (tx) => tx`
+        with locked as (select id from desktop_task where id = ${taskId} for update)
+        insert into desktop_task_event (organization_id, task_id, attempt, sequence, type, event)
+        select ${owner.organizationId}, id, 1, 1, 'status', ${tx.json(event)} from locked`,
+      (tx) => lockOwnTask(tx as never, owner, taskId, { attempt: 1, events: [event as never] }),
+    );
+    expect(read.task).toMatchObject({ id: taskId, state: "claimed", attempt: 1 });
+    expect(read.task).not.toHaveProperty("held_next");
+    expect(read.held).toEqual({ next: 2, held: [[1, event]] });
+  });
+
+  it("desktop_lock_own_task: another runner's task is not found, and nothing is read of it", async () => {
+    const { owner, taskId } = await claimedTurn("other");
+    await expect(lockOwnTask(gateway.sql as never, { ...owner, runnerId: "runner-someone-else" }, taskId)).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("desktop_lock_session: the turns read include what the lock's last holder committed while it waited", async () => {
+    const { owner, taskId, sessionId } = await claimedTurn("turns");
+    const key = { organizationId: owner.organizationId, id: sessionId };
+    const read = await readBehind(
+      async (tx) => {
+        await tx`select 1 from remote_session where organization_id = ${key.organizationId} and id = ${key.id} for update`;
+        await tx`update desktop_task set state = 'done', finished_at = now() where id = ${taskId}`;
+      },
+      (tx) => lockSession(tx as never, key),
+    );
+    expect(read).toEqual({
+      ...key,
+      state: "running",
+      tasks: [{ state: "done", kind: "remote_session.create", claimed_via: "desktop-runner", progress: null }],
+    });
+    expect(await lockSession(gateway.sql as never, { ...key, id: "rs_gone" })).toBeNull();
+  });
 });
