@@ -8,7 +8,12 @@ const quiet = new Logger(() => () => {});
  * Queues `tasks` no-op jobs, then drains them. `meter` starts when the worker starts and its
  * returned function is read as the last job ends (for CPU counters); its value comes back as `metered`.
  */
-export async function drainGraphileWorker<T>(url: string, tasks: number, concurrency: number, meter: () => () => T) {
+export async function drainGraphileWorker<T>(
+  url: string,
+  tasks: number,
+  concurrency: number,
+  meter: () => Promise<() => Promise<T> | T> | (() => Promise<T> | T),
+) {
   const utils = await makeWorkerUtils({ connectionString: url, logger: quiet });
   await utils.migrate();
   for (let i = 0; i < tasks; i += 50) await Promise.all(Array.from({ length: Math.min(50, tasks - i) }, () => utils.addJob("noop", {})));
@@ -17,7 +22,7 @@ export async function drainGraphileWorker<T>(url: string, tasks: number, concurr
   const allDone = new Promise<void>((resolve) => {
     finish = resolve;
   });
-  const read = meter();
+  const read = await meter();
   const t0 = performance.now();
   const worker = await run({
     connectionString: url,
@@ -31,7 +36,7 @@ export async function drainGraphileWorker<T>(url: string, tasks: number, concurr
     },
   });
   await allDone;
-  const metered = read();
+  const metered = await read();
   const seconds = (performance.now() - t0) / 1000;
   await worker.stop();
   await utils.release();

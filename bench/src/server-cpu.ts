@@ -4,11 +4,13 @@
 // job in the same run. The runners' CPU is reported apart: it is not the server's.
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import postgres from "postgres";
 import { startProfile } from "./cpu-profile.js";
 import { benchGateway } from "./gateway-fixture.js";
 import { drainGraphileWorker } from "./graphile-baseline.js";
 import { benchDatabase, report } from "./harness.js";
 import { clusterCpuMs, cpuMsSince, postmasterOf } from "./process-cpu.js";
+import { walBytesSince } from "./wal-volume.js";
 
 const TASKS = Number(process.env.TASKS ?? 4_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -30,9 +32,10 @@ interface Drain {
   requests: number;
   statements: number;
   postmaster: number;
+  walBytes: number;
 }
 
-const emptyDrain = (): Drain => ({ done: 0, seconds: 0, gatewayMs: 0, clusterMs: 0, runnersMs: 0, requests: 0, statements: 0, postmaster: 0 });
+const emptyDrain = (): Drain => ({ done: 0, seconds: 0, gatewayMs: 0, clusterMs: 0, runnersMs: 0, requests: 0, statements: 0, postmaster: 0, walBytes: 0 });
 const addDrains = (a: Drain, b: Drain): Drain => ({
   done: a.done + b.done,
   seconds: a.seconds + b.seconds,
@@ -42,6 +45,7 @@ const addDrains = (a: Drain, b: Drain): Drain => ({
   requests: a.requests + b.requests,
   statements: a.statements + b.statements,
   postmaster: b.postmaster,
+  walBytes: a.walBytes + b.walBytes,
 });
 const rowOf = (total: Drain, counted: Drain) => ({
   tasks: total.done,
@@ -52,6 +56,7 @@ const rowOf = (total: Drain, counted: Drain) => ({
   "runners µs/task (not the server's)": perTask(total.runnersMs, total.done),
   requestsPerTask: +(total.requests / total.done).toFixed(2),
   statementsPerTask: +(counted.statements / counted.done).toFixed(2),
+  "WAL bytes/task": Math.round(total.walBytes / total.done),
 });
 
 const db = await benchDatabase("server-cpu");
@@ -76,22 +81,33 @@ try {
   }
   for (const { label, total, counted } of variants) rows[label] = rowOf(total, counted);
   if (WARMUP > 0) await drainGraphileWorker(db.url, WARMUP, RUNNERS, () => () => undefined);
-  const { processed, seconds, metered } = await drainGraphileWorker(db.url, TASKS, RUNNERS, () => {
+  const admin = postgres(db.url, { max: 1, onnotice: () => {} });
+  const { processed, seconds, metered } = await drainGraphileWorker(db.url, TASKS, RUNNERS, async () => {
+    const wal = await walBytesSince(admin);
     const workerStart = process.cpuUsage();
     const clusterStart = clusterCpuMs(postmaster);
-    return () => ({ workerMs: cpuMsSince(workerStart), clusterMs: clusterCpuMs(postmaster) - clusterStart });
+    return async () => {
+      const cpu = { workerMs: cpuMsSince(workerStart), clusterMs: clusterCpuMs(postmaster) - clusterStart };
+      return { ...cpu, walBytes: await wal() };
+    };
   });
-  const { workerMs, clusterMs: graphileClusterMs } = metered;
+  await admin.end();
+  const { workerMs, clusterMs: graphileClusterMs, walBytes } = metered;
   rows["baseline: graphile-worker + PostgreSQL, no-op jobs"] = {
     tasks: processed,
     seconds: +seconds.toFixed(2),
     "process µs/task": perTask(workerMs, processed),
     "PostgreSQL µs/task": perTask(graphileClusterMs, processed),
     "server µs/task": perTask(workerMs + graphileClusterMs, processed),
+    "WAL bytes/task": Math.round(walBytes / processed),
   };
-  const theirs = rows["baseline: graphile-worker + PostgreSQL, no-op jobs"]!["server µs/task"] as number;
   for (const label of Object.keys(rows).filter((key) => key.startsWith(OURS))) {
-    rows[`ratio (${label.slice(OURS.length + 2)} / graphile-worker)`] = { "server µs/task": +((rows[label]!["server µs/task"] as number) / theirs).toFixed(2) };
+    const ratio = (column: string) =>
+      +((rows[label]![column] as number) / (rows["baseline: graphile-worker + PostgreSQL, no-op jobs"]![column] as number)).toFixed(2);
+    rows[`ratio (${label.slice(OURS.length + 2)} / graphile-worker)`] = {
+      "server µs/task": ratio("server µs/task"),
+      "WAL bytes/task": ratio("WAL bytes/task"),
+    };
   }
 } finally {
   await db.stop();
@@ -110,6 +126,7 @@ async function drainOurs(registrationCacheMs: number, { tasks, counted }: { task
   }
   // PROFILE=<path>: a CPU profile of the gateway over each drain (it runs in this process).
   const profiling = process.env.PROFILE ? await startProfile() : null;
+  const wal = await walBytesSince(fixture.sql);
   const gatewayStart = process.cpuUsage();
   const clusterStart = clusterCpuMs(postmaster);
   const statementsStart = statements;
@@ -129,6 +146,7 @@ async function drainOurs(registrationCacheMs: number, { tasks, counted }: { task
     requests: outcome.requests,
     statements: statements - statementsStart,
     postmaster,
+    walBytes: await wal(),
   };
   await profiling?.(`${process.env.PROFILE}-cache-${registrationCacheMs}.cpuprofile`);
   await exited;
