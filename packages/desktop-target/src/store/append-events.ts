@@ -33,7 +33,7 @@ export async function appendEvents(
   const key = { organizationId: runner.organizationId, id: taskId };
   const { task, held } = await lockOwnTask(tx, runner, taskId, body);
   assertAttemptHeld(task, body.attempt, "renew");
-  const { fresh, nextSequence } = freshEvents(body.events, held!);
+  const { fresh, nextSequence } = freshEvents(body.events, held);
   if (fresh.length > 0) {
     const grown = await grownFold(tx, task, fresh, capBytes);
     if (!grown) {

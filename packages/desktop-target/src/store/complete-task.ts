@@ -9,9 +9,6 @@ import { pipeline } from "./pipeline.js";
 import { type LockedSession, lockSession } from "./sync-session-state.js";
 import { endedClears, sessionKey, type TaskOwner, type TaskRow } from "./task-row.js";
 
-/** A task locked for its completion, with what it already holds of the completion's events. */
-export type LockedCompletion = OwnTask;
-
 /** A settled task: the state it ended in, its session locked, and the session's move still to write. */
 export interface SettledTask {
   state: TaskState;
@@ -23,7 +20,7 @@ export interface SettledTask {
  * A completion's first step: the task's lock, and the events of `body` it already holds, in one
  * statement, sent when it is called (one round trip, with whatever the caller started before).
  */
-export function lockForCompletion(tx: Queryable, owner: TaskOwner, taskId: string, body: CompleteRequest): Promise<LockedCompletion> {
+export function lockForCompletion(tx: Queryable, owner: TaskOwner, taskId: string, body: CompleteRequest): Promise<OwnTask> {
   return lockOwnTask(tx, owner, taskId, body.events ? { attempt: body.attempt, events: body.events } : undefined);
 }
 
@@ -54,7 +51,7 @@ function storedCompletion(body: CompleteRequest): Omit<CompleteRequest, "events"
  * turn ends `failed` (`turn_too_large`). One round trip, and one more for each event that binds the
  * session and for a task from before folding (its held events are folded first).
  */
-export async function settleTask(tx: Queryable, { task, held }: LockedCompletion, body: CompleteRequest, capBytes: number): Promise<SettledTask> {
+export async function settleTask(tx: Queryable, { task, held }: OwnTask, body: CompleteRequest, capBytes: number): Promise<SettledTask> {
   const key = { organizationId: task.organization_id, id: task.id };
   const fresh = body.events && held ? freshEvents(body.events, held).fresh : [];
   const grown = fresh.length > 0 ? await grownFold(tx, task, fresh, capBytes) : null;

@@ -10,6 +10,9 @@ export interface HeldEvents {
   held: [number, TaskEvent][];
 }
 
+/** Events posted for an attempt (consecutive sequences, at least one). */
+export type EventBatch = { attempt: number; events: TaskEvent[] };
+
 /** A task locked by the runner that claimed it, with what its attempt holds of a batch (when one was given). */
 export interface OwnTask {
   task: TaskRow;
@@ -23,7 +26,9 @@ export interface OwnTask {
  * last holder stored is seen). Any other task — another member's, another runner's, one never
  * claimed — is `not_found`: nothing about it leaks.
  */
-export async function lockOwnTask(tx: Queryable, runner: TaskOwner, taskId: string, batch?: { attempt: number; events: TaskEvent[] }): Promise<OwnTask> {
+export async function lockOwnTask(tx: Queryable, runner: TaskOwner, taskId: string, batch: EventBatch): Promise<OwnTask & { held: HeldEvents }>;
+export async function lockOwnTask(tx: Queryable, runner: TaskOwner, taskId: string, batch?: EventBatch): Promise<OwnTask>;
+export async function lockOwnTask(tx: Queryable, runner: TaskOwner, taskId: string, batch?: EventBatch): Promise<OwnTask> {
   const [row] = batch
     ? await tx<(TaskRow & { held_next: number; held_events: [number, TaskEvent][] })[]>`
         select t.*, h.next as held_next, h.held as held_events
