@@ -69,6 +69,8 @@ export async function benchGateway(
     createRateLimit: { bucket: "create", limit: 1_000_000, windowMs: 60_000 },
     ...extra,
   });
+  /** Runs a capability as the bench member, straight on the source (no MCP transport). */
+  const execute = (name: string, body: unknown) => gateway.source.execute(memberContext(member), parseName(name)!, { body });
   /** Registers a runner of the bench member and returns its token. */
   const runnerToken = async (runnerId: string): Promise<string> => (await mintBenchRunner(gateway.baseUrl, runnerId)).token;
   /** A runner client of the bench member; `fetch` replaces the network (e.g. the gateway's handler in process). */
@@ -85,8 +87,15 @@ export async function benchGateway(
     runnerClient,
     runnerToken,
     mcpClient,
-    /** Runs a capability as the bench member, straight on the source (no MCP transport). */
-    execute: (name: string, body: unknown) => gateway.source.execute(memberContext(member), parseName(name)!, { body }),
+    execute,
+    /** Queues `count` store-and-forward tasks on the bench member's desktops (any runner may claim them), deliverable for an hour. */
+    queueTasks: async (count: number) => {
+      const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
+      for (let i = 0; i < count; i++) {
+        const result = await execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
+        if (result.isError) throw new Error(result.content[0]?.text);
+      }
+    },
     close: async () => {
       await gateway.close();
       await sql.end({ timeout: 5 });

@@ -45,8 +45,7 @@ try {
     const admin = postgres(db.url, { max: 1, onnotice: () => {} });
     await shape(admin, database, variant);
     await admin.end();
-    const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
-    for (let i = 0; i < N; i++) await queueing.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
+    await queueing.queueTasks(N);
     await queueing.close();
     // No statement counter: its hook (postgres.js `debug`) costs CPU of its own.
     const draining = await benchGateway(db.url);

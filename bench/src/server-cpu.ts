@@ -119,11 +119,7 @@ async function drainOurs(registrationCacheMs: number, { tasks, counted }: { task
   const fixture = await benchGateway(db.url, { timings: { registrationCacheMs } }, counted ? () => statements++ : undefined);
   const postmaster = await postmasterOf(fixture.sql);
   const tokens = await Promise.all(Array.from({ length: RUNNERS }, (_, i) => fixture.runnerToken(`bench-cpu-${String(i).padStart(2, "0")}`)));
-  const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
-  for (let i = 0; i < tasks; i++) {
-    const result = await fixture.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
-    if (result.isError) throw new Error(result.content[0]?.text);
-  }
+  await fixture.queueTasks(tasks);
   // PROFILE=<path>: a CPU profile of the gateway over each drain (it runs in this process).
   const profiling = process.env.PROFILE ? await startProfile() : null;
   const wal = await walBytesSince(fixture.sql);

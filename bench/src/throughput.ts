@@ -15,16 +15,8 @@ const rows: Record<string, Record<string, unknown>> = {};
 try {
   const fixture = await benchGateway(db.url);
   const tokens = await Promise.all(Array.from({ length: RUNNERS }, (_, i) => fixture.runnerToken(`bench-throughput-${String(i).padStart(2, "0")}`)));
-  // Enqueue through the desktop target (store-and-forward: any of the member's runners may claim).
-  const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
-  const enqueue = async () => {
-    for (let i = 0; i < TASKS; i++) {
-      const result = await fixture.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
-      if (result.isError) throw new Error(result.content[0]?.text);
-    }
-  };
   const drain = async (label: string, loop: "listed" | "next", requestsPerTask: number) => {
-    await enqueue();
+    await fixture.queueTasks(TASKS);
     const profiling = process.env.PROFILE ? await startProfile() : null;
     // The runners drain from a process of their own; tsx compiles it as it does this file.
     const runners = fork(fileURLToPath(new URL("./runner-process.ts", import.meta.url)), {

@@ -38,8 +38,7 @@ try {
   await admin`create extension if not exists pg_walinspect`;
   for (const counted of [false, true]) {
     const queueing = await benchGateway(db.url);
-    const deliverBy = new Date(Date.now() + 3_600_000).toISOString();
-    for (let i = 0; i < N; i++) await queueing.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
+    await queueing.queueTasks(N);
     await queueing.close();
     const draining = await benchGateway(db.url);
     const client = createRunnerClient({ baseUrl: draining.gateway.baseUrl, token: await draining.runnerToken(`runner-wal-${counted ? "counted" : "warm"}`) });
