@@ -17,6 +17,7 @@ import { clusterCpuMs, cpuMsSince, postmasterOf } from "./process-cpu.js";
 const N = Number(process.env.N ?? 1_000);
 const VARIANTS = (process.env.VARIANTS ?? "warm,base,notrigger,narrow,nosync,base,nochecks").split(",");
 const TRIGGER = "notify_session_state_change";
+const PLAN_MODES: Record<string, string> = { generic: "force_generic_plan", custom: "force_custom_plan" };
 const HOT_TABLES = ["desktop_task", "desktop_task_event", "remote_session", "desktop_runner"];
 
 /** Puts the schema in `variant`'s shape: the trigger as migrated (or narrowed, or off), commits synchronous (or not), checks dropped. */
@@ -28,6 +29,7 @@ async function shape(admin: Sql, database: string, variant: string): Promise<voi
   );
   await admin.unsafe(`alter table remote_session ${variant === "notrigger" ? "disable" : "enable"} trigger ${TRIGGER}`);
   await admin.unsafe(`alter database ${database} set synchronous_commit = ${variant === "nosync" ? "off" : "on"}`);
+  await admin.unsafe(`alter database ${database} set plan_cache_mode = ${PLAN_MODES[variant] ?? "auto"}`);
   if (variant !== "nochecks") return;
   const checks = await admin<{ rel: string; name: string }[]>`
     select conrelid::regclass::text as rel, conname as name from pg_constraint

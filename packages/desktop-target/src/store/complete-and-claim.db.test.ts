@@ -6,7 +6,7 @@ import { type RunnerGateway, startRunnerGateway } from "../testing/runner-gatewa
 import type { VerifiedRunner } from "./check-registration.js";
 import { createRegistrationCache } from "../routes/registration-cache.js";
 import { completeAndClaim } from "./complete-and-claim.js";
-import { lockOwnTask } from "./lock-own-task.js";
+import { lockOwnTask, lockOwnTaskAndSession } from "./lock-own-task.js";
 import { lockSession } from "./sync-session-state.js";
 
 const db = useTestDatabase();
@@ -46,14 +46,14 @@ function countingSql() {
 
 describe("completeAndClaim", () => {
   it.each([
-    // BEGIN, the registration, the task's lock with its held events | the events, the settled
-    // task with its fold, the session's lock with its turns | the session's move, then the next
+    // BEGIN, the registration, the task's lock with its held events and its session's lock with
+    // its turns | the events, the settled task with its fold, the session's move, then the next
     // claim | COMMIT.
-    { cache: "off", ttlMs: 0, trips: [3, 3, 2, 1], statements: 9 },
+    { cache: "off", ttlMs: 0, trips: [3, 4, 1], statements: 8 },
     // The registration read by the completion before, served from the cache: not read again.
-    { cache: "1 s", ttlMs: 1_000, trips: [2, 3, 2, 1], statements: 8 },
+    { cache: "1 s", ttlMs: 1_000, trips: [2, 4, 1], statements: 7 },
   ])(
-    "completes a turn with its last events and claims the runner's next task in 4 round trips and $statements statements (registration cache $cache)",
+    "completes a turn with its last events and claims the runner's next task in 3 round trips and $statements statements (registration cache $cache)",
     async ({ ttlMs, trips, statements }) => {
       const member = { organizationId: "org_trips", memberId: `mem_trips_${ttlMs}_${Date.now()}` };
       const runnerId = "runner-trips-01";
@@ -93,11 +93,11 @@ describe("completeAndClaim", () => {
         expect(counting.trips.map((trip) => trip.length)).toEqual(trips);
         expect(counting.trips.flat()).toHaveLength(statements);
         expect(counting.trips[0]![0]).toBe("begin");
-        expect(counting.trips[0]!.at(-1)).toMatch(/desktop_lock_own_task/);
-        expect(counting.trips[1]!.at(-1)).toMatch(/desktop_lock_session/);
-        expect(counting.trips[2]![0]).toMatch(/^\s*update remote_session/);
-        expect(counting.trips[2]![1]).toMatch(/^\s*with candidate/);
-        expect(counting.trips[3]).toEqual(["commit"]);
+        expect(counting.trips[0]!.at(-1)).toMatch(/desktop_lock_own_task[\s\S]*desktop_lock_session/);
+        expect(counting.trips[1]![1]).toMatch(/^\s*update desktop_task/);
+        expect(counting.trips[1]![2]).toMatch(/^\s*update remote_session/);
+        expect(counting.trips[1]![3]).toMatch(/^\s*with candidate/);
+        expect(counting.trips[2]).toEqual(["commit"]);
       } finally {
         await counting.sql.end();
       }
@@ -147,7 +147,7 @@ async function readBehind<T>(holder: (tx: Sql) => Promise<unknown>, waiter: (tx:
   return read as T;
 }
 
-describe("a lock and the read after it, in one statement (migration 0016)", () => {
+describe("a lock and the read after it, in one statement (migrations 0016 and 0017)", () => {
   it("desktop_lock_own_task: the held events include those the lock's last holder committed while it waited", async () => {
     const { owner, taskId } = await claimedTurn("held");
     const event = { sequence: 1, type: "status", payload: { status: "running" } };
@@ -181,8 +181,29 @@ describe("a lock and the read after it, in one statement (migration 0016)", () =
     expect(read).toEqual({
       ...key,
       state: "running",
-      tasks: [{ state: "done", kind: "remote_session.create", claimed_via: "desktop-runner", progress: null }],
+      tasks: [{ id: taskId, state: "done", kind: "remote_session.create", claimed_via: "desktop-runner", progress: null }],
     });
     expect(await lockSession(gateway.sql as never, { ...key, id: "rs_gone" })).toBeNull();
+  });
+
+  it("lockOwnTaskAndSession: the task, then its session, each read after its lock, in one statement", async () => {
+    const { owner, taskId, sessionId } = await claimedTurn("both");
+    const read = await readBehind(
+      async (tx) => {
+        await tx`select 1 from desktop_task where id = ${taskId} for update`;
+        await tx`update remote_session set title = 'renamed' where organization_id = ${owner.organizationId} and id = ${sessionId}`;
+        await tx`update desktop_task set title = 'renamed too' where id = ${taskId}`;
+      },
+      (tx) => lockOwnTaskAndSession(tx as never, owner, taskId),
+    );
+    expect(read.task).toMatchObject({ id: taskId, title: "renamed too" });
+    expect(read.task).not.toHaveProperty("session_turns");
+    expect(read.held).toBeNull();
+    expect(read.session).toEqual({
+      id: sessionId,
+      organizationId: owner.organizationId,
+      state: "running",
+      tasks: [{ id: taskId, state: "claimed", kind: "remote_session.create", claimed_via: "desktop-runner", progress: null }],
+    });
   });
 });

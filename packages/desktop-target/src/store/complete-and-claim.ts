@@ -40,13 +40,15 @@ export interface CompletionOutcome {
  *
  * 1. with BEGIN, in one round trip: the runner's registration, unless the registration cache
  *    read it lately (a revoked runner's completion is refused whole, by every process within the
- *    cache's bound: its error rolls everything back), and the task's lock with the events it holds;
- * 2. the events, the settled task with its fold, the session's lock with its turns (one round
- *    trip; see `settleTask` for the rare ones more);
- * 3. in one round trip: the session's move, then the claim of the runner's next task. The order
- *    matters: a follow-up of this session claimed next moves the session again, after this move.
+ *    cache's bound: its error rolls everything back), and in one statement the task's lock with
+ *    the events it holds and its session's lock with its turns;
+ * 2. in one round trip (see `settleTask` for the rare ones more): the events, the settled task
+ *    with its fold, the session's move (derived from the turns read in step 1, this one settled:
+ *    no other writer moves the session while it is locked), then the claim of the runner's next
+ *    task. The order matters: a follow-up of this session claimed next moves the session again,
+ *    after this move.
  *
- * Then COMMIT: four round trips in all. A replay (the same body again) writes nothing and hands
+ * Then COMMIT: three round trips in all. A replay (the same body again) writes nothing and hands
  * back the task the first answer claimed, while the runner still holds it.
  */
 export async function completeAndClaim(scope: CompletionScope, verified: VerifiedRunner, taskId: string, body: CompleteRequest): Promise<CompletionOutcome> {
@@ -65,7 +67,7 @@ export async function completeAndClaim(scope: CompletionScope, verified: Verifie
     const kinds = body.next ? kindsToClaim(runner, body.next.kinds) : [];
     const moved = writeSessionState(tx, hints, settled.session, settled.patch);
     const claimed = kinds.length > 0 ? claimNextTask(tx, hints, runner, kinds, scope.leaseMs, taskId) : null;
-    const [, next] = await pipeline([moved, claimed]);
+    const [, , next] = await pipeline([settled.written, moved, claimed]);
     return { runner, answer: { taskId, state: settled.state }, next };
   });
 }

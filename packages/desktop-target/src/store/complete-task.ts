@@ -4,24 +4,30 @@ import type { CompleteRequest } from "@openwork/runner-protocol";
 import type { TaskState } from "../task-state.js";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { foldColumns, freshEvents, grownFold, insertEvents, sessionEffects, tooLarge } from "./append-events.js";
-import { assertAttemptHeld, lockOwnTask, type OwnTask } from "./lock-own-task.js";
+import { assertAttemptHeld, lockOwnTaskAndSession, type OwnTaskAndSession } from "./lock-own-task.js";
 import { pipeline } from "./pipeline.js";
-import { type LockedSession, lockSession } from "./sync-session-state.js";
-import { endedClears, sessionKey, type TaskOwner, type TaskRow } from "./task-row.js";
+import type { LockedSession } from "./sync-session-state.js";
+import { endedClears, type TaskOwner, type TaskRow } from "./task-row.js";
 
-/** A settled task: the state it ended in, its session locked, and the session's move still to write. */
+/**
+ * A settled task: the state it ended in, its statements in flight (the caller awaits them with
+ * the ones it starts next), its session locked with the turns as the settle leaves them, and the
+ * session's move still to write.
+ */
 export interface SettledTask {
   state: TaskState;
+  written: Promise<unknown>;
   session: LockedSession | null;
   patch: Omit<SessionPatch, "state" | "expect">;
 }
 
 /**
- * A completion's first step: the task's lock, and the events of `body` it already holds, in one
- * statement, sent when it is called (one round trip, with whatever the caller started before).
+ * A completion's first step: the task's lock, the events of `body` it already holds, and the lock
+ * of the task's session with its turns, in one statement, sent when it is called (one round trip,
+ * with whatever the caller started before).
  */
-export function lockForCompletion(tx: Queryable, owner: TaskOwner, taskId: string, body: CompleteRequest): Promise<OwnTask> {
-  return lockOwnTask(tx, owner, taskId, body.events ? { attempt: body.attempt, events: body.events } : undefined);
+export function lockForCompletion(tx: Queryable, owner: TaskOwner, taskId: string, body: CompleteRequest): Promise<OwnTaskAndSession> {
+  return lockOwnTaskAndSession(tx, owner, taskId, body.events ? { attempt: body.attempt, events: body.events } : undefined);
 }
 
 /**
@@ -45,13 +51,15 @@ function storedCompletion(body: CompleteRequest): Omit<CompleteRequest, "events"
 }
 
 /**
- * Settles the attempt with its last events (protocol 3: one transaction for both), and locks the
- * task's session with its turns, which see the settled task. The prompt is cleared: the task no
- * longer needs it. Last events that would take the task past `capBytes` are not stored and the
- * turn ends `failed` (`turn_too_large`). One round trip, and one more for each event that binds the
- * session and for a task from before folding (its held events are folded first).
+ * Settles the attempt with its last events (protocol 3: one transaction for both), and answers
+ * the task's session (locked with the task) with its turns as the settle leaves them. The prompt
+ * is cleared: the task no longer needs it. Last events that would take the task past `capBytes`
+ * are not stored and the turn ends `failed` (`turn_too_large`). Its statements are started, not
+ * awaited: the caller's next ones leave in the same round trip (see `completeAndClaim`). One
+ * round trip more for each event that binds the session and for a task from before folding (its
+ * held events are folded first).
  */
-export async function settleTask(tx: Queryable, { task, held }: OwnTask, body: CompleteRequest, capBytes: number): Promise<SettledTask> {
+export async function settleTask(tx: Queryable, { task, held, session }: OwnTaskAndSession, body: CompleteRequest, capBytes: number): Promise<SettledTask> {
   const key = { organizationId: task.organization_id, id: task.id };
   const fresh = body.events && held ? freshEvents(body.events, held).fresh : [];
   const grown = fresh.length > 0 ? await grownFold(tx, task, fresh, capBytes) : null;
@@ -62,9 +70,8 @@ export async function settleTask(tx: Queryable, { task, held }: OwnTask, body: C
   const effects = stored.length > 0 ? (await sessionEffects(tx, key, stored)).patch : {};
   const failure = oversized ? tooLarge(capBytes) : body.status === "failed" ? body.error : null;
   const localSessionId = body.localSessionId ?? task.local_session_id;
-  // Started in this order, so run in it: the events, the settled task (with its fold), then the
-  // session's lock with its turns, which sees them.
-  const [, , session] = await pipeline([
+  // Started in this order, so run in it: the events, then the settled task (with its fold).
+  const written = pipeline([
     stored.length > 0 ? insertEvents(tx, key, body.attempt, stored).execute() : null,
     tx`
       update desktop_task set
@@ -73,7 +80,6 @@ export async function settleTask(tx: Queryable, { task, held }: OwnTask, body: C
         local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
         failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()
       where organization_id = ${key.organizationId} and id = ${key.id}`.execute(),
-    lockSession(tx, sessionKey(task)),
   ]);
   const patch = {
     ...effects,
@@ -81,5 +87,7 @@ export async function settleTask(tx: Queryable, { task, held }: OwnTask, body: C
     lastError: failure ? { error: failure.code, message: failure.message } : null,
     ...(localSessionId ? { targetSessionId: localSessionId } : {}),
   };
-  return { state, session, patch };
+  // The turns were read with the task's lock, before this settle: this turn now ends in `state`.
+  const settled = session && { ...session, tasks: session.tasks.map((turn) => (turn.id === task.id ? { ...turn, state } : turn)) };
+  return { state, written, session: settled, patch };
 }

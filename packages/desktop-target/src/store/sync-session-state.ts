@@ -56,6 +56,8 @@ export function claimedSessionMove(tx: Queryable, runner: { runnerId: string; di
 
 /** A session's turn (create or follow-up) as the derivation reads it. */
 export interface DerivationTask {
+  /** The task's id (`desktop_lock_session` names it since migration 0017). */
+  id?: string;
   state: TaskState;
   kind: string;
   claimed_via?: string | null;
@@ -103,8 +105,8 @@ export async function syncSessionState(
 
 /**
  * `syncSessionState`'s first round trip: locks the row and reads its turns, in one statement
- * (`desktop_lock_session`, migration 0016: the turns are read in a snapshot taken after the lock
- * was granted, so they include what the transaction that held it committed). Null for a session
+ * (`desktop_lock_session`, migrations 0016 and 0017: the turns are read in a snapshot taken after
+ * the lock was granted, so they include what the transaction that held it committed). Null for a session
  * that is gone. Statements sent before it in the same round trip are seen by the read. Turns
  * only: a relayed read or stop never moves the session.
  */
