@@ -5,6 +5,8 @@
 //   notrigger  the notification trigger on remote_session disabled
 //   narrow     that trigger fired only by the moves it can enqueue for (not the claim's → running)
 //   nosync     synchronous_commit off (no WAL flush waited for at each commit)
+//   generic    plan_cache_mode = force_generic_plan (every statement on its cached generic plan)
+//   custom     plan_cache_mode = force_custom_plan (every statement planned again at each run)
 //   nochecks   every CHECK constraint of the four hot tables dropped (for good: name it last)
 // VARIANTS=base,notrigger,… picks them (default: warm,base,notrigger,narrow,nosync,base,nochecks).
 import { createRunnerClient } from "@openwork/runner-protocol/client";
