@@ -11,7 +11,7 @@ export class ProcessKilled extends Error {
  * The database client of a process killed (kill -9) once it has sent `lives` statements: it
  * sends nothing after that — no cleanup, no rollback of its own — and a transaction it was in is
  * rolled back as the server does when the connection drops. Statements are counted when they are
- * sent (awaited or executed), so a test can kill a flow after each of them in turn; `sent()`
+ * sent (awaited or executed, once each), so a test can kill a flow after each of them in turn; `sent()`
  * says how many a whole flow sends. `step()` counts another effect of the process against the
  * same lives (a request to a peer: call it before sending one), and throws once it is dead.
  */
@@ -22,13 +22,21 @@ export function killableClient(sql: Sql, lives: number): { sql: Sql; sent(): num
     if (dead()) throw new ProcessKilled();
     sent++;
   };
-  const statement = (pending: object) =>
-    new Proxy(pending, {
+  const statement = (pending: object) => {
+    // Once: a statement executed and then awaited (a guarded connection awaits what it executed)
+    // was sent once, and a process alive when it sent it sees its answer.
+    let counted = false;
+    const sendOnce = () => {
+      if (counted) return;
+      send();
+      counted = true;
+    };
+    return new Proxy(pending, {
       get(target, property) {
         if (property === "then") {
           return (ok?: (value: unknown) => unknown, ko?: (error: unknown) => unknown) => {
             try {
-              send();
+              sendOnce();
             } catch (error) {
               return Promise.reject(error).then(ok, ko);
             }
@@ -37,12 +45,13 @@ export function killableClient(sql: Sql, lives: number): { sql: Sql; sent(): num
         }
         if (property === "execute")
           return () => {
-            send();
+            sendOnce();
             return (target as { execute(): unknown }).execute();
           };
         return Reflect.get(target, property, target);
       },
     });
+  };
   const client = (real: Sql): Sql =>
     new Proxy(real, {
       apply: (target, self, args) => statement(Reflect.apply(target, self, args) as object),

@@ -59,6 +59,8 @@ async function takeCandidate(
   moreOf?: PendingQuery<Row[]>,
 ): Promise<ClaimOutcome | null> {
   // Read in the claim's own snapshot, where the claimed row still looks queued: it is left out by id.
+  // The statement is handed to the connection now (`execute`), not when awaited: a statement the
+  // caller starts after this call, a COMMIT above all, runs after it.
   const more = moreOf ? tx`exists (select 1 from desktop_task t where ${eligibleFor(tx, runner)} and ${moreOf} and t.id <> c.id)` : tx`null::boolean`;
   const [row] = await tx<ClaimedRow[]>`
     with candidate as (
@@ -78,7 +80,9 @@ async function takeCandidate(
     select c.*, m.target_session_id as moved_target_session_id, m.id is not null as session_moved, ${more} as more_waiting,
       o.user_id as session_user_id, o.spawn_depth as session_depth
     from claimed c left join moved m on true
-    left join remote_session o on o.organization_id = c.organization_id and o.id = c.session_id`;
+    left join remote_session o on o.organization_id = c.organization_id and o.id = c.session_id
+    where remote_session_required(m.id is not null or c.kind not in ('remote_session.create', 'remote_session.send'),
+      'desktop session ' || c.session_id || ': the ledger refused a claimed turn''s move to running')`.execute();
   if (!row) return null;
   const {
     moved_target_session_id: movedTarget,
@@ -88,9 +92,8 @@ async function takeCandidate(
     session_depth: depth,
     ...claimed
   } = row;
-  // A turn moves its session to running; a relayed read or stop, or an answer, never does.
-  const turn = claimed.kind === "remote_session.create" || claimed.kind === "remote_session.send";
-  if (turn && !moved) throw new Error(`desktop session ${claimed.session_id}: the ledger refused a claimed turn's move to running`);
+  // A turn moves its session to running (else the statement failed inside PostgreSQL: a
+  // completion's COMMIT travels with its claim); a relayed read or stop, or an answer, never does.
   if (moved) hints.session(claimed.organization_id, claimed.session_id);
   const owner = userId === null ? {} : { owner: { userId, depth } };
   return {

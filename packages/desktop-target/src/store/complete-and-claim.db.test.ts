@@ -44,16 +44,41 @@ function countingSql() {
   return { sql, trips };
 }
 
+/** Completes a runner's task with a final answer and asks for its next, straight through `completeAndClaim`. */
+function completer(sql: Sql, ttlMs: number, member: { organizationId: string; memberId: string }, runnerId: string) {
+  const scope = {
+    sql,
+    publisher: gateway.store.publisher,
+    leaseMs: 60_000,
+    turnEventBytes: 4 * 1024 * 1024,
+    registrations: createRegistrationCache({ ttlMs }),
+  };
+  const verified: VerifiedRunner = {
+    holder: { ...member, runnerId, mintedAt: Date.now() - 1000 },
+    expiresAt: Date.now() + 3_600_000,
+    dialect: "desktop-runner",
+    tokenCapabilities: [],
+  };
+  return (taskId: string) =>
+    completeAndClaim(scope, verified, taskId, {
+      attempt: 1,
+      status: "done",
+      localSessionId: `ses_${taskId.slice(-6)}`,
+      events: [{ sequence: 1, type: "assistant.final", payload: { messageId: "m1", text: "answer" } }],
+      next: {},
+    });
+}
+
 describe("completeAndClaim", () => {
   it.each([
     // BEGIN, the registration, the task's lock with its held events and its session's lock with
-    // its turns | the events, the settled task with its fold, the session's move, then the next
-    // claim | COMMIT.
-    { cache: "off", ttlMs: 0, trips: [3, 4, 1], statements: 8 },
+    // its turns | the events, the settled task with its fold, the session's move, the next
+    // claim, COMMIT.
+    { cache: "off", ttlMs: 0, trips: [3, 5], statements: 8 },
     // The registration read by the completion before, served from the cache: not read again.
-    { cache: "1 s", ttlMs: 1_000, trips: [2, 4, 1], statements: 7 },
+    { cache: "1 s", ttlMs: 1_000, trips: [2, 5], statements: 7 },
   ])(
-    "completes a turn with its last events and claims the runner's next task in 3 round trips and $statements statements (registration cache $cache)",
+    "completes a turn with its last events and claims the runner's next task in 2 round trips and $statements statements (registration cache $cache)",
     async ({ ttlMs, trips, statements }) => {
       const member = { organizationId: "org_trips", memberId: `mem_trips_${ttlMs}_${Date.now()}` };
       const runnerId = "runner-trips-01";
@@ -62,27 +87,7 @@ describe("completeAndClaim", () => {
       for (const title of ["one", "two", "three"]) await gateway.sessions.create(call, { title, prompt: `question ${title}` });
       const first = await client.claimNext();
       const counting = countingSql();
-      const scope = {
-        sql: counting.sql,
-        publisher: gateway.store.publisher,
-        leaseMs: 60_000,
-        turnEventBytes: 4 * 1024 * 1024,
-        registrations: createRegistrationCache({ ttlMs }),
-      };
-      const verified: VerifiedRunner = {
-        holder: { ...member, runnerId, mintedAt: Date.now() - 1000 },
-        expiresAt: Date.now() + 3_600_000,
-        dialect: "desktop-runner",
-        tokenCapabilities: [],
-      };
-      const complete = (taskId: string) =>
-        completeAndClaim(scope, verified, taskId, {
-          attempt: 1,
-          status: "done",
-          localSessionId: `ses_${taskId.slice(-6)}`,
-          events: [{ sequence: 1, type: "assistant.final", payload: { messageId: "m1", text: "answer" } }],
-          next: {},
-        });
+      const complete = completer(counting.sql, ttlMs, member, runnerId);
       try {
         // The first completion prepares the statements (a first use is described before it runs).
         const second = await complete(first!.taskId);
@@ -95,14 +100,38 @@ describe("completeAndClaim", () => {
         expect(counting.trips[0]![0]).toBe("begin");
         expect(counting.trips[0]!.at(-1)).toMatch(/desktop_lock_own_task[\s\S]*desktop_lock_session/);
         expect(counting.trips[1]![1]).toMatch(/^\s*update desktop_task/);
-        expect(counting.trips[1]![2]).toMatch(/^\s*update remote_session/);
+        expect(counting.trips[1]![2]).toMatch(/^\s*with updated as \(\s*update remote_session/);
         expect(counting.trips[1]![3]).toMatch(/^\s*with candidate/);
-        expect(counting.trips[2]).toEqual(["commit"]);
+        expect(counting.trips[1]![4]).toBe("commit");
       } finally {
         await counting.sql.end();
       }
     },
   );
+
+  it("fails whole when the next turn it claims cannot move its session: its COMMIT, sent with the claim, rolls back", async () => {
+    const member = { organizationId: "org_trips", memberId: `mem_refused_${Date.now()}` };
+    const runnerId = "runner-refused-01";
+    const client = createRunnerClient({ baseUrl: gateway.baseUrl, token: await gateway.registerRunner(member, runnerId) });
+    const call = gateway.call(member);
+    const one = await gateway.sessions.create(call, { title: "one", prompt: "question one" });
+    const first = await client.claimNext();
+    const two = await gateway.sessions.create(call, { title: "two", prompt: "question two" });
+    // A state no turn may leave for running, its create still queued: the claim takes the task and
+    // its session's move finds no row to move.
+    await gateway.sql`update remote_session set state = 'expired' where id = ${two.sessionId}`;
+    const complete = completer(gateway.sql, 0, member, runnerId);
+    await expect(complete(first!.taskId)).rejects.toThrow(/the ledger refused a claimed turn's move to running/);
+    const tasks = await gateway.sql<{ session_id: string; state: string; events: number }[]>`
+      select t.session_id, t.state, (select count(*)::int from desktop_task_event e where e.organization_id = t.organization_id and e.task_id = t.id) as events
+      from desktop_task t where t.organization_id = ${member.organizationId} and t.member_id = ${member.memberId} order by t.created_at`;
+    expect(tasks).toEqual([
+      { session_id: one.sessionId, state: "claimed", events: 0 },
+      { session_id: two.sessionId, state: "queued", events: 0 },
+    ]);
+    const [session] = await gateway.sql<{ state: string }[]>`select state from remote_session where id = ${one.sessionId}`;
+    expect(session!.state).toBe("running");
+  });
 });
 
 /** A claimed turn of a fresh member: its runner, its task and its session. */

@@ -46,13 +46,14 @@ export interface CompletionOutcome {
  *    with its fold, the session's move (derived from the turns read in step 1, this one settled:
  *    no other writer moves the session while it is locked), then the claim of the runner's next
  *    task. The order matters: a follow-up of this session claimed next moves the session again,
- *    after this move.
+ *    after this move. COMMIT travels in the same round trip: every check of these statements is
+ *    made inside PostgreSQL (a refusal aborts the transaction, and the COMMIT then rolls back).
  *
- * Then COMMIT: three round trips in all. A replay (the same body again) writes nothing and hands
+ * Two round trips in all. A replay (the same body again) writes nothing and hands
  * back the task the first answer claimed, while the runner still holds it.
  */
 export async function completeAndClaim(scope: CompletionScope, verified: VerifiedRunner, taskId: string, body: CompleteRequest): Promise<CompletionOutcome> {
-  return transaction(scope, async (tx, hints) => {
+  return transaction(scope, async (tx, hints, commit) => {
     const [registered, locked] = await pipeline([
       scope.registrations.registration(verified.holder, () => readRegistration(tx, verified)),
       lockForCompletion(tx, verified.holder, taskId, body),
@@ -67,7 +68,7 @@ export async function completeAndClaim(scope: CompletionScope, verified: Verifie
     const kinds = body.next ? kindsToClaim(runner, body.next.kinds) : [];
     const moved = writeSessionState(tx, hints, settled.session, settled.patch);
     const claimed = kinds.length > 0 ? claimNextTask(tx, hints, runner, kinds, scope.leaseMs, taskId) : null;
-    const [, , next] = await pipeline([settled.written, moved, claimed]);
+    const [, , next] = await pipeline([settled.written, moved, claimed, commit()]);
     return { runner, answer: { taskId, state: settled.state }, next };
   });
 }

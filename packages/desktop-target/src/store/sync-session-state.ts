@@ -144,8 +144,13 @@ export async function writeSessionState(
   // The row is locked: its state is the one the ledger would compare against.
   const moves = canTransition(session.state, state);
   const { lastError, ...rest } = patch;
-  const updated = await createSessionLedger(tx).update(session, moves ? { ...patch, state } : rest);
-  if (!updated) throw new Error(`desktop session ${session.id}: the ledger refused ${session.state} → ${state}`);
+  // It cannot be refused (the move was checked against the locked row), and if it were, it fails
+  // inside PostgreSQL: a completion sends its COMMIT in the same round trip.
+  await createSessionLedger(tx).require(
+    session,
+    moves ? { ...patch, state } : rest,
+    `desktop session ${session.id}: the ledger refused ${session.state} → ${state}`,
+  );
   hints.session(session.organizationId, session.id);
   return moves;
 }

@@ -57,6 +57,29 @@ describe("session ledger", () => {
     expect(await ledger.find({ ...alice, organizationId: "org_2" }, session.id)).toBeNull();
   });
 
+  it("fails a required update inside PostgreSQL, so a COMMIT sent behind it rolls the transaction back", async () => {
+    const ledger = createSessionLedger(db.current.sql);
+    const session = await ledger.insert(alice, { target: "desktop", title: "Required", state: "queued" });
+    await ledger.require(session, { state: "running" }, "never refused");
+    expect((await ledger.find(alice, session.id))?.state).toBe("running");
+    const reserved = await db.current.sql.reserve();
+    try {
+      const inTx = createSessionLedger(reserved);
+      const steps = await Promise.allSettled([
+        reserved`begin`.execute(),
+        inTx.require(session, { lastError: { error: "runner_unavailable", message: "kept only with the move" } }, "never refused"),
+        inTx.require(session, { state: "idle", expect: "queued" }, "the session was not queued"),
+        reserved`commit`.execute(),
+      ]);
+      expect(steps.map((step) => step.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+      expect((steps[2] as PromiseRejectedResult).reason).toMatchObject({ code: "P0001", message: "the session was not queued" });
+      expect((steps[3] as PromiseFulfilledResult<{ command: string }>).value.command).toBe("ROLLBACK");
+    } finally {
+      reserved.release();
+    }
+    expect(await ledger.find(alice, session.id)).toMatchObject({ state: "running", lastError: null });
+  });
+
   it("moves state only along the transition table", async () => {
     const ledger = createSessionLedger(db.current.sql);
     const session = await ledger.insert(alice, { target: "desktop", title: "t", state: "queued" });

@@ -8,7 +8,7 @@ import type { LedgerSession } from "./ledger-session.js";
 import { listSessions, listTree, type ListOptions } from "./list-sessions.js";
 import { countLiveSpawned, reserveSpawnedSession, type SpawnRules } from "./reserve-spawned-session.js";
 import { type IdempotencyOptions, runIdempotent } from "./run-idempotent.js";
-import { type SessionKey, type SessionPatch, updateSession } from "./update-session.js";
+import { requireSessionUpdate, type SessionKey, type SessionPatch, updateSession } from "./update-session.js";
 
 /** The session ledger on one connection (a postgres.js client, or a transaction via `in`). */
 export interface SessionLedger {
@@ -30,6 +30,12 @@ export interface SessionLedger {
    * change is not in SESSION_TRANSITIONS. Check the result: a refusal is never to be ignored.
    */
   update(session: SessionKey, patch: SessionPatch): Promise<LedgerSession | null>;
+  /**
+   * Applies a patch that must take (the caller holds the row's lock and checked the move): a
+   * refusal fails inside PostgreSQL with `refusal` as its message, aborting the transaction, so a
+   * COMMIT sent in the same round trip rolls back instead of committing without the move.
+   */
+  require(session: SessionKey, patch: SessionPatch, refusal: string): Promise<void>;
   /** Removes a session whose create failed before its target took it (still reserved). */
   discard(scope: OwnerScope, sessionId: string): Promise<boolean>;
   list(scope: OwnerScope, options: ListOptions): Promise<{ sessions: LedgerSession[]; nextCursor: string | null }>;
@@ -56,6 +62,7 @@ export function createSessionLedger(sql: Queryable): SessionLedger {
     reserve: (scope, session, spawn) => (spawn ? reserveSpawnedSession(sql, scope, session, spawn) : reserveSession(sql, scope, session)),
     find: (scope, sessionId) => findSession(sql, scope, sessionId),
     update: (session, patch) => updateSession(sql, session, patch),
+    require: (session, patch, refusal) => requireSessionUpdate(sql, session, patch, refusal),
     discard: (scope, sessionId) => discardSession(sql, scope, sessionId),
     list: (scope, options) => listSessions(sql, scope, options),
     tree: (scope, sessionId) => listTree(sql, scope, sessionId),

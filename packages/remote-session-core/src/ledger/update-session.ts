@@ -32,8 +32,28 @@ export interface SessionPatch {
  * same table as the code. Callers check the result ({@link SessionLedger.update} names why).
  */
 export async function updateSession(sql: Queryable, session: SessionKey, patch: SessionPatch): Promise<LedgerSession | null> {
+  const [row] = await sql<SessionRow[]>`${updateStatement(sql, session, patch)} returning *`;
+  return row ? toLedgerSession(row) : null;
+}
+
+/**
+ * Applies a patch that must take, for a writer that holds the row's lock and checked the move
+ * itself: a refusal (`refusal` is its message) fails the statement inside PostgreSQL and aborts
+ * the transaction, so a COMMIT sent behind it in the same round trip rolls back. The statement
+ * is handed to the connection when this is called, so statements started after it run after it.
+ */
+export function requireSessionUpdate(sql: Queryable, session: SessionKey, patch: SessionPatch, refusal: string): Promise<void> {
+  return sql`
+    with updated as (${updateStatement(sql, session, patch)} returning 1)
+    select remote_session_required(count(*) = 1, ${refusal}) from updated`
+    .execute()
+    .then(() => undefined);
+}
+
+/** The patch as an UPDATE without its RETURNING clause. */
+function updateStatement(sql: Queryable, session: SessionKey, patch: SessionPatch) {
   const from = patch.state ? statesLeadingTo(patch.state) : null;
-  const [row] = await sql<SessionRow[]>`
+  return sql`
     update remote_session set
       state = coalesce(${patch.state ?? null}, state),
       target_session_id = coalesce(${patch.targetSessionId ?? null}, target_session_id),
@@ -45,7 +65,5 @@ export async function updateSession(sql: Queryable, session: SessionKey, patch: 
     where organization_id = ${session.organizationId} and id = ${session.id}
       and (${from === null} or state = any(${from ?? []}::text[]))
       and (${patch.expect ?? null}::text is null or state = ${patch.expect ?? null})
-      and (${patch.expectReserved ?? null}::boolean is null or (reserved_at is not null) = ${patch.expectReserved ?? null})
-    returning *`;
-  return row ? toLedgerSession(row) : null;
+      and (${patch.expectReserved ?? null}::boolean is null or (reserved_at is not null) = ${patch.expectReserved ?? null})`;
 }
