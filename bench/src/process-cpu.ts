@@ -61,3 +61,15 @@ export function cpuMsSince(start: NodeJS.CpuUsage): number {
   const { user, system } = process.cpuUsage(start);
   return (user + system) / 1000;
 }
+
+/** `ms` of CPU spread over `n` tasks, in whole µs per task. */
+export const perTask = (ms: number, n: number) => +((ms * 1000) / n).toFixed(0);
+
+/** The CPU columns of a server's row: its process, its PostgreSQL cluster, and both. */
+export function serverCpuColumns(processMs: number, clusterMs: number, n: number) {
+  return {
+    "process µs/task": perTask(processMs, n),
+    "PostgreSQL µs/task": perTask(clusterMs, n),
+    "server µs/task": perTask(processMs + clusterMs, n),
+  };
+}

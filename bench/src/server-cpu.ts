@@ -2,14 +2,13 @@
 // runners (a process of their own: runners are members' machines) drain N store-and-forward tasks
 // with protocol 3, beside what graphile-worker (its process and the same cluster) spends per no-op
 // job in the same run. The runners' CPU is reported apart: it is not the server's.
-import { fork } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { startProfile } from "./cpu-profile.js";
 import { benchGateway } from "./gateway-fixture.js";
 import { drainGraphileWorker } from "./graphile-baseline.js";
 import { benchDatabase, report } from "./harness.js";
-import { clusterCpuMs, cpuMsSince, postmasterOf } from "./process-cpu.js";
+import { clusterCpuMs, cpuMsSince, perTask, postmasterOf, serverCpuColumns } from "./process-cpu.js";
+import { drainThroughRunners } from "./runner-drain.js";
 import { walBytesSince } from "./wal-volume.js";
 
 const TASKS = Number(process.env.TASKS ?? 4_000);
@@ -20,7 +19,6 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
 // stack for every statement, which would add to the CPU measured.
 const WARMUP = Number(process.env.WARMUP ?? 1_000);
 const RUNNERS = 16;
-const perTask = (ms: number, n: number) => +((ms * 1000) / n).toFixed(0);
 
 /** What drains add up to: tasks, the CPU ms of each side, seconds, requests and the gateway's statements. */
 interface Drain {
@@ -50,9 +48,7 @@ const addDrains = (a: Drain, b: Drain): Drain => ({
 const rowOf = (total: Drain, counted: Drain) => ({
   tasks: total.done,
   seconds: +total.seconds.toFixed(2),
-  "process µs/task": perTask(total.gatewayMs, total.done),
-  "PostgreSQL µs/task": perTask(total.clusterMs, total.done),
-  "server µs/task": perTask(total.gatewayMs + total.clusterMs, total.done),
+  ...serverCpuColumns(total.gatewayMs, total.clusterMs, total.done),
   "runners µs/task (not the server's)": perTask(total.runnersMs, total.done),
   requestsPerTask: +(total.requests / total.done).toFixed(2),
   statementsPerTask: +(counted.statements / counted.done).toFixed(2),
@@ -96,9 +92,7 @@ try {
   rows["baseline: graphile-worker + PostgreSQL, no-op jobs"] = {
     tasks: processed,
     seconds: +seconds.toFixed(2),
-    "process µs/task": perTask(workerMs, processed),
-    "PostgreSQL µs/task": perTask(graphileClusterMs, processed),
-    "server µs/task": perTask(workerMs + graphileClusterMs, processed),
+    ...serverCpuColumns(workerMs, graphileClusterMs, processed),
     "WAL bytes/task": Math.round(walBytes / processed),
   };
   for (const label of Object.keys(rows).filter((key) => key.startsWith(OURS))) {
@@ -126,13 +120,8 @@ async function drainOurs(registrationCacheMs: number, { tasks, counted }: { task
   const gatewayStart = process.cpuUsage();
   const clusterStart = clusterCpuMs(postmaster);
   const statementsStart = statements;
-  const runners = fork(fileURLToPath(new URL("./runner-process.ts", import.meta.url)), { execArgv: ["--import", "tsx"] });
-  const exited = new Promise((resolve) => runners.once("exit", resolve));
-  runners.send({ baseUrl: fixture.gateway.baseUrl, tokens, loop: "next" });
-  const outcome = await new Promise<{ done: number; requests: number; seconds: number; cpuMs: number }>((resolve, reject) => {
-    runners.once("message", (message) => resolve(message as never));
-    runners.once("exit", (code) => reject(new Error(`the runner process exited (${code})`)));
-  });
+  const { reported, exited } = drainThroughRunners(fixture.gateway.baseUrl, tokens);
+  const outcome = await reported;
   const drained: Drain = {
     done: outcome.done,
     seconds: outcome.seconds,

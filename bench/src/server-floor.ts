@@ -6,9 +6,7 @@
 // and makes K round trips to PostgreSQL per request (K = 0: a queue in memory). Nothing of the
 // gateway runs: what this server spends is what any server of this shape spends, so a goal below
 // it cannot be met by cutting the gateway.
-import { fork } from "node:child_process";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import { ClaimNextRequestSchema, type CompleteRequest, CompleteRequestSchema, RUNNER_PATHS, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
 import { bearerToken, mintRunnerToken, verifyRunnerToken } from "@openwork/runner-protocol/server";
@@ -16,14 +14,14 @@ import { Hono } from "hono";
 import postgres, { type Sql } from "postgres";
 import { drainGraphileWorker } from "./graphile-baseline.js";
 import { benchDatabase, report } from "./harness.js";
-import { clusterCpuMs, cpuMsSince, postmasterOf } from "./process-cpu.js";
+import { clusterCpuMs, cpuMsSince, perTask, postmasterOf, serverCpuColumns } from "./process-cpu.js";
+import { drainThroughRunners } from "./runner-drain.js";
 
 const TASKS = Number(process.env.TASKS ?? 4_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const WARMUP = Number(process.env.WARMUP ?? 1_000);
 const RUNNERS = 16;
 const SECRET = "floor-bench-secret-of-at-least-32-bytes";
-const perTask = (ms: number, n: number) => +((ms * 1000) / n).toFixed(0);
 
 /** A task as the floor hands it out. */
 interface FloorTask {
@@ -175,13 +173,8 @@ async function drainFloor(url: string, trips: 0 | 1 | 2 | 3, tasks: number): Pro
     );
     const serverStart = process.cpuUsage();
     const clusterStart = clusterCpuMs(postmaster);
-    const runners = fork(fileURLToPath(new URL("./runner-process.ts", import.meta.url)), { execArgv: ["--import", "tsx"] });
-    const exited = new Promise((resolve) => runners.once("exit", resolve));
-    runners.send({ baseUrl, tokens, loop: "next" });
-    const outcome = await new Promise<{ done: number; requests: number; seconds: number; cpuMs: number }>((resolve, reject) => {
-      runners.once("message", (message) => resolve(message as never));
-      runners.once("exit", (code) => reject(new Error(`the runner process exited (${code})`)));
-    });
+    const { reported, exited } = drainThroughRunners(baseUrl, tokens);
+    const outcome = await reported;
     const drained = {
       done: outcome.done,
       seconds: outcome.seconds,
@@ -221,9 +214,7 @@ try {
     rows[`floor: Hono + 1 request per task, ${trips === 0 ? "no database" : `${trips} round trip${trips === 1 ? "" : "s"} to PostgreSQL`}`] = {
       tasks: total.done,
       seconds: +total.seconds.toFixed(2),
-      "process µs/task": perTask(total.serverMs, total.done),
-      "PostgreSQL µs/task": perTask(total.clusterMs, total.done),
-      "server µs/task": perTask(total.serverMs + total.clusterMs, total.done),
+      ...serverCpuColumns(total.serverMs, total.clusterMs, total.done),
       "runners µs/task (not the server's)": perTask(total.runnersMs, total.done),
       requestsPerTask: +(total.requests / total.done).toFixed(2),
     };
@@ -238,9 +229,7 @@ try {
   rows[baseline] = {
     tasks: processed,
     seconds: +seconds.toFixed(2),
-    "process µs/task": perTask(metered.workerMs, processed),
-    "PostgreSQL µs/task": perTask(metered.clusterMs, processed),
-    "server µs/task": perTask(metered.workerMs + metered.clusterMs, processed),
+    ...serverCpuColumns(metered.workerMs, metered.clusterMs, processed),
   };
   for (const label of Object.keys(rows).filter((key) => key.startsWith("floor"))) {
     rows[`ratio (${label.slice("floor: Hono + 1 request per task, ".length)} / graphile-worker)`] = {

@@ -4,13 +4,12 @@
 // from /proc over the same drain. With RUNNERS=1 nothing waits on anything, so a statement's time
 // is close to its CPU; with 16, times include waiting for a core. PLAN_MODE sets plan_cache_mode
 // for the database (auto, force_generic_plan, force_custom_plan), LOCALE its collation. A diagnosis, not a budget.
-import { fork } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { startEmbeddedPostgres } from "@openwork/embedded-postgres";
 import postgres from "postgres";
 import { benchGateway } from "./gateway-fixture.js";
 import { report } from "./harness.js";
-import { clusterCpuMs, postmasterOf } from "./process-cpu.js";
+import { clusterCpuMs, perTask, postmasterOf } from "./process-cpu.js";
+import { drainThroughRunners } from "./runner-drain.js";
 
 const TASKS = Number(process.env.TASKS ?? 2_000);
 const WARMUP = Number(process.env.WARMUP ?? 500);
@@ -54,9 +53,8 @@ async function drain(tasks: number) {
   await admin`select pg_stat_statements_reset()`;
   await local`select pg_stat_reset()`;
   const clusterStart = clusterCpuMs(postmaster);
-  const runners = fork(fileURLToPath(new URL("./runner-process.ts", import.meta.url)), { execArgv: ["--import", "tsx"] });
-  runners.send({ baseUrl: fixture.gateway.baseUrl, tokens, loop: "next" });
-  const { done } = await new Promise<{ done: number }>((resolve) => runners.once("message", (message) => resolve(message as never)));
+  const { reported, exited } = drainThroughRunners(fixture.gateway.baseUrl, tokens);
+  const { done } = await reported;
   const clusterMs = clusterCpuMs(postmaster) - clusterStart;
   const statements = await admin<StatementRow[]>`
     select s.calls::int, s.plans::int, s.total_exec_time as exec_ms, s.total_plan_time as plan_ms,
@@ -67,6 +65,7 @@ async function drain(tasks: number) {
   const functions = await local<FunctionRow[]>`
     select funcname, calls::int, self_time as self_ms, total_time as total_ms from pg_stat_user_functions order by total_time desc`;
   await local.end();
+  await exited;
   await fixture.close();
   return { done, clusterMs, statements, functions };
 }
@@ -75,26 +74,26 @@ const rows: Record<string, Record<string, unknown>> = {};
 try {
   if (WARMUP > 0) await drain(WARMUP);
   const { done, clusterMs, statements, functions } = await drain(TASKS);
-  const perTask = (ms: number) => Math.round((ms * 1000) / done);
+  const ofDrain = (ms: number) => perTask(ms, done);
   let executed = 0;
   for (const s of statements) {
     executed += s.exec_ms + s.plan_ms;
     rows[s.query] = {
       "calls/task": +(s.calls / done).toFixed(2),
       "plans/call": s.calls > 0 ? +(s.plans / s.calls).toFixed(2) : 0,
-      "execution µs/task": perTask(s.exec_ms),
-      "planning µs/task": perTask(s.plan_ms),
+      "execution µs/task": ofDrain(s.exec_ms),
+      "planning µs/task": ofDrain(s.plan_ms),
     };
   }
   for (const f of functions) {
     rows[`function ${f.funcname}`] = {
       "calls/task": +(f.calls / done).toFixed(2),
-      "execution µs/task": perTask(f.total_ms),
-      "of it its own µs/task": perTask(f.self_ms),
+      "execution µs/task": ofDrain(f.total_ms),
+      "of it its own µs/task": ofDrain(f.self_ms),
     };
   }
-  rows["the statements above, executed and planned"] = { "execution µs/task": perTask(executed) };
-  rows["baseline: the PostgreSQL cluster's CPU over the drain (/proc)"] = { "execution µs/task": perTask(clusterMs) };
+  rows["the statements above, executed and planned"] = { "execution µs/task": ofDrain(executed) };
+  rows["baseline: the PostgreSQL cluster's CPU over the drain (/proc)"] = { "execution µs/task": ofDrain(clusterMs) };
 } finally {
   await admin.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
   await admin.end();

@@ -157,8 +157,10 @@ export async function writeSessionState(
 
 /** Records a waiting session's turn running on (its request answered); the row is locked, so the move cannot be refused. */
 async function ranOn(tx: Queryable, session: LockedSession): Promise<LockedSession> {
-  if (!(await createSessionLedger(tx).update(session, { state: "running", expect: "waiting_input" }))) {
-    throw new Error(`desktop session ${session.id}: the ledger refused waiting_input → running`);
-  }
+  await createSessionLedger(tx).require(
+    session,
+    { state: "running", expect: "waiting_input" },
+    `desktop session ${session.id}: the ledger refused waiting_input → running`,
+  );
   return { ...session, state: "running" };
 }
