@@ -125,6 +125,48 @@ describe("state changes enqueue their events", () => {
     expect(await eventsOf(scope.organizationId)).toEqual([]);
   });
 
+  it("a move nobody is told of calls nothing: into running or queued, or for a member with no channel taking its kind", async () => {
+    const subscribed = await sessionOfSubscribedMember();
+    const scope = { organizationId: `org_${randomUUID().slice(0, 8)}`, userId: "user_unsubscribed" };
+    const unsubscribed = await createSessionLedger(db.current.sql).insert(scope, { target: "desktop", title: "Unheard", state: "running" });
+    const counted = await db.current.sql.begin(async (tx) => {
+      // This transaction's own function calls, as PostgreSQL counts them (track_functions).
+      await tx`set local track_functions = 'all'`;
+      const calls = async () => {
+        const [row] = await tx<{ trigger: number; enqueue: number }[]>`
+          select coalesce(pg_stat_get_xact_function_calls('notify_session_state_change'::regproc), 0)::int as trigger,
+            coalesce(pg_stat_get_xact_function_calls('notify_enqueue'::regproc), 0)::int as enqueue`;
+        return [row!.trigger, row!.enqueue];
+      };
+      const ledger = createSessionLedger(tx);
+      const after = async (key: { organizationId: string; id: string }, state: SessionPatch["state"]) => {
+        expect(await ledger.update(key, { state }), state).not.toBeNull();
+        return calls();
+      };
+      return [
+        await after(subscribed.key, "running"),
+        await after(subscribed.key, "waiting_input"),
+        await after(subscribed.key, "running"),
+        await after(subscribed.key, "idle"),
+        await after(subscribed.key, "running"),
+        await after({ organizationId: scope.organizationId, id: unsubscribed.id }, "idle"),
+      ];
+    });
+    // [trigger calls, enqueue calls] after each move: entering running fires the trigger only to
+    // leave waiting_input; the unsubscribed member's idle fires it but enqueues nothing.
+    expect(counted).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 1],
+      [3, 2],
+      [3, 2],
+      [4, 2],
+    ]);
+    expect((await eventsOf(subscribed.scope.organizationId)).map((e) => e.kind)).toEqual(["waiting_input", "turn_idle"]);
+    expect(await db.current.sql`select 1 from notify_waiting where organization_id = ${subscribed.scope.organizationId}`).toHaveLength(0);
+    expect(await eventsOf(scope.organizationId)).toEqual([]);
+  });
+
   it("works with the ledger and the notify tables in one named schema, and refuses to migrate before the ledger", async () => {
     const gateway = postgres(db.current.url, { max: 2, onnotice: () => {}, connection: { search_path: "gateway_schema" } });
     try {
