@@ -139,17 +139,17 @@ describe("state changes enqueue their events", () => {
         return [row!.trigger, row!.enqueue];
       };
       const ledger = createSessionLedger(tx);
-      const after = async (key: { organizationId: string; id: string }, state: SessionPatch["state"]) => {
+      const moveCounted = async (key: { organizationId: string; id: string }, state: SessionPatch["state"]) => {
         expect(await ledger.update(key, { state }), state).not.toBeNull();
         return calls();
       };
       return [
-        await after(subscribed.key, "running"),
-        await after(subscribed.key, "waiting_input"),
-        await after(subscribed.key, "running"),
-        await after(subscribed.key, "idle"),
-        await after(subscribed.key, "running"),
-        await after({ organizationId: scope.organizationId, id: unsubscribed.id }, "idle"),
+        await moveCounted(subscribed.key, "running"),
+        await moveCounted(subscribed.key, "waiting_input"),
+        await moveCounted(subscribed.key, "running"),
+        await moveCounted(subscribed.key, "idle"),
+        await moveCounted(subscribed.key, "running"),
+        await moveCounted({ organizationId: scope.organizationId, id: unsubscribed.id }, "idle"),
       ];
     });
     // [trigger calls, enqueue calls] after each move: entering running fires the trigger only to

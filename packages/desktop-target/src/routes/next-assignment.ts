@@ -64,7 +64,7 @@ export async function refuseClaim(
 ): Promise<ClaimOutcome | null> {
   const next = await transaction(ctx, async (tx, hints) => {
     await failClaimedTask(tx, hints, taskKey(task), cause);
-    return kinds.length > 0 ? claimNextTask(tx, hints, runner, kinds, ctx.leaseMs, after) : null;
+    return kinds.length > 0 ? claimNextTask(tx, hints, runner, kinds, ctx.leaseMs, after === undefined ? undefined : { taskId: after }) : null;
   });
   ctx.logger.warn("desktop runner: task failed at claim", { taskId: task.id, runnerId: runner.runnerId, code: cause.code });
   return next;

@@ -1,6 +1,7 @@
 import type { Queryable } from "@openwork/remote-session-core";
 import type { PendingQuery, Row } from "postgres";
 import { ChannelRefusal } from "../channel-refusal.js";
+import { type SettleWrites, settleCtes } from "./complete-task.js";
 import { eligibleFor } from "./eligibility.js";
 import type { Hints } from "../wake/hints.js";
 import { claimedSessionMove } from "./sync-session-state.js";
@@ -21,6 +22,16 @@ export type ClaimOutcome =
   | { kind: "replayed"; task: TaskRow; localSessionId: string | null };
 
 /**
+ * The task a claim-next follows: the one whose completion asked for it. The claim remembers
+ * itself there (`next_task_id`), so a replayed completion hands over the same task. With
+ * `settle`, that completion's own writes travel in the claim's statement.
+ */
+export interface ClaimAfter {
+  taskId: string;
+  settle?: SettleWrites;
+}
+
+/**
  * Claims one task for a runner. The candidate is locked `for update skip locked`, so concurrent
  * claimers never wait on each other and never both win. Runs in a transaction; refusals throw.
  */
@@ -33,6 +44,8 @@ export async function claimTask(tx: Queryable, hints: Hints, runner: RunnerIdent
  * Claims the oldest task the runner may take now, of `kinds` (protocol 3's `claim-next`): the
  * same predicate as the work listing, locked `for update skip locked` so candidates other runners
  * are taking are passed over instead of fought for. Null when there is none. Runs in a transaction.
+ * Only a claim that follows nothing says whether more waits (`more`): the claim-next answer
+ * carries it, a completion's does not, and the check is a second walk of the same predicate.
  */
 export async function claimNextTask(
   tx: Queryable,
@@ -40,11 +53,10 @@ export async function claimNextTask(
   runner: RunnerIdentity,
   kinds: readonly TaskKind[],
   leaseMs: number,
-  /** A task this runner just completed: it remembers the claim (`next_task_id`), so its replay hands over the same task. */
-  after?: string,
+  after?: ClaimAfter,
 ): Promise<ClaimOutcome | null> {
   const ofKinds = tx`t.kind = any(${kinds as string[]}::text[])`;
-  return takeCandidate(tx, hints, runner, leaseMs, tx`${ofKinds} order by t.created_at limit 1`, after, ofKinds);
+  return takeCandidate(tx, hints, runner, leaseMs, tx`${ofKinds} order by t.created_at limit 1`, after, after ? undefined : ofKinds);
 }
 
 /** Claims the first eligible task `where` picks, and moves its session: one statement. */
@@ -54,18 +66,20 @@ async function takeCandidate(
   runner: RunnerIdentity,
   leaseMs: number,
   where: PendingQuery<Row[]>,
-  after?: string,
+  after?: ClaimAfter,
   /** Also say whether another task this predicate picks still waits (the runner then asks again at once). */
   moreOf?: PendingQuery<Row[]>,
 ): Promise<ClaimOutcome | null> {
   // Read in the claim's own snapshot, where the claimed row still looks queued: it is left out by id.
   // The statement is handed to the connection now (`execute`), not when awaited: a statement the
   // caller starts after this call, a COMMIT above all, runs after it.
-  const more = moreOf ? tx`exists (select 1 from desktop_task t where ${eligibleFor(tx, runner)} and ${moreOf} and t.id <> c.id)` : tx`null::boolean`;
+  // A settle written by this statement is not seen by its reads: they leave that task out by id.
+  const eligible = eligibleFor(tx, runner, after?.settle ? after.taskId : undefined);
+  const more = moreOf ? tx`exists (select 1 from desktop_task t where ${eligible} and ${moreOf} and t.id <> c.id)` : tx`null::boolean`;
   const [row] = await tx<ClaimedRow[]>`
     with candidate as (
       select t.id from desktop_task t
-      where ${eligibleFor(tx, runner)} and ${where}
+      where ${eligible} and ${where}
       for update skip locked),
     claimed as (
       update desktop_task d set
@@ -73,9 +87,7 @@ async function takeCandidate(
         lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), claimed_at = now(), updated_at = now()
       from candidate where d.organization_id = ${runner.organizationId} and d.id = candidate.id
       returning d.*),
-    remembered as (
-      update desktop_task set next_task_id = (select id from claimed)
-      where organization_id = ${runner.organizationId} and id = ${after ?? null} and exists (select 1 from claimed)),
+    ${after?.settle ? tx`${settleCtes(tx, after.settle, tx`(select id from claimed)`)},` : remembered(tx, runner, after?.taskId)}
     ${claimedSessionMove(tx, runner)}
     select c.*, m.target_session_id as moved_target_session_id, m.id is not null as session_moved, ${more} as more_waiting,
       o.user_id as session_user_id, o.spawn_depth as session_depth
@@ -104,6 +116,12 @@ async function takeCandidate(
     ...(moreWaiting === null ? {} : { more: moreWaiting }),
   };
 }
+
+/** The claim's link on the task it follows, when that task's settle is not in the statement (none: no row). */
+const remembered = (tx: Queryable, runner: RunnerIdentity, after: string | undefined) => tx`
+  remembered as (
+    update desktop_task set next_task_id = (select id from claimed)
+    where organization_id = ${runner.organizationId} and id = ${after ?? null} and exists (select 1 from claimed)),`;
 
 /** A claimed task with what its session's move answered, and whether more waits (null: not asked). */
 type ClaimedRow = TaskRow & {

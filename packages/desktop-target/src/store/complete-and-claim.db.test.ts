@@ -72,11 +72,11 @@ function completer(sql: Sql, ttlMs: number, member: { organizationId: string; me
 describe("completeAndClaim", () => {
   it.each([
     // BEGIN, the registration, the task's lock with its held events and its session's lock with
-    // its turns | the events, the settled task with its fold, the session's move, the next
-    // claim, COMMIT.
-    { cache: "off", ttlMs: 0, trips: [3, 5], statements: 8 },
+    // its turns | the session's move, the next claim carrying the events and the settled task
+    // with its fold, COMMIT.
+    { cache: "off", ttlMs: 0, trips: [3, 3], statements: 6 },
     // The registration read by the completion before, served from the cache: not read again.
-    { cache: "1 s", ttlMs: 1_000, trips: [2, 5], statements: 7 },
+    { cache: "1 s", ttlMs: 1_000, trips: [2, 3], statements: 5 },
   ])(
     "completes a turn with its last events and claims the runner's next task in 2 round trips and $statements statements (registration cache $cache)",
     async ({ ttlMs, trips, statements }) => {
@@ -99,10 +99,17 @@ describe("completeAndClaim", () => {
         expect(counting.trips.flat()).toHaveLength(statements);
         expect(counting.trips[0]![0]).toBe("begin");
         expect(counting.trips[0]!.at(-1)).toMatch(/desktop_lock_own_task[\s\S]*desktop_lock_session/);
-        expect(counting.trips[1]![1]).toMatch(/^\s*update desktop_task/);
-        expect(counting.trips[1]![2]).toMatch(/^\s*with updated as \(\s*update remote_session/);
-        expect(counting.trips[1]![3]).toMatch(/^\s*with candidate/);
-        expect(counting.trips[1]![4]).toBe("commit");
+        expect(counting.trips[1]![0]).toMatch(/^\s*with updated as \(\s*update remote_session/);
+        expect(counting.trips[1]![1]).toMatch(
+          /^\s*with candidate[\s\S]*settled_events as \(\s*insert into desktop_task_event[\s\S]*settled as \(\s*update desktop_task/,
+        );
+        expect(counting.trips[1]![2]).toBe("commit");
+        // What the claim's statement settled: the task, its event, its link to the task it claimed.
+        const [settled] = await gateway.sql<{ state: string; next_task_id: string; events: number; local_session_id: string }[]>`
+          select state, next_task_id, local_session_id,
+            (select count(*)::int from desktop_task_event e where e.organization_id = t.organization_id and e.task_id = t.id) as events
+          from desktop_task t where organization_id = ${member.organizationId} and id = ${second.next!.task.id}`;
+        expect(settled).toEqual({ state: "done", next_task_id: third.next!.task.id, events: 1, local_session_id: `ses_${second.next!.task.id.slice(-6)}` });
       } finally {
         await counting.sql.end();
       }

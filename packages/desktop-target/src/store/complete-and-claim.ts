@@ -2,7 +2,7 @@ import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protoco
 import { kindsToClaim } from "../runner-abilities.js";
 import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "./check-registration.js";
 import { type ClaimOutcome, claimNextTask, heldTask } from "./claim-task.js";
-import { isReplay, lockForCompletion, settleTask } from "./complete-task.js";
+import { isReplay, lockForCompletion, settleTask, writeSettle } from "./complete-task.js";
 import { pipeline } from "./pipeline.js";
 import { writeSessionState } from "./sync-session-state.js";
 import type { RegisteredRunner, TokenHolder } from "./touch-runner.js";
@@ -42,14 +42,17 @@ export interface CompletionOutcome {
  *    read it lately (a revoked runner's completion is refused whole, by every process within the
  *    cache's bound: its error rolls everything back), and in one statement the task's lock with
  *    the events it holds and its session's lock with its turns;
- * 2. in one round trip (see `settleTask` for the rare ones more): the events, the settled task
- *    with its fold, the session's move (derived from the turns read in step 1, this one settled:
- *    no other writer moves the session while it is locked), then the claim of the runner's next
- *    task. The order matters: a follow-up of this session claimed next moves the session again,
- *    after this move. COMMIT travels in the same round trip: every check of these statements is
- *    made inside PostgreSQL (a refusal aborts the transaction, and the COMMIT then rolls back).
+ * 2. in one round trip (see `settleTask` for the rare ones more), two statements and COMMIT: the
+ *    session's move (derived from the turns read in step 1 with this one settled: no other
+ *    writer moves the session while it is locked), then the claim of the runner's next task
+ *    carrying the settle itself (the events, the settled task with its fold and its link to the
+ *    claimed one). The order matters: a follow-up of this session claimed next moves the
+ *    session again, after this move. Without a claim asked for, the settle is a statement of its
+ *    own. Every check of these statements is made inside PostgreSQL (a refusal aborts the
+ *    transaction, and the COMMIT then rolls back).
  *
- * Two round trips in all. A replay (the same body again) writes nothing and hands
+ * Two round trips and five statements in all, BEGIN and COMMIT counted (six when the registration
+ * is read). A replay (the same body again) writes nothing and hands
  * back the task the first answer claimed, while the runner still holds it.
  */
 export async function completeAndClaim(scope: CompletionScope, verified: VerifiedRunner, taskId: string, body: CompleteRequest): Promise<CompletionOutcome> {
@@ -67,8 +70,11 @@ export async function completeAndClaim(scope: CompletionScope, verified: Verifie
     const settled = await settleTask(tx, locked, body, scope.turnEventBytes);
     const kinds = body.next ? kindsToClaim(runner, body.next.kinds) : [];
     const moved = writeSessionState(tx, hints, settled.session, settled.patch);
-    const claimed = kinds.length > 0 ? claimNextTask(tx, hints, runner, kinds, scope.leaseMs, taskId) : null;
-    const [, , next] = await pipeline([settled.written, moved, claimed, commit()]);
-    return { runner, answer: { taskId, state: settled.state }, next };
+    const next =
+      kinds.length > 0
+        ? claimNextTask(tx, hints, runner, kinds, scope.leaseMs, { taskId, settle: settled.writes })
+        : writeSettle(tx, settled.writes).then(() => null);
+    const [, claimed] = await pipeline([moved, next, commit()]);
+    return { runner, answer: { taskId, state: settled.state }, next: claimed };
   });
 }

@@ -1,24 +1,49 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Queryable, SessionPatch } from "@openwork/remote-session-core";
-import type { CompleteRequest } from "@openwork/runner-protocol";
+import type { CompleteRequest, TaskEvent } from "@openwork/runner-protocol";
+import type { PendingQuery, Row } from "postgres";
 import type { TaskState } from "../task-state.js";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { foldColumns, freshEvents, grownFold, insertEvents, sessionEffects, tooLarge } from "./append-events.js";
 import { assertAttemptHeld, lockOwnTaskAndSession, type OwnTaskAndSession } from "./lock-own-task.js";
-import { pipeline } from "./pipeline.js";
 import type { LockedSession } from "./sync-session-state.js";
-import { endedClears, type TaskOwner, type TaskRow } from "./task-row.js";
+import { endedClears, type RowKey, type TaskOwner, type TaskRow } from "./task-row.js";
 
 /**
- * A settled task: the state it ended in, its statements in flight (the caller awaits them with
- * the ones it starts next), its session locked with the turns as the settle leaves them, and the
- * session's move still to write.
+ * A settled task: the state it ended in, its writes (not sent yet: `writeSettle` sends them alone,
+ * or the next claim's statement carries them), its session locked with the turns as the settle
+ * leaves them, and the session's move still to write.
  */
 export interface SettledTask {
   state: TaskState;
-  written: Promise<unknown>;
+  writes: SettleWrites;
   session: LockedSession | null;
   patch: Omit<SessionPatch, "state" | "expect">;
+}
+
+/** What a settle writes: the attempt's last events, and the task's columns as it ends. */
+export interface SettleWrites {
+  task: RowKey;
+  attempt: number;
+  events: TaskEvent[];
+  columns: PendingQuery<Row[]>;
+}
+
+/**
+ * A settle's writes as the CTEs of a statement (`settled_events`, `settled`), for one that does
+ * more in the same statement: the next claim names its task in `next_task_id` (`next`).
+ */
+export function settleCtes(tx: Queryable, { task, attempt, events, columns }: SettleWrites, next?: PendingQuery<Row[]>) {
+  return tx`
+    ${events.length > 0 ? tx`settled_events as (${insertEvents(tx, task, attempt, events)}),` : tx``}
+    settled as (
+      update desktop_task set ${columns}${next ? tx`, next_task_id = ${next}` : tx``}
+      where organization_id = ${task.organizationId} and id = ${task.id})`;
+}
+
+/** A settle's writes alone, in one statement, sent when it is called. */
+export function writeSettle(tx: Queryable, writes: SettleWrites): Promise<unknown> {
+  return tx`with ${settleCtes(tx, writes)} select 1`.execute();
 }
 
 /**
@@ -54,10 +79,10 @@ function storedCompletion(body: CompleteRequest): Omit<CompleteRequest, "events"
  * Settles the attempt with its last events (protocol 3: one transaction for both), and answers
  * the task's session (locked with the task) with its turns as the settle leaves them. The prompt
  * is cleared: the task no longer needs it. Last events that would take the task past `capBytes`
- * are not stored and the turn ends `failed` (`turn_too_large`). Its statements are started, not
- * awaited: the caller's next ones leave in the same round trip (see `completeAndClaim`). One
- * round trip more for each event that binds the session and for a task from before folding (its
- * held events are folded first).
+ * are not stored and the turn ends `failed` (`turn_too_large`). Its writes are returned, not
+ * sent: they leave with the caller's next statements, in one round trip (see `completeAndClaim`).
+ * One round trip more for each event that binds the session and for a task from before folding
+ * (its held events are folded first).
  */
 export async function settleTask(tx: Queryable, { task, held, session }: OwnTaskAndSession, body: CompleteRequest, capBytes: number): Promise<SettledTask> {
   const key = { organizationId: task.organization_id, id: task.id };
@@ -70,17 +95,11 @@ export async function settleTask(tx: Queryable, { task, held, session }: OwnTask
   const effects = stored.length > 0 ? (await sessionEffects(tx, key, stored)).patch : {};
   const failure = oversized ? tooLarge(capBytes) : body.status === "failed" ? body.error : null;
   const localSessionId = body.localSessionId ?? task.local_session_id;
-  // Started in this order, so run in it: the events, then the settled task (with its fold).
-  const written = pipeline([
-    stored.length > 0 ? insertEvents(tx, key, body.attempt, stored).execute() : null,
-    tx`
-      update desktop_task set
-        ${grown ? tx`${foldColumns(tx, grown)},` : tx``}
-        state = ${state}, completion = ${tx.json(storedCompletion(body) as never)}, ${endedClears(tx)},
-        local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
-        failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()
-      where organization_id = ${key.organizationId} and id = ${key.id}`.execute(),
-  ]);
+  const columns = tx`
+    ${grown ? tx`${foldColumns(tx, grown)},` : tx``}
+    state = ${state}, completion = ${tx.json(storedCompletion(body) as never)}, ${endedClears(tx)},
+    local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
+    failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()`;
   const patch = {
     ...effects,
     activity: true,
@@ -89,5 +108,5 @@ export async function settleTask(tx: Queryable, { task, held, session }: OwnTask
   };
   // The turns were read with the task's lock, before this settle: this turn now ends in `state`.
   const settled = session && { ...session, tasks: session.tasks.map((turn) => (turn.id === task.id ? { ...turn, state } : turn)) };
-  return { state, written, session: settled, patch };
+  return { state, writes: { task: key, attempt: body.attempt, events: stored, columns }, session: settled, patch };
 }
