@@ -1,5 +1,5 @@
 import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol";
-import { bearerToken, verifyRunnerToken } from "@openwork/runner-protocol/server";
+import { bearerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { dialectOf } from "../dialects/index.js";
 import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "../store/check-registration.js";
@@ -38,7 +38,7 @@ export async function authenticateRunner(
  */
 export async function verifyRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<VerifiedRunner> {
   const { authentication } = dialectOf(dialect);
-  const verified = verifyRunnerToken(bearerToken(request.headers.get("authorization")), {
+  const verified = ctx.tokens.verify(bearerToken(request.headers.get("authorization")), {
     secret: ctx.secret,
     ...(authentication.checksAudience ? { audiences: ctx.audiences } : {}),
   });

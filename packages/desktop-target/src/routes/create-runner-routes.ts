@@ -6,6 +6,7 @@ import { resolveTimings } from "../desktop-timings.js";
 import { MAX_TASK_EVENT_BYTES } from "../store/append-events.js";
 import type { DialectRouteOptions } from "../dialects/dialect.js";
 import { createRegistrationCache } from "./registration-cache.js";
+import { createVerifiedTokens } from "./verified-tokens.js";
 import type { RouteContext, RunnerRoutesOptions } from "./route-context.js";
 import { channelErrors } from "./route-errors.js";
 import { errorResponse } from "./to-response.js";
@@ -51,6 +52,7 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     membershipCheckMs,
     registrationCacheMs,
     registrations,
+    tokens: createVerifiedTokens(),
     audiences: [...new Set([options.baseUrl, ...(options.audiences ?? [])].map(normalizeAudience))],
   };
   const dialects = options.dialects ?? ["desktop-runner"];

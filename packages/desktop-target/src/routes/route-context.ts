@@ -6,6 +6,7 @@ import type { RunnerDialect } from "../store/runner-row.js";
 import type { HintPublisher } from "../wake/hints.js";
 import type { WakeHub } from "../wake/wake-hub.js";
 import type { RegistrationCache } from "./registration-cache.js";
+import type { VerifiedTokens } from "./verified-tokens.js";
 import type { ProxyTrust } from "./entry-point.js";
 import type { IssueSessionMcp } from "./session-mcp.js";
 
@@ -82,4 +83,6 @@ export type RouteContext = Required<
     publisher: HintPublisher;
     /** The registrations these routes read lately (this channel's only, `registrationCacheMs`), forgotten on revoke hints. */
     registrations: RegistrationCache;
+    /** The runner tokens these routes accepted lately (this channel's only), re-checked for expiry at every use. */
+    tokens: VerifiedTokens;
   };
