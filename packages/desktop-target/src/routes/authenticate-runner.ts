@@ -38,10 +38,7 @@ export async function authenticateRunner(
  */
 export async function verifyRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<VerifiedRunner> {
   const { authentication } = dialectOf(dialect);
-  const verified = ctx.tokens.verify(bearerToken(request.headers.get("authorization")), {
-    secret: ctx.secret,
-    ...(authentication.checksAudience ? { audiences: ctx.audiences } : {}),
-  });
+  const verified = ctx.tokens.verify(bearerToken(request.headers.get("authorization")), { checksAudience: authentication.checksAudience });
   if (!verified.ok) throw new ChannelRefusal("runner_unauthorized", `runner token refused: ${verified.reason}`);
   const { o: organizationId, m: memberId, r: runnerId, e: expiresAt } = verified.claims;
   if (!(await ctx.isActiveMember({ organizationId, memberId }))) {

@@ -39,6 +39,7 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     },
     resync: () => registrations.clear(),
   });
+  const audiences = [...new Set([options.baseUrl, ...(options.audiences ?? [])].map(normalizeAudience))];
   const ctx: RouteContext = {
     turnEventBytes: MAX_TASK_EVENT_BYTES,
     logger: silentLogger,
@@ -52,8 +53,8 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     membershipCheckMs,
     registrationCacheMs,
     registrations,
-    tokens: createVerifiedTokens(),
-    audiences: [...new Set([options.baseUrl, ...(options.audiences ?? [])].map(normalizeAudience))],
+    tokens: createVerifiedTokens({ secret: options.secret, audiences }),
+    audiences,
   };
   const dialects = options.dialects ?? ["desktop-runner"];
   const app = new Hono();

@@ -47,6 +47,14 @@ function post(chunks: string[], framing: "declared" | "chunked"): Promise<{ stat
 }
 
 describe("readJsonBody", () => {
+  it("checks a body read whole against the limit, whatever length a host's Request declares", async () => {
+    const past = JSON.stringify({ padding: "x".repeat(LIMITS.bodyBytes) });
+    for (const declared of ["10", "not a number"]) {
+      const request = new Request("http://gateway.test/", { method: "POST", body: past, headers: { "content-length": declared } });
+      await expect(readJsonBody(request)).rejects.toMatchObject({ code: "payload_too_large" });
+    }
+  });
+
   it.each(["declared", "chunked"] as const)("reads a %s JSON body, an empty one as {}, and refuses one that is not JSON", async (framing) => {
     expect(await post(['{"attempt":', '1,"text":"caf\\u00e9 \\u0000"}'], framing)).toEqual({
       status: 200,

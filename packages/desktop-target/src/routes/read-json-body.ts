@@ -9,11 +9,13 @@ import { ChannelRefusal } from "../channel-refusal.js";
  */
 export async function readJsonBody(request: Request): Promise<unknown> {
   const declared = request.headers.get("content-length");
-  if (Number(declared ?? 0) > LIMITS.bodyBytes) throw tooLarge();
-  // A declared length bounds what the HTTP parser reads, so such a body is read whole: on
-  // @hono/node-server that reads the socket directly, with no web Request and stream built for it
-  // (the runners' requests all declare one). A chunked body is counted as it streams.
-  const bytes = declared === null ? await readCounted(request.body) : new Uint8Array(await request.arrayBuffer());
+  const length = declared !== null && /^\d+$/.test(declared) ? Number(declared) : null;
+  if (length !== null && length > LIMITS.bodyBytes) throw tooLarge();
+  // A well-formed declared length bounds what node's HTTP parser reads, so such a body is read
+  // whole: on @hono/node-server that reads the socket directly, with no web Request and stream
+  // built for it (the runners' requests all declare one). Any other body (chunked, or a length
+  // that is not a number) is counted as it streams; both are checked again once read.
+  const bytes = length === null ? await readCounted(request.body) : new Uint8Array(await request.arrayBuffer());
   if (bytes.byteLength > LIMITS.bodyBytes) throw tooLarge();
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   if (text.trim() === "") return {};

@@ -67,12 +67,11 @@ export async function grownFold(tx: Queryable, task: TaskRow, fresh: TaskEvent[]
   };
 }
 
-/** A grown fold (`grownFold`) as the columns of an update, for a statement that sets more. */
-export const foldColumns = (tx: Queryable, grown: GrownFold) => tx`folded = ${tx.json(grown.fold as never)}, event_bytes = ${grown.bytes}`;
-
 /** Records a grown fold (`grownFold`). */
 export function storeFold(tx: Queryable, task: RowKey, grown: GrownFold) {
-  return tx`update desktop_task set ${foldColumns(tx, grown)} where organization_id = ${task.organizationId} and id = ${task.id}`;
+  return tx`
+    update desktop_task set folded = ${tx.json(grown.fold as never)}, event_bytes = ${grown.bytes}
+    where organization_id = ${task.organizationId} and id = ${task.id}`;
 }
 
 /** The fold of a task from before folding, from the events it holds. */
@@ -121,19 +120,17 @@ export function freshEvents(events: TaskEvent[], { next, held }: HeldEvents): { 
   return { fresh, nextSequence: next + fresh.length };
 }
 
-/** Stores checked events (`freshEvents`). */
+/**
+ * Stores checked events (`freshEvents`). The batch travels as one JSON parameter, so the
+ * statement's text is the same for any number of events: one prepared statement and plan per
+ * connection, not one per batch size.
+ */
 export function insertEvents(tx: Queryable, task: RowKey, attempt: number, fresh: TaskEvent[]) {
+  const rows = fresh.map((event) => ({ sequence: event.sequence, type: event.type, event }));
   return tx`
-    insert into desktop_task_event ${tx(
-      fresh.map((event) => ({
-        organization_id: task.organizationId,
-        task_id: task.id,
-        attempt,
-        sequence: event.sequence,
-        type: event.type,
-        event: tx.json(event as never),
-      })),
-    )}`;
+    insert into desktop_task_event (organization_id, task_id, attempt, sequence, type, event)
+    select ${task.organizationId}, ${task.id}, ${attempt}, e.sequence, e.type, e.event
+    from jsonb_to_recordset(${tx.json(rows as never)}) as e(sequence integer, type text, event jsonb)`;
 }
 
 /**

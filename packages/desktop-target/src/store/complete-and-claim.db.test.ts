@@ -59,12 +59,21 @@ function completer(sql: Sql, ttlMs: number, member: { organizationId: string; me
     dialect: "desktop-runner",
     tokenCapabilities: [],
   };
-  return (taskId: string) =>
+  // `events` last events (none: the body carries no events).
+  return (taskId: string, events = 1) =>
     completeAndClaim(scope, verified, taskId, {
       attempt: 1,
       status: "done",
       localSessionId: `ses_${taskId.slice(-6)}`,
-      events: [{ sequence: 1, type: "assistant.final", payload: { messageId: "m1", text: "answer" } }],
+      ...(events > 0
+        ? {
+            events: Array.from({ length: events }, (_, i) => ({
+              sequence: i + 1,
+              type: "assistant.final" as const,
+              payload: { messageId: `m${i}`, text: "answer" },
+            })),
+          }
+        : {}),
       next: {},
     });
 }
@@ -115,6 +124,42 @@ describe("completeAndClaim", () => {
       }
     },
   );
+
+  it("claims with one statement text whatever its events, and settles even when nothing is left to claim", async () => {
+    const member = { organizationId: "org_trips", memberId: `mem_texts_${Date.now()}` };
+    const runnerId = "runner-texts-01";
+    const client = createRunnerClient({ baseUrl: gateway.baseUrl, token: await gateway.registerRunner(member, runnerId) });
+    const call = gateway.call(member);
+    for (const title of ["one", "two", "three"]) await gateway.sessions.create(call, { title, prompt: `question ${title}` });
+    const counting = countingSql();
+    const complete = completer(counting.sql, 1_000, member, runnerId);
+    try {
+      let taskId = (await client.claimNext())!.taskId;
+      const settled: string[] = [];
+      const claims: string[] = [];
+      for (const events of [0, 1, 3]) {
+        counting.trips.length = 0;
+        const outcome = await complete(taskId, events);
+        settled.push(taskId);
+        claims.push(counting.trips.flat().find((statement) => /^\s*with candidate/.test(statement))!);
+        if (events < 3) taskId = outcome.next!.task.id;
+        else expect(outcome.next).toBeNull();
+      }
+      // One prepared statement for every batch size (postgres.js prepares one per text).
+      expect(new Set(claims).size).toBe(1);
+      const rows = await gateway.sql<{ id: string; state: string; next_task_id: string | null; events: number }[]>`
+        select id, state, next_task_id,
+          (select count(*)::int from desktop_task_event e where e.organization_id = t.organization_id and e.task_id = t.id) as events
+        from desktop_task t where organization_id = ${member.organizationId} and member_id = ${member.memberId} order by created_at`;
+      expect(rows).toEqual([
+        { id: settled[0], state: "done", next_task_id: settled[1], events: 0 },
+        { id: settled[1], state: "done", next_task_id: settled[2], events: 1 },
+        { id: settled[2], state: "done", next_task_id: null, events: 3 },
+      ]);
+    } finally {
+      await counting.sql.end();
+    }
+  });
 
   it("fails whole when the next turn it claims cannot move its session: its COMMIT, sent with the claim, rolls back", async () => {
     const member = { organizationId: "org_trips", memberId: `mem_refused_${Date.now()}` };

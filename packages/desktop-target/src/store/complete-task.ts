@@ -4,7 +4,7 @@ import type { CompleteRequest, TaskEvent } from "@openwork/runner-protocol";
 import type { PendingQuery, Row } from "postgres";
 import type { TaskState } from "../task-state.js";
 import { ChannelRefusal } from "../channel-refusal.js";
-import { foldColumns, freshEvents, grownFold, insertEvents, sessionEffects, tooLarge } from "./append-events.js";
+import { freshEvents, grownFold, insertEvents, sessionEffects, tooLarge } from "./append-events.js";
 import { assertAttemptHeld, lockOwnTaskAndSession, type OwnTaskAndSession } from "./lock-own-task.js";
 import type { LockedSession } from "./sync-session-state.js";
 import { endedClears, type RowKey, type TaskOwner, type TaskRow } from "./task-row.js";
@@ -34,8 +34,9 @@ export interface SettleWrites {
  * more in the same statement: the next claim names its task in `next_task_id` (`next`).
  */
 export function settleCtes(tx: Queryable, { task, attempt, events, columns }: SettleWrites, next?: PendingQuery<Row[]>) {
+  // The same text with or without events (an empty batch inserts nothing): one prepared statement.
   return tx`
-    ${events.length > 0 ? tx`settled_events as (${insertEvents(tx, task, attempt, events)}),` : tx``}
+    settled_events as (${insertEvents(tx, task, attempt, events)}),
     settled as (
       update desktop_task set ${columns}${next ? tx`, next_task_id = ${next}` : tx``}
       where organization_id = ${task.organizationId} and id = ${task.id})`;
@@ -95,8 +96,10 @@ export async function settleTask(tx: Queryable, { task, held, session }: OwnTask
   const effects = stored.length > 0 ? (await sessionEffects(tx, key, stored)).patch : {};
   const failure = oversized ? tooLarge(capBytes) : body.status === "failed" ? body.error : null;
   const localSessionId = body.localSessionId ?? task.local_session_id;
+  // A fold as text, or null to keep the stored one: the statement's text and parameter types are
+  // the same either way (postgres.js prepares one statement per text and types).
   const columns = tx`
-    ${grown ? tx`${foldColumns(tx, grown)},` : tx``}
+    folded = coalesce(${grown ? JSON.stringify(grown.fold) : null}::jsonb, folded), event_bytes = coalesce(${grown?.bytes ?? null}::integer, event_bytes),
     state = ${state}, completion = ${tx.json(storedCompletion(body) as never)}, ${endedClears(tx)},
     local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
     failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()`;
