@@ -19,7 +19,9 @@ let bundle: string;
 let meta: { inputs: Record<string, unknown> };
 
 beforeAll(async () => {
-  folder = await installConsumer(["runner-protocol", "remote-session-core"], ["zod", "ky", "eventsource-parser", "esbuild"]);
+  // postgres too: remote-session-core's peer, which npm would otherwise resolve to the newest
+  // release its cached metadata names, a tarball the offline cache may not hold.
+  folder = await installConsumer(["runner-protocol", "remote-session-core"], ["zod", "postgres", "ky", "eventsource-parser", "esbuild"]);
   cleanups.push(() => folder.remove());
   const app = join(folder.dir, "app");
   await mkdir(app);

@@ -147,14 +147,14 @@ describe("completeAndClaim", () => {
       }
       // One prepared statement for every batch size (postgres.js prepares one per text).
       expect(new Set(claims).size).toBe(1);
-      const rows = await gateway.sql<{ id: string; state: string; next_task_id: string | null; events: number }[]>`
-        select id, state, next_task_id,
+      const rows = await gateway.sql<{ id: string; state: string; next_task_id: string | null; events: number; fold: string }[]>`
+        select id, state, next_task_id, jsonb_typeof(folded) as fold,
           (select count(*)::int from desktop_task_event e where e.organization_id = t.organization_id and e.task_id = t.id) as events
         from desktop_task t where organization_id = ${member.organizationId} and member_id = ${member.memberId} order by created_at`;
       expect(rows).toEqual([
-        { id: settled[0], state: "done", next_task_id: settled[1], events: 0 },
-        { id: settled[1], state: "done", next_task_id: settled[2], events: 1 },
-        { id: settled[2], state: "done", next_task_id: null, events: 3 },
+        { id: settled[0], state: "done", next_task_id: settled[1], events: 0, fold: "object" },
+        { id: settled[1], state: "done", next_task_id: settled[2], events: 1, fold: "object" },
+        { id: settled[2], state: "done", next_task_id: null, events: 3, fold: "object" },
       ]);
     } finally {
       await counting.sql.end();

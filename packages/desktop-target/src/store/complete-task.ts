@@ -96,10 +96,10 @@ export async function settleTask(tx: Queryable, { task, held, session }: OwnTask
   const effects = stored.length > 0 ? (await sessionEffects(tx, key, stored)).patch : {};
   const failure = oversized ? tooLarge(capBytes) : body.status === "failed" ? body.error : null;
   const localSessionId = body.localSessionId ?? task.local_session_id;
-  // A fold as text, or null to keep the stored one: the statement's text and parameter types are
-  // the same either way (postgres.js prepares one statement per text and types).
+  // A fold, or SQL null to keep the stored one: the statement's text and parameter types are the
+  // same either way (postgres.js prepares one statement per text and types).
   const columns = tx`
-    folded = coalesce(${grown ? JSON.stringify(grown.fold) : null}::jsonb, folded), event_bytes = coalesce(${grown?.bytes ?? null}::integer, event_bytes),
+    folded = coalesce(${tx.json((grown ? grown.fold : null) as never)}, folded), event_bytes = coalesce(${grown?.bytes ?? null}::integer, event_bytes),
     state = ${state}, completion = ${tx.json(storedCompletion(body) as never)}, ${endedClears(tx)},
     local_session_id = ${localSessionId}, failure_code = ${failure?.code ?? null},
     failure_message = ${failure?.message ?? null}, finished_at = now(), updated_at = now()`;
