@@ -194,4 +194,29 @@ describe("create rate limit", () => {
     expect(retryAfterMs).toBeLessThanOrEqual(60_000);
     await expect(takeRateLimit(db.current.sql, { ...member, userId: "user_calm" })).resolves.toBeUndefined();
   });
+
+  it("costs one statement a hit, and the first hit of a window sweeps the member's old windows of that bucket", async () => {
+    const member = { organizationId: "org_1", userId: "user_sweeping" };
+    const old = new Date(Date.now() - 3_600_000);
+    await db.current.sql`
+      insert into remote_session_rate_window (organization_id, user_id, bucket, window_start, hits)
+      values ('org_1', 'user_sweeping', 'create', ${old}, 3), ('org_1', 'user_sweeping', 'send', ${old}, 3),
+             ('org_1', 'user_other', 'create', ${old}, 3)`;
+    let statements = 0;
+    const counting = new Proxy(db.current.sql, {
+      apply: (target, self, args) => (statements++, Reflect.apply(target, self, args)),
+    });
+    await takeRateLimit(counting, member);
+    await takeRateLimit(counting, member);
+    expect(statements).toBe(2);
+    // Summed: the two hits may straddle a window's edge.
+    const left = await db.current.sql`
+      select user_id, bucket, sum(hits)::int as hits, bool_or(window_start = ${old}) as kept_old from remote_session_rate_window
+      where user_id in ('user_sweeping', 'user_other') group by user_id, bucket order by user_id, bucket`;
+    expect(left.map((r) => [r.user_id, r.bucket, r.hits, r.kept_old])).toEqual([
+      ["user_other", "create", 3, true],
+      ["user_sweeping", "create", 2, false],
+      ["user_sweeping", "send", 3, true],
+    ]);
+  });
 });
