@@ -3,7 +3,9 @@
 // pg_stat_statements (planning tracked) and function tracking, beside the cluster's CPU per task
 // from /proc over the same drain. With RUNNERS=1 nothing waits on anything, so a statement's time
 // is close to its CPU; with 16, times include waiting for a core. PLAN_MODE sets plan_cache_mode
-// for the database (auto, force_generic_plan, force_custom_plan), LOCALE its collation. A diagnosis, not a budget.
+// for the database (auto, force_generic_plan, force_custom_plan), LOCALE its collation. With
+// DATABASE_URL, a cluster of the host's (pg_stat_statements preloaded, track_planning on, the
+// role a superuser) instead of the embedded one. A diagnosis, not a budget.
 import { startEmbeddedPostgres } from "@openwork/embedded-postgres";
 import postgres from "postgres";
 import { benchGateway } from "./gateway-fixture.js";
@@ -33,15 +35,21 @@ interface FunctionRow {
   total_ms: number;
 }
 
-const server = await startEmbeddedPostgres({
-  settings: { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", track_functions: "all" },
-});
-const admin = postgres(server.url, { max: 1, onnotice: () => {} });
+const external = process.env.DATABASE_URL;
+const server = external
+  ? null
+  : await startEmbeddedPostgres({
+      settings: { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", track_functions: "all" },
+    });
+const adminUrl = external ?? server!.url;
+const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+const [{ version }] = (await admin`select version()`) as unknown as [{ version: string }];
 const database = `bench_statement_cost_${Date.now()}`;
 await admin.unsafe(`create database ${database}${LOCALE ? ` template template0 locale '${LOCALE.replace(/[^\w.-]/g, "")}'` : ""}`);
 await admin.unsafe(`alter database ${database} set plan_cache_mode = ${PLAN_MODE}`);
+await admin.unsafe(`alter database ${database} set track_functions = 'all'`);
 await admin`create extension if not exists pg_stat_statements`;
-const url = Object.assign(new URL(server.url), { pathname: `/${database}` }).toString();
+const url = Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString();
 
 /** Drains `tasks` tasks through a fresh gateway; the statistics are reset just before the drain. */
 async function drain(tasks: number) {
@@ -98,10 +106,10 @@ try {
 } finally {
   await admin.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
   await admin.end();
-  await server.stop();
+  await server?.stop();
 }
 
-await report("statement-cost", "PostgreSQL 18 (embedded, pg_stat_statements)", rows, [
+await report("statement-cost", `${version.split(" on ")[0]} (${external ? "DATABASE_URL" : "embedded"}, pg_stat_statements)`, rows, [
   `${RUNNERS} runner client(s) in a process of their own drain ${TASKS} tasks with protocol 3 after a drain of ${WARMUP} not counted; plan_cache_mode ${PLAN_MODE}; the database's locale ${LOCALE ?? "the cluster's (C)"}.`,
   "statement times from pg_stat_statements (wall time inside the backend: with more runners than cores it includes waiting for one), functions' from pg_stat_user_functions; the cluster's CPU from /proc over the same drain.",
 ]);

@@ -1,3 +1,4 @@
+import { replannedFunctions } from "@openwork/test-postgres";
 import { describe, expect, it } from "vitest";
 import { enqueueNotification } from "./enqueue-notification.js";
 import { InvalidNotification, type NotificationEvent } from "./notification-event.js";
@@ -22,6 +23,11 @@ const event = (id: string, memberId: string, extra: Partial<NotificationEvent> =
 });
 
 describe("enqueueNotification", () => {
+  // It runs inside the transaction of every session move a member's channel takes.
+  it("calls no function PostgreSQL before 18 plans again at every call", async () => {
+    expect(await replannedFunctions(db.current.sql, "notify_")).toEqual([]);
+  });
+
   it("writes one delivery per enabled channel of the member that takes the kind, once per event id", async () => {
     const { sql } = db.current;
     const channels = createNotifyChannels(sql);

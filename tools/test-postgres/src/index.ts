@@ -91,3 +91,4 @@ function withDatabase(url: string, database: string): string {
 }
 export { killableClient, ProcessKilled } from "./killable-client.js";
 export { describeSchema, dumpMigrations } from "./schema-dump.js";
+export { replannedFunctions } from "./replanned-functions.js";
