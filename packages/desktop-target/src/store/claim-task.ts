@@ -85,7 +85,9 @@ async function takeCandidate(
       update desktop_task d set
         state = ${movedTo(tx, "claim")}, attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId}, claimed_via = ${runner.dialect ?? "desktop-runner"},
         lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), claimed_at = now(), updated_at = now()
-      from candidate where d.organization_id = ${runner.organizationId} and d.id = candidate.id
+      -- The candidate's id as a value, not a join: a point lookup on the key under any plan (a
+      -- generic plan built on small statistics joined it by walking the organization's tasks).
+      where d.organization_id = ${runner.organizationId} and d.id = (select id from candidate)
       returning d.*),
     ${after?.settle ? tx`${settleCtes(tx, after.settle, tx`(select id from claimed)`)},` : remembered(tx, runner, after?.taskId)}
     ${claimedSessionMove(tx, runner)}

@@ -18,6 +18,8 @@ export interface TransactionScope {
  */
 export type Commit = () => Promise<void>;
 
+const BEGIN = "begin; set local plan_cache_mode = force_generic_plan";
+
 /** Where a transaction stands: open, its COMMIT sent (by `fn`, or after it), or over. */
 type Ending = { kind: "open" } | { kind: "committing"; committed: Promise<void> };
 
@@ -48,7 +50,10 @@ export async function transaction<T>(scope: TransactionScope, fn: (tx: Queryable
     return committed;
   };
   try {
-    const begun = tx`begin`.execute();
+    // Generic plans, whatever the plan cache would pick: every statement here looks rows up by key,
+    // and the claim's custom plan (which PostgreSQL may keep choosing) costs more to plan than to
+    // run. The setting travels in BEGIN's own message and ends with the transaction.
+    const begun = tx.unsafe(BEGIN).simple().execute();
     // Its failure (a lost connection) fails the statements after it too; fn's error is the one thrown.
     begun.catch(() => {});
     const result = await fn(tx as unknown as Queryable, gathered.hints, commit);
