@@ -33,6 +33,10 @@ describe("transaction's plans", () => {
     // max: 1, so the same connection.
     expect((await sql<[{ after: string }]>`select current_setting('plan_cache_mode') as after`)[0].after).toBe(before);
     expect(before).not.toBe("force_generic_plan");
+    const sweeping = await transaction(s, async (tx) => (await tx<[{ mode: string }]>`select current_setting('plan_cache_mode') as mode`)[0].mode, {
+      plans: "per-call",
+    });
+    expect(sweeping).toBe(before);
   });
 });
 
