@@ -31,7 +31,7 @@ export {
 } from "./wake/wake-bus.js";
 export type { WakeNotice } from "./wake/channels.js";
 export { type Hints, type HintPublisher, type GatheredHints, type PublisherStats, createHintPublisher } from "./wake/hints.js";
-export { type Commit, transaction, type TransactionOptions, type TransactionScope } from "./store/transaction.js";
+export { type Commit, transaction, type TransactionScope } from "./store/transaction.js";
 export { type SweeperOptions, startSweeper } from "./sweeper.js";
 
 // The runner routes a gateway mounts.

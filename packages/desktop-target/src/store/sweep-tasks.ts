@@ -43,12 +43,10 @@ export async function sweepTasks(
   const logger = options.logger ?? silentLogger;
   const presenceWindowMs = options.presenceWindowMs ?? DEFAULT_DESKTOP_TIMINGS.presenceWindowMs;
   const lost = lostCause(presenceWindowMs);
-  return transaction(
-    scope,
-    async (tx, hints) => {
-      // The sweep spans every organization by design: on a sharded database these are multi-shard
-      // statements, each row named by its full key.
-      const interrupted = await tx<Moved[]>`
+  return transaction(scope, async (tx, hints) => {
+    // The sweep spans every organization by design: on a sharded database these are multi-shard
+    // statements, each row named by its full key.
+    const interrupted = await tx<Moved[]>`
       /* across organizations: the lease sweep */
       update desktop_task set state = ${movedTo(tx, "interrupt")}, ${endedClears(tx)}, failure_code = 'lease_lost',
         failure_message = 'the desktop stopped sending heartbeats; events it posted are kept',
@@ -58,7 +56,7 @@ export async function sweepTasks(
         limit ${SWEEP_BATCH} for update skip locked)
         and ${leaving(tx, "interrupt")}
       returning session_id, organization_id, kind, failure_code, failure_message`;
-      const expired = await tx<Moved[]>`
+    const expired = await tx<Moved[]>`
       /* across organizations: the deadline sweep */
       update desktop_task set state = ${movedTo(tx, "expire")}, ${endedClears(tx)}, finished_at = now(), updated_at = now(),
         failure_code = case when deliver_by is not null and deliver_by <= now() then 'delivery_deadline_passed' else 'runner_unavailable' end,
@@ -72,8 +70,8 @@ export async function sweepTasks(
         order by claim_deadline limit ${SWEEP_BATCH} for update skip locked)
         and ${leaving(tx, "expire")}
       returning session_id, organization_id, kind, failure_code, failure_message`;
-      // A desktop seen by its polls holds no lease: a delivered turn whose desktop stopped polling is lost.
-      const unseen = await tx<Moved[]>`
+    // A desktop seen by its polls holds no lease: a delivered turn whose desktop stopped polling is lost.
+    const unseen = await tx<Moved[]>`
       /* across organizations: the presence sweep */
       update desktop_task c set progress = coalesce(c.progress, '{}'::jsonb) || '{"status":"lost"}'::jsonb, updated_at = now()
       from desktop_runner r
@@ -82,13 +80,11 @@ export async function sweepTasks(
         and r.organization_id = c.organization_id and r.member_id = c.member_id and r.runner_id = c.claimed_by_runner_id
         and r.last_seen_at < now() - make_interval(secs => ${presenceWindowMs / 1000})
       returning c.session_id, c.organization_id, c.kind, ${lost.failure_code} as failure_code, ${lost.failure_message} as failure_message`;
-      // Sessions in one order, so concurrent sweeps lock them alike.
-      const bySession = new Map([...interrupted, ...expired, ...unseen].map((m) => [`${m.organization_id}\u0000${m.session_id}`, m]));
-      for (const key of [...bySession.keys()].sort()) await deriveAlone(tx, hints, bySession.get(key)!, logger);
-      return { interrupted: interrupted.length + unseen.length, expired: expired.length };
-    },
-    { plans: "per-call" },
-  );
+    // Sessions in one order, so concurrent sweeps lock them alike.
+    const bySession = new Map([...interrupted, ...expired, ...unseen].map((m) => [`${m.organization_id}\u0000${m.session_id}`, m]));
+    for (const key of [...bySession.keys()].sort()) await deriveAlone(tx, hints, bySession.get(key)!, logger);
+    return { interrupted: interrupted.length + unseen.length, expired: expired.length };
+  });
 }
 
 /**

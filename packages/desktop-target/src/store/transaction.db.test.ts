@@ -24,22 +24,6 @@ function scope() {
 }
 const probe = async (n: number) => (await sql<{ count: number }[]>`select count(*)::int as count from transaction_probe where n = ${n}`)[0]!.count;
 
-describe("transaction's plans", () => {
-  it("runs its statements on generic plans, and leaves the connection's setting as it was", async () => {
-    const { scope: s } = scope();
-    const [{ before }] = await sql<[{ before: string }]>`select current_setting('plan_cache_mode') as before`;
-    const inside = await transaction(s, async (tx) => (await tx<[{ mode: string }]>`select current_setting('plan_cache_mode') as mode`)[0].mode);
-    expect(inside).toBe("force_generic_plan");
-    // max: 1, so the same connection.
-    expect((await sql<[{ after: string }]>`select current_setting('plan_cache_mode') as after`)[0].after).toBe(before);
-    expect(before).not.toBe("force_generic_plan");
-    const sweeping = await transaction(s, async (tx) => (await tx<[{ mode: string }]>`select current_setting('plan_cache_mode') as mode`)[0].mode, {
-      plans: "per-call",
-    });
-    expect(sweeping).toBe(before);
-  });
-});
-
 describe("transaction with its COMMIT sent by its callback", () => {
   it("commits the statements sent with it and publishes the hints once it committed", async () => {
     const { scope: s, published } = scope();

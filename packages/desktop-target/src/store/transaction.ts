@@ -18,19 +18,6 @@ export interface TransactionScope {
  */
 export type Commit = () => Promise<void>;
 
-export interface TransactionOptions {
-  /**
-   * `generic` (default): the statements run on the plan cache's generic plans, whatever it would
-   * pick. A request's statements look rows up by key, and the claim's custom plan (which
-   * PostgreSQL may keep choosing) costs more to plan than to run. `per-call`: as the plan cache
-   * picks — for a sweep across organizations, whose parameters a partial index must see.
-   */
-  plans?: "generic" | "per-call";
-}
-
-// The setting travels in BEGIN's own message and ends with the transaction.
-const BEGIN_GENERIC = "begin; set local plan_cache_mode = force_generic_plan";
-
 /** Where a transaction stands: open, its COMMIT sent (by `fn`, or after it), or over. */
 type Ending = { kind: "open" } | { kind: "committing"; committed: Promise<void> };
 
@@ -44,11 +31,7 @@ type Ending = { kind: "open" } | { kind: "committing"; committed: Promise<void> 
  * through `guardedReserve`: a connection lost mid-transaction (a PostgreSQL restart) fails `fn`
  * and the commit with an error, never the process.
  */
-export async function transaction<T>(
-  scope: TransactionScope,
-  fn: (tx: Queryable, hints: Hints, commit: Commit) => Promise<T>,
-  options: TransactionOptions = {},
-): Promise<T> {
+export async function transaction<T>(scope: TransactionScope, fn: (tx: Queryable, hints: Hints, commit: Commit) => Promise<T>): Promise<T> {
   const tx = await guardedReserve(scope.sql);
   const gathered = scope.publisher.gather();
   // Set inside `commit`, which TypeScript cannot follow from here: widened on purpose.
@@ -65,7 +48,7 @@ export async function transaction<T>(
     return committed;
   };
   try {
-    const begun = (options.plans === "per-call" ? tx`begin` : tx.unsafe(BEGIN_GENERIC).simple()).execute();
+    const begun = tx`begin`.execute();
     // Its failure (a lost connection) fails the statements after it too; fn's error is the one thrown.
     begun.catch(() => {});
     const result = await fn(tx as unknown as Queryable, gathered.hints, commit);
