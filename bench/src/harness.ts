@@ -3,20 +3,29 @@ import { cpus, totalmem } from "node:os";
 import { startEmbeddedPostgres } from "@openwork/embedded-postgres";
 import postgres from "postgres";
 
-/** A fresh database for one benchmark: `DATABASE_URL`'s server, or an embedded PostgreSQL 18. */
-export async function benchDatabase(name: string): Promise<{ url: string; server: string; stop(): Promise<void> }> {
+/**
+ * A fresh database for one benchmark: `DATABASE_URL`'s server, or an embedded PostgreSQL 18
+ * started with `settings`; `locale`, the new database's collation (default the cluster's).
+ */
+export async function benchDatabase(
+  name: string,
+  options: { settings?: Record<string, string>; locale?: string } = {},
+): Promise<{ url: string; adminUrl: string; database: string; server: string; stop(): Promise<void> }> {
   const external = process.env.DATABASE_URL;
-  const embedded = external ? null : await startEmbeddedPostgres();
+  const embedded = external ? null : await startEmbeddedPostgres({ settings: options.settings });
   const admin = external ?? embedded!.url;
   const sql = postgres(admin, { max: 1, onnotice: () => {} });
   const database = `bench_${name.replace(/\W/g, "_")}_${Date.now()}`;
-  await sql.unsafe(`create database ${database}`);
+  const locale = options.locale ? ` template template0 locale '${options.locale.replace(/[^\w.-]/g, "")}'` : "";
+  await sql.unsafe(`create database ${database}${locale}`);
   const [{ version }] = (await sql`select version()`) as unknown as [{ version: string }];
   await sql.end();
   const url = new URL(admin);
   url.pathname = `/${database}`;
   return {
     url: url.toString(),
+    adminUrl: admin,
+    database,
     server: version.split(" on ")[0]!,
     stop: async () => {
       const cleanup = postgres(admin, { max: 1, onnotice: () => {} });

@@ -6,10 +6,9 @@
 // for the database (auto, force_generic_plan, force_custom_plan), LOCALE its collation. With
 // DATABASE_URL, a cluster of the host's (pg_stat_statements preloaded, track_planning on, the
 // role a superuser) instead of the embedded one. A diagnosis, not a budget.
-import { startEmbeddedPostgres } from "@openwork/embedded-postgres";
 import postgres from "postgres";
 import { benchGateway } from "./gateway-fixture.js";
-import { report } from "./harness.js";
+import { benchDatabase, report } from "./harness.js";
 import { clusterCpuMs, perTask, postmasterOf } from "./process-cpu.js";
 import { drainThroughRunners } from "./runner-drain.js";
 
@@ -35,21 +34,16 @@ interface FunctionRow {
   total_ms: number;
 }
 
-const external = process.env.DATABASE_URL;
-const server = external
-  ? null
-  : await startEmbeddedPostgres({
-      settings: { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", track_functions: "all" },
-    });
-const adminUrl = external ?? server!.url;
-const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-const [{ version }] = (await admin`select version()`) as unknown as [{ version: string }];
-const database = `bench_statement_cost_${Date.now()}`;
-await admin.unsafe(`create database ${database}${LOCALE ? ` template template0 locale '${LOCALE.replace(/[^\w.-]/g, "")}'` : ""}`);
+const external = process.env.DATABASE_URL !== undefined;
+const db = await benchDatabase("statement_cost", {
+  settings: { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on", track_functions: "all" },
+  locale: LOCALE,
+});
+const { database, url } = db;
+const admin = postgres(db.adminUrl, { max: 1, onnotice: () => {} });
 await admin.unsafe(`alter database ${database} set plan_cache_mode = ${PLAN_MODE}`);
 await admin.unsafe(`alter database ${database} set track_functions = 'all'`);
 await admin`create extension if not exists pg_stat_statements`;
-const url = Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString();
 
 /** Drains `tasks` tasks through a fresh gateway; the statistics are reset just before the drain. */
 async function drain(tasks: number) {
@@ -104,12 +98,11 @@ try {
   rows["the statements above, executed and planned"] = { "execution µs/task": ofDrain(executed) };
   rows["baseline: the PostgreSQL cluster's CPU over the drain (/proc)"] = { "execution µs/task": ofDrain(clusterMs) };
 } finally {
-  await admin.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
   await admin.end();
-  await server?.stop();
+  await db.stop();
 }
 
-await report("statement-cost", `${version.split(" on ")[0]} (${external ? "DATABASE_URL" : "embedded"}, pg_stat_statements)`, rows, [
+await report("statement-cost", `${db.server} (${external ? "DATABASE_URL" : "embedded"}, pg_stat_statements)`, rows, [
   `${RUNNERS} runner client(s) in a process of their own drain ${TASKS} tasks with protocol 3 after a drain of ${WARMUP} not counted; plan_cache_mode ${PLAN_MODE}; the database's locale ${LOCALE ?? "the cluster's (C)"}.`,
   "statement times from pg_stat_statements (wall time inside the backend: with more runners than cores it includes waiting for one), functions' from pg_stat_user_functions; the cluster's CPU from /proc over the same drain.",
 ]);
