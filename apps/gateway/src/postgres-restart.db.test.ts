@@ -42,9 +42,12 @@ it("recovers from a PostgreSQL restart under load: nothing lost, nothing run twi
     const created: string[] = [];
     const refusals = new Set<string>();
     const ctx = memberContext(member);
-    const load = async (ms: number) => {
-      const until = Date.now() + ms;
-      while (Date.now() < until) {
+    // Load runs until enough creates have succeeded, not for a fixed time: on a loaded machine a
+    // fixed window could hold too few creates to say anything about the restart.
+    const load = async (enough: () => boolean, what: string) => {
+      const deadline = Date.now() + 45_000;
+      while (!enough()) {
+        if (Date.now() > deadline) throw new Error(`load: ${what} not reached (${created.length} created)`);
         const result = await gateway.source.execute(ctx, parseName("remote-session:create")!, {
           body: { target: "desktop", deliverBy: new Date(Date.now() + 600_000).toISOString(), prompt: "p" },
         });
@@ -54,10 +57,19 @@ it("recovers from a PostgreSQL restart under load: nothing lost, nothing run twi
         await new Promise((resolve) => setTimeout(resolve, 30));
       }
     };
-    const loading = load(6_000);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    await server.restart();
-    await loading;
+    // Before: 30 creates. During: creates keep coming while the server restarts. After: 30 more
+    // creates once the server is back.
+    await load(() => created.length >= 30, "30 creates before the restart");
+    let restarted = false;
+    const restarting = server.restart().then(() => {
+      restarted = true;
+    });
+    let createdAtRestart = Number.POSITIVE_INFINITY;
+    await load(() => {
+      if (restarted && createdAtRestart === Number.POSITIVE_INFINITY) createdAtRestart = created.length;
+      return created.length >= createdAtRestart + 30;
+    }, "30 creates after the restart");
+    await restarting;
 
     // The LISTEN connection comes back by itself and says so (onlisten), and the streams with it.
     const relisten = Date.now() + 30_000;
@@ -71,7 +83,14 @@ it("recovers from a PostgreSQL restart under load: nothing lost, nothing run twi
       // A pooled connection cut by the restart fails its next query once; look again.
       const states = await Promise.all(created.map(async (id) => (await ledger.find(memberCall(member), id).catch(() => null))?.state));
       if (states.every((s) => s === "idle")) break;
-      if (Date.now() > deadline) throw new Error(`not delivered: ${states.filter((s) => s !== "idle").length} of ${created.length}`);
+      if (Date.now() > deadline) {
+        const late = created.filter((_, i) => states[i] !== "idle");
+        const tasks =
+          await sql`select session_id, state, attempt, claimed_by_runner_id, lease_expires_at, created_at from desktop_task where session_id in ${sql(late)}`;
+        throw new Error(
+          `not delivered: ${late.length} of ${created.length}: ${JSON.stringify({ states: late.map((id) => states[created.indexOf(id)]), tasks })}`,
+        );
+      }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(created.length).toBeGreaterThan(50);

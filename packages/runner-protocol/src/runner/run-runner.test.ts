@@ -232,6 +232,60 @@ describe("runRunner", () => {
     expect(beats.length).toBeGreaterThanOrEqual(3);
   });
 
+  // The double's lease is 3 s, its heartbeats 100 ms apart: an outage of the task routes for 1 s
+  // fails some ten heartbeats in a row while the lease still holds.
+  const outage =
+    (from: () => number | undefined, ms: number): typeof fetch =>
+    (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      const since = from();
+      const down = since !== undefined && Date.now() - since < ms && /\/tasks\/[^/]+\/(heartbeat|events|complete)$/.test(url);
+      return down ? Promise.reject(new TypeError("fetch failed")) : fetch(input, init);
+    };
+
+  it("holds its task through failed heartbeats while the lease it last heard of still runs", async () => {
+    let claimedAt: number | undefined;
+    const { double, start, endOf } = await setup({ heartbeatIntervalMs: 100, fetch: outage(() => claimedAt, 1_000) });
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    start({
+      wakeStream: false,
+      pollIntervalMs: 50,
+      handlers: {
+        "remote_session.create": async () => {
+          claimedAt = Date.now();
+          await new Promise((resolve) => setTimeout(resolve, 1_300));
+          return done();
+        },
+      },
+    });
+    expect((await endOf(taskId)).status).toBe("done");
+    expect((await double.inspect(taskId)).completion?.status).toBe("done");
+  });
+
+  it("gives its task up once the heartbeats fail past the lease's end", async () => {
+    let claimedAt: number | undefined;
+    const { double, start, ended } = await setup({ heartbeatIntervalMs: 100, fetch: outage(() => claimedAt, 60_000) });
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    let aborted: string | undefined;
+    start({
+      wakeStream: false,
+      pollIntervalMs: 50,
+      handlers: {
+        "remote_session.create": async (_a, { signal }) => {
+          claimedAt = Date.now();
+          await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+          aborted = taskAbortReason(signal);
+          return done();
+        },
+      },
+    });
+    const outcome = await eventually(() => ended.find((o) => o.taskId === taskId), 15_000);
+    expect(outcome.status).toBe("lease_lost");
+    expect(aborted).toBe("lease_lost");
+    // Not after two misses (some 300 ms) but once the lease granted at the claim (3 s) ran out.
+    expect(Date.now() - claimedAt!).toBeGreaterThanOrEqual(2_500);
+  });
+
   it("keeps events in order and completes despite transient network failures", async () => {
     let calls = 0;
     const flaky: typeof fetch = (input, init) => {

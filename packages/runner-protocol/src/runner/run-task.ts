@@ -45,7 +45,12 @@ export interface TaskOutcome {
 }
 
 // Heartbeats that may fail in a row (each already retried) before the runner assumes its lease
-// is gone and stops work it can no longer report.
+// is gone and stops work it can no longer report, once the lease it last heard of has run out
+// too: a gateway whose database restarts fails every heartbeat for a few seconds, and a runner
+// that gave up after two of them (1 s apart under a 10 s lease) lost a task the gateway would
+// still have taken. The lease's end is read on the runner's clock: a clock ahead of the gateway's
+// gives up after the misses alone (as before), one behind holds on longer, until the gateway,
+// reachable again, says the lease is gone.
 const MAX_HEARTBEAT_MISSES = 2;
 
 export async function runTask(
@@ -136,6 +141,7 @@ function heartbeatLoop(
   const interval = deps.heartbeatIntervalMs ?? assignment.heartbeatIntervalMs;
   return (async () => {
     let misses = 0;
+    let leaseEnd = Date.parse(assignment.leaseExpiresAt);
     while (!over.aborted) {
       await sleep(deps.timers, interval, over);
       if (over.aborted) return;
@@ -143,11 +149,12 @@ function heartbeatLoop(
         const answer = await deps.client.heartbeat(assignment.taskId, assignment.attempt, over, on.mcp.due() ? { refreshMcp: true } : {});
         misses = 0;
         if (!answer.leaseValid) return on.onLost();
+        if (answer.leaseExpiresAt) leaseEnd = Date.parse(answer.leaseExpiresAt);
         if (answer.mcp) on.mcp.replace(answer.mcp);
         if (answer.cancelRequested) on.onCancel();
       } catch (error) {
         if (over.aborted) return;
-        if (isGone(error) || ++misses >= MAX_HEARTBEAT_MISSES) return on.onLost();
+        if (isGone(error) || (++misses >= MAX_HEARTBEAT_MISSES && deps.timers.now() >= leaseEnd)) return on.onLost();
       }
     }
   })();
