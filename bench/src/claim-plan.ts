@@ -71,7 +71,8 @@ try {
   await sql`analyze desktop_task`;
   await measure("after retention pruned them");
 
-  // The ordering check of a follow-up in a long session: is an earlier turn of it still open?
+  // A long session (its create, then follow-ups), all finished. The ordering check of a follow-up
+  // in it: is an earlier turn of it still open?
   // Measured without the partial index on open turns (the baseline), then with it.
   await sql`
     insert into remote_session (id, organization_id, user_id, target, title, state)
@@ -79,30 +80,55 @@ try {
   await sql`
     insert into desktop_task (id, organization_id, member_id, session_id, kind, state, title, required_protocol, required_capabilities, claim_deadline, created_at)
     select 'rst_' || lpad(to_hex(${FINISHED} + i), 26, '0'), ${member.organizationId}, ${member.memberId}, 'rs_long0000000000000000000000',
-           'remote_session.send', 'done', 'turn', 1, '{}', now(), now() - make_interval(secs => ${LONG_TURNS} - i)
+           case when i = 1 then 'remote_session.create' else 'remote_session.send' end, 'done', 'turn', 1, '{}', now(), now() - make_interval(secs => ${LONG_TURNS} - i)
     from generate_series(1, ${LONG_TURNS}) as i`;
   await sql`analyze desktop_task`;
-  const orderingCheck = async (label: string) => {
+  /** EXPLAIN ANALYZE's execution time of `query` over SAMPLES runs, with the indexes its plan used. */
+  const timed = async (label: string, query: string) => {
     const samples: number[] = [];
     let plan = "";
     for (let i = 0; i < SAMPLES; i++) {
-      const [row] = await sql.unsafe(
-        `explain (analyze, format json) select exists (select 1 from desktop_task e
-           where e.session_id = 'rs_long0000000000000000000000' and e.created_at < now()
-             and e.state in ('queued', 'claimed') and e.kind in ('remote_session.create', 'remote_session.send'))`,
-      );
+      const [row] = await sql.unsafe(`explain (analyze, format json) ${query}`);
       const top = (row as unknown as { "QUERY PLAN": { Plan: PlanNode; "Execution Time": number }[] })["QUERY PLAN"][0]!;
       samples.push(top["Execution Time"]);
       plan = indexesOf(top.Plan).join(" > ");
     }
-    rows[`ordering check, ${LONG_TURNS.toLocaleString("en")} finished turns in the session: ${label}`] = { ...summarize(samples), unit: "ms", plan };
+    rows[label] = { ...summarize(samples), unit: "ms", plan };
   };
+  const orderingCheck = (label: string) =>
+    timed(
+      `ordering check, ${LONG_TURNS.toLocaleString("en")} finished turns in the session: ${label}`,
+      `select exists (select 1 from desktop_task e
+         where e.session_id = 'rs_long0000000000000000000000' and e.created_at < now()
+           and e.state in ('queued', 'claimed') and e.kind in ('remote_session.create', 'remote_session.send'))`,
+    );
   await sql`drop index desktop_task_open_turns`;
   await orderingCheck("without the open-turns index (baseline)");
   await sql`create index desktop_task_open_turns on desktop_task (session_id, created_at)
     where state in ('queued', 'claimed') and kind in ('remote_session.create', 'remote_session.send')`;
   await sql`analyze desktop_task`;
   await orderingCheck("with it");
+
+  // A completion's read of its session's turns (desktop_lock_session), same long session: every
+  // turn, as the function read them before migration 0019 (the baseline, its body copied here),
+  // against the turns the derivation needs.
+  await sql.unsafe(`create function bench_every_turn(p_organization_id text, p_session_id text) returns jsonb
+    language plpgsql stable as $$
+    begin
+      return (select coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'state', t.state, 'kind', t.kind,
+          'claimed_via', t.claimed_via, 'progress', t.progress->>'status') order by t.created_at desc, t.id desc), '[]')
+        from desktop_task t where t.organization_id = p_organization_id and t.session_id = p_session_id
+          and t.kind in ('remote_session.create', 'remote_session.send'));
+    end $$`);
+  const turnsRead = (label: string, fn: string) =>
+    timed(
+      `a completion's read of the turns, ${LONG_TURNS.toLocaleString("en")} finished turns in the session: ${label}`,
+      `select ${fn}('${member.organizationId}', 'rs_long0000000000000000000000')`,
+    );
+  for (let round = 0; round < 2; round++) {
+    await turnsRead("every turn (before 0019, baseline)", "bench_every_turn");
+    await turnsRead("the turns the derivation reads (0019)", "desktop_session_turns");
+  }
   await fixture.close();
 } finally {
   await db.stop();
@@ -111,6 +137,7 @@ await report("claim-plan", db.server, rows, [
   `One runner (protocol 3) claims ${SAMPLES} store-and-forward tasks one by one (claim-next, then complete) over HTTP. The plan is the candidate query's (EXPLAIN ANALYZE, the member's queued tasks oldest first, FOR UPDATE SKIP LOCKED); buffers = shared blocks hit.`,
   "The finished tasks are 40 days quiet, so pruneLedger (the retention pass) deletes them with their sessions.",
   `The ordering check is eligibility's "no earlier turn of this session still open" for a session with ${LONG_TURNS} finished turns (EXPLAIN ANALYZE execution time), without and with the partial index on open turns (migration 0008), same run.`,
+  "The turns' read is desktop_session_turns, which a completion runs under its session's lock: every turn of the session (the body before migration 0019) against only the open turns, the newest and the create; two alternating rounds, the second round's figures kept.",
 ]);
 process.exit(0);
 

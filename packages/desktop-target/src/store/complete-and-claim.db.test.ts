@@ -7,7 +7,7 @@ import type { VerifiedRunner } from "./check-registration.js";
 import { createRegistrationCache } from "../routes/registration-cache.js";
 import { completeAndClaim } from "./complete-and-claim.js";
 import { lockOwnTask, lockOwnTaskAndSession } from "./lock-own-task.js";
-import { lockSession } from "./sync-session-state.js";
+import { type DerivationTask, deriveSessionState, lockSession } from "./sync-session-state.js";
 
 const db = useTestDatabase();
 let gateway: RunnerGateway;
@@ -286,5 +286,47 @@ describe("a lock and the read after it, in one statement (migrations 0016 and 00
       state: "running",
       tasks: [{ id: taskId, state: "claimed", kind: "remote_session.create", claimed_via: "desktop-runner", progress: null }],
     });
+  });
+});
+
+describe("desktop_session_turns (migration 0019): the turns the derivation reads, whatever the session's length", () => {
+  /** Ends the session's create and adds `states.length` follow-ups after it, oldest first, one second apart. */
+  const longSession = async (name: string, states: string[]) => {
+    const { owner, taskId, sessionId } = await claimedTurn(name);
+    await gateway.sql`update desktop_task set state = 'done', finished_at = now(), created_at = now() - interval '1 day' where id = ${taskId}`;
+    const ids = states.map(
+      (_, i) =>
+        `rst_${name
+          .replace(/[^a-z]/g, "")
+          .padEnd(20, "0")
+          .slice(0, 20)}${String(i).padStart(6, "0")}`,
+    );
+    await gateway.sql`
+      insert into desktop_task (id, organization_id, member_id, session_id, kind, state, title, required_protocol, required_capabilities, claim_deadline, created_at)
+      select id, ${owner.organizationId}, ${owner.memberId}, ${sessionId}, 'remote_session.send', state, 'turn', 1, '{}', now() + interval '1 hour',
+             now() - interval '1 hour' + make_interval(secs => n)
+      from unnest(${ids}::text[], ${states}::text[]) with ordinality as turn(id, state, n)`;
+    const all = await gateway.sql<DerivationTask[]>`
+      select id, state, kind, claimed_via, progress->>'status' as progress from desktop_task
+      where session_id = ${sessionId} and kind in ('remote_session.create', 'remote_session.send') order by created_at desc, id desc`;
+    const [{ turns }] = (await gateway.sql`select desktop_session_turns(${owner.organizationId}, ${sessionId}) as turns`) as unknown as [
+      { turns: DerivationTask[] },
+    ];
+    return { taskId, ids, all, turns };
+  };
+
+  it.each([
+    ["finished", [...Array(40).fill("done"), "failed", "done"], [41], "idle"],
+    ["a-claimed-one", [...Array(40).fill("done"), "claimed", "queued"], [41, 40], "running"],
+    ["a-queued-one", [...Array(40).fill("done"), "queued", "expired"], [41, 40], "queued"],
+    ["an-expired-last", [...Array(40).fill("done"), "expired"], [40], "interrupted"],
+  ] as const)("a session of 43 turns, %s: only its open turns, its newest and its create, newest first", async (name, states, kept, derived) => {
+    const { taskId, ids, all, turns } = await longSession(name, [...states]);
+    expect(turns.map((t) => t.id)).toEqual([...kept.map((i) => ids[i]), taskId]);
+    // The same state as from every turn of the session, from whatever the session held.
+    for (const current of ["idle", "running", "waiting_input"] as const) {
+      expect(deriveSessionState(turns, current)).toBe(deriveSessionState(all, current));
+    }
+    expect(deriveSessionState(turns, "running")).toBe(derived);
   });
 });
