@@ -120,14 +120,25 @@ try {
         from desktop_task t where t.organization_id = p_organization_id and t.session_id = p_session_id
           and t.kind in ('remote_session.create', 'remote_session.send'));
     end $$`);
-  const turnsRead = (label: string, fn: string) =>
-    timed(
-      `a completion's read of the turns, ${LONG_TURNS.toLocaleString("en")} finished turns in the session: ${label}`,
-      `select ${fn}('${member.organizationId}', 'rs_long0000000000000000000000')`,
-    );
-  for (let round = 0; round < 2; round++) {
-    await turnsRead("every turn (before 0019, baseline)", "bench_every_turn");
-    await turnsRead("the turns the derivation reads (0019)", "desktop_session_turns");
+  // And a session of one turn, its create claimed: the common completion.
+  await sql`
+    insert into remote_session (id, organization_id, user_id, target, title, state)
+    values ('rs_short000000000000000000000', ${member.organizationId}, ${member.userId!}, 'desktop', 'short', 'running')`;
+  await sql`
+    insert into desktop_task (id, organization_id, member_id, session_id, kind, state, title, required_protocol, required_capabilities, claim_deadline)
+    values ('rst_short000000000000000000000', ${member.organizationId}, ${member.memberId}, 'rs_short000000000000000000000',
+            'remote_session.create', 'claimed', 'turn', 1, '{}', now() + interval '1 hour')`;
+  const sessions = [
+    [`${LONG_TURNS.toLocaleString("en")} finished turns in the session`, "rs_long0000000000000000000000"],
+    ["a session of one claimed turn", "rs_short000000000000000000000"],
+  ] as const;
+  for (const [session, id] of sessions) {
+    const turnsRead = (label: string, fn: string) =>
+      timed(`a completion's read of the turns, ${session}: ${label}`, `select ${fn}('${member.organizationId}', '${id}')`);
+    for (let round = 0; round < 2; round++) {
+      await turnsRead("every turn (before 0019, baseline)", "bench_every_turn");
+      await turnsRead("the turns the derivation reads (0019)", "desktop_session_turns");
+    }
   }
   await fixture.close();
 } finally {
@@ -137,7 +148,7 @@ await report("claim-plan", db.server, rows, [
   `One runner (protocol 3) claims ${SAMPLES} store-and-forward tasks one by one (claim-next, then complete) over HTTP. The plan is the candidate query's (EXPLAIN ANALYZE, the member's queued tasks oldest first, FOR UPDATE SKIP LOCKED); buffers = shared blocks hit.`,
   "The finished tasks are 40 days quiet, so pruneLedger (the retention pass) deletes them with their sessions.",
   `The ordering check is eligibility's "no earlier turn of this session still open" for a session with ${LONG_TURNS} finished turns (EXPLAIN ANALYZE execution time), without and with the partial index on open turns (migration 0008), same run.`,
-  "The turns' read is desktop_session_turns, which a completion runs under its session's lock: every turn of the session (the body before migration 0019) against only the open turns, the newest and the create; two alternating rounds, the second round's figures kept.",
+  "The turns' read is desktop_session_turns, which a completion runs under its session's lock, in a session of 2 000 finished turns and in one of a single claimed turn: every turn of the session (the body before migration 0019) against only the open turns, the newest and the create; two alternating rounds, the second round's figures kept.",
 ]);
 process.exit(0);
 
