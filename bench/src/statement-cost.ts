@@ -19,6 +19,8 @@ const PLAN_MODE = process.env.PLAN_MODE ?? "auto";
 // LOCALE=C.UTF-8 (or another the machine has): the database's collation, as a host's database may
 // have it; default the cluster's (C).
 const LOCALE = process.env.LOCALE;
+// NESTED=1: statements run inside functions are tracked too (their planning shows apart).
+const TRACK = process.env.NESTED === "1" ? "all" : "top";
 
 interface StatementRow {
   calls: number;
@@ -43,6 +45,7 @@ const { database, url } = db;
 const admin = postgres(db.adminUrl, { max: 1, onnotice: () => {} });
 await admin.unsafe(`alter database ${database} set plan_cache_mode = ${PLAN_MODE}`);
 await admin.unsafe(`alter database ${database} set track_functions = 'all'`);
+await admin.unsafe(`alter database ${database} set pg_stat_statements.track = '${TRACK}'`);
 await admin`create extension if not exists pg_stat_statements`;
 
 /** Drains `tasks` tasks through a fresh gateway; the statistics are reset just before the drain. */
