@@ -330,3 +330,49 @@ describe("desktop_session_turns (migration 0019): the turns the derivation reads
     expect(deriveSessionState(turns, "running")).toBe(derived);
   });
 });
+
+describe("desktop_session_turns (migration 0020): the newest turn, one step by key", () => {
+  interface PlanNode {
+    "Node Type": string;
+    "Index Name"?: string;
+    "Index Cond"?: string;
+    "Shared Hit Blocks"?: number;
+    Plans?: PlanNode[];
+  }
+  const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
+
+  it("reads a handful of pages, not its organization's range of tasks, while the statistics have not yet seen them", async () => {
+    const { owner, sessionId } = await claimedTurn("newest-by-key");
+    // The organization's finished work, other sessions, written in one burst: no statistics yet
+    // (autovacuum is held off so none arrive mid-test), as in a drain that fills a new table.
+    await gateway.sql`alter table desktop_task set (autovacuum_enabled = off, toast.autovacuum_enabled = off)`;
+    try {
+      await gateway.sql`
+        insert into remote_session (id, organization_id, user_id, target, title, state, last_activity_at)
+        select 'rs_newest' || lpad(i::text, 20, '0'), ${owner.organizationId}, 'usr_newest', 'desktop', 'old', 'idle', now()
+        from generate_series(1, 3000) as i`;
+      await gateway.sql`
+        insert into desktop_task (id, organization_id, member_id, session_id, kind, state, title, required_protocol, required_capabilities, claim_deadline, created_at, finished_at)
+        select 'rst_newest' || lpad(i::text, 20, '0'), ${owner.organizationId}, ${owner.memberId}, 'rs_newest' || lpad(i::text, 20, '0'),
+               'remote_session.create', 'done', 'old', 1, '{}', now(), now(), now()
+        from generate_series(1, 3000) as i`;
+      // The function's own query, planned as PL/pgSQL plans it once it caches: generically.
+      const [{ prosrc }] = (await gateway.sql`select prosrc from pg_proc where proname = 'desktop_session_turns'`) as unknown as [{ prosrc: string }];
+      const query = prosrc
+        .slice(prosrc.indexOf("(") + 1, prosrc.lastIndexOf(")"))
+        .replaceAll("p_organization_id", "$1")
+        .replaceAll("p_session_id", "$2");
+      const plan = await gateway.sql.begin(async (tx) => {
+        await tx.unsafe("set local plan_cache_mode = force_generic_plan");
+        const [row] = await tx.unsafe(`explain (analyze, buffers, format json) ${query}`, [owner.organizationId, sessionId]);
+        return (row as unknown as { "QUERY PLAN": { Plan: PlanNode }[] })["QUERY PLAN"][0]!.Plan;
+      });
+      const scans = nodes(plan).filter((n) => n["Index Name"]);
+      expect(scans.map((n) => n["Index Name"])).not.toContain("desktop_task_pkey");
+      expect(scans.find((n) => n["Index Name"] === "desktop_task_session")?.["Index Cond"]).toMatch(/organization_id/);
+      expect(plan["Shared Hit Blocks"]).toBeLessThanOrEqual(12);
+    } finally {
+      await gateway.sql`alter table desktop_task reset (autovacuum_enabled, toast.autovacuum_enabled)`;
+    }
+  });
+});
