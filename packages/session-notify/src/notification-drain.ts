@@ -29,7 +29,8 @@ export interface NotificationDrainOptions {
   keepSentMs?: number;
   /**
    * How long a session may stay `waiting_input` before its member is told `request_overdue`
-   * (once per waiting episode, by whichever replica gets there). Each pass looks. Default 15 minutes.
+   * (once per waiting episode, by whichever replica gets there). Looked for at most once per
+   * `intervalMs`, however often the drain is woken. Default 15 minutes.
    */
   overdueAfterMs?: number;
   /**
@@ -66,6 +67,9 @@ export interface NotificationDrain {
   /** Stops claiming and waits for the sends in flight. */
   close(): Promise<void>;
 }
+
+/** Sessions a pass enqueues request_overdue for at most; a full batch is followed by another pass's. */
+const OVERDUE_BATCH = 500;
 
 export const defaultBackoff = (attempt: number): number => Math.min(300_000, 1_000 * 2 ** Math.max(0, attempt - 1));
 
@@ -134,12 +138,19 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
   };
 
   let prunedAt = Number.NEGATIVE_INFINITY;
+  let overdueAt = Number.NEGATIVE_INFINITY;
   const pass = async (): Promise<void> => {
     if (Date.now() - prunedAt >= 60_000) {
       prunedAt = Date.now();
       await outbox.prune(settings.keepSentMs);
     }
-    await outbox.enqueueOverdue(settings.overdueAfterMs);
+    // A wake-up (a committed enqueue, up to tens a second under load) asks for the claim below, not
+    // for this scan: a session turns overdue with the clock, so it is looked for at most once per
+    // interval (found at most `intervalMs` late); a full batch leaves the rest to the next pass.
+    if (Date.now() - overdueAt >= settings.intervalMs) {
+      overdueAt = Date.now();
+      if ((await outbox.enqueueOverdue(settings.overdueAfterMs)) === OVERDUE_BATCH) overdueAt = Number.NEGATIVE_INFINITY;
+    }
     for (;;) {
       const claim = randomUUID();
       const rows = await outbox.claim(claim, settings.batchSize, settings.sendTimeoutMs * 2);
@@ -245,9 +256,11 @@ function outboxStatements(sql: Sql) {
     dead: async (key: ClaimKey, reason: string): Promise<void> => {
       await sql`update notify_delivery set status = 'dead', claim = null, last_error = ${reason.slice(0, 500)} where ${mine(key)}`;
     },
-    /** Enqueues request_overdue for sessions waiting longer than `afterMs` (a bounded batch; the next pass takes the rest). */
-    enqueueOverdue: async (afterMs: number): Promise<void> => {
-      await sql`select notify_enqueue_overdue(make_interval(secs => ${afterMs / 1000}), 500)`;
+    /** Enqueues request_overdue for sessions waiting longer than `afterMs`, at most OVERDUE_BATCH; answers how many. */
+    enqueueOverdue: async (afterMs: number): Promise<number> => {
+      const [row] = await sql<{ enqueued: number }[]>`
+        select notify_enqueue_overdue(make_interval(secs => ${afterMs / 1000}), ${OVERDUE_BATCH}) as enqueued`;
+      return row?.enqueued ?? 0;
     },
     /** One bounded retention pass: old sent deliveries, then the events none is left of, then answer links a day past their expiry. */
     prune: async (keepMs: number): Promise<void> => {

@@ -78,4 +78,41 @@ describe("request_overdue", () => {
     await sleep(OVERDUE_MS * 2);
     expect(await overdueOf(session.key)).toEqual([]);
   });
+
+  it("is looked for at most once per intervalMs, however often the drain is woken", async () => {
+    let scans = 0;
+    const counting = postgres(db.current.url, {
+      max: 2,
+      onnotice: () => {},
+      debug: (_connection, statement) => {
+        if (statement.includes("notify_enqueue_overdue")) scans += 1;
+      },
+    });
+    closing(() => counting.end());
+    const intervalMs = 200;
+    const started = await drain({ sql: counting, intervalMs });
+    const since = Date.now();
+    // A wake-up every 10 ms, as committed enqueues bring under load: each asks for a claim.
+    for (let i = 0; i < 100; i += 1) {
+      started.wake();
+      await sleep(10);
+    }
+    const elapsed = Date.now() - since;
+    expect(scans).toBeGreaterThanOrEqual(1);
+    expect(scans).toBeLessThanOrEqual(Math.floor(elapsed / intervalMs) + 2);
+  });
+
+  it("takes the next batch at once when a pass enqueued a full one", async () => {
+    const sessions = await Promise.all(Array.from({ length: 501 }, () => runningSession()));
+    await Promise.all(sessions.map((session) => session.move("waiting_input")));
+    await sleep(OVERDUE_MS);
+    // An hour between looks: only the full batch's follow-up can reach the 501st session.
+    const started = await drain({ intervalMs: 3_600_000 });
+    started.wake();
+    await expect
+      .poll(async () => (await Promise.all(sessions.map((session) => overdueOf(session.key)))).filter((events) => events.length === 1).length, {
+        timeout: 10_000,
+      })
+      .toBe(501);
+  });
 });
