@@ -2,6 +2,7 @@
 // holding FINISHED (100 000) finished tasks of the same member, and after retention pruned them;
 // each beside the plan PostgreSQL chose for the candidate query and the buffers it touched.
 import { pruneLedger } from "@openwork/remote-session-core";
+import { type ExplainedPlan, explainPlan, planOutline } from "@openwork/test-postgres/explain-plan";
 import { benchDatabase, report, summarize } from "./harness.js";
 import { benchGateway, member } from "./gateway-fixture.js";
 
@@ -23,14 +24,13 @@ try {
       const created = await fixture.execute("remote-session:create", { target: "desktop", title: `t${i}`, deliverBy });
       if (created.isError) throw new Error(created.content[0]?.text);
     }
-    const plan = await sql.unsafe(
-      `explain (analyze, buffers, format json)
-       select t.id from desktop_task t
+    const top = await explainPlan(
+      sql,
+      `select t.id from desktop_task t
        where t.organization_id = $1 and t.member_id = $2 and t.state = 'queued' and t.claim_deadline > now()
        order by t.created_at limit 1 for update skip locked`,
       [member.organizationId, member.memberId],
     );
-    const top = (plan[0] as unknown as { "QUERY PLAN": { Plan: PlanNode; "Execution Time": number }[] })["QUERY PLAN"][0]!;
     const claims: number[] = [];
     const completes: number[] = [];
     for (;;) {
@@ -47,7 +47,7 @@ try {
       ...summarize(claims),
       unit: "ms",
       tasksInTable: count,
-      plan: indexesOf(top.Plan).join(" > "),
+      plan: planOutline(top.Plan),
       buffers: top.Plan["Shared Hit Blocks"] ?? 0,
       candidateQueryMs: +top["Execution Time"].toFixed(3),
     };
@@ -89,9 +89,9 @@ try {
     let plan = "";
     for (let i = 0; i < SAMPLES; i++) {
       const [row] = await sql.unsafe(`explain (analyze, format json) ${query}`);
-      const top = (row as unknown as { "QUERY PLAN": { Plan: PlanNode; "Execution Time": number }[] })["QUERY PLAN"][0]!;
+      const top = (row as unknown as { "QUERY PLAN": ExplainedPlan[] })["QUERY PLAN"][0]!;
       samples.push(top["Execution Time"]);
-      plan = indexesOf(top.Plan).join(" > ");
+      plan = planOutline(top.Plan);
     }
     rows[label] = { ...summarize(samples), unit: "ms", plan };
   };
@@ -151,16 +151,3 @@ await report("claim-plan", db.server, rows, [
   "The turns' read is desktop_session_turns, which a completion runs under its session's lock, in a session of 2 000 finished turns and in one of a single claimed turn: every turn of the session (the body before migration 0019) against only the open turns, the newest and the create; two alternating rounds, the second round's figures kept.",
 ]);
 process.exit(0);
-
-interface PlanNode {
-  "Node Type": string;
-  "Index Name"?: string;
-  "Shared Hit Blocks"?: number;
-  Plans?: PlanNode[];
-}
-
-/** The plan's nodes, outermost first, each with the index it used. */
-function indexesOf(node: PlanNode): string[] {
-  const here = node["Index Name"] ? `${node["Node Type"]} (${node["Index Name"]})` : node["Node Type"];
-  return [here, ...(node.Plans ?? []).flatMap(indexesOf)];
-}

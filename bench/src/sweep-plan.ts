@@ -3,6 +3,7 @@
 // deliver_by <= now()`, unbounded: baseline) and as it is (`claim_deadline <= now()` from the
 // partial index on queued tasks, in batches), EXPLAIN ANALYZE, same run, same data.
 import { migrateDesktopTarget } from "@openwork/desktop-target";
+import { explainPlan, planOutline } from "@openwork/test-postgres/explain-plan";
 import postgres from "postgres";
 import { benchDatabase, report, summarize } from "./harness.js";
 
@@ -10,11 +11,6 @@ const FINISHED = Number(process.env.FINISHED ?? 200_000);
 const SAMPLES = Number(process.env.SAMPLES ?? 50);
 const db = await benchDatabase("sweep_plan");
 const rows: Record<string, Record<string, unknown>> = {};
-type PlanNode = { "Node Type": string; "Index Name"?: string; Plans?: PlanNode[]; "Shared Hit Blocks"?: number };
-const nodesOf = (node: PlanNode): string[] => [
-  `${node["Node Type"]}${node["Index Name"] ? ` (${node["Index Name"]})` : ""}`,
-  ...(node.Plans ?? []).flatMap(nodesOf),
-];
 try {
   const sql = postgres(db.url, { max: 1, onnotice: () => {} });
   await migrateDesktopTarget(sql);
@@ -37,10 +33,9 @@ try {
     let plan = "";
     let buffers = 0;
     for (let i = 0; i < SAMPLES; i++) {
-      const [row] = await sql.unsafe(`explain (analyze, buffers, format json) ${text}`);
-      const top = (row as unknown as { "QUERY PLAN": { Plan: PlanNode; "Execution Time": number }[] })["QUERY PLAN"][0]!;
+      const top = await explainPlan(sql, text);
       times.push(top["Execution Time"]);
-      plan = nodesOf(top.Plan).join(" > ");
+      plan = planOutline(top.Plan);
       buffers = top.Plan["Shared Hit Blocks"] ?? 0;
     }
     rows[label] = { ...summarize(times), unit: "ms", plan, buffers, tasksInTable: FINISHED + 200 };

@@ -92,3 +92,4 @@ function withDatabase(url: string, database: string): string {
 export { killableClient, ProcessKilled } from "./killable-client.js";
 export { describeSchema, dumpMigrations } from "./schema-dump.js";
 export { replannedFunctions } from "./replanned-functions.js";
+export { type ExplainedPlan, explainPlan, type PlanNode, planNodes, planOutline } from "./explain-plan.js";

@@ -1,5 +1,5 @@
 import { createRunnerClient } from "@openwork/runner-protocol/client";
-import { useTestDatabase } from "@openwork/test-postgres";
+import { explainPlan, planNodes, useTestDatabase } from "@openwork/test-postgres";
 import postgres, { type Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunnerGateway, startRunnerGateway } from "../testing/runner-gateway.js";
@@ -332,15 +332,6 @@ describe("desktop_session_turns (migration 0019): the turns the derivation reads
 });
 
 describe("desktop_session_turns (migration 0020): the newest turn, one step by key", () => {
-  interface PlanNode {
-    "Node Type": string;
-    "Index Name"?: string;
-    "Index Cond"?: string;
-    "Shared Hit Blocks"?: number;
-    Plans?: PlanNode[];
-  }
-  const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
-
   it("reads a handful of pages, not its organization's range of tasks, while the statistics have not yet seen them", async () => {
     const { owner, sessionId } = await claimedTurn("newest-by-key");
     // The organization's finished work, other sessions, written in one burst: no statistics yet
@@ -362,12 +353,11 @@ describe("desktop_session_turns (migration 0020): the newest turn, one step by k
         .slice(prosrc.indexOf("(") + 1, prosrc.lastIndexOf(")"))
         .replaceAll("p_organization_id", "$1")
         .replaceAll("p_session_id", "$2");
-      const plan = await gateway.sql.begin(async (tx) => {
+      const { Plan: plan } = await gateway.sql.begin(async (tx) => {
         await tx.unsafe("set local plan_cache_mode = force_generic_plan");
-        const [row] = await tx.unsafe(`explain (analyze, buffers, format json) ${query}`, [owner.organizationId, sessionId]);
-        return (row as unknown as { "QUERY PLAN": { Plan: PlanNode }[] })["QUERY PLAN"][0]!.Plan;
+        return explainPlan(tx, query, [owner.organizationId, sessionId]);
       });
-      const scans = nodes(plan).filter((n) => n["Index Name"]);
+      const scans = planNodes(plan).filter((n) => n["Index Name"]);
       expect(scans.map((n) => n["Index Name"])).not.toContain("desktop_task_pkey");
       expect(scans.find((n) => n["Index Name"] === "desktop_task_session")?.["Index Cond"]).toMatch(/organization_id/);
       expect(plan["Shared Hit Blocks"]).toBeLessThanOrEqual(12);
