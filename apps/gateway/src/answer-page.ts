@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { RegistryContext, RemoteSessionSource } from "@openwork/mcp-capability";
 import { errorFacts, type Logger, newReferenceId, SESSION_LIMITS } from "@openwork/remote-session-core";
+import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/wire";
 import { AnswerLinkError, type AnswerLinks, type LinkGrant } from "@openwork/session-notify";
 import { Hono } from "hono";
 import { answerPage, notice, PAGE_HEADERS } from "./answer-page-html.js";
@@ -95,7 +96,7 @@ export function answerPageRoutes(options: {
   app.post("/:token", async (c) => {
     const token = c.req.param("token");
     const form = await readForm(c.req.raw);
-    if (!form) return show(noticePage(413, "Not accepted", "That answer is too long."));
+    if (!form) return show(noticePage(413, "Not accepted", "That answer is too long."), BODY_TOO_LARGE_HEADERS);
     if (!sameNonce(cookieOf(c.req.header("cookie"), COOKIE), form.get("nonce"))) return show(NO_COOKIE);
     const answer = answerOf(form);
     const outcome = await links
@@ -124,12 +125,13 @@ export function answerPageRoutes(options: {
 
 const show = (shown: Page, extra: Record<string, string> = {}) => new Response(shown.html, { status: shown.status, headers: { ...PAGE_HEADERS, ...extra } });
 
-/** The form's fields, or null past MAX_FORM_BYTES. Only urlencoded forms (what the page posts). */
+/** The form's fields, or null past MAX_FORM_BYTES (read no further). Only urlencoded forms (what the page posts). */
 async function readForm(request: Request): Promise<URLSearchParams | null> {
-  if (Number(request.headers.get("content-length") ?? 0) > MAX_FORM_BYTES) return null;
-  const text = await request.text();
-  if (text.length > MAX_FORM_BYTES) return null;
-  return new URLSearchParams(text);
+  const bytes = await readBodyWithin(request, MAX_FORM_BYTES).catch((error: unknown) => {
+    if (error instanceof BodyTooLarge) return null;
+    throw error;
+  });
+  return bytes && new URLSearchParams(new TextDecoder().decode(bytes));
 }
 
 /** The answer the form carries: a permission button, an option's button, or the text box. */

@@ -12,6 +12,7 @@ import {
   type SpawnRules,
   type Target,
 } from "@openwork/remote-session-core";
+import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, MCP_BODY_BYTES, withBodyWithin } from "@openwork/remote-session-core/wire";
 import { createSessionPush } from "@openwork/session-push";
 import { bearerToken } from "@openwork/runner-protocol/server";
 import { Hono } from "hono";
@@ -296,9 +297,12 @@ export async function createGateway(options: GatewayOptions) {
       return rateLimited(`at most ${memberLimits.mcpRequestsInFlight} MCP requests of one member are answered at once; retry after retryAfterMs`, 1_000);
     c.req.raw.signal.addEventListener("abort", release, { once: true });
     try {
-      return whenBodyEnds(await mcpEndpoint(c.req.raw, authInfo), release);
+      // The SDK's transports read a body whole: it is read here first, no further than its limit.
+      const request = await withBodyWithin(c.req.raw, MCP_BODY_BYTES);
+      return whenBodyEnds(await mcpEndpoint(request, authInfo), release);
     } catch (error) {
       release();
+      if (error instanceof BodyTooLarge) return c.json({ error: error.code, message: error.message, retryable: false }, 413, BODY_TOO_LARGE_HEADERS);
       throw error;
     }
   });

@@ -1,3 +1,4 @@
+import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/wire";
 import { InvalidNotification, type NotifyChannelInput, NotifyChannelPatchSchema, TooManyChannels } from "@openwork/session-notify";
 import { Hono } from "hono";
 import type { Sql } from "postgres";
@@ -22,7 +23,7 @@ export const MAX_CHANNELS_PER_MEMBER = 20;
 const refuse = (status: 400 | 401 | 404 | 409 | 413, error: string, message: string, extra: Record<string, unknown> = {}) =>
   Response.json(
     { error, message, retryable: false, ...extra },
-    { status, ...(status === 401 ? { headers: { "www-authenticate": 'Bearer realm="member"' } } : {}) },
+    { status, headers: status === 401 ? { "www-authenticate": 'Bearer realm="member"' } : status === 413 ? BODY_TOO_LARGE_HEADERS : {} },
   );
 
 class BadBody extends Error {
@@ -36,9 +37,9 @@ class BadBody extends Error {
 
 /** The body as JSON, at most MAX_BODY_BYTES; refuses what is not a JSON object. */
 async function readObject(request: Request): Promise<Record<string, unknown>> {
-  if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) throw new BadBody(413, `bodies are limited to ${MAX_BODY_BYTES} bytes`);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > MAX_BODY_BYTES) throw new BadBody(413, `bodies are limited to ${MAX_BODY_BYTES} bytes`);
+  const bytes = await readBodyWithin(request, MAX_BODY_BYTES).catch((error: unknown) => {
+    throw error instanceof BodyTooLarge ? new BadBody(413, error.message) : error;
+  });
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder().decode(bytes));

@@ -1,5 +1,6 @@
 import { createMemberSlots } from "@openwork/mcp-capability";
 import { errorPayload, sessionError } from "@openwork/remote-session-core";
+import { MCP_BODY_BYTES, readBodyWithin } from "@openwork/remote-session-core/wire";
 import type { PushAuth } from "./push-bus.js";
 import type { PushHub } from "./push-hub.js";
 import { ownerOf, type PushStore } from "./push-store.js";
@@ -57,15 +58,7 @@ export function withPushSessions(endpoint: PushEndpoint, options: PushSessionsOp
     if (!mcpSessionId || !owner) {
       if (request.method === "GET")
         return Response.json({ error: "method_not_allowed", message: "GET needs the Mcp-Session-Id this server assigned at initialize" }, { status: 405 });
-      const initialize =
-        owner &&
-        request.method === "POST" &&
-        isInitialize(
-          await request
-            .clone()
-            .json()
-            .catch(() => null),
-        );
+      const initialize = owner && request.method === "POST" && isInitialize(await peekJson(request));
       if (initialize) {
         const wait = options.admitOpen?.(auth) ?? null;
         if (wait !== null) return rateLimited("this member opens MCP sessions too fast; retry after retryAfterMs", wait);
@@ -99,4 +92,13 @@ const sessionNotFound = () => Response.json({ jsonrpc: "2.0", error: { code: -32
 
 function isInitialize(body: unknown): boolean {
   return typeof body === "object" && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === "initialize";
+}
+
+/** The request's JSON body, read from a copy and no further than MCP_BODY_BYTES; null when it is not JSON or longer. */
+async function peekJson(request: Request): Promise<unknown> {
+  try {
+    return JSON.parse(new TextDecoder().decode(await readBodyWithin(request.clone(), MCP_BODY_BYTES)));
+  } catch {
+    return null;
+  }
 }

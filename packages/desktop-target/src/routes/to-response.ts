@@ -1,3 +1,4 @@
+import { BODY_TOO_LARGE_HEADERS } from "@openwork/remote-session-core/wire";
 import { toMessageIssues } from "@openwork/runner-protocol";
 import type { z } from "zod";
 import { CHANNEL_ERROR_STATUS, type ChannelErrorCode, ChannelRefusal } from "../channel-refusal.js";
@@ -10,7 +11,8 @@ export function json(status: number, body: unknown, headers: Record<string, stri
 }
 
 export function errorResponse(code: ChannelErrorCode, message: string, extra: Record<string, unknown> = {}): Response {
-  const headers: Record<string, string> = code === "runner_unauthorized" ? { "www-authenticate": 'Bearer realm="desktop-runner"' } : {};
+  const headers: Record<string, string> =
+    code === "runner_unauthorized" ? { "www-authenticate": 'Bearer realm="desktop-runner"' } : code === "payload_too_large" ? BODY_TOO_LARGE_HEADERS : {};
   return json(CHANNEL_ERROR_STATUS[code], { error: code, message, ...extra }, headers);
 }
 

@@ -8,3 +8,4 @@ export { sseFrame, sseComment, type SseMessage } from "./sse-frame.js";
 export { SseFieldError, type SseField } from "./sse-field-error.js";
 export { followSse, type FollowSseOptions, type SseTimers } from "./follow-sse.js";
 export { SseSilentError } from "./sse-silent-error.js";
+export { BODY_TOO_LARGE_HEADERS, BodyTooLarge, MCP_BODY_BYTES, readBodyWithin, withBodyWithin } from "./read-body-within.js";

@@ -1,3 +1,4 @@
+import { BODY_TOO_LARGE_HEADERS } from "@openwork/remote-session-core/wire";
 import { OPENWORK_CAPABILITIES, PLATFORMS, toMessageIssues } from "@openwork/runner-protocol";
 import { z } from "zod";
 
@@ -159,7 +160,8 @@ export class OpenworkRefusal extends Error {
 }
 
 export function openworkJson(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store" } });
+  const close = status === 413 ? BODY_TOO_LARGE_HEADERS : {};
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...close } });
 }
 
 export function refusalBody(refusal: OpenworkRefusal): Response {
