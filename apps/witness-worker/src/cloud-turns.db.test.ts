@@ -1,6 +1,6 @@
 import { createCloudTarget, createHttpWorkerResolver, createWorkerEvents } from "@openwork/cloud-target";
 import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
-import { createSessionLedger, type LedgerSession, migrate, newReferenceId, type ReadResult } from "@openwork/remote-session-core";
+import { createSessionLedger, type LedgerSession, migrate, newReferenceId, type ReadResult, recordObservedStates } from "@openwork/remote-session-core";
 import { targetSessions } from "@openwork/remote-session-core/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -42,15 +42,17 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
   });
 
   /** A gateway process: its own target, event streams and ledger view. */
-  const gatewayProcess = (options: { turnStartGraceMs?: number } = {}) => {
+  const gatewayProcess = (options: { turnStartGraceMs?: number; recordsTurns?: boolean } = {}) => {
+    const { recordsTurns, ...timing } = options;
     const events = createWorkerEvents({ lingerMs: 500 });
+    const ledger = createSessionLedger(db.current.sql);
     const target = createCloudTarget({
       resolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-turns" }),
       isCloudEnabled: async () => true,
       events,
-      ...options,
+      ...(recordsTurns ? { onObserved: recordObservedStates(ledger) } : {}),
+      ...timing,
     });
-    const ledger = createSessionLedger(db.current.sql);
     processes.push({ events });
     return { events, sessions: targetSessions(target, ledger), ledger };
   };
@@ -86,6 +88,26 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
     // Another gateway process, which never heard the event, keeps what was recorded.
     expect(await readOf(gatewayProcess(), who, created.sessionId, { waitMs: 0 })).toMatchObject({ state: "failed", lastError: { error: "model_unavailable" } });
     expect((await gateway.ledger.find(who, created.sessionId))?.state).toBe("failed");
+  });
+
+  it("records a follow-up's end with nobody reading it, after an idle turn, within moments of its reply", async () => {
+    const gateway = gatewayProcess({ recordsTurns: true });
+    const who = member();
+    const call = () => ({ ...who, referenceId: newReferenceId() });
+    const stateOf = async (sessionId: string) => (await gateway.ledger.find(who, sessionId))?.state;
+    const idleWithin = async (sessionId: string, ms: number) => {
+      for (const deadline = Date.now() + ms; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+        if ((await stateOf(sessionId)) === "idle") return true;
+      }
+      return false;
+    };
+    const created = await gateway.sessions.create(call(), { title: "follow-ups", prompt: "first" });
+    expect(await idleWithin(created.sessionId, 20_000)).toBe(true);
+    for (const prompt of ["second", "third"]) {
+      await gateway.sessions.send(call(), (await gateway.ledger.find(who, created.sessionId)) as LedgerSession, { prompt });
+      // Idle, not left running until someone reads: the follower saw idle and the row was idle before the send.
+      expect(await idleWithin(created.sessionId, 10_000)).toBe(true);
+    }
   });
 
   it("does not read an unanswered prompt as running forever when nobody heard why", async () => {

@@ -50,6 +50,8 @@ export interface CloudTargetOptions {
    * to ask the human (waiting_input), whether anyone reads the session or not: the host records
    * it in the ledger (`recordObservedStates` of the core), so what follows a session's state (its
    * member's notifications) does not wait for a read. Without it, only reads record the state.
+   * Answers `false` when the row did not move (recordObservedStates does): a state the session
+   * held before the call is then told again shortly, once the call's own record has landed.
    */
   onObserved?: OnObserved;
   /** Per worker request. Default 10 s. */

@@ -5,6 +5,10 @@ import type { SessionWatch } from "./worker-events.js";
 /** What the target tells its host of a turn it follows: `onObserved` of the cloud target's options. */
 export type OnObserved = (call: TargetCall, sessionId: string, observed: ObservedState) => Promise<unknown>;
 
+/** How often, and how long apart, a state the ledger refused is recorded again (the call's own record may land after it). */
+const RECORD_TRIES = 20;
+const RECORD_RETRY_MS = 50;
+
 /** A turn the target started (create, send, respond) and follows whether or not anyone reads it. */
 export interface FollowedTurn {
   /** The call that started it, without its signal: the follow outlives the request. */
@@ -33,6 +37,10 @@ const TURN_OVER: ReadonlySet<SessionState> = new Set(["idle", "failed", "stopped
  */
 export async function followTurn(watch: SessionWatch, turn: FollowedTurn, until: number, graceMs: number, logger: Logger): Promise<void> {
   let from = turn.from;
+  // What the ledger holds once the call's own record lands: a look that shows anything else is news,
+  // even a state the session was in before the call (a follow-up's idle after an idle turn).
+  let known = turn.from.at(-1);
+  let tries = RECORD_TRIES;
   let busy = false;
   let requests = watch.signals().requests;
   while (Date.now() < until && !turn.signal.aborted) {
@@ -45,9 +53,18 @@ export async function followTurn(watch: SessionWatch, turn: FollowedTurn, until:
     if (ended || asked || silent || !watch.live()) {
       try {
         const view = await turn.look();
-        if (!from.includes(view.state)) {
-          await turn.onObserved(turn.call, turn.sessionId, { from, state: view.state, ...(view.lastError ? { lastError: view.lastError } : {}) });
+        if (view.state !== known) {
+          const news = from.filter((state) => state !== view.state);
+          const observed = { from: news, state: view.state, ...(view.lastError ? { lastError: view.lastError } : {}) };
+          const moved = await turn.onObserved(turn.call, turn.sessionId, observed);
+          // A turn over within ms of its prompt can be seen before the call records its own state
+          // (`running`, after the prompt went): the row refused it, so it is looked at again soon.
+          if (moved === false && from.includes(view.state) && tries-- > 0) {
+            await delay(RECORD_RETRY_MS, turn.signal);
+            continue;
+          }
           from = [view.state];
+          known = view.state;
         }
         if (TURN_OVER.has(view.state)) return;
       } catch (error) {
