@@ -30,6 +30,7 @@ export {
   defaultBackoff,
   startNotificationDrain,
 } from "./notification-drain.js";
+export { type DeliveryLaneLimits, DEFAULT_DELIVERY_LANES } from "./delivery-lanes.js";
 export {
   type AnswerLinks,
   type AnswerLinksOptions,

@@ -3,6 +3,7 @@ import { rejectOnAbort } from "./abort-rejection.js";
 import { errorFacts, type Logger, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import type { NotificationEvent, NotificationKind, NotificationText } from "./notification-event.js";
+import { DEFAULT_DELIVERY_LANES, DeliveryLanes, type DeliveryLaneLimits, type LaneRooms } from "./delivery-lanes.js";
 import { migrateSessionNotify } from "./notify-migrations.js";
 import { type ChannelKind, type DeliveryChannel, type NotificationDelivery, type Notifier, NotifyError } from "./notifier.js";
 
@@ -23,8 +24,13 @@ export interface NotificationDrainOptions {
   wake?: (drainNow: () => void) => () => void;
   /** A send is aborted after this long; a claim lasts twice this, then another drainer may send again. Default 10 000 ms. */
   sendTimeoutMs?: number;
-  /** Deliveries claimed and sent at once. Default 16. */
+  /** Sends in flight at once. Default 16. */
   batchSize?: number;
+  /**
+   * Sends in flight at once to one member's channels (default 4) and to one channel (default 2):
+   * a destination that never answers holds its own lanes until its sends time out, never the others'.
+   */
+  lanes?: Partial<Pick<DeliveryLaneLimits, "perMember" | "perChannel">>;
   /** Sent deliveries older than this are deleted (with events left without any), at most once a minute. Default 7 days. Dead ones stay for the operator. */
   keepSentMs?: number;
   /**
@@ -90,6 +96,8 @@ interface ClaimedRow {
   secret: string | null;
   allowText: boolean;
   enabled: boolean;
+  /** Due deliveries the claim looked at (locked), claimed or left for a busy lane. */
+  candidates: number;
 }
 
 /**
@@ -107,13 +115,17 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
     maxAttempts: options.maxAttempts ?? 8,
     backoff: options.backoff ?? defaultBackoff,
     sendTimeoutMs: options.sendTimeoutMs ?? 10_000,
-    batchSize: options.batchSize ?? 16,
+    lanes: { ...DEFAULT_DELIVERY_LANES, ...(options.batchSize ? { inFlight: options.batchSize } : {}), ...options.lanes },
     keepSentMs: options.keepSentMs ?? 7 * 86_400_000,
     overdueAfterMs: options.overdueAfterMs ?? 15 * 60_000,
     logger: options.logger ?? silentLogger,
   };
   const notifiers = new Map(options.notifiers.map((notifier) => [notifier.kind, notifier]));
   const outbox = outboxStatements(sql);
+  const lanes = new DeliveryLanes(settings.lanes);
+  const sends = new Set<Promise<void>>();
+  // Whether the last pass left due deliveries for lanes that were full: a send that ends claims again.
+  let leftForLanes = false;
 
   const deliver = async (row: ClaimedRow, claim: string): Promise<void> => {
     const key = { organizationId: row.organizationId, eventId: row.eventId, channelId: row.channelId, claim };
@@ -151,12 +163,27 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
       overdueAt = Date.now();
       if ((await outbox.enqueueOverdue(settings.overdueAfterMs)) === OVERDUE_BATCH) overdueAt = Number.NEGATIVE_INFINITY;
     }
+    // Sends are not waited for: each frees its lanes as it ends, and the claim fills what is free.
     for (;;) {
+      const limit = lanes.free();
+      leftForLanes = limit === 0 || lanes.anyFull();
+      if (limit === 0) return;
       const claim = randomUUID();
-      const rows = await outbox.claim(claim, settings.batchSize, settings.sendTimeoutMs * 2);
-      await Promise.all(rows.map((row) => deliver(row, claim)));
-      if (rows.length < settings.batchSize) return;
+      const rows = await outbox.claim(claim, limit, settings.sendTimeoutMs * 2, lanes.rooms());
+      for (const row of rows) start(row, claim);
+      if (rows.length === 0 || rows[0]!.candidates < limit) return;
     }
+  };
+  const start = (row: ClaimedRow, claim: string): void => {
+    lanes.enter(row);
+    const send = deliver(row, claim)
+      .catch((error: unknown) => settings.logger.error("notification delivery failed", errorFacts(error)))
+      .finally(() => {
+        lanes.leave(row);
+        sends.delete(send);
+        if (leftForLanes) run();
+      });
+    sends.add(send);
   };
 
   let closed = false;
@@ -190,6 +217,7 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
       clearTimeout(timer);
       unsubscribe?.();
       await running;
+      await Promise.all(sends);
     },
   };
 }
@@ -226,19 +254,38 @@ function outboxStatements(sql: Sql) {
   const mine = (key: ClaimKey) =>
     sql`organization_id = ${key.organizationId} and event_id = ${key.eventId} and channel_id = ${key.channelId} and claim = ${key.claim}`;
   return {
-    claim: (claim: string, limit: number, leaseMs: number): Promise<ClaimedRow[]> =>
+    /**
+     * Claims at most `limit` due deliveries, oldest first, skipping lanes with no room and taking no
+     * more of a lane than its room (lanes are keyed as `laneKey` keys them: chr(31) between).
+     */
+    claim: (claim: string, limit: number, leaseMs: number, busy: LaneRooms): Promise<ClaimedRow[]> =>
       sql<ClaimedRow[]>`
         /* across organizations: the outbox drain */
         with due as (
-          select organization_id, event_id, channel_id from notify_delivery
-          where status = 'pending' and next_attempt_at <= now()
-          order by next_attempt_at limit ${limit} for update skip locked),
+          select d.organization_id, d.event_id, d.channel_id, d.next_attempt_at, c.member_id,
+            coalesce(m.room, ${busy.limits.perMember}) as member_room, coalesce(ch.room, ${busy.limits.perChannel}) as channel_room
+          from notify_delivery d
+          join notify_channel c on c.organization_id = d.organization_id and c.id = d.channel_id
+          left join unnest(${busy.members.keys}::text[], ${busy.members.rooms}::int[]) as m(key, room)
+            on m.key = d.organization_id || chr(31) || c.member_id
+          left join unnest(${busy.channels.keys}::text[], ${busy.channels.rooms}::int[]) as ch(key, room)
+            on ch.key = d.organization_id || chr(31) || d.channel_id
+          where d.status = 'pending' and d.next_attempt_at <= now()
+            and coalesce(m.room, ${busy.limits.perMember}) > 0 and coalesce(ch.room, ${busy.limits.perChannel}) > 0
+          order by d.next_attempt_at limit ${limit} for update of d skip locked),
+        ranked as (
+          select due.*,
+            row_number() over (partition by organization_id, member_id order by next_attempt_at) as member_rank,
+            row_number() over (partition by organization_id, channel_id order by next_attempt_at) as channel_rank
+          from due),
         claimed as (
           update notify_delivery d set attempts = d.attempts + 1, claim = ${claim},
             next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
-          from due where d.organization_id = due.organization_id and d.event_id = due.event_id and d.channel_id = due.channel_id
+          from ranked r where d.organization_id = r.organization_id and d.event_id = r.event_id and d.channel_id = r.channel_id
+            and r.member_rank <= r.member_room and r.channel_rank <= r.channel_room
           returning d.organization_id, d.event_id, d.channel_id, d.attempts)
-        select k.organization_id as "organizationId", k.event_id as "eventId", k.channel_id as "channelId", k.attempts,
+        select (select count(*) from due)::int as candidates,
+          k.organization_id as "organizationId", k.event_id as "eventId", k.channel_id as "channelId", k.attempts,
           e.kind, e.member_id as "memberId", e.session_id as "sessionId", e.title, e.state, e.text, e.occurred_at as "occurredAt",
           c.kind as "channelKind", c.target, c.secret, c.allow_text as "allowText", c.enabled
         from claimed k

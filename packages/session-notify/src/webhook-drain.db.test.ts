@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import postgres from "postgres";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
@@ -166,6 +169,49 @@ describe("the webhook drain", () => {
       .poll(async () => (await db.current.sql`select count(*)::int as n from notify_delivery where event_id like 'evt_pair_%' and status = 'sent'`)[0]?.n)
       .toBe(40);
     expect(hook.received.map((r) => r.headers["webhook-id"]).sort()).toEqual([...ids].sort());
+  });
+
+  it("one member's receiver that never answers holds only that member's lanes: another member's webhook goes at once", async () => {
+    // Takes every request and never answers: each send to it lasts the whole send timeout.
+    const hanging = new Map<string, number>();
+    const silent = createServer((request) => hanging.set(request.url!, (hanging.get(request.url!) ?? 0) + 1));
+    silent.listen(0, "127.0.0.1");
+    await once(silent, "listening");
+    closing(async () => {
+      silent.closeAllConnections();
+      silent.close();
+    });
+    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const flooder = await memberWithWebhook(`${silentUrl}/0`);
+    for (let channel = 1; channel < 5; channel++) {
+      await createNotifyChannels(db.current.sql, { allowPrivateNetworks: true }).create(flooder.organizationId, {
+        memberId: flooder.memberId,
+        kind: "webhook",
+        target: `${silentUrl}/${channel}`,
+        secret: SECRET,
+        eventKinds: ["turn_idle"],
+      });
+    }
+    // 16 events to five channels: 80 deliveries that each take the 10 s send timeout.
+    await db.current.sql.begin(async (tx) => {
+      for (let i = 0; i < 16; i++) await enqueueNotification(tx, idleEvent(`evt_flood_${i}`, flooder));
+    });
+    const hook = await receiver();
+    const bystander = await memberWithWebhook(hook.url);
+    await drain({ sendTimeoutMs: 10_000 });
+    await expect.poll(() => [...hanging.values()].reduce((sum, n) => sum + n, 0)).toBe(4);
+    const enqueued = performance.now();
+    await enqueueNotification(db.current.sql, idleEvent("evt_bystander", bystander));
+    await hook.next(1);
+    // Before lanes, it waited for the flood's batches to time out: 16 at a time, 10 s each.
+    expect(performance.now() - enqueued).toBeLessThan(2_000);
+    expect(hook.received.map((r) => r.headers["webhook-id"])).toEqual(["evt_bystander"]);
+    // The flooder's lanes: four sends in flight for the member, at most two to any one channel.
+    expect([...hanging.values()].reduce((sum, n) => sum + n, 0)).toBe(4);
+    expect(Math.max(...hanging.values())).toBeLessThanOrEqual(2);
+    // The flood ends here, not in later tests' drains: its sends fail at once and its rows go.
+    silent.closeAllConnections();
+    await db.current.sql`delete from notify_event where organization_id = ${flooder.organizationId}`;
   });
 
   it("sends nothing for an enqueue whose transaction rolled back", async () => {
