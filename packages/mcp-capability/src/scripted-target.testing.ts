@@ -17,6 +17,8 @@ export interface ScriptedTarget extends Target {
   reads: number;
   /** Every send it took, with the input the core passed on. */
   sends: Record<string, unknown>[];
+  /** The sessions whose stop it took. */
+  stopsTaken: Set<string>;
   /** Ends the running turn with `text` (or moves it to `state`). */
   reply(sessionId: string, text: string, state?: SessionState): void;
   /** The running turn asks the human. */
@@ -31,7 +33,14 @@ const message = (id: string, role: TranscriptMessage["role"], text: string): Tra
   ...boundText(text),
 });
 
-export function createScriptedTarget(name = "cloud", options: { sendTakesModel?: boolean; aliases?: readonly string[] } = {}): ScriptedTarget {
+/**
+ * `stopsLater`: a stop is taken and the turn winds down later, as a desktop's does (its runner
+ * cancels on its next request): the answer says stopped and moves no state.
+ */
+export function createScriptedTarget(
+  name = "cloud",
+  options: { sendTakesModel?: boolean; aliases?: readonly string[]; stopsLater?: boolean } = {},
+): ScriptedTarget {
   const sessions = new Map<string, ScriptedSession>();
   const of = (id: string) => sessions.get(id)!;
   const target: ScriptedTarget = {
@@ -43,6 +52,7 @@ export function createScriptedTarget(name = "cloud", options: { sendTakesModel?:
     sessions,
     reads: 0,
     sends: [],
+    stopsTaken: new Set(),
     availability: async () => ({ available: true }),
     create: async (_call, input) => {
       const messages = input.prompt ? [message(newId("msg"), "user", input.prompt)] : [];
@@ -79,6 +89,8 @@ export function createScriptedTarget(name = "cloud", options: { sendTakesModel?:
     stop: async (_call, session) => {
       const scripted = of(session.id);
       if (scripted.state !== "running" && scripted.state !== "waiting_input") return { sessionId: session.id, stopped: false };
+      target.stopsTaken.add(session.id);
+      if (options.stopsLater) return { sessionId: session.id, stopped: true };
       scripted.state = "stopped";
       delete scripted.pending;
       return { sessionId: session.id, stopped: true, sessionState: "stopped" };

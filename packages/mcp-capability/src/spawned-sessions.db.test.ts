@@ -88,6 +88,44 @@ describe("provenance through the capability", () => {
   });
 });
 
+describe("a cascade stop racing creates", () => {
+  it("ends the tree's right to create at once: each racing create is refused, or landed before and is stopped with the rest", async () => {
+    // A desktop's stop: taken at once, while the ledger keeps running until its runner cancels.
+    const later = createScriptedTarget("desktop", { stopsLater: true });
+    const s = createRemoteSessionSource({
+      targets: [later],
+      ledger,
+      spawnRules: { maxDepth: 3, maxLivePerSpawner: 64 },
+      createRateLimit: { bucket: "create", limit: 1000, windowMs: 60_000 },
+    });
+    const run = async (ctx: ReturnType<typeof remoteSessionContext>, name: string, body: unknown): Promise<Record<string, unknown>> => {
+      const result = await s.execute(ctx, parseName(`remote-session:${name}`)!, { body });
+      return { ...result.structuredContent, isError: result.isError === true };
+    };
+    const root = String((await run(person, "create", { title: "Racing root", prompt: "go" })).sessionId);
+    const child = String((await run(engineOf(root), "create", { title: "Racing child", prompt: "go" })).sessionId);
+    const creates = Array.from({ length: 40 }, (_, i) => run(engineOf(i % 2 ? child : root), "create", { title: `Racer ${i}`, prompt: "go" }));
+    const stopped = await run(person, "stop", { sessionId: root, cascade: true });
+    expect(stopped).toMatchObject({ isError: false, stopped: true });
+    const results = await Promise.all(creates);
+    for (const result of results.filter((r) => r.isError)) expect(result).toMatchObject({ error: "session_not_active" });
+    // Nothing in the tree is left running unstopped: every session the stop's answer did not
+    // name was refused, and every one that landed was stopped by it.
+    const tree = await ledger.tree({ organizationId: member.organizationId, userId: member.userId }, root);
+    const landed = results.filter((r) => !r.isError).map((r) => String(r.sessionId));
+    expect(tree.map((s) => s.id).sort()).toEqual([child, ...landed].sort());
+    expect(tree.filter((s) => !later.stopsTaken.has(s.id)).map((s) => s.id)).toEqual([]);
+    expect(later.stopsTaken.has(root)).toBe(true);
+    // After the stop, every engine of the tree is refused.
+    for (const id of [root, child, ...landed]) {
+      expect(await run(engineOf(id), "create", { title: "after" })).toMatchObject({ isError: true, error: "session_not_active" });
+    }
+    // A new prompt gives the spawner its right back.
+    await run(person, "send", { sessionId: root, prompt: "again" });
+    expect(await run(engineOf(root), "create", { title: "after a new prompt" })).toMatchObject({ isError: false });
+  });
+});
+
 describe("what a session's engine may do", () => {
   it("acts on its own session and what it started; the member's other sessions look like none; it never answers", async () => {
     const run = source();

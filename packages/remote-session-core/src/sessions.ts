@@ -34,7 +34,12 @@ export interface RemoteSessions {
   create(call: TargetCall, target: Target, input: CreateInput, options?: CreateOptions): Promise<CreateResult>;
   send(call: TargetCall, target: Target, session: LedgerSession, input: Parameters<Target["send"]>[2]): Promise<SendResult>;
   read(call: TargetCall, target: Target, session: LedgerSession, input: Parameters<Target["read"]>[2]): Promise<ReadResult>;
-  stop(call: TargetCall, target: Target, session: LedgerSession): Promise<StopResult>;
+  /**
+   * Stops the session's turn. Its right to start sessions ends first, in one statement (with
+   * `cascade`, its whole tree's): a create racing the stop is refused, or has landed and is found
+   * by a read of the tree made after this returns.
+   */
+  stop(call: TargetCall, target: Target, session: LedgerSession, options?: { cascade?: boolean }): Promise<StopResult>;
   respond(call: TargetCall, target: Target, session: LedgerSession, input: RespondInput): Promise<RespondResult>;
 }
 
@@ -181,7 +186,13 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
       if (session.reservedAt) fail("session_not_active", "the session is still being created and takes no prompt yet; read it first");
       const { sessionState, targetRef, ...result } = await target.send(call, session, input);
       if (sessionState) {
-        await record(call, session.id, session.state, { state: sessionState, activity: true, lastError: null, ...(targetRef ? { targetRef } : {}) });
+        await record(call, session.id, session.state, {
+          state: sessionState,
+          activity: true,
+          prompted: true,
+          lastError: null,
+          ...(targetRef ? { targetRef } : {}),
+        });
       }
       changes.moved(session.id);
       return result;
@@ -207,7 +218,8 @@ export function createRemoteSessions(ledger: SessionLedger, logger: Logger = sil
 
     // A reservation whose create died would otherwise never stop: it is marked stopped here, and
     // a retry of its create then makes nothing for it.
-    stop: async (call, target, seen) => {
+    stop: async (call, target, seen, options) => {
+      await ledger.requestStop(call, seen.id, { tree: options?.cascade === true });
       if (seen.reservedAt) {
         const key = { organizationId: call.organizationId, id: seen.id };
         if (await ledger.update(key, { state: "stopped", activity: true, expect: "queued", expectReserved: true })) {

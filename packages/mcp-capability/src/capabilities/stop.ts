@@ -44,7 +44,8 @@ export const stop = defineCapability({
         return { sessionId, target: target.name, stopped: false, ...reason, state: session.state, ...(next ? { next } : {}) };
       }
     }
-    const { stopped } = await env.sessions.stop(env.call, target, session);
+    // With cascade, the tree's right to start sessions ends in the statement that records the stop.
+    const { stopped } = await env.sessions.stop(env.call, target, session, { cascade: cascade === true });
     // One shape whatever the target: did it stop something, and where the session stands now.
     const { state } = (await env.ledger.find(env.call, sessionId)) ?? session;
     const next = nextAfter(sessionId, state);
@@ -53,9 +54,11 @@ export const stop = defineCapability({
   },
 });
 
-// Passes over the tree: a session that was starting one while its spawner was stopped shows up
-// on the next pass (a stopped spawner starts nothing more, so the passes end).
-const TREE_PASSES = 3;
+// Passes over the tree until one finds nothing left to stop. A stop marks its session before it
+// reads the tree, and the mark waits for a spawn that holds the spawner's row: a spawn that won
+// that race has committed and shows up on the next pass, one level deeper each time, so the
+// passes end within the deepest chain the ledger keeps (64) and two more.
+const TREE_PASSES = 66;
 
 /**
  * Stops every session below `sessionId` in its spawn tree, parents before children, each

@@ -24,6 +24,8 @@ export interface LedgerSession {
   rootId: string | null;
   /** How many spawns lie between this session and its root: 0 for one a person started. */
   depth: number;
+  /** When a stop was asked for, until a new prompt: such a session starts no sessions, even while its turn winds down. */
+  stopRequestedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
   lastActivityAt: Date;
@@ -43,6 +45,7 @@ export interface SessionRow {
   spawned_by: string | null;
   root_id: string | null;
   spawn_depth: number;
+  stop_requested_at: Date | null;
   created_at: Date;
   updated_at: Date;
   last_activity_at: Date;
@@ -63,6 +66,7 @@ export function toLedgerSession(row: SessionRow): LedgerSession {
     spawnedBy: row.spawned_by,
     rootId: row.root_id,
     depth: row.spawn_depth,
+    stopRequestedAt: row.stop_requested_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     lastActivityAt: row.last_activity_at,

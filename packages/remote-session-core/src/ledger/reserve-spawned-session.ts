@@ -39,6 +39,9 @@ export function checkSpawn(spawner: LedgerSession | null, rules: SpawnRules): { 
   if (ENDED_STATES.includes(spawner.state)) {
     return fail("session_not_active", `the spawning session ${spawner.id} has ended (${spawner.state}): it can start no more sessions`);
   }
+  if (spawner.stopRequestedAt) {
+    return fail("session_not_active", `the spawning session ${spawner.id} was stopped: it can start no more sessions until it is prompted again`);
+  }
   const depth = spawner.depth + 1;
   if (depth > rules.maxDepth) {
     return fail(

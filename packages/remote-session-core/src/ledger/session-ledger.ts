@@ -6,6 +6,7 @@ import { findSession } from "./find-session.js";
 import { insertSession, type NewSession, reserveSession } from "./insert-session.js";
 import type { LedgerSession } from "./ledger-session.js";
 import { listSessions, listTree, type ListOptions } from "./list-sessions.js";
+import { requestStop } from "./request-stop.js";
 import { countLiveSpawned, reserveSpawnedSession, type SpawnRules } from "./reserve-spawned-session.js";
 import { type IdempotencyOptions, runIdempotent } from "./run-idempotent.js";
 import { requireSessionUpdate, type SessionKey, type SessionPatch, updateSession } from "./update-session.js";
@@ -43,6 +44,11 @@ export interface SessionLedger {
   liveSpawned(scope: OwnerScope, spawnerId: string): Promise<number>;
   /** Every session `sessionId` spawned, and theirs in turn, parents before children (the member's own only). */
   tree(scope: OwnerScope, sessionId: string): Promise<LedgerSession[]>;
+  /**
+   * Ends the session's right to start sessions (with `tree`, its whole tree's) at once, in one
+   * statement, until a new prompt; answers how many sessions it marked.
+   */
+  requestStop(scope: OwnerScope, sessionId: string, options: { tree: boolean }): Promise<number>;
   idempotent<T>(
     scope: OwnerScope,
     request: { operation: "create" | "send" | "respond"; key: string; args: unknown },
@@ -66,6 +72,7 @@ export function createSessionLedger(sql: Queryable): SessionLedger {
     discard: (scope, sessionId) => discardSession(sql, scope, sessionId),
     list: (scope, options) => listSessions(sql, scope, options),
     tree: (scope, sessionId) => listTree(sql, scope, sessionId),
+    requestStop: (scope, sessionId, options) => requestStop(sql, scope, sessionId, options),
     liveSpawned: (scope, spawnerId) => countLiveSpawned(sql, scope, spawnerId),
     idempotent: (scope, request, run, options) => runIdempotent(sql, scope, request, run, options),
     takeRateLimit: (scope, rule) => takeRateLimit(sql, scope, rule),

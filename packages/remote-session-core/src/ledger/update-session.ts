@@ -15,6 +15,8 @@ export interface SessionPatch {
   lastError?: { error: string; message: string } | null;
   /** Marks activity now (a prompt, a reply). */
   activity?: boolean;
+  /** A new prompt: clears a stop's request, so the session may start sessions again. */
+  prompted?: true;
   /**
    * Compare-and-set: apply only while the session is still in this state (what the writer saw),
    * so a slower writer never moves a session back over a newer writer's state.
@@ -60,6 +62,7 @@ function updateStatement(sql: Queryable, session: SessionKey, patch: SessionPatc
       target_ref = target_ref || ${sql.json((patch.targetRef ?? {}) as never)},
       last_error = case when ${patch.lastError !== undefined} then ${patch.lastError ? sql.json(patch.lastError) : null}::jsonb else last_error end,
       last_activity_at = case when ${patch.activity === true} then now() else last_activity_at end,
+      stop_requested_at = case when ${patch.prompted === true} then null else stop_requested_at end,
       reserved_at = case when ${patch.taken === true} then null else reserved_at end,
       updated_at = now()
     where organization_id = ${session.organizationId} and id = ${session.id}
