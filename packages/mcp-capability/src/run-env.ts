@@ -54,6 +54,13 @@ export async function isWithinTree(ledger: SessionLedger, call: TargetCall, sess
 
 const ENDED: readonly string[] = ["stopped", "failed", "expired"];
 
+/** Refuses a session credential whose session is gone or has ended: every call of its engine, a list included, checks it first. */
+export async function checkCallerActive(ledger: SessionLedger, call: TargetCall, callerSessionId: string): Promise<void> {
+  const caller = await ledger.find(call, callerSessionId);
+  if (!caller) fail("unknown_session", "the session this credential was issued for no longer exists");
+  if (ENDED.includes(caller.state)) fail("session_not_active", `the session this credential was issued for has ended (${caller.state})`);
+}
+
 /**
  * What a session's engine (a call with its session credential) may do: act on its own session
  * and what it started, never on the member's other sessions (they look like no session at all),
@@ -61,9 +68,7 @@ const ENDED: readonly string[] = ["stopped", "failed", "expired"];
  * not ended: a credential outlives neither.
  */
 async function engineMay(parts: Pick<RunEnv, "ledger">, call: TargetCall, spawner: string, session: LedgerSession, use: string): Promise<void> {
-  const caller = await parts.ledger.find(call, spawner);
-  if (!caller) fail("unknown_session", "the session this credential was issued for no longer exists");
-  if (ENDED.includes(caller.state)) fail("session_not_active", `the session this credential was issued for has ended (${caller.state})`);
+  await checkCallerActive(parts.ledger, call, spawner);
   if (use === "respond") {
     fail("insufficient_mcp_scope", "a session's engine cannot answer what a session asks: the member answers it (from a read or the notification's link)");
   }

@@ -158,6 +158,8 @@ describe("what a session's engine may do", () => {
     const child = String((await run(engineOf(ended), "create", { title: "Its child" })).sessionId);
     await ledger.update({ organizationId: member.organizationId, id: ended }, { state: "stopped" });
     expect(await run(engineOf(ended), "read", { sessionId: child })).toMatchObject({ isError: true, error: "session_not_active" });
+    // Its list too: an ended session's engine no longer sees its subtree.
+    expect(await run(engineOf(ended), "list", {})).toMatchObject({ isError: true, error: "session_not_active" });
   });
 
   it("a prompt that revives a spawned session counts against its spawner's live limit", async () => {

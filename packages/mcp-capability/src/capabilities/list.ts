@@ -1,6 +1,6 @@
 import { type LedgerSession, ListInputSchema } from "@openwork/remote-session-core";
 import { itemsWithin } from "../bound-payload.js";
-import { isWithinTree, type RunEnv } from "../run-env.js";
+import { checkCallerActive, isWithinTree, type RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 
 // List wakes nothing: each state is the ledger's, as of its last record (a read refreshes it).
@@ -18,6 +18,7 @@ const listed = (s: LedgerSession) => ({
 /** The spawner a session's engine may list under: its own session by default, one below it when named; null for any other. */
 async function engineListScope(env: RunEnv, spawnedBy: string | undefined): Promise<{ spawnedBy: string } | null> {
   const caller = env.spawner!;
+  await checkCallerActive(env.ledger, env.call, caller);
   if (spawnedBy === undefined || spawnedBy === caller) return { spawnedBy: caller };
   const named = await env.ledger.find(env.call, spawnedBy);
   return named && (await isWithinTree(env.ledger, env.call, named, caller)) ? { spawnedBy } : null;
