@@ -256,6 +256,16 @@ describe("refused links", () => {
       body: new URLSearchParams({ ...fields, permission: "once" }),
     });
     expect(outside.status).toBe(403);
+    // A cookie and a field that match each other but that the server never signed for this link:
+    // made up, or the page's own nonce with its signature cut off.
+    for (const nonce of ["made-up-nonce", "made-up.nonce", fields.nonce!.split(".")[0]!]) {
+      const madeUp = await fetch(asked.answerUrl, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie: `ow_answer=${nonce}` },
+        body: new URLSearchParams({ ...fields, nonce, permission: "once" }),
+      });
+      expect(madeUp.status).toBe(403);
+    }
     await stillWaiting();
     expect(asking.answers.some((a) => a.requestId === asked.requestId)).toBe(false);
   });

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { RegistryContext, RemoteSessionSource } from "@openwork/mcp-capability";
 import { errorFacts, type Logger, newReferenceId, SESSION_LIMITS } from "@openwork/remote-session-core";
 import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/wire";
@@ -56,7 +56,9 @@ class Unspent extends Error {
  * request and the answer). The link is the member's
  * credential for this one request: bound to the member and the request, single use, expiring.
  * A POST needs the page's anti-forgery field and, as its double, a SameSite=Strict cookie the
- * page set, so a form posted from anywhere but the page is refused.
+ * page set, so a form posted from anywhere but the page is refused. The cookie's nonce is signed
+ * for the link by the server (`nonceSecret`): a pair made up elsewhere, or taken from another
+ * link's page, is refused even when the cookie and the field match each other.
  */
 export function answerPageRoutes(options: {
   source: RemoteSessionSource;
@@ -64,6 +66,8 @@ export function answerPageRoutes(options: {
   /** The member's context for the link's calls (`recipientContext`); null when they are no longer a member. */
   contextOf: (grant: LinkGrant) => RegistryContext | null;
   secureCookies: boolean;
+  /** Signs each page's nonce for its link (at least 32 characters; the gateway derives it from its secret). */
+  nonceSecret: string;
   logger: Logger;
 }) {
   const { source, links, contextOf } = options;
@@ -86,7 +90,7 @@ export function answerPageRoutes(options: {
     const { pending } = glance;
     if (!pending || pending.id !== grant.requestId) return show(NOT_WAITING);
     if (pending.inAppOnly) return show(noticePage(409, "Answer on the desktop", "Only the person at the desktop can answer this, in the app."));
-    const nonce = randomBytes(16).toString("base64url");
+    const nonce = signedNonce(options.nonceSecret, token, randomBytes(16).toString("base64url"));
     const maxAge = Math.max(1, Math.floor((grant.expiresAt.getTime() - Date.now()) / 1000));
     const cookie = `${COOKIE}=${nonce}; Path=${ANSWER_PATH}/${token}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${options.secureCookies ? "; Secure" : ""}`;
     const html = answerPage({ sessionTitle: glance.title, pending, messages: glance.messages, hidden: { antiForgery: grant.antiForgery, nonce } });
@@ -97,7 +101,8 @@ export function answerPageRoutes(options: {
     const token = c.req.param("token");
     const form = await readForm(c.req.raw);
     if (!form) return show(noticePage(413, "Not accepted", "That answer is too long."), BODY_TOO_LARGE_HEADERS);
-    if (!sameNonce(cookieOf(c.req.header("cookie"), COOKIE), form.get("nonce"))) return show(NO_COOKIE);
+    const nonce = form.get("nonce");
+    if (!sameNonce(cookieOf(c.req.header("cookie"), COOKIE), nonce) || !signedFor(options.nonceSecret, token, nonce!)) return show(NO_COOKIE);
     const answer = answerOf(form);
     const outcome = await links
       .redeem(token, form.get("antiForgery") ?? "", async (grant) => {
@@ -148,6 +153,16 @@ function cookieOf(header: string | undefined, name: string): string | null {
     if (key === name) return value.join("=");
   }
   return null;
+}
+
+/** `<random>.<HMAC of the link and the random part>`: only this server makes one, for this link only. */
+function signedNonce(secret: string, token: string, random: string): string {
+  return `${random}.${createHmac("sha256", secret).update(`answer-page-nonce\u0000${token}\u0000${random}`).digest("base64url")}`;
+}
+
+function signedFor(secret: string, token: string, nonce: string): boolean {
+  const random = nonce.split(".")[0] ?? "";
+  return sameNonce(signedNonce(secret, token, random), nonce);
 }
 
 function sameNonce(cookie: string | null, field: string | null): boolean {

@@ -327,6 +327,7 @@ export async function createGateway(options: GatewayOptions) {
       links: answerLinks,
       contextOf: (grant) => recipientContext(options.members, grant),
       secureCookies: options.baseUrl.startsWith("https:"),
+      nonceSecret: options.runnerTokenSecret,
       logger,
     }),
   );
