@@ -35,6 +35,7 @@ import { fromOpenworkDialect } from "./openwork-dialect.js";
 import { toolResult, type ToolResult } from "./to-tool-result.js";
 import { createMemberSlots, type MemberSlots } from "./member-slots.js";
 import { createNotifiedLookup, type NotificationLog } from "./notification-log.js";
+import { RefusalLog } from "./refusal-log.js";
 
 /** A match in the shape den-api's capability registry ranks and returns. */
 export interface CapabilityMatch {
@@ -177,6 +178,7 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
   const notified = createNotifiedLookup(options.notificationLog, logger);
   const spawnRules = resolveSpawnRules(options.spawnRules);
   const waiting = createMemberSlots(options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
+  const refusals = new RefusalLog();
   const gated = (ctx: RegistryContext) => policy.gateScope !== undefined && !ctx.principal.scopes.has(policy.gateScope);
 
   /** Create's schema as this caller may use it: the targets offered to them, and the real default. */
@@ -276,11 +278,21 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
       } finally {
         leave();
         fields.durationMs = Math.round(performance.now() - started);
-        logger.info("remote session capability", fields);
+        logCall(logger, refusals, ctx, fields);
         if (own && CAPABILITIES[own.action].write && options.audit) await audited(options.audit, auditEvent(ctx, own.action, fields), logger);
       }
     },
   };
+}
+
+/**
+ * The call's log line. A refusal a member can repeat in a loop (`rate_limited`) is sampled: one
+ * line per member, capability and window, naming how many were left out before it.
+ */
+function logCall(logger: Logger, refusals: RefusalLog, ctx: RegistryContext, fields: Record<string, unknown>): void {
+  if (fields.outcome !== "rate_limited") return logger.info("remote session capability", fields);
+  const taken = refusals.take(`${ctx.organizationId}\u0000${ctx.principal.userId}\u0000${String(fields.capability)}`);
+  if (taken) logger.info("remote session capability", { ...fields, ...(taken.leftOut > 0 ? { refusalsLeftOut: taken.leftOut } : {}) });
 }
 
 function auditEvent(ctx: RegistryContext, action: Action, fields: Record<string, unknown>): AuditEvent {

@@ -33,6 +33,28 @@ function payloadOf(result: ToolResult): Record<string, unknown> {
 }
 const run = async (name: string, body: unknown, context = ctx) => payloadOf(await createDenRegistry(source).execute(context, { name, body }));
 
+describe("the source's log", () => {
+  it("writes one line a minute for a member's loop of refused waiting reads, not one per request", async () => {
+    const logged: Record<string, unknown>[] = [];
+    const gated = createRemoteSessionSource({
+      targets: [],
+      ledger: createSessionLedger(db.current.sql),
+      // No waiting read may wait: every one is refused at its gate.
+      waitingReadsPerMember: 0,
+      logger: { info: (_m, f) => void logged.push(f ?? {}), warn() {}, error() {} },
+    });
+    const registry = createDenRegistry(gated);
+    for (let i = 0; i < 200; i++) {
+      const refused = payloadOf(await registry.execute(ctx, { name: "remote-session:read", body: { sessionId: `rs_${"a".repeat(26)}`, waitMs: 5_000 } }));
+      expect(refused).toMatchObject({ error: "rate_limited" });
+    }
+    expect(logged.filter((f) => f.outcome === "rate_limited")).toHaveLength(1);
+    // Other outcomes are logged as ever, one line a call.
+    payloadOf(await registry.execute(ctx, { name: "remote-session:read", body: { sessionId: `rs_${"a".repeat(26)}` } }));
+    expect(logged.filter((f) => f.outcome === "unknown_session")).toHaveLength(1);
+  });
+});
+
 describe("the remote-session source in den-api's registry", () => {
   it("claims colon names (and the proposal's spelling) in den-api's parsed shape, and nothing else", () => {
     expect(parseName("remote-session:stop")).toEqual({ kind: "remoteSession", name: "remote-session:stop", action: "stop" });
