@@ -1,4 +1,4 @@
-import { createSessionLedger, migrate } from "@openwork/remote-session-core";
+import { createSessionLedger, migrate, SESSION_LIMITS } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { beforeAll, describe, expect, it } from "vitest";
 import { boundPayload, RESULT_MAX_BYTES } from "./bound-payload.js";
@@ -81,6 +81,25 @@ describe("results sized for the clients that read them", () => {
       text += String(read.finalAssistantText);
     }
     expect(text).toBe(reply);
+  });
+
+  it("says where a reply longer than reads carry stops, and how the rest is had", async () => {
+    // 60 010 characters: reads carry the first SESSION_LIMITS.finalText of them.
+    const reply = Array.from({ length: 60_010 }, (_, i) => String.fromCharCode(97 + (i % 26))).join("");
+    const sessionId = String((await run("remote-session:create", { prompt: "write even more" })).sessionId);
+    cloud.reply(sessionId, reply);
+    let read = await run("remote-session:read", { sessionId });
+    let text = String(read.finalAssistantText);
+    for (let parts = 1; read.finalTextContinues; parts++) {
+      expect(parts).toBeLessThan(10);
+      expect(read).not.toHaveProperty("finalTextCut");
+      const more = read.finalTextContinues as { name: string; body: Record<string, unknown> };
+      read = await run(more.name, more.body);
+      text += String(read.finalAssistantText);
+    }
+    expect(text).toBe(reply.slice(0, SESSION_LIMITS.finalText));
+    expect(read.finalTextCut).toEqual({ shownChars: SESSION_LIMITS.finalText, message: expect.stringContaining("the rest in the session itself") });
+    expect(read).not.toHaveProperty("finalTextTruncated");
   });
 
   it("shortens a long reply and drops the last of a long list, saying so, and never touches next or a cursor", () => {

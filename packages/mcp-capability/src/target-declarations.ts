@@ -8,7 +8,7 @@ const OWN_MEMBERS: Record<FieldsOf, readonly string[]> = {
   create: ["sessionId", "target", "state", "webUrl", "title", "targetLabel", "lastActivityAt", "next"],
   read: [
     ...["sessionId", "target", "state", "title", "webUrl", "messages", "cursor", "hasMore", "finalAssistantText", "partialText", "lastError", "pending"],
-    ...["targetLabel", "lastActivityAt", "next", "finalTextContinues"],
+    ...["targetLabel", "lastActivityAt", "next", "finalTextContinues", "finalTextTruncated", "finalTextCut"],
   ],
   targets: ["name", "label", "available", "default"],
 };

@@ -109,8 +109,10 @@ export interface ReadResult {
   cursor: string;
   /** More complete messages wait after this slice. */
   hasMore: boolean;
-  /** The text of the last assistant message of the latest finished turn, bounded. */
+  /** The text of the last assistant message of the latest finished turn, bounded (SESSION_LIMITS.finalText). */
   finalAssistantText?: string;
+  /** The final reply is longer than `finalAssistantText` carries: the rest is only in the session itself. */
+  finalTextTruncated?: true;
   /** Text of the assistant message still being written (not yet in `messages`). */
   partialText?: string;
   lastError?: Pick<SessionError, "error" | "message"> | { error: string; message: string };

@@ -66,6 +66,14 @@ async function readTurn(env: RunEnv, target: Target, session: LedgerSession, mes
   return { ...rest, messages, ...(end < 0 && finalAssistantText !== undefined ? { finalAssistantText } : {}) };
 }
 
+/** Where a final reply longer than reads carry stops, and how the rest is had. */
+function finalTextCut(shownChars: number) {
+  return {
+    shownChars,
+    message: `the reply goes on past the ${shownChars} characters a read carries: read the rest in the session itself (webUrl, or the app), or send the session a prompt asking for what follows its last words here`,
+  };
+}
+
 /** The sessions `sessionId` started, newest first, as list shows them (the ledger's states). */
 async function spawnedBy(env: RunEnv, sessionId: string) {
   const { sessions } = await env.ledger.list(env.call, { spawnedBy: sessionId, limit: SPAWNED_SHOWN });
@@ -93,7 +101,7 @@ export const read = defineCapability({
     // Nobody answered for too long: say so, rather than let it read as an ordinary wait.
     const waited = result.pending?.askedAt ? Date.now() - Date.parse(result.pending.askedAt) : 0;
     if (result.pending && waited > env.inputTimeoutMs) result.pending = { ...result.pending, overdue: true };
-    const { fields, awaitingTarget: _, ...core } = result;
+    const { fields, awaitingTarget: _, finalTextTruncated, ...core } = result;
     // Whether the member was told the session waits for them: the agent can say so instead of nudging again.
     const notified = result.pending ? await env.notified(env.call, sessionId, result.pending.askedAt) : undefined;
     const spawned = await spawnedBy(env, sessionId);
@@ -108,7 +116,10 @@ export const read = defineCapability({
       ...(next ? { next } : {}),
     };
     const kept = textWithin(payload, "finalAssistantText");
-    if (result.finalAssistantText === undefined || kept.length === result.finalAssistantText.length) return payload;
+    if (result.finalAssistantText === undefined) return payload;
+    // The reply's last page a read carries: a reply longer than that says so, and where the rest is.
+    if (kept.length === result.finalAssistantText.length)
+      return finalTextTruncated ? { ...payload, finalTextCut: finalTextCut(finalTextFrom + kept.length) } : payload;
     // The same read again answers the same page; from there on it carries the rest of the reply.
     const again = messageId
       ? { messageId }

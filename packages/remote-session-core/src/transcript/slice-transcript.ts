@@ -74,8 +74,14 @@ export function sliceTranscript(input: {
     messages,
     cursor: encodeCursor(session.id, next, finalIsNew ? final.index : seen, input.anchorAt?.(Math.min(next, (finalIsNew ? final.index : seen) + 1))),
     hasMore,
-    ...(finalIsNew ? { finalAssistantText: boundText(final.text, SESSION_LIMITS.finalText).text } : {}),
+    ...(finalIsNew ? finalTextOf(final.text) : {}),
     ...(!hasMore && transcript.partialText ? { partialText: boundText(transcript.partialText).text } : {}),
     ...(transcript.lastError ? { lastError: transcript.lastError } : {}),
   };
+}
+
+/** The final reply as far as a read carries it, and whether it goes on past that. */
+function finalTextOf(text: string): { finalAssistantText: string; finalTextTruncated?: true } {
+  const bounded = boundText(text, SESSION_LIMITS.finalText);
+  return { finalAssistantText: bounded.text, ...(bounded.truncated ? { finalTextTruncated: true as const } : {}) };
 }
