@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from "postgres";
 import { canonicalDigest } from "../digest.js";
 import { fail } from "../errors/session-error.js";
 import type { Queryable } from "../queryable.js";
@@ -22,6 +23,28 @@ interface IdempotencyRow {
   args_digest: string;
   state: "pending" | "done" | "failed";
   result: unknown;
+}
+
+// A failed attempt whose mark did not take (the database was gone) marks it again, this often,
+// for this long: a retry once the database is back takes the key over instead of waiting for the
+// claim to go stale (120 s). After that, staleness alone frees it.
+const REMARK_EVERY_MS = [250, 500, 1_000, 2_000, 5_000] as const;
+const REMARK_FOR_MS = 120_000;
+
+/**
+ * Marks a failed attempt's key failed, so a retry runs it again. When the database refuses (the
+ * connection that failed the attempt is what failed it), the mark is tried again in the
+ * background until it takes, and the attempt's own error is the one its caller sees.
+ */
+async function markFailed(sql: Queryable, where: PendingQuery<Row[]>, signal: string, since = Date.now(), tries = 0): Promise<void> {
+  try {
+    await sql`update remote_session_idempotency set state = 'failed' where ${where} and state = 'pending'`;
+    await announceSignal(sql, signal);
+  } catch {
+    if (Date.now() - since > REMARK_FOR_MS) return;
+    const again = setTimeout(() => void markFailed(sql, where, signal, since, tries + 1), REMARK_EVERY_MS[Math.min(tries, REMARK_EVERY_MS.length - 1)]);
+    again.unref();
+  }
 }
 
 /**
@@ -72,8 +95,7 @@ export async function runIdempotent<T>(
       try {
         result = await run(mine.reserved);
       } catch (error) {
-        await sql`update remote_session_idempotency set state = 'failed' where ${where} and state = 'pending'`;
-        await announceSignal(sql, signal);
+        await markFailed(sql, where, signal);
         throw error;
       }
       await sql`update remote_session_idempotency set state = 'done', result = ${sql.json(result as never)} where ${where}`;
