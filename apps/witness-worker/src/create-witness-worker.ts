@@ -151,6 +151,8 @@ export function createWitnessWorker(options: WitnessWorkerOptions & { power: Wor
     engineEventStreams: () => echo?.eventStreams() ?? 0,
     /** Every prompt the engine accepted, oldest first (echo engine only; ids and model, no text). */
     receivedPrompts: () => echo?.receivedPrompts() ?? [],
+    /** Every call the echo engine made through an MCP entry: the tool, the entry and its credential (echo engine only). */
+    mcpCalls: () => echo?.mcpCalls() ?? [],
     close: () => echo?.close(),
     workspaceId,
     workerId,

@@ -1,8 +1,10 @@
+import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningWitness, startWitnessWorker } from "./start-witness-worker.js";
 
 // Where the witness must behave as the real openwork-server + opencode do (the real stack's
-// observed behaviour): the echo engine, without a database.
+// observed behaviour): the echo engine, without a database; the MCP entry and permission routes
+// are checked on a real opencode too.
 let witness: RunningWitness;
 const headers = { authorization: "Bearer client-token-like-real", "content-type": "application/json" };
 const mount = () => `${witness.url}/workspace/ws_witness/opencode`;
@@ -92,4 +94,71 @@ describe("the witness behaves like the real server", () => {
     expect((await post(base, { title: "x".repeat(121) })).status).toBe(400);
     expect((await fetch(`${witness.url}/workspace/ws_other/sessions`, { headers })).status).toBe(404);
   });
+});
+
+/**
+ * The MCP entry and session permission routes, on the witness's echo engine and on a real
+ * opencode behind it: `restart` is the engine dying and coming back.
+ */
+function engineRouteChecks(engine: { mount(): string; restart(): Promise<void> }) {
+  it("takes MCP entries as opencode does: every entry's status, a failed connect still 200, dropped when the engine dies", async () => {
+    const missing = await post(`${engine.mount()}/mcp`, { name: "ows-rs_x" });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toEqual({ name: "BadRequest", data: { message: 'Missing key\n  at ["config"]', kind: "Payload" } });
+    // Nothing listens on port 9: the entry is held, failed, and the answer is still a 200.
+    const config = { type: "remote", url: "http://127.0.0.1:9/mcp", headers: { authorization: "Bearer cred" }, oauth: false, enabled: true };
+    const added = await post(`${engine.mount()}/mcp`, { name: "ows-rs_x", config });
+    expect(added.status).toBe(200);
+    expect(await added.json()).toEqual({ "ows-rs_x": { status: "failed", error: expect.any(String) } });
+    expect(await (await post(`${engine.mount()}/mcp`, { name: "ows-rs_y", config: { ...config, enabled: false } })).json()).toEqual({
+      "ows-rs_x": { status: "failed", error: expect.any(String) },
+      "ows-rs_y": { status: "disabled" },
+    });
+    expect(await (await post(`${engine.mount()}/mcp/ows-rs_x/disconnect`, {})).json()).toBe(true);
+    expect(await get(`${engine.mount()}/mcp`)).toMatchObject({ "ows-rs_x": { status: "disabled" } });
+    const unknown = await post(`${engine.mount()}/mcp/nope/disconnect`, {});
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ _tag: "McpServerNotFoundError", name: "nope" });
+    await engine.restart();
+    expect(await get(`${engine.mount()}/mcp`)).toEqual({});
+  });
+
+  it("keeps a session's permission rules: given at create, appended by PATCH", async () => {
+    const deny = { permission: "ows-*", pattern: "*", action: "deny" };
+    const allow = { permission: "ows-rs_a_*", pattern: "*", action: "allow" };
+    const created = (await (await post(`${engine.mount()}/session`, { title: "ruled", permission: [deny] })).json()) as { id: string; permission: unknown };
+    expect(created.permission).toEqual([deny]);
+    const patched = await fetch(`${engine.mount()}/session/${created.id}`, { method: "PATCH", headers, body: JSON.stringify({ permission: [allow] }) });
+    expect(await patched.json()).toMatchObject({ id: created.id, permission: [deny, allow] });
+    expect(await get(`${engine.mount()}/session/${created.id}`)).toMatchObject({ permission: [deny, allow] });
+  });
+}
+
+describe("the echo engine's MCP entry and permission routes", () => {
+  engineRouteChecks({
+    mount,
+    restart: async () => {
+      witness.setEngineDown(true);
+      witness.setEngineDown(false);
+    },
+  });
+});
+
+describe("the same routes on a real opencode", () => {
+  let opencode: RealOpencode;
+  let real: RunningWitness;
+  beforeAll(async () => {
+    opencode = await startRealOpencode();
+    real = await startWitnessWorker({
+      clientToken: "client-token-like-real",
+      hostToken: "host-token-like-real-2",
+      gatewayKey: "gateway-key-like-real-2",
+      opencode: { url: opencode.url, directory: opencode.directory },
+    });
+  }, 90_000);
+  afterAll(async () => {
+    real?.close();
+    await opencode?.stop();
+  });
+  engineRouteChecks({ mount: () => `${real.url}/workspace/ws_witness/opencode`, restart: () => opencode.restart() });
 });

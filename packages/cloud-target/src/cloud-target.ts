@@ -18,6 +18,7 @@ import { cloudSessionState } from "./turn-state.js";
 import { type FollowedTurn, followTurn, type OnObserved } from "./follow-turn.js";
 import { createWakeAndWait } from "./wake-and-wait.js";
 import { createWorkerClient, type PromptBody, type WorkerClient } from "./worker-client.js";
+import { hasEntryRules, sessionEntryName, sessionEntryRules } from "./session-entry.js";
 import { createWorkerEvents, type EventSource, type SessionSignals, type SessionWatch, type WorkerEvents } from "./worker-events.js";
 import type { ReadyWorker, WorkerResolver } from "./worker-resolver.js";
 
@@ -59,9 +60,9 @@ export interface CloudTargetOptions {
   fetch?: typeof fetch;
   /**
    * Issues the gateway's MCP entry for the engine running a session (its URL and the session's
-   * own credential): registered in the session's workspace before each of its prompts, so what its
-   * agent creates is recorded as spawned by it. Default: none. The worker's engine keeps one entry
-   * per workspace, so two sessions prompted at once in one workspace share the later one's.
+   * own credential): registered in the session's workspace as its own entry (`ows-<session id>`,
+   * which only that session is let see) before each of its prompts that finds it idle, so what its
+   * agent creates is recorded as spawned by it. Default: none.
    */
   sessionMcp?: (subject: { organizationId: string; userId: string; memberId: string; sessionId: string; depth: number }) => {
     url: string;
@@ -69,9 +70,6 @@ export interface CloudTargetOptions {
   };
   logger?: Logger;
 }
-
-/** The name of the gateway's MCP entry in the worker's engine. */
-const MCP_ENTRY = "openwork";
 
 interface CloudRef {
   workerId: string;
@@ -148,8 +146,11 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
       : undefined;
 
   /**
-   * The session's MCP entry in its workspace, before a prompt of it goes. One the worker refuses
-   * (an engine without MCP) leaves the prompt to run without it: logged, never the credential.
+   * The session's own MCP entry in its workspace (a fresh credential), before a prompt of it goes.
+   * Only while the session runs no turn: the engine cuts the open calls of the entry it replaces,
+   * and a session's entry is only ever replaced by its own prompts (each session has its own). One
+   * the engine could not connect, or a worker without MCP, leaves the prompt to run without it:
+   * logged, never the credential.
    */
   const useMcp = async (call: TargetCall, client: WorkerClient, workspaceId: string, session: { id: string; depth: number }) => {
     if (!options.sessionMcp) return;
@@ -160,9 +161,31 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
       sessionId: session.id,
       depth: session.depth,
     });
-    await client.putMcpEntry(workspaceId, MCP_ENTRY, entry).catch((error: unknown) => {
-      logger.warn("cloud target: the worker took no MCP entry", { sessionId: session.id, referenceId: call.referenceId, error: errorFacts(error) });
-    });
+    const facts = { sessionId: session.id, referenceId: call.referenceId };
+    try {
+      const held = await client.putMcpEntry(workspaceId, sessionEntryName(session.id), entry);
+      if (held.status !== "connected") {
+        logger.warn("cloud target: the worker's engine did not connect the session's MCP entry", {
+          ...facts,
+          status: held.status,
+          error: held.error?.slice(0, 200),
+        });
+      }
+    } catch (error) {
+      logger.warn("cloud target: the worker took no MCP entry", { ...facts, error: errorFacts(error) });
+    }
+  };
+  /**
+   * A session created before sessions had their own entries sees every session's entry: it is
+   * given the rules once, before its first own entry. True when the session has them (the row
+   * records it, so this is asked once).
+   */
+  const ownEntryRules = async (client: WorkerClient, workspaceId: string, remoteId: string, session: { id: string; targetRef: Record<string, unknown> }) => {
+    if (!options.sessionMcp || session.targetRef[OWN_ENTRY] === true) return session.targetRef[OWN_ENTRY] === true;
+    if (!hasEntryRules(await client.sessionPermission(workspaceId, remoteId), session.id)) {
+      await client.addSessionPermission(workspaceId, remoteId, sessionEntryRules(session.id));
+    }
+    return true;
   };
   /** A create's prompt, listened to from before it goes (see `follow`). */
   const promptCreate = async (
@@ -191,6 +214,7 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
     const promptId = typeof earlier.targetRef.createPromptId === "string" ? earlier.targetRef.createPromptId : undefined;
     const held = promptId === undefined || (await client.messages(ref.workspaceId, remoteId)).some((m) => m.info.id === promptId);
     if (input.prompt && promptId && !held) {
+      await ownEntryRules(client, ref.workspaceId, remoteId, { id: input.sessionId, targetRef: earlier.targetRef });
       await useMcp(call, client, ref.workspaceId, { id: input.sessionId, depth: input.depth ?? 0 });
       const turn = {
         call,
@@ -236,10 +260,15 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
       if (input.earlier?.targetSessionId) return resumeCreate(call, client, worker, input, input.earlier);
       const { workerId } = worker;
       const workspaceId = (input.extra.workspaceId as string | undefined) ?? (await activeWorkspace(client));
-      const remote = await client.createSession(workspaceId, input.title);
+      // Born seeing only its own MCP entry: no prompt of it can ever call through another's.
+      const remote = await client.createSession(workspaceId, input.title, sessionEntryRules(input.sessionId));
       const promptId = input.prompt ? newOpencodeMessageId() : undefined;
       const ref: CloudRef = { workerId, workspaceId };
-      const targetRef = { ...ref, ...(promptId ? { createPromptId: promptId, lastPromptId: promptId, lastPromptAt: Date.now() } : {}) };
+      const targetRef = {
+        ...ref,
+        [OWN_ENTRY]: true,
+        ...(promptId ? { createPromptId: promptId, lastPromptId: promptId, lastPromptAt: Date.now() } : {}),
+      };
       try {
         await input.bind({ targetSessionId: remote.id, targetRef });
       } catch (error) {
@@ -267,14 +296,20 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
       const messageId = input.messageId ?? newOpencodeMessageId();
       // One look at the messages: a retried send finds its prompt already there, and the
       // transcript before the prompt says where a reader finds the reply.
-      const { messages, workerIdle } = await observe(client, ref.workspaceId, remoteId);
+      const { messages, status, workerIdle } = await observe(client, ref.workspaceId, remoteId);
       const alreadyPresent = input.messageId !== undefined && messages.some((m) => m.info.id === messageId);
       const before = buildCloudTranscript(messages, { workerIdle }).messages;
       const listed = before.findIndex((m) => m.id === messageId);
       const position = alreadyPresent && listed >= 0 ? listed : before.length;
       const promptAt = Date.now();
+      let ownEntry = session.targetRef[OWN_ENTRY] === true;
       if (!alreadyPresent) {
-        await useMcp(call, client, ref.workspaceId, session);
+        // A prompt sent while a turn runs waits behind it: that turn's calls go through the entry
+        // it has, which a registration would cut.
+        if (status === undefined) {
+          ownEntry = await ownEntryRules(client, ref.workspaceId, remoteId, session);
+          await useMcp(call, client, ref.workspaceId, session);
+        }
         const targetRef = { ...session.targetRef, lastPromptId: messageId, lastPromptAt: promptAt };
         await follow(client, sourceOf(worker, ref.workspaceId), remoteId, {
           call,
@@ -286,7 +321,11 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
         await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId, ...(input.model ? { model: input.model } : {}) });
       }
       logger.info("cloud target: prompt sent", { sessionId: session.id, referenceId: call.referenceId, alreadyPresent, promptChars: input.prompt.length });
-      const targetRef = alreadyPresent ? { lastPromptId: messageId } : { lastPromptId: messageId, lastPromptAt: promptAt };
+      const targetRef = {
+        lastPromptId: messageId,
+        ...(alreadyPresent ? {} : { lastPromptAt: promptAt }),
+        ...(ownEntry ? { [OWN_ENTRY]: true } : {}),
+      };
       return {
         sessionId: session.id,
         messageId,
@@ -447,6 +486,9 @@ interface Turn {
   /** The row's target reference once the call is recorded: the prompt the turn answers. */
   targetRef: Record<string, unknown>;
 }
+
+/** In a row's target reference: the worker's session has the rules that hide other sessions' entries. */
+const OWN_ENTRY = "ownMcpEntry";
 
 // A create's row is still queued until the core records what the create answered (running).
 const CREATED_FROM: readonly SessionState[] = ["queued", "running"];

@@ -70,3 +70,14 @@ it("never sends a write twice: a prompt answered 503 fails at once, retryable by
   expect(failure).toMatchObject({ error: "cloud_runtime_unreachable", retryable: true });
   expect(arrivals).toHaveLength(1);
 });
+
+it("answers how the engine holds a registered MCP entry, a failed connect included", async () => {
+  const statuses = { "ows-rs_a": { status: "connected" }, "ows-rs_b": { status: "failed", error: "SSE error: refused" } };
+  expect(await answering(200, statuses).putMcpEntry("ws_1", "ows-rs_b", { url: "http://gw.test/mcp", authorization: "Bearer x" })).toEqual({
+    status: "failed",
+    error: "SSE error: refused",
+  });
+  expect(await answering(200, statuses).putMcpEntry("ws_1", "ows-rs_a", { url: "http://gw.test/mcp", authorization: "Bearer x" })).toEqual({
+    status: "connected",
+  });
+});

@@ -1,7 +1,7 @@
 import { SessionFailure } from "@openwork/remote-session-core";
 import { fail } from "./cloud-errors.js";
 import ky, { HTTPError } from "ky";
-import type { z } from "zod";
+import { z } from "zod";
 import {
   MessagesSchema,
   OpencodeErrorSchema,
@@ -22,14 +22,43 @@ export interface PromptBody {
   model?: { providerId: string; modelId: string; variant?: string | undefined } | undefined;
 }
 
+/** One rule of an opencode session's permission ruleset; the last rule whose `permission` wildcard matches a tool name decides. */
+export interface PermissionRule {
+  permission: string;
+  pattern: string;
+  action: "allow" | "deny" | "ask";
+}
+
+/** How the engine holds an MCP entry after a registration: `connected`, or why not (`failed` with `error`, `disabled`, …). */
+export interface McpEntryStatus {
+  status: string;
+  error?: string | undefined;
+}
+
+// opencode answers `POST /mcp` and `GET /mcp` with the status of every entry, by name.
+const McpStatusMapSchema = z.record(z.string(), z.looseObject({ status: z.string(), error: z.string().optional() }));
+const SessionPermissionSchema = z.looseObject({
+  permission: z.array(z.looseObject({ permission: z.string(), pattern: z.string(), action: z.string() })).optional(),
+});
+
 /** The few routes of openwork-server's native opencode mount the cloud target uses. */
 export interface WorkerClient {
   workspaces(): Promise<z.infer<typeof WorkspacesSchema>>;
-  createSession(workspaceId: string, title: string): Promise<{ id: string }>;
+  /** A new session of the workspace's engine, restricted by `permission` (the engine keeps it with the session). */
+  createSession(workspaceId: string, title: string, permission?: PermissionRule[]): Promise<{ id: string }>;
+  /** The rules a session was given (none for one created without). */
+  sessionPermission(workspaceId: string, sessionId: string): Promise<PermissionRule[]>;
+  /** Appends `rules` to a session's ruleset (opencode's `PATCH /session/{id}` appends). */
+  addSessionPermission(workspaceId: string, sessionId: string, rules: PermissionRule[]): Promise<void>;
   deleteSession(workspaceId: string, sessionId: string): Promise<void>;
   promptAsync(workspaceId: string, sessionId: string, prompt: PromptBody): Promise<void>;
-  /** Registers (or replaces) the workspace engine's MCP entry `name`: a remote server at `url`, sent `authorization`, OAuth off. */
-  putMcpEntry(workspaceId: string, name: string, entry: { url: string; authorization: string }): Promise<void>;
+  /**
+   * Registers the workspace engine's MCP entry `name`: a remote server at `url`, sent
+   * `authorization`, OAuth off. It replaces only an entry of the same name, whose open calls the
+   * engine then cuts. Answers how the engine holds it: a server it could not reach is still a
+   * 200, with status `failed`.
+   */
+  putMcpEntry(workspaceId: string, name: string, entry: { url: string; authorization: string }): Promise<McpEntryStatus>;
   messages(workspaceId: string, sessionId: string): Promise<z.infer<typeof MessagesSchema>>;
   status(workspaceId: string): Promise<z.infer<typeof StatusMapSchema>>;
   abort(workspaceId: string, sessionId: string): Promise<void>;
@@ -81,7 +110,11 @@ export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeo
 
   return {
     workspaces: () => json(WorkspacesSchema, "GET", `${base}/workspaces`),
-    createSession: (workspaceId, title) => json(OpencodeSessionSchema, "POST", `${mount(workspaceId)}/session`, { title }),
+    createSession: (workspaceId, title, permission) =>
+      json(OpencodeSessionSchema, "POST", `${mount(workspaceId)}/session`, { title, ...(permission ? { permission } : {}) }),
+    sessionPermission: async (workspaceId, sessionId) =>
+      ((await json(SessionPermissionSchema, "GET", session(workspaceId, sessionId))).permission ?? []) as PermissionRule[],
+    addSessionPermission: async (workspaceId, sessionId, rules) => void (await call("PATCH", session(workspaceId, sessionId), { permission: rules })),
     deleteSession: async (workspaceId, sessionId) => void (await call("DELETE", session(workspaceId, sessionId))),
     promptAsync: async (workspaceId, sessionId, prompt) => {
       await call(
@@ -91,7 +124,9 @@ export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeo
       );
     },
     putMcpEntry: async (workspaceId, name, { url, authorization }) => {
-      await call("POST", `${mount(workspaceId)}/mcp`, { name, config: { type: "remote", url, headers: { authorization }, oauth: false, enabled: true } });
+      const config = { type: "remote", url, headers: { authorization }, oauth: false, enabled: true };
+      const statuses = await json(McpStatusMapSchema, "POST", `${mount(workspaceId)}/mcp`, { name, config });
+      return statuses[name] ?? { status: "missing" };
     },
     messages: (workspaceId, sessionId) => json(MessagesSchema, "GET", `${session(workspaceId, sessionId)}/message`),
     status: (workspaceId) => json(StatusMapSchema, "GET", `${mount(workspaceId)}/session/status`),

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { newOpencodeMessageId } from "@openwork/cloud-target";
+import type { EchoMcp, PermissionRule } from "./echo-mcp.js";
 import type { EchoAnswer, EchoRequests } from "./echo-requests.js";
 import type { EventBus } from "./event-bus.js";
 
@@ -75,6 +76,8 @@ export interface EchoSession {
   id: string;
   title: string;
   time: { created: number; updated: number };
+  /** The session's permission ruleset: which MCP entries' tools it is offered. */
+  permission: PermissionRule[];
   messages: EchoMessage[];
   /** The model of the last prompt that named one; later prompts use it too (as opencode). */
   model: { providerID: string; modelID: string } | null;
@@ -114,9 +117,9 @@ const newPartId = () => `prt_${randomBytes(12).toString("hex")}`;
  * appends its text to that message; an abort keeps the partial text and marks the reply
  * `MessageAbortedError`. Prompt markers: `SLOW` streams a word every `slowWordMs`, `FAIL500`
  * retries forever, `FAILTURN` fails before replying; `RUNBASH` and `ASKQ` wait for the human
- * ({@link TOOL_TURNS}).
+ * ({@link TOOL_TURNS}); `CAPABILITY {json}` calls the gateway through the session's MCP entry.
  */
-export function createEchoSessions(bus: EventBus, requests: EchoRequests, timing: EchoTiming) {
+export function createEchoSessions(bus: EventBus, requests: EchoRequests, mcp: EchoMcp, timing: EchoTiming) {
   const sessions = new Map<string, EchoSession>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const later = (ms: number, run: () => void) => {
@@ -154,6 +157,21 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, timing
     });
   };
 
+  /**
+   * `CAPABILITY {json}` (to the end of the line), as the fake model on the real opencode: a call of
+   * the first `…execute_capability` tool the session is offered, with that JSON as arguments.
+   */
+  const capabilityCall = (session: EchoSession, text: string): { tool: string; input: unknown } | undefined => {
+    const match = /CAPABILITY (\{.*\})\s*$/m.exec(text);
+    const tool = mcp.visibleTools(session.permission).find((name) => name.endsWith("execute_capability"));
+    if (!match || !tool) return undefined;
+    try {
+      return { tool, input: JSON.parse(match[1]!) };
+    } catch {
+      return undefined;
+    }
+  };
+
   const newReply = (session: EchoSession, user: EchoMessage): EchoMessage => {
     const reply: EchoMessage = {
       info: { id: newOpencodeMessageId(), sessionID: session.id, role: "assistant", parentID: user.info.id, time: { created: Date.now() } },
@@ -180,6 +198,8 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, timing
     if (text.includes("FAIL500")) return retryForever(session, reply, 1);
     const marker = (Object.keys(TOOL_TURNS) as (keyof typeof TOOL_TURNS)[]).find((m) => text.includes(m));
     if (marker) return askFirst(session, user, reply, TOOL_TURNS[marker]);
+    const capability = capabilityCall(session, text);
+    if (capability) return callFirst(session, user, reply, capability);
     streamText(session, reply, text.includes("SLOW") ? `echo: ${text}${" more".repeat(30)}` : `echo: ${text}`, text.includes("SLOW"));
   }
 
@@ -209,19 +229,16 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, timing
     session.onAbort = () => finish({ name: "MessageAbortedError", data: { message: "Aborted" } });
   }
 
-  /**
-   * A tool call that waits for the human: answered, its result feeds a second reply; refused, the
-   * turn ends at the call (the engine's sentence as the tool's error); aborted, the request goes.
-   */
-  function askFirst(session: EchoSession, user: EchoMessage, reply: EchoMessage, turn: (typeof TOOL_TURNS)[keyof typeof TOOL_TURNS]) {
+  /** A running tool part of `reply`, announced; `settle` ends it and completes the reply. */
+  function toolPart(session: EchoSession, reply: EchoMessage, tool: string, input: unknown) {
     const part: ToolPart = {
       id: newPartId(),
       sessionID: session.id,
       messageID: reply.info.id,
       type: "tool",
-      tool: turn.tool,
+      tool,
       callID: `call_${randomBytes(6).toString("hex")}`,
-      state: { status: "running", input: turn.input, time: { start: Date.now() } },
+      state: { status: "running", input, time: { start: Date.now() } },
     };
     reply.parts.push(part);
     publishPart(part);
@@ -230,6 +247,36 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, timing
       publishPart(part);
       complete(reply, end);
     };
+    return { part, settle };
+  }
+
+  /**
+   * A call of an MCP tool the session is offered: its result (or the client's error, as opencode
+   * feeds it back) feeds a second reply; an abort ends the call.
+   */
+  function callFirst(session: EchoSession, user: EchoMessage, reply: EchoMessage, call: { tool: string; input: unknown }) {
+    const { settle } = toolPart(session, reply, call.tool, call.input);
+    const aborted = new AbortController();
+    void mcp.call(call.tool, call.input, aborted.signal).then((result) => {
+      if (aborted.signal.aborted) return;
+      settle("output" in result ? { status: "completed", output: result.output, title: "" } : { status: "error", error: result.error }, {
+        finish: "tool-calls",
+      });
+      streamText(session, newReply(session, user), `echo: the tool said ${"output" in result ? result.output : result.error}`, false);
+    });
+    session.onAbort = () => {
+      aborted.abort();
+      settle({ status: "error", error: "Tool execution aborted" }, { error: { name: "MessageAbortedError", data: { message: "Aborted" } } });
+      endTurn(session);
+    };
+  }
+
+  /**
+   * A tool call that waits for the human: answered, its result feeds a second reply; refused, the
+   * turn ends at the call (the engine's sentence as the tool's error); aborted, the request goes.
+   */
+  function askFirst(session: EchoSession, user: EchoMessage, reply: EchoMessage, turn: (typeof TOOL_TURNS)[keyof typeof TOOL_TURNS]) {
+    const { part, settle } = toolPart(session, reply, turn.tool, turn.input);
     const withdraw = requests.ask(turn.kind, { sessionID: session.id, ...turn.asked, tool: { messageID: reply.info.id, callID: part.callID } }, (answer) => {
       if ("reply" in answer && answer.reply === "reject") {
         settle({ status: "error", error: REFUSED }, { finish: "tool-calls" });
@@ -259,12 +306,13 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, timing
 
   return {
     sessions,
-    create(title: string | undefined): EchoSession {
+    create(title: string | undefined, permission: PermissionRule[] = []): EchoSession {
       const now = Date.now();
       const session: EchoSession = {
         id: `ses_${randomBytes(12).toString("hex")}`,
         title: title ?? `New session - ${new Date(now).toISOString()}`,
         time: { created: now, updated: now },
+        permission,
         messages: [],
         model: null,
         status: null,
