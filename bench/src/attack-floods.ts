@@ -94,7 +94,7 @@ export function requestFlood(total: number, concurrency: number, attempt: (signa
 
 /** One flood of `pnpm attacks`, as the parent names it to the flooding process. */
 export interface FloodSpec {
-  kind: "idle-sockets" | "slow-headers" | "slow-bodies" | "waiting-reads" | "push-streams" | "runner-streams" | "duplicate-creates";
+  kind: "idle-sockets" | "slow-headers" | "slow-bodies" | "waiting-reads" | "push-streams" | "runner-streams" | "duplicate-creates" | "big-bodies";
   baseUrl: string;
   /** The flooding member's MCP token. */
   mcpToken: string;
@@ -103,6 +103,9 @@ export interface FloodSpec {
   sessionId?: string;
   count: number;
   concurrency?: number;
+  /** big-bodies: the size of each chunked body, in MB, and where they are posted. */
+  bodyMb?: number;
+  path?: string;
 }
 
 const PROTOCOL = "2025-11-25";
@@ -169,6 +172,8 @@ export function startFlood(spec: FloodSpec): Flood {
         },
       };
     }
+    case "big-bodies":
+      return bigBodies(`${spec.baseUrl}${spec.path ?? "/"}`, spec.count, spec.bodyMb ?? 256);
     case "duplicate-creates": {
       const deliverBy = new Date(Date.now() + 600_000).toISOString();
       return requestFlood(spec.count, all, async (signal) =>
@@ -176,4 +181,48 @@ export function startFlood(spec: FloodSpec): Flood {
       );
     }
   }
+}
+
+/**
+ * `count` POSTs at once, each a chunked body of `mb` MB (no length, no credential), written as
+ * fast as the gateway reads them; done when every one was answered or its connection closed.
+ */
+export function bigBodies(url: string, count: number, mb: number): Flood & { done: Promise<void> } {
+  const statuses = new Map<number, number>();
+  let written = 0;
+  const chunk = Buffer.alloc(64 * 1024, "a");
+  const requests: ReturnType<typeof request>[] = [];
+  const one = () =>
+    new Promise<void>((resolve) => {
+      let status = 0;
+      const req = request(url, { method: "POST", agent: false, headers: { "content-type": "application/x-www-form-urlencoded", "transfer-encoding": "chunked" } }, (res) => {
+        status = res.statusCode ?? 0;
+        res.resume();
+      });
+      requests.push(req);
+      req.on("error", () => {});
+      req.on("close", () => {
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        resolve();
+      });
+      let sent = 0;
+      const pump = () => {
+        while (sent < mb * 1024 * 1024 && !req.destroyed) {
+          sent += chunk.length;
+          written += chunk.length;
+          if (!req.write(chunk)) return void req.once("drain", pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+  const done = Promise.all(Array.from({ length: count }, one)).then(() => undefined);
+  return {
+    done,
+    facts: () => ({ bodies: count, bodyMb: mb, mbWritten: Math.round(written / 1024 / 1024), ...Object.fromEntries([...statuses].map(([s, n]) => [`status${s}`, n])) }),
+    stop: async () => {
+      for (const req of requests) req.destroy();
+      await done;
+    },
+  };
 }

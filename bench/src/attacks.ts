@@ -18,6 +18,8 @@ const PUSH_STREAMS = Number(process.env.PUSH_STREAMS ?? 4_200);
 const STREAMS = Number(process.env.STREAMS ?? 20_000);
 const DUPLICATES = Number(process.env.DUPLICATES ?? 1_000);
 const FRESH = 20;
+// FLOODS=slow-bodies,runner-streams runs only those floods (their kinds); default all.
+const ONLY = process.env.FLOODS ? new Set(process.env.FLOODS.split(",")) : null;
 const attacker = fixedDevMember("attacker");
 
 const db = await benchDatabase("attacks");
@@ -44,8 +46,16 @@ try {
   };
   // The bystander's new connections (not its client's kept-alive ones): how many are served.
   const freshServed = async () => {
-    const answers = await Promise.all(Array.from({ length: FRESH }, () => rawRequest(`${baseUrl}/health`, {})));
-    return `${answers.filter((a) => a.status === 200).length}/${FRESH}`;
+    const times: number[] = [];
+    const answers = await Promise.all(
+      Array.from({ length: FRESH }, async () => {
+        const t0 = performance.now();
+        const answer = await rawRequest(`${baseUrl}/health`, {});
+        times.push(performance.now() - t0);
+        return answer;
+      }),
+    );
+    return { freshConnectionsServed: `${answers.filter((a) => a.status === 200).length}/${FRESH}`, freshP99Ms: Math.round(summarize(times).p99) };
   };
   const settle = async () => {
     for (let i = 0; i < 200 && fixture.gateway.connections().open > 50; i++) await sleep(100);
@@ -53,11 +63,14 @@ try {
   };
   /** Starts a flood in its own process, lets it take hold, measures the bystander, ends it. */
   const during = async (name: string, spec: Omit<FloodSpec, "baseUrl" | "mcpToken">, holdMs: number, wholeFlood = false) => {
+    if (ONLY && !ONLY.has(spec.kind)) return;
     const child = fork(fileURLToPath(new URL("./attack-process.ts", import.meta.url)), { execArgv: ["--import", "tsx"] });
     const heard = (key: string) =>
       new Promise<Record<string, unknown>>((resolve) => child.on("message", (m: Record<string, unknown>) => key in m && resolve(m)));
     const [started, finished, stopped] = [heard("started"), heard("finished"), heard("facts")];
     child.send({ baseUrl, mcpToken: attacker.mcpToken, ...spec });
+    let peakRss = process.memoryUsage().rss;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
     await started;
     await sleep(holdMs);
     const list = await listTimes(wholeFlood ? finished : undefined);
@@ -71,11 +84,17 @@ try {
     };
     child.send("stop");
     const { facts } = (await stopped) as { facts: Record<string, unknown> };
-    rows[name] = { ...list, unit: "ms", freshConnectionsServed: fresh, ...facts, ...held };
+    clearInterval(sampler);
     await settle();
+    const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+    rows[name] = { ...list, unit: "ms", ...fresh, ...facts, ...held, peakRssMb: mb(peakRss), rssAfterMb: mb(process.memoryUsage().rss) };
   };
 
-  rows["no attack (baseline)"] = { ...(await listTimes()), unit: "ms", freshConnectionsServed: await freshServed() };
+  rows["no attack (baseline)"] = { ...(await listTimes()), unit: "ms", ...(await freshServed()), rssMb: Math.round(process.memoryUsage().rss / 1024 / 1024) };
+
+  // Bodies nobody is allowed to send: to an answer link's page (no link needed), read up to their limit only.
+  await during("1 chunked body of 256 MB to an answer page, no credential", { kind: "big-bodies", count: 1, bodyMb: 256, path: "/notify/answer/not-a-link" }, 0, true);
+  await during("6 chunked bodies of 400 MB at once, no credential", { kind: "big-bodies", count: 6, bodyMb: 400, path: "/notify/answer/not-a-link" }, 0, true);
 
   await during(`${CONNECTIONS} idle sockets`, { kind: "idle-sockets", count: CONNECTIONS }, 2_000);
   await during(`${CONNECTIONS} slow-header connections`, { kind: "slow-headers", count: CONNECTIONS }, 2_000);
@@ -119,7 +138,7 @@ try {
   );
   await during(`${DUPLICATES} duplicate idempotent creates`, { kind: "duplicate-creates", count: DUPLICATES }, 0, true);
 
-  rows["no attack (after)"] = { ...(await listTimes()), unit: "ms", freshConnectionsServed: await freshServed() };
+  rows["no attack (after)"] = { ...(await listTimes()), unit: "ms", ...(await freshServed()) };
   await mcp.close();
   await fixture.close();
 } finally {
