@@ -195,10 +195,14 @@ export function bigBodies(url: string, count: number, mb: number): Flood & { don
   const one = () =>
     new Promise<void>((resolve) => {
       let status = 0;
-      const req = request(url, { method: "POST", agent: false, headers: { "content-type": "application/x-www-form-urlencoded", "transfer-encoding": "chunked" } }, (res) => {
-        status = res.statusCode ?? 0;
-        res.resume();
-      });
+      const req = request(
+        url,
+        { method: "POST", agent: false, headers: { "content-type": "application/x-www-form-urlencoded", "transfer-encoding": "chunked" } },
+        (res) => {
+          status = res.statusCode ?? 0;
+          res.resume();
+        },
+      );
       requests.push(req);
       req.on("error", () => {});
       req.on("close", () => {
@@ -219,7 +223,12 @@ export function bigBodies(url: string, count: number, mb: number): Flood & { don
   const done = Promise.all(Array.from({ length: count }, one)).then(() => undefined);
   return {
     done,
-    facts: () => ({ bodies: count, bodyMb: mb, mbWritten: Math.round(written / 1024 / 1024), ...Object.fromEntries([...statuses].map(([s, n]) => [`status${s}`, n])) }),
+    facts: () => ({
+      bodies: count,
+      bodyMb: mb,
+      mbWritten: Math.round(written / 1024 / 1024),
+      ...Object.fromEntries([...statuses].map(([s, n]) => [`status${s}`, n])),
+    }),
     stop: async () => {
       for (const req of requests) req.destroy();
       await done;

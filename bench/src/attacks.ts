@@ -93,7 +93,12 @@ try {
   rows["no attack (baseline)"] = { ...(await listTimes()), unit: "ms", ...(await freshServed()), rssMb: Math.round(process.memoryUsage().rss / 1024 / 1024) };
 
   // Bodies nobody is allowed to send: to an answer link's page (no link needed), read up to their limit only.
-  await during("1 chunked body of 256 MB to an answer page, no credential", { kind: "big-bodies", count: 1, bodyMb: 256, path: "/notify/answer/not-a-link" }, 0, true);
+  await during(
+    "1 chunked body of 256 MB to an answer page, no credential",
+    { kind: "big-bodies", count: 1, bodyMb: 256, path: "/notify/answer/not-a-link" },
+    0,
+    true,
+  );
   await during("6 chunked bodies of 400 MB at once, no credential", { kind: "big-bodies", count: 6, bodyMb: 400, path: "/notify/answer/not-a-link" }, 0, true);
 
   await during(`${CONNECTIONS} idle sockets`, { kind: "idle-sockets", count: CONNECTIONS }, 2_000);

@@ -290,7 +290,10 @@ export function createRemoteSessionSource(options: RemoteSessionSourceOptions): 
  * line per member, capability and window, naming how many were left out before it.
  */
 function logCall(logger: Logger, refusals: RefusalLog, ctx: RegistryContext, fields: Record<string, unknown>): void {
-  if (fields.outcome !== "rate_limited") return logger.info("remote session capability", fields);
+  if (fields.outcome !== "rate_limited") {
+    logger.info("remote session capability", fields);
+    return;
+  }
   const taken = refusals.take(`${ctx.organizationId}\u0000${ctx.principal.userId}\u0000${String(fields.capability)}`);
   if (taken) logger.info("remote session capability", { ...fields, ...(taken.leftOut > 0 ? { refusalsLeftOut: taken.leftOut } : {}) });
 }

@@ -166,12 +166,17 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
     // Sends are not waited for: each frees its lanes as it ends, and the claim fills what is free.
     for (;;) {
       const limit = lanes.free();
-      leftForLanes = limit === 0 || lanes.anyFull();
-      if (limit === 0) return;
+      if (limit === 0) {
+        leftForLanes = true;
+        return;
+      }
       const claim = randomUUID();
       const rows = await outbox.claim(claim, limit, settings.sendTimeoutMs * 2, lanes.rooms());
       for (const row of rows) start(row, claim);
-      if (rows.length === 0 || rows[0]!.candidates < limit) return;
+      const candidates = rows[0]?.candidates ?? 0;
+      // Due deliveries left for a lane with no room (passed over, or past its room in this claim).
+      leftForLanes = rows.length < candidates || lanes.anyFull();
+      if (candidates < limit) return;
     }
   };
   const start = (row: ClaimedRow, claim: string): void => {

@@ -214,6 +214,30 @@ describe("the webhook drain", () => {
     await db.current.sql`delete from notify_event where organization_id = ${flooder.organizationId}`;
   });
 
+  it("sends what a claim left for a full lane as soon as the lane has room, not at the next interval", async () => {
+    // Answers each request after 100 ms: the channel's lane (2 sends) is full while they last.
+    let answered = 0;
+    const slow = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => setTimeout(() => response.writeHead(200).end(() => answered++), 100));
+    });
+    slow.listen(0, "127.0.0.1");
+    await once(slow, "listening");
+    closing(async () => {
+      slow.closeAllConnections();
+      slow.close();
+    });
+    const owner = await memberWithWebhook(`http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`);
+    await db.current.sql.begin(async (tx) => {
+      for (let i = 0; i < 6; i++) await enqueueNotification(tx, idleEvent(`evt_lane_${i}`, owner));
+    });
+    const started = performance.now();
+    // No interval within the test: only the lane's room can send the last four.
+    await drain({ intervalMs: 60_000 });
+    await expect.poll(() => answered, { timeout: 5_000 }).toBe(6);
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
   it("sends nothing for an enqueue whose transaction rolled back", async () => {
     const hook = await receiver();
     const owner = await memberWithWebhook(hook.url);
