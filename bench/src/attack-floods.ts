@@ -103,6 +103,8 @@ export interface FloodSpec {
   sessionId?: string;
   count: number;
   concurrency?: number;
+  /** runner-streams: each request on a new connection instead of a kept-alive one. */
+  fresh?: boolean;
   /** big-bodies: the size of each chunked body, in MB, and where they are posted. */
   bodyMb?: number;
   path?: string;
@@ -158,7 +160,7 @@ export function startFlood(spec: FloodSpec): Flood {
             await rawRequest(`${spec.baseUrl}/v1/desktop-runner/events`, {
               headers: { authorization: `Bearer ${spec.runnerToken}` },
               signal,
-              agent,
+              ...(spec.fresh ? {} : { agent }),
               stream: true,
             })
           ).status,

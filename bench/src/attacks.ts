@@ -16,6 +16,9 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 4_200);
 const WAITERS = Number(process.env.WAITERS ?? 4_200);
 const PUSH_STREAMS = Number(process.env.PUSH_STREAMS ?? 4_200);
 const STREAMS = Number(process.env.STREAMS ?? 20_000);
+// Runner-stream requests in flight at once, and whether each comes on a new connection (FRESH_STREAMS=1).
+const STREAM_CONCURRENCY = Number(process.env.STREAM_CONCURRENCY ?? 64);
+const FRESH_STREAMS = process.env.FRESH_STREAMS === "1";
 const DUPLICATES = Number(process.env.DUPLICATES ?? 1_000);
 const FRESH = 20;
 // FLOODS=slow-bodies,runner-streams runs only those floods (their kinds); default all.
@@ -136,8 +139,8 @@ try {
     },
   });
   await during(
-    `${STREAMS} runner-stream requests, one runner token`,
-    { kind: "runner-streams", count: STREAMS, concurrency: 64, runnerToken: token },
+    `${STREAMS} runner-stream requests, one runner token, ${STREAM_CONCURRENCY} at a time${FRESH_STREAMS ? " on new connections" : ""}`,
+    { kind: "runner-streams", count: STREAMS, concurrency: STREAM_CONCURRENCY, runnerToken: token, fresh: FRESH_STREAMS },
     300,
     true,
   );
@@ -151,7 +154,7 @@ try {
 }
 await report("attacks", db.server, rows, [
   "Another member's remote-session:list over MCP (real HTTP, its client's kept-alive connection), one call at a time, while each flood (from a process of its own) holds against the same gateway process; freshConnectionsServed: 20 new connections of that member to /health at the end of the flood's window.",
-  `Default limits: 4 096 connections (at the cap a new connection takes the slot of one with no whole request yet, else of the credential holding the most past 512), header timeout 10 s, member limits (16 waiting reads, 16 push streams, 64 MCP sessions, initializes 32 + 2/s, runner-stream opens 8 + 1/s per token). Sizes: CONNECTIONS ${CONNECTIONS}, WAITERS ${WAITERS}, PUSH_STREAMS ${PUSH_STREAMS} (500 at a time), STREAMS ${STREAMS} (64 at a time), DUPLICATES ${DUPLICATES}.`,
+  `Default limits: 4 096 connections (at the cap a new connection takes the slot of one with no whole request yet, else of the credential holding the most past 512), header timeout 10 s, member limits (16 waiting reads, 16 push streams, 64 MCP sessions, initializes 32 + 2/s, runner-stream opens 8 + 1/s per token). Sizes: CONNECTIONS ${CONNECTIONS}, WAITERS ${WAITERS}, PUSH_STREAMS ${PUSH_STREAMS} (500 at a time), STREAMS ${STREAMS} (STREAM_CONCURRENCY ${STREAM_CONCURRENCY} at a time), DUPLICATES ${DUPLICATES}.`,
   "Budget: the other member's p99 ≤ 100 ms during each attack.",
 ]);
 process.exit(0);
