@@ -10,6 +10,7 @@ import { migrate } from "@openwork/remote-session-core";
 import { createNotifyChannels, enqueueNotification, startNotificationDrain, webhookNotifier } from "@openwork/session-notify";
 import postgres from "postgres";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
+import { startReceiver } from "./webhook-receiver.js";
 
 const SAMPLES = Number(process.env.SAMPLES ?? 20);
 const FLOOD = Number(process.env.FLOOD ?? 80);
@@ -22,20 +23,10 @@ const sql = postgres(db.url, { max: 10, onnotice: () => {} });
 const rows: Record<string, Record<string, unknown>> = {};
 try {
   // The bystander's receiver answers at once; the flooder's takes requests and never answers.
-  let arrived: (at: number) => void = () => {};
-  const fast = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => {
-      arrived(performance.now());
-      response.writeHead(200).end();
-    });
-  });
+  const fast = await startReceiver();
   const silent = createServer(() => {});
-  for (const server of [fast, silent]) {
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-  }
-  const urlOf = (server: typeof fast) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  silent.listen(0, "127.0.0.1");
+  await once(silent, "listening");
 
   await migrate(sql);
   const drain = await startNotificationDrain({ sql, notifiers: [webhookNotifier({ allowPrivateNetworks: true })] });
@@ -45,8 +36,8 @@ try {
     await channels.create(owner.organizationId, { memberId: owner.memberId, kind: "webhook", target, secret: SECRET, eventKinds: ["turn_idle"] });
     return owner;
   };
-  const bystander = await memberWith("bystander", urlOf(fast));
-  const flooder = await memberWith("flooder", urlOf(silent));
+  const bystander = await memberWith("bystander", fast.url);
+  const flooder = await memberWith("flooder", `http://127.0.0.1:${(silent.address() as AddressInfo).port}/hook`);
   let events = 0;
   const event = (owner: { organizationId: string; memberId: string }) => ({
     id: `evt_${++events}`,
@@ -59,7 +50,7 @@ try {
   });
   /** The bystander's latency, enqueue → received (ms), or GIVE_UP_MS when it did not come. */
   const sample = async () => {
-    const received = new Promise<number>((resolve) => (arrived = resolve));
+    const received = fast.next();
     const t0 = performance.now();
     await enqueueNotification(sql, event(bystander));
     drain.wake();
@@ -84,7 +75,8 @@ try {
   rows[`${FLOOD} deliveries of another member to a receiver that never answers`] = { ...(await samples(SAMPLES)), unit: "ms" };
   await drain.close().catch(() => {});
   silent.closeAllConnections();
-  for (const server of [fast, silent]) server.close();
+  silent.close();
+  await fast.close();
 } finally {
   await sql.end({ timeout: 5 });
   await db.stop();

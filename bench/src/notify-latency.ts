@@ -3,34 +3,13 @@
 // same change (same run, same completion). Three drains: the default (woken by the state change's
 // session hint on the wake bus, 1 s interval as backstop), and the interval alone at 1 s and
 // at 100 ms (NOTIFY_WAKE_ON_HINTS=0).
-import { once } from "node:events";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { benchDatabase, report, sleep, summarize } from "./harness.js";
 import { benchGateway, member } from "./gateway-fixture.js";
+import { startReceiver } from "./webhook-receiver.js";
 
 const SAMPLES = Number(process.env.SAMPLES ?? 60);
 const db = await benchDatabase("notify_latency");
 const rows: Record<string, Record<string, unknown>> = {};
-
-/** A webhook receiver in this process: resolves `next` with the time each POST ended. */
-async function startReceiver() {
-  let arrived: (at: number) => void = () => {};
-  const server = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => {
-      arrived(performance.now());
-      response.writeHead(200).end();
-    });
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    next: () => new Promise<number>((resolve) => (arrived = resolve)),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 async function measure(label: string, intervalMs: number, wakeOnHints: boolean) {
   const receiver = await startReceiver();
