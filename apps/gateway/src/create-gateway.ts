@@ -1,39 +1,27 @@
-import { createCloudTarget, type WorkerResolver } from "@openwork/cloud-target";
-import { createDesktopChannel, type DesktopTimings, migrateDesktopTarget, postgresWakeBus, type StreamLimits, type WakeBus } from "@openwork/desktop-target";
+import type { WorkerResolver } from "@openwork/cloud-target";
+import type { DesktopTimings, StreamLimits, WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
-import { createMemberSlots, createRemoteSessionSource } from "@openwork/mcp-capability";
+import type { Logger, RateLimit, SpawnRules } from "@openwork/remote-session-core";
+import { silentLogger } from "@openwork/remote-session-core";
 import {
-  createSessionLedger,
-  type Logger,
-  type MemberScope,
-  type RateLimit,
-  recordObservedStates,
-  silentLogger,
-  type SpawnRules,
-  type Target,
-} from "@openwork/remote-session-core";
-import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, MCP_BODY_BYTES, withBodyWithin } from "@openwork/remote-session-core/wire";
-import { createSessionPush } from "@openwork/session-push";
+  createRemoteSessionHost,
+  type HostNotifyOptions,
+  type McpAuth,
+  type MemberLimits,
+  type RemoteSessionHost,
+  type RemoteSessionHostOptions,
+  unexpectedErrorResponse,
+  WakeBusUnavailable,
+} from "@openwork/remote-session-host";
 import { bearerToken } from "@openwork/runner-protocol/server";
 import { Hono } from "hono";
 import type { Sql } from "postgres";
-import { type DevMember, userIdOf } from "./dev-members.js";
-import type { McpAuth, McpEndpointFactory } from "./mcp-endpoint.js";
+import { devAuth } from "./dev-auth.js";
+import type { DevMember } from "./dev-members.js";
+import type { McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
-import { answerPageRoutes } from "./answer-page.js";
-import { createDrainWake } from "./drain-wake.js";
-import { ANSWER_PATH, describeForAnswer, recipientContext } from "./answer-requests.js";
-import { memberNotifyRoutes } from "./member-notify-routes.js";
-import { createMetrics } from "./metrics.js";
-import { type GatewayNotifyOptions, gatewayAnswerLinks, sentNotificationsLog, startNotifications } from "./notifications.js";
-import { createMemberGate, mcpMemberKey, rateLimited, whenBodyEnds } from "./member-gate.js";
-import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
-import { createRunnerStreamGate } from "./runner-stream-gate.js";
 import { createRequestGuard } from "./request-guard.js";
-import { sameSecret } from "./same-secret.js";
-import { createSessionCredentialAuth, toSessionMcp } from "./session-credential-auth.js";
 import { StartupError } from "./startup-errors.js";
-import { unexpectedErrorResponse } from "./unexpected-error.js";
 
 export interface GatewayOptions {
   sql: Sql;
@@ -105,7 +93,7 @@ export interface GatewayOptions {
    * Notifications to members (webhooks; email with `notify.smtp`): the outbox drain runs on every
    * replica, members set their channels through the member routes.
    */
-  notify?: GatewayNotifyOptions;
+  notify?: Omit<HostNotifyOptions, "userOf" | "memberOf">;
   /** The desktop channel's timings (lease, heartbeat, sweep, presence, claim deadline…) and the cloud's budget (tests shorten them). */
   timings?: Partial<DesktopTimings> & { cloudBudgetMs?: number };
 }
@@ -113,142 +101,110 @@ export interface GatewayOptions {
 const MCP_PATH = "/mcp/agent";
 
 /**
- * The reference gateway, composed from the packages: an MCP endpoint with den-api's two tools,
- * the desktop runner routes, the member routes, and the sweeper. Wiring only; rules live in the packages.
+ * The reference gateway: the host package's composition (`createRemoteSessionHost`) over the dev
+ * members, served with an MCP endpoint of den-api's two tools, the runner routes, the member's
+ * notification routes, the answer page, health and metrics. Wiring only; rules live in the packages.
  */
 export async function createGateway(options: GatewayOptions) {
   const logger = options.logger ?? silentLogger;
-  const { sql } = options;
-  await migrateDesktopTarget(sql);
-  const { cloudBudgetMs, ...timings } = options.timings ?? {};
-  const memberLimits: MemberLimits = { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits };
-  const gate = createMemberGate();
-  const mcpInFlight = createMemberSlots(memberLimits.mcpRequestsInFlight);
-  const runnerStreamGate = createRunnerStreamGate({ gate, limits: memberLimits, secret: options.runnerTokenSecret });
-
-  const byToken = (kind: "mcpToken" | "sessionToken", token: string) => options.members().find((m) => sameSecret(token, m[kind]));
-  const verifyMcpToken =
-    options.verifyMcpToken ??
-    (async (token: string): Promise<McpAuth | null> => {
-      const member = byToken("mcpToken", token);
-      return member
-        ? {
-            token,
-            clientId: member.name,
-            scopes: member.scopes,
-            expiresAt: Math.floor(Date.now() / 1000) + 3600,
-            // No memberId for someone no longer an active member: den-api's `member: null`.
-            extra: { organizationId: member.organizationId, userId: userIdOf(member), ...(member.active === false ? {} : { memberId: member.memberId }) },
-          }
-        : null;
-    });
-  const sessionMember = (request: Request) => byToken("sessionToken", bearerOf(request));
-  const isActive = async (scope: MemberScope) =>
-    options.members().some((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId && m.active !== false);
-  // The engines of remote sessions call MCP with their session's own credential: what they create is that session's.
-  const sessionCredentials = createSessionCredentialAuth({
-    secret: options.runnerTokenSecret,
+  const host = createRemoteSessionHost(hostOptionsOf(options, logger));
+  await host.start().catch((error: unknown) => {
+    if (!(error instanceof WakeBusUnavailable)) throw error;
+    throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error.message}`);
+  });
+  const mcpEndpoint = host.push
+    ? host.push.endpoint(mcpEndpointV2(host.push.registerResources)(host.push.source))
+    : (options.mcpEndpoint ?? mcpEndpointV2())(host.source);
+  const app = new Hono();
+  // One answer to an unexpected error for every route family mounted here (MCP and push, the
+  // runner routes, metadata, health and metrics): the typed body, its referenceId in the log.
+  app.onError((error, c) => unexpectedErrorResponse(logger, routeFamilyOf(c.req.path, host.runnerPrefixes), c.req.raw, error));
+  app.notFound((c) => c.json({ error: "not_found", message: "no such route on this gateway", retryable: false }, 404));
+  const guard = createRequestGuard({ baseUrl: options.baseUrl, ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}) });
+  app.use("*", async (c, next) => guard(c.req.raw) ?? next());
+  mountMcp(app, host, options, mcpEndpoint);
+  // Operational figures for dashboards and the benchmarks: counts and bytes, nothing per member.
+  app.get("/health", (c) => {
+    const { rss, heapUsed } = process.memoryUsage();
+    return c.json({ ok: true, ...host.hub.stats(), ...host.push?.stats(), memory: { rss, heapUsed } });
+  });
+  // Prometheus text: operators scrape it; it names no member.
+  app.get("/metrics", async (c) => c.text(await host.metricsText(), 200, { "content-type": "text/plain; version=0.0.4" }));
+  const { notifications } = host;
+  if (notifications) {
+    // The member's notification channels: session tokens only, so no MCP client (no agent) reaches them.
+    app.route("/member/notify", notifications.memberRoutes);
+    // A notification's answer link: the member answers one pending request in a browser, no sign-in.
+    if (notifications.answerPage) app.route(notifications.answerPath, notifications.answerPage);
+  }
+  app.route("/", host.runnerRoutes);
+  return {
+    app,
+    fetch: (request: Request) => app.fetch(request),
+    source: host.source,
+    hub: host.hub,
     mcpUrl: `${options.baseUrl}${MCP_PATH}`,
-    isActive,
-    scopesOf: async (scope) => options.members().find((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId)?.scopes ?? [],
-  });
+    push: host.push,
+    notifications: notifications!,
+    host,
+    close: () => host.close(),
+  };
+}
 
-  // The default bus made here rather than in the channel: its session hints also wake the notification drain.
-  const drainWake = createDrainWake();
-  const desktop = createDesktopChannel({
-    sql,
-    bus: drainWake.observe(options.wakeBus ?? postgresWakeBus({ sql, ...(options.listenSql ? { listen: options.listenSql } : {}) })),
-    ...(options.listenSql ? { listen: options.listenSql } : {}),
-    ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
-    timings,
-    routes: {
+/** The host's options: the reference gateway's settings, its dev members as the host's directory. */
+function hostOptionsOf(options: GatewayOptions, logger: Logger): RemoteSessionHostOptions {
+  const auth = devAuth(options.members);
+  const { cloudBudgetMs, ...timings } = options.timings ?? {};
+  return {
+    sql: options.sql,
+    // The reference gateway's tables are in the handle's own schema (public).
+    schema: "public",
+    ...(options.listenSql ? { listenSql: options.listenSql } : {}),
+    ...(options.wakeBus ? { bus: options.wakeBus } : {}),
+    baseUrl: options.baseUrl,
+    desktop: {
       secret: options.runnerTokenSecret,
-      baseUrl: options.baseUrl,
-      // Our protocol, and OpenWork's runner channel for the OpenWork desktops already installed.
-      dialects: ["desktop-runner", "openwork"],
-      ...(options.openworkBasePaths ? { openworkBasePaths: options.openworkBasePaths } : {}),
-      proxyTrust: { origins: options.trustedProxyOrigins ?? [], prefix: "/api/den" },
-      authenticateMember: async (request) => {
-        const member = sessionMember(request);
-        return member ? { organizationId: member.organizationId, memberId: member.memberId } : null;
+      authenticateMember: auth.authenticateMember,
+      timings,
+      ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
+      routes: {
+        // Our protocol, and OpenWork's runner channel for the OpenWork desktops already installed.
+        dialects: ["desktop-runner", "openwork"],
+        ...(options.openworkBasePaths ? { openworkBasePaths: options.openworkBasePaths } : {}),
+        proxyTrust: { origins: options.trustedProxyOrigins ?? [], prefix: "/api/den" },
       },
-      isActiveMember: isActive,
-      sessionMcp: (subject) => toSessionMcp(sessionCredentials.issue(subject)),
-      onClaimed: (waitedMs) => metrics.claimed(waitedMs),
     },
-    sweeper: { onSweep: (moved) => metrics.swept(moved) },
-    logger,
-  });
-  const { hub, routes: runnerRoutes } = desktop;
-  // Read at scrape time, once the gateway serves: the drain starts below, after the source it describes with.
-  const metrics = createMetrics({ sql, hub, notifications: () => notifications.drain.stats() });
-  await desktop.start().catch(async (error: unknown) => {
-    await desktop.close();
-    throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error instanceof Error ? error.message : String(error)}`);
-  });
-  const targets: Target[] = [desktop.target];
-  const cloud = options.cloudResolver
-    ? createCloudTarget({
-        resolver: options.cloudResolver,
-        isCloudEnabled: async (scope) => options.cloudEnabled(scope.organizationId),
-        sessionMcp: (subject) => sessionCredentials.issue(subject),
-        // A turn's end (or ask) reaches the ledger, and so its member's notifications, with no read.
-        onObserved: recordObservedStates(createSessionLedger(sql), logger),
-        logger,
-        ...(options.webUrlTemplate ? { webUrlTemplate: options.webUrlTemplate } : {}),
-        ...(cloudBudgetMs ? { budgetMs: cloudBudgetMs } : {}),
-      })
-    : undefined;
-  if (cloud) targets.unshift(cloud);
-  if (options.echoTarget) targets.push(createEchoTarget());
-  const source = createRemoteSessionSource({
-    targets,
+    ...(options.cloudResolver
+      ? {
+          cloud: {
+            resolver: options.cloudResolver,
+            isCloudEnabled: async (scope) => options.cloudEnabled(scope.organizationId),
+            ...(options.webUrlTemplate ? { webUrlTemplate: options.webUrlTemplate } : {}),
+            ...(cloudBudgetMs ? { budgetMs: cloudBudgetMs } : {}),
+          },
+        }
+      : {}),
+    isActiveMember: auth.isActiveMember,
+    verifyMemberToken: options.verifyMcpToken ?? auth.verifyMemberToken,
+    // The engines of remote sessions call MCP with their session's own credential: what they create is that session's.
+    sessionCredentials: { mcpUrl: `${options.baseUrl}${MCP_PATH}`, scopesOf: auth.scopesOf },
+    ...(options.echoTarget ? { targets: [createEchoTarget()] } : {}),
     defaultTarget: "cloud",
-    ledger: createSessionLedger(sql),
-    logger,
-    ...(options.createRateLimit ? { createRateLimit: options.createRateLimit } : {}),
-    ...(options.sendRateLimit ? { sendRateLimit: options.sendRateLimit } : {}),
-    ...(options.spawnRules ? { spawnRules: options.spawnRules } : {}),
-    ...(options.inputTimeoutMs ? { inputTimeoutMs: options.inputTimeoutMs } : {}),
-    waitingReadsPerMember: memberLimits.waitingReads,
-    // A read of a waiting session says which notifications went out for it (`notified`).
-    notificationLog: sentNotificationsLog(sql, (scope) => {
-      const member = options.members().find((m) => m.organizationId === scope.organizationId && m.memberId === scope.memberId);
-      return member ? userIdOf(member) : null;
-    }),
-  });
-  // After the core and desktop migrations, into the same schema; every replica drains the outbox.
-  const notify = { ...options.notify, runnerTokenSecret: options.runnerTokenSecret };
-  const answerLinks = gatewayAnswerLinks(sql, notify);
-  const describe = describeForAnswer({ source, links: answerLinks, members: options.members, baseUrl: options.baseUrl });
-  const notifications = await startNotifications(
-    sql,
-    {
-      ...notify,
-      describe,
-      ...(options.notify?.wakeOnHints === false ? {} : { wake: drainWake.wake }),
-      ...(options.inputTimeoutMs ? { overdueAfterMs: options.inputTimeoutMs } : {}),
+    limits: {
+      ...(options.createRateLimit ? { createRateLimit: options.createRateLimit } : {}),
+      ...(options.sendRateLimit ? { sendRateLimit: options.sendRateLimit } : {}),
+      ...(options.spawnRules ? { spawnRules: options.spawnRules } : {}),
+      ...(options.inputTimeoutMs ? { inputTimeoutMs: options.inputTimeoutMs } : {}),
     },
+    ...(options.memberLimits ? { memberLimits: options.memberLimits } : {}),
+    ...((options.push ?? !options.mcpEndpoint) ? {} : { push: false as const }),
+    notifications: { ...options.notify, userOf: auth.userOf, memberOf: auth.memberOf },
     logger,
-  ).catch(async (error: unknown) => {
-    cloud?.close();
-    await desktop.close();
-    throw error;
-  });
+  };
+}
 
-  const push =
-    (options.push ?? !options.mcpEndpoint)
-      ? createSessionPush({
-          sql,
-          hub,
-          source,
-          logger,
-          limits: memberLimits,
-          admitOpen: (auth) => gate.take(`mcp-open\u0000${mcpMemberKey(auth)}`, memberLimits.mcpSessionOpens),
-        })
-      : null;
-  await push?.start();
-  const mcpEndpoint = push ? push.endpoint(mcpEndpointV2(push.registerResources)(push.source)) : (options.mcpEndpoint ?? mcpEndpointV2())(source);
+/** The MCP endpoint and its protected-resource metadata: the host's auth hook, then its per-member gate. */
+function mountMcp(app: Hono, host: RemoteSessionHost, options: GatewayOptions, endpoint: (request: Request, auth: McpAuth) => Promise<Response>) {
   const resourceMetadataUrl = `${options.baseUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
   const protectedResource = {
     resource: `${options.baseUrl}${MCP_PATH}`,
@@ -267,90 +223,16 @@ export async function createGateway(options: GatewayOptions) {
         headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${description}", resource_metadata="${resourceMetadataUrl}"` },
       },
     );
-
-  const guard = createRequestGuard({ baseUrl: options.baseUrl, ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}) });
-  const app = new Hono();
-  // One answer to an unexpected error for every route family mounted here (MCP and push, the
-  // runner routes, metadata, health and metrics): the typed body, its referenceId in the log.
-  app.onError((error, c) => unexpectedErrorResponse(logger, routeFamilyOf(c.req.path, runnerRoutes.prefixes), c.req.raw, error));
-  app.notFound((c) => c.json({ error: "not_found", message: "no such route on this gateway", retryable: false }, 404));
-  app.use("*", async (c, next) => guard(c.req.raw) ?? next());
   app.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, (c) => c.json(protectedResource));
   app.get(`${MCP_PATH}/.well-known/oauth-protected-resource`, (c) => c.json(protectedResource));
-  // Operational figures for dashboards and the benchmarks: counts and bytes, nothing per member.
-  app.get("/health", (c) => {
-    const { rss, heapUsed } = process.memoryUsage();
-    return c.json({ ok: true, ...hub.stats(), ...push?.stats(), memory: { rss, heapUsed } });
-  });
-  // Prometheus text: operators scrape it; it names no member.
-  app.get("/metrics", async (c) => c.text(await metrics.render(), 200, { "content-type": "text/plain; version=0.0.4" }));
   app.all(MCP_PATH, async (c) => {
-    const token = bearerOf(c.req.raw);
+    const token = bearerToken(c.req.header("authorization"));
     if (!token) return unauthorized("a bearer token is required");
-    // A session credential is decided by its own verifier only: a forged one never reaches the member tokens'.
-    const authInfo = (await sessionCredentials.verify(token)) ?? (sessionCredentials.owns(token) ? null : await verifyMcpToken(token));
-    if (!authInfo) return unauthorized("this token is not valid for this gateway");
-    if (c.req.method === "GET" && !push) return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
-    // Before an MCP server is built for it: a member's flood of requests is refused for the cost of a 429.
-    const release = mcpInFlight.enter(mcpMemberKey(authInfo));
-    if (!release)
-      return rateLimited(`at most ${memberLimits.mcpRequestsInFlight} MCP requests of one member are answered at once; retry after retryAfterMs`, 1_000);
-    c.req.raw.signal.addEventListener("abort", release, { once: true });
-    try {
-      // The SDK's transports read a body whole: it is read here first, no further than its limit.
-      const request = await withBodyWithin(c.req.raw, MCP_BODY_BYTES);
-      return whenBodyEnds(await mcpEndpoint(request, authInfo), release);
-    } catch (error) {
-      release();
-      if (error instanceof BodyTooLarge) return c.json({ error: error.code, message: error.message, retryable: false }, 413, BODY_TOO_LARGE_HEADERS);
-      throw error;
-    }
+    const auth = await host.verifyMcpToken(token);
+    if (!auth) return unauthorized("this token is not valid for this gateway");
+    if (c.req.method === "GET" && !host.push) return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
+    return host.mcpGate(c.req.raw, auth, (request) => endpoint(request, auth));
   });
-  // The member's notification channels: session tokens only, so no MCP client (no agent) reaches them.
-  app.route(
-    "/member/notify",
-    memberNotifyRoutes({
-      sql,
-      notifications,
-      authenticate: async (request) => {
-        const member = sessionMember(request);
-        return member && member.active !== false ? { organizationId: member.organizationId, userId: userIdOf(member) } : null;
-      },
-      unexpected: (request, error) => unexpectedErrorResponse(logger, "gateway member routes", request, error),
-    }),
-  );
-  // A notification's answer link: the member answers one pending request in a browser, no sign-in.
-  app.route(
-    ANSWER_PATH,
-    answerPageRoutes({
-      source,
-      links: answerLinks,
-      contextOf: (grant) => recipientContext(options.members, grant),
-      secureCookies: options.baseUrl.startsWith("https:"),
-      nonceSecret: options.runnerTokenSecret,
-      logger,
-    }),
-  );
-  for (const prefix of runnerRoutes.prefixes) {
-    app.all(prefix, (c) => runnerRoutes.fetch(c.req.raw));
-    app.all(`${prefix}/*`, (c) => runnerStreamGate(c.req.raw) ?? runnerRoutes.fetch(c.req.raw));
-  }
-
-  return {
-    app,
-    fetch: (request: Request) => app.fetch(request),
-    source,
-    hub,
-    mcpUrl: `${options.baseUrl}${MCP_PATH}`,
-    push,
-    notifications,
-    close: async () => {
-      await push?.close();
-      await notifications.drain.close();
-      cloud?.close();
-      await desktop.close();
-    },
-  };
 }
 
 /** Which route family a path belongs to, for the log line of an unexpected error. */
@@ -358,8 +240,4 @@ function routeFamilyOf(path: string, runnerPrefixes: readonly string[]): string 
   if (path === MCP_PATH || path.startsWith(`${MCP_PATH}/`)) return "gateway mcp";
   if (runnerPrefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return "gateway runner routes";
   return "gateway";
-}
-
-function bearerOf(request: Request): string {
-  return bearerToken(request.headers.get("authorization"));
 }

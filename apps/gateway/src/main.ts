@@ -11,7 +11,7 @@ import postgres from "postgres";
 import { z } from "zod";
 import { connectCommands } from "./connect-commands.js";
 import { loadDevConfig } from "./dev-members.js";
-import { smtpFromUrl } from "./notifications.js";
+import { smtpFromUrl } from "./smtp-url.js";
 import { serveGateway } from "./serve-gateway.js";
 import { explainDatabaseError, StartupError } from "./startup-errors.js";
 

@@ -1,15 +1,7 @@
 import type { RemoteSessionSource } from "@openwork/mcp-capability";
+import type { McpAuth } from "@openwork/remote-session-host";
 
-/** A verified MCP bearer token, in the AuthInfo shape both SDK generations share. */
-export interface McpAuth {
-  token: string;
-  clientId: string;
-  scopes: string[];
-  /** Epoch seconds. */
-  expiresAt?: number;
-  /** `organizationId`, `userId` and `memberId` (the membership id; absent when not an active member). */
-  extra?: Record<string, unknown>;
-}
+export type { McpAuth };
 
 /** Answers one stateless MCP request for a verified caller. */
 export type McpEndpoint = (request: Request, auth: McpAuth) => Promise<Response>;

@@ -2,7 +2,7 @@ import { useTestDatabase } from "@openwork/test-postgres";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixedDevMember } from "./dev-members.js";
-import { MAX_CHANNELS_PER_MEMBER } from "./member-notify-routes.js";
+import { MAX_CHANNELS_PER_MEMBER } from "@openwork/remote-session-host";
 import { startTestGateway } from "./testing/test-gateway.js";
 import { startWebhookReceiver, type WebhookReceiver } from "./testing/webhook-receiver.js";
 

@@ -4,7 +4,7 @@ import { serve } from "@hono/node-server";
 import { errorPayload, sessionError, silentLogger } from "@openwork/remote-session-core";
 import { createConnectionShare } from "./connection-share.js";
 import { createGateway, type GatewayOptions } from "./create-gateway.js";
-import { unexpectedErrorResponse } from "./unexpected-error.js";
+import { unexpectedErrorResponse } from "@openwork/remote-session-host";
 
 /** What one process accepts before it answers 503, and how long a client may take to send its headers. */
 export interface ConnectionLimits {

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { smtpFromUrl } from "./notifications.js";
+import { smtpFromUrl } from "./smtp-url.js";
 
 it("reads SMTP settings from SMTP_URL: STARTTLS on 587, TLS on 465, decoded credentials, requireTLS", () => {
   expect(smtpFromUrl("smtp://mail.example.com")).toEqual({ host: "mail.example.com", port: 587, secure: false });

@@ -4,7 +4,6 @@ import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixedDevMember, userIdOf } from "./dev-members.js";
-import { createSessionCredentialAuth } from "./session-credential-auth.js";
 import { startTestGateway } from "./testing/test-gateway.js";
 
 // Sessions that start sessions, end to end: two desktops (two reference runners, each driving its
@@ -69,8 +68,13 @@ const readUntil = async (sessionId: string, done: (read: Payload) => boolean, ti
 
 /** An MCP client speaking as the engine of `sessionId` (a credential the gateway would issue it). */
 async function engineOf(sessionId: string, depth: number) {
-  const auth = createSessionCredentialAuth({ secret: SECRET, mcpUrl: test.gateway.mcpUrl, isActive: async () => true, scopesOf: async () => member.scopes });
-  const { authorization } = auth.issue({ organizationId: member.organizationId, userId: userIdOf(member), memberId: member.memberId, sessionId, depth });
+  const { authorization } = test.gateway.host.sessionCredentials!.issue({
+    organizationId: member.organizationId,
+    userId: userIdOf(member),
+    memberId: member.memberId,
+    sessionId,
+    depth,
+  });
   const client = new Client({ name: "engine", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(test.gateway.mcpUrl), { requestInit: { headers: { authorization } } }));
   return {

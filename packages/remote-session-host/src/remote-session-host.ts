@@ -1,121 +1,133 @@
-import { type CloudTarget, type CloudTargetOptions, createCloudTarget } from "@openwork/cloud-target";
-import {
-  createDesktopChannel,
-  type DesktopChannel,
-  type DesktopTargetOptions,
-  type DesktopTimings,
-  migrateDesktopTarget,
-  type RunnerRoutesOptions,
-  type StreamLimits,
-  type SweeperOptions,
-  type WakeBus,
-  type WakeHub,
-} from "@openwork/desktop-target";
-import {
-  type BuiltinSkillSource,
-  createBuiltinSkillSource,
-  createRemoteSessionSource,
-  type RemoteSessionSource,
-  type RemoteSessionSourceOptions,
-} from "@openwork/mcp-capability";
-import { createSessionLedger, DEFAULT_SCHEMA, type Logger, type MemberScope, silentLogger, type Target } from "@openwork/remote-session-core";
-import { createSessionPush, type SessionPush, type SessionPushOptions } from "@openwork/session-push";
-import type { Hono, MiddlewareHandler } from "hono";
-import type { Sql } from "postgres";
+import { type CloudTarget, createCloudTarget } from "@openwork/cloud-target";
+import { createDesktopChannel, type DesktopChannel, migrateDesktopTarget, postgresWakeBus } from "@openwork/desktop-target";
+import { createBuiltinSkillSource, createRemoteSessionSource, type RemoteSessionSource } from "@openwork/mcp-capability";
+import { createSessionLedger, DEFAULT_SCHEMA, type Logger, recordObservedStates, silentLogger } from "@openwork/remote-session-core";
+import { createSessionPush, type SessionPush } from "@openwork/session-push";
+import { createDrainWake, type DrainWake } from "./drain-wake.js";
+import { WakeBusUnavailable } from "./host-errors.js";
+import { createHostNotifications } from "./host-notifications.js";
+import type { RemoteSessionHost, RemoteSessionHostOptions } from "./host-options.js";
+import { createMcpGate, verifyMcpTokenWith } from "./mcp-gate.js";
+import { createMemberGate, type MemberGate, mcpMemberKey } from "./member-gate.js";
+import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
+import { createMetrics, type Metrics } from "./metrics.js";
+import { sentNotificationsLog } from "./notifications.js";
 import { runnerApp } from "./runner-app.js";
+import { createRunnerStreamGate } from "./runner-stream-gate.js";
+import { createSessionCredentialAuth, type SessionCredentialAuth, toSessionMcp } from "./session-credential-auth.js";
 
-/** The desktop side: the runner channel desktops open (claim, lease, heartbeat, events, complete). */
-export interface HostDesktopOptions {
-  /** HMAC secret of runner tokens (at least 32 bytes): the same on every replica. */
-  secret: string;
-  /** The signed-in member of a request to the member routes (minting a runner token, presence), or null. */
-  authenticateMember(request: Request): Promise<MemberScope | null>;
-  /** The rest of the runner routes' options (dialects, OpenWork base paths, proxy trust…). */
-  routes?: Omit<RunnerRoutesOptions, "sql" | "hub" | "secret" | "baseUrl" | "authenticateMember" | "isActiveMember" | "mayUseModel" | "logger" | "timings">;
-  /**
-   * Every timing of the desktop channel (presence window, lease, heartbeat, keepalive, claim
-   * deadline, relay wait, sweep interval); the rest are `DEFAULT_DESKTOP_TIMINGS`'. One value
-   * reaches the target, the runner routes and the sweeper alike.
-   */
-  timings?: Partial<DesktopTimings>;
-  /** Middleware run before every runner request under a prefix (e.g. a per-member stream gate). */
-  routeMiddleware?: readonly MiddlewareHandler[];
-  /** The desktop target's own options (web links). */
-  target?: Omit<DesktopTargetOptions, "sql" | "hub" | "logger" | "timings">;
-  /** Open runner streams one process keeps per runner and per member. */
-  streamLimits?: Partial<StreamLimits>;
-}
-
-export interface RemoteSessionHostOptions {
-  /**
-   * The host's PostgreSQL handle, resolving names in `schema`:
-   * `postgres(url, { connection: { search_path: schema } })`. `start()` refuses one that does not.
-   */
-  sql: Sql;
-  /** The schema of the tables. Default `openwork_remote_sessions`. */
-  schema?: string;
-  /** A direct connection for the default bus's LISTEN (never a transaction pooler). Default `sql`. */
-  listenSql?: Sql;
-  /** The bus hints travel on between replicas (e.g. NATS). Default PostgreSQL LISTEN/NOTIFY. Closed by `close()`. */
-  bus?: WakeBus;
-  /** The gateway's public base URL: the audience of the runner tokens it mints. */
-  baseUrl: string;
-  desktop: HostDesktopOptions;
-  /** The cloud worker (its resolver and whether an organization may use it); without it, desktops only. */
-  cloud?: Omit<CloudTargetOptions, "logger">;
-  /** Whether the member is still an active member; asked on every runner request. */
-  isActiveMember(scope: MemberScope): Promise<boolean>;
-  /** Whether the member may still use a task's model; asked when a desktop claims it. Default: yes. */
-  mayUseModel?: RunnerRoutesOptions["mayUseModel"];
-  /** Told of every create, send, respond and stop with its outcome (never prompt text). */
-  audit?: RemoteSessionSourceOptions["audit"];
-  /** More targets, offered after the cloud and the desktop (a third team's). */
-  targets?: readonly Target[];
-  /** The target of a create that names none. Default `cloud` when configured, else `desktop`. */
-  defaultTarget?: string;
-  /** Limits and policy of the capability (rate limits, waiting reads, the input timeout). */
-  limits?: Pick<RemoteSessionSourceOptions, "createRateLimit" | "sendRateLimit" | "inputTimeoutMs" | "waitingReadsPerMember" | "policy">;
-  /** Push (MCP resource subscriptions); `false` for none. Default on. */
-  push?: false | Omit<SessionPushOptions, "sql" | "hub" | "source" | "logger" | "schema">;
-  /** The sweeper's options (retention, metrics); its interval is `desktop.timings.sweepIntervalMs`. */
-  sweeper?: Omit<SweeperOptions, "sql" | "publisher" | "logger" | "timings">;
-  logger?: Logger;
-}
-
-/** What a host mounts. Call `start()` once before serving, `close()` when shutting down. */
-export interface RemoteSessionHost {
-  /** The capability source (den-api: the `remoteSession` slot of its registry). */
-  readonly source: RemoteSessionSource;
-  /** The built-in skill source (den-api: the `builtinSkill` slot), with the remote-sessions skill. */
-  readonly skills: BuiltinSkillSource;
-  /** The desktop runner routes: `app.route("/", host.runnerRoutes)`. */
-  readonly runnerRoutes: Hono;
-  /** The path prefixes those routes serve. */
-  readonly runnerPrefixes: readonly string[];
-  /** Push, for the host's MCP endpoint (`registerResources`, `endpoint`); null when off. */
-  readonly push: SessionPush | null;
-  /** This process's wake hub (streams, waiters, the bus): `desktop.hub`. */
-  readonly hub: WakeHub;
-  /** The desktop channel: its hub, publisher, target, runner routes, sweeper and resolved timings. */
-  readonly desktop: DesktopChannel;
-  /** Migrates (into `schema`), waits for the bus, starts push and the sweeper. */
-  start(): Promise<void>;
-  /** Stops the sweeper, push, the cloud's event streams and the hub (and its bus). `sql` is the host's. */
-  close(): Promise<void>;
+/** What every part of one host shares: resolved once in `createRemoteSessionHost`. */
+interface HostParts {
+  options: RemoteSessionHostOptions;
+  logger: Logger;
+  schema: string;
+  memberLimits: MemberLimits;
+  gate: MemberGate;
+  credentials: SessionCredentialAuth | null;
+  metrics: Metrics;
+  /** Wakes the notification drain on the bus's session hints; null without notifications (or `wakeOnHints: false`). */
+  drainWake: DrainWake | null;
 }
 
 /**
  * Remote sessions composed for a host: both targets over one database and one desktop channel
  * (its wake hub, runner routes and sweeper, with one set of timings), the capability source, the
- * skill and push. The capability still knows no target; this package is where they meet.
+ * skill, push, notifications, session credentials and the per-member gates. The capability still
+ * knows no target; this package is where they meet, and everything a gateway mounts comes from here.
  */
 export function createRemoteSessionHost(options: RemoteSessionHostOptions): RemoteSessionHost {
-  const logger = options.logger ?? silentLogger;
-  const { sql, desktop } = options;
-  const schema = options.schema ?? DEFAULT_SCHEMA;
-  const channel = createDesktopChannel({
-    sql,
-    ...(options.bus ? { bus: options.bus } : {}),
+  const notify = options.notifications;
+  const parts: HostParts = {
+    options,
+    logger: options.logger ?? silentLogger,
+    schema: options.schema ?? DEFAULT_SCHEMA,
+    memberLimits: { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits },
+    gate: createMemberGate(),
+    credentials: options.sessionCredentials ? sessionCredentialsOf(options) : null,
+    metrics: createMetrics({ sql: options.sql }),
+    drainWake: notify && notify.wakeOnHints !== false ? createDrainWake() : null,
+  };
+  const channel = desktopChannelOf(parts);
+  const cloud = cloudTargetOf(parts);
+  const capability = createRemoteSessionSource({
+    ...options.limits,
+    targets: [...(cloud ? [cloud] : []), channel.target, ...(options.targets ?? [])],
+    defaultTarget: options.defaultTarget ?? (cloud ? "cloud" : "desktop"),
+    ledger: createSessionLedger(options.sql),
+    logger: parts.logger,
+    waitingReadsPerMember: parts.memberLimits.waitingReads,
+    ...(options.audit ? { audit: options.audit } : {}),
+    // A read of a waiting session says which notifications went out for it (`notified`).
+    ...(notify ? { notificationLog: sentNotificationsLog(options.sql, notify.userOf) } : {}),
+  });
+  const push = options.push === false ? null : sessionPushOf(parts, channel, capability);
+  const notifications = notify ? createHostNotifications({ ...parts, notify, source: capability }) : null;
+  parts.metrics.observe({ hub: channel.hub, ...(notifications ? { notifications: notifications.stats } : {}) });
+  const streamGate = createRunnerStreamGate({ gate: parts.gate, limits: parts.memberLimits, secret: options.desktop.secret });
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      await push?.close();
+      await notifications?.close();
+      cloud?.close();
+      await channel.close();
+    })());
+
+  return {
+    source: push?.source ?? capability,
+    skills: createBuiltinSkillSource(),
+    runnerRoutes: runnerApp(channel.routes, parts.logger, [streamGate, ...(options.desktop.routeMiddleware ?? [])]),
+    runnerPrefixes: channel.routes.prefixes,
+    push,
+    notifications,
+    sessionCredentials: parts.credentials,
+    verifyMcpToken: verifyMcpTokenWith(parts.credentials, options.verifyMemberToken),
+    mcpGate: createMcpGate(parts.memberLimits),
+    metricsText: parts.metrics.render,
+    hub: channel.hub,
+    desktop: channel,
+    start: async () => {
+      // A start that fails stops what it had started: the caller has nothing to clean up.
+      await startParts(options, parts.schema, channel, push, notifications).catch(async (error: unknown) => {
+        await close();
+        throw error;
+      });
+    },
+    close,
+  };
+}
+
+/** Migrates (core, desktop, then push's and notifications' tables), proves the bus, starts push, the drain and the sweeper. */
+async function startParts(
+  options: RemoteSessionHostOptions,
+  schema: string,
+  channel: DesktopChannel,
+  push: SessionPush | null,
+  notifications: { start(): Promise<void> } | null,
+): Promise<void> {
+  await migrateDesktopTarget(options.sql, { schema });
+  await channel.ready.catch((error: unknown) => {
+    throw new WakeBusUnavailable(error);
+  });
+  await push?.start();
+  await notifications?.start();
+  await channel.start();
+}
+
+function sessionCredentialsOf(options: RemoteSessionHostOptions): SessionCredentialAuth {
+  const { mcpUrl, scopesOf, ttlMs } = options.sessionCredentials!;
+  return createSessionCredentialAuth({ secret: options.desktop.secret, mcpUrl, isActive: options.isActiveMember, scopesOf, ...(ttlMs ? { ttlMs } : {}) });
+}
+
+/** The desktop channel, its bus also waking the notification drain, its claims and sweeps counted. */
+function desktopChannelOf({ options, logger, credentials, metrics, drainWake }: HostParts): DesktopChannel {
+  const { desktop } = options;
+  // The default bus made here rather than in the channel: its session hints also wake the drain.
+  const bus = options.bus ?? postgresWakeBus({ sql: options.sql, ...(options.listenSql ? { listen: options.listenSql } : {}) });
+  const onSweep = options.sweeper?.onSweep;
+  return createDesktopChannel({
+    sql: options.sql,
+    bus: drainWake ? drainWake.observe(bus) : bus,
     ...(options.listenSql ? { listen: options.listenSql } : {}),
     ...(desktop.timings ? { timings: desktop.timings } : {}),
     ...(desktop.streamLimits ? { streamLimits: desktop.streamLimits } : {}),
@@ -126,44 +138,50 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
       authenticateMember: desktop.authenticateMember,
       isActiveMember: options.isActiveMember,
       ...(options.mayUseModel ? { mayUseModel: options.mayUseModel } : {}),
+      ...(credentials ? { sessionMcp: (subject) => toSessionMcp(credentials.issue(subject)) } : {}),
+      onClaimed: (waitedMs) => {
+        metrics.claimed(waitedMs);
+        desktop.routes?.onClaimed?.(waitedMs);
+      },
     },
     ...(desktop.target ? { target: desktop.target } : {}),
-    ...(options.sweeper ? { sweeper: options.sweeper } : {}),
-    logger,
-  });
-  const { hub, routes } = channel;
-  const cloud: CloudTarget | null = options.cloud ? createCloudTarget({ ...options.cloud, logger }) : null;
-  const targets = [...(cloud ? [cloud] : []), channel.target, ...(options.targets ?? [])];
-  const capability = createRemoteSessionSource({
-    ...options.limits,
-    targets,
-    defaultTarget: options.defaultTarget ?? (cloud ? "cloud" : "desktop"),
-    ledger: createSessionLedger(sql),
-    logger,
-    ...(options.audit ? { audit: options.audit } : {}),
-  });
-  const push = options.push === false ? null : createSessionPush({ ...options.push, sql, hub, source: capability, logger, schema });
-  let closing: Promise<void> | null = null;
-
-  return {
-    source: push?.source ?? capability,
-    skills: createBuiltinSkillSource(),
-    runnerRoutes: runnerApp(routes, logger, desktop.routeMiddleware),
-    runnerPrefixes: routes.prefixes,
-    push,
-    hub,
-    desktop: channel,
-    start: async () => {
-      await migrateDesktopTarget(sql, { schema });
-      await channel.ready;
-      await push?.start();
-      await channel.start();
+    sweeper: {
+      ...options.sweeper,
+      onSweep: (moved) => {
+        metrics.swept(moved);
+        onSweep?.(moved);
+      },
     },
-    close: () =>
-      (closing ??= (async () => {
-        await push?.close();
-        cloud?.close();
-        await channel.close();
-      })()),
-  };
+    logger,
+  });
+}
+
+/** The cloud target, with session credentials, and each turn's end (or ask) recorded in the ledger with no read. */
+function cloudTargetOf({ options, logger, credentials }: HostParts): CloudTarget | null {
+  if (!options.cloud) return null;
+  return createCloudTarget({
+    onObserved: recordObservedStates(createSessionLedger(options.sql), logger),
+    ...options.cloud,
+    ...(credentials ? { sessionMcp: (subject) => credentials.issue(subject) } : {}),
+    logger,
+  });
+}
+
+/** Push, with the member limits: new MCP sessions per member through the shared gate. */
+function sessionPushOf(
+  { options, logger, schema, memberLimits, gate }: HostParts,
+  channel: DesktopChannel,
+  capability: RemoteSessionSource,
+): SessionPush | null {
+  if (options.push === false) return null;
+  return createSessionPush({
+    ...options.push,
+    sql: options.sql,
+    hub: channel.hub,
+    source: capability,
+    logger,
+    schema,
+    limits: memberLimits,
+    admitOpen: (auth) => gate.take(`mcp-open\u0000${mcpMemberKey(auth)}`, memberLimits.mcpSessionOpens),
+  });
 }

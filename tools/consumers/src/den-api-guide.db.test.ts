@@ -10,7 +10,7 @@ import { CAPABILITY_WITH_TARGETS, type ConsumerFolder, installConsumer } from ".
 // Hono and the host's own zod and postgres; the host compiled by TypeScript against the published
 // declarations and den-api's registry as den-api declares it; then run against a worker double.
 const db = useTestDatabase();
-const PACKAGES = [...CAPABILITY_WITH_TARGETS, "session-push", "remote-session-host"];
+const PACKAGES = [...CAPABILITY_WITH_TARGETS, "session-push", "session-notify", "remote-session-host"];
 const THIRD_PARTY = ["zod", "postgres", "ky", "eventsource-parser", "hono", "@modelcontextprotocol/server", "@types/node"];
 const FIXTURE = new URL("../fixtures/den-api/", import.meta.url);
 let folder: ConsumerFolder;

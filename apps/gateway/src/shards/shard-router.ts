@@ -5,7 +5,7 @@ import { errorFacts, type Logger, newReferenceId, silentLogger } from "@openwork
 import { verifyRunnerToken } from "@openwork/runner-protocol/server";
 import type { DevMember } from "../dev-members.js";
 import { sameSecret } from "../same-secret.js";
-import { unexpectedErrorResponse } from "../unexpected-error.js";
+import { unexpectedErrorResponse } from "@openwork/remote-session-host";
 
 /**
  * The shard of an organization among `count`: a stable hash, so every router agrees without

@@ -1,4 +1,5 @@
 import { bearerToken, verifyRunnerToken } from "@openwork/runner-protocol/server";
+import type { MiddlewareHandler } from "hono";
 import { type MemberGate, rateLimited } from "./member-gate.js";
 import type { MemberLimits } from "./member-limits.js";
 
@@ -12,13 +13,19 @@ const MAX_ANSWER_DELAY_MS = 1_000;
  * checked here (CPU only), and the routes' registration lookup — a database round trip per open —
  * is never reached by a flood. The 429 comes after min(retryAfterMs, 1 s), which an honest
  * runner waits anyway. A token that does not verify passes on and is refused there, also without
- * the database. Returns the 429, or null to go on.
+ * the database. Middleware in front of the runner routes.
  */
 export function createRunnerStreamGate(options: {
   gate: MemberGate;
   limits: Pick<MemberLimits, "runnerStreamOpensPerToken" | "runnerStreamOpensPerMember">;
   secret: string;
-}) {
+}): MiddlewareHandler {
+  const refusal = refusalOf(options);
+  return async (c, next) => (await refusal(c.req.raw)) ?? next();
+}
+
+/** The 429 a runner-stream open past its rates gets (after its delay), or null to go on. */
+function refusalOf(options: Parameters<typeof createRunnerStreamGate>[0]) {
   const { gate, limits } = options;
   return (request: Request): Promise<Response> | null => {
     if (request.method !== "GET" || !new URL(request.url).pathname.endsWith("/events")) return null;

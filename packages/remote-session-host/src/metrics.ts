@@ -19,10 +19,16 @@ const family = (name: string, type: string, help: string, samples: Sample[]) => 
  * OpenTelemetry collector's Prometheus receiver read it; no dependency, nothing per member).
  * Counters live in this process; queue depth is read from PostgreSQL at scrape time.
  */
-export function createMetrics(options: { sql: Sql; hub: WakeHub; notifications: () => Promise<NotificationStats> }) {
+export function createMetrics(options: { sql: Sql }) {
+  // What is read at scrape time, told once the parts exist (they are built after the counters they feed).
+  let observed: { hub?: WakeHub; notifications?: () => Promise<NotificationStats> } = {};
   const dispatch = { buckets: DISPATCH_BUCKETS.map(() => 0), sum: 0, count: 0 };
   const counters = { leaseLosses: 0, expirations: 0 };
   return {
+    /** The hub whose streams and waiters are counted, and the outbox's stats (without notifications, no outbox family). */
+    observe: (parts: { hub: WakeHub; notifications?: () => Promise<NotificationStats> }) => {
+      observed = parts;
+    },
     /** A task waited `waitedMs` for a runner before its first claim. */
     claimed: (waitedMs: number) => {
       const seconds = waitedMs / 1000;
@@ -43,8 +49,8 @@ export function createMetrics(options: { sql: Sql; hub: WakeHub; notifications: 
         /* across organizations: the task gauge */
         select state, count(*)::int as n from desktop_task where state in ('queued', 'claimed') group by state`;
       const byState = new Map(depth.map((row) => [row.state, row.n]));
-      const stats = options.hub.stats();
-      const notifications = await options.notifications();
+      const stats = observed.hub?.stats() ?? { runnerStreams: 0, sessionWaiters: 0 };
+      const notifications = await observed.notifications?.();
       const lines = [
         ...family(
           "openwork_desktop_tasks",
@@ -63,15 +69,19 @@ export function createMetrics(options: { sql: Sql; hub: WakeHub; notifications: 
         ...family("openwork_runner_streams", "gauge", "Open runner wake streams in this process.", [["", stats.runnerStreams]]),
         ...family("openwork_session_waiters", "gauge", "Reads waiting for a session to change in this process.", [["", stats.sessionWaiters]]),
         // Every organization's outbox: dead deliveries stay until an operator deletes them, so an alert on dead > 0 holds.
-        ...family(
-          "openwork_notification_deliveries",
-          "gauge",
-          "Notification deliveries by status: pending (never tried), retrying (tried, due again), sent (kept 7 days), dead (gave up).",
-          (["pending", "retrying", "sent", "dead"] as const).map((status) => [`{status="${status}"}`, notifications[status]]),
-        ),
+        ...(notifications
+          ? family(
+              "openwork_notification_deliveries",
+              "gauge",
+              "Notification deliveries by status: pending (never tried), retrying (tried, due again), sent (kept 7 days), dead (gave up).",
+              (["pending", "retrying", "sent", "dead"] as const).map((status) => [`{status="${status}"}`, notifications[status]]),
+            )
+          : []),
         ...family("openwork_db_pool_connections_max", "gauge", "The PostgreSQL pool's size.", [["", options.sql.options.max]]),
       ];
       return `${lines.join("\n")}\n`;
     },
   };
 }
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,7 +1,6 @@
 import { type RegistryContext, type RemoteSessionSource, remoteSessionContext } from "@openwork/mcp-capability";
-import type { PendingInput, TranscriptMessage } from "@openwork/remote-session-core";
+import type { MemberScope, PendingInput, TranscriptMessage } from "@openwork/remote-session-core";
 import type { AnswerLinks, DeliveryChannel, NotificationDescription, NotificationEvent } from "@openwork/session-notify";
-import { type DevMember, userIdOf } from "./dev-members.js";
 
 export const ANSWER_PATH = "/notify/answer";
 export const READ = { kind: "remoteSession", name: "remote-session:read" } as const;
@@ -13,13 +12,16 @@ export interface Recipient {
   memberId: string;
 }
 
+/** The active member a user is in an organization (the host's directory), or null when none. */
+export type MemberOfUser = (recipient: Recipient) => Promise<MemberScope | null>;
+
 /**
  * The capability context the answer page and the notifications act in for `recipient`: the
  * member whose user id it names, while an active member; else null. The member answers for
  * themselves, so the context has the write scope an agent's token may lack.
  */
-export function recipientContext(members: () => readonly DevMember[], recipient: Recipient): RegistryContext | null {
-  const member = members().find((m) => m.organizationId === recipient.organizationId && userIdOf(m) === recipient.memberId && m.active !== false);
+export async function recipientContext(memberOf: MemberOfUser, recipient: Recipient): Promise<RegistryContext | null> {
+  const member = await memberOf(recipient);
   return member
     ? remoteSessionContext({
         organizationId: recipient.organizationId,
@@ -62,14 +64,14 @@ export async function glanceAt(
 export function describeForAnswer(options: {
   source: RemoteSessionSource;
   links: AnswerLinks;
-  members: () => readonly DevMember[];
+  memberOf: MemberOfUser;
   baseUrl: string;
 }): (event: NotificationEvent, channel: DeliveryChannel) => Promise<NotificationDescription | undefined> {
   return async (event, channel) => {
     // The drain asks only for channels with text; a link minted for any other would leak the request's text.
     if (!channel.allowText) return undefined;
     if (event.kind !== "waiting_input" && event.kind !== "request_overdue") return undefined;
-    const ctx = recipientContext(options.members, event);
+    const ctx = await recipientContext(options.memberOf, event);
     if (!ctx) return undefined;
     const glance = await glanceAt(options.source, ctx, event.sessionId, 1);
     if ("error" in glance) {

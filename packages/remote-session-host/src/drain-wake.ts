@@ -52,3 +52,5 @@ export function createDrainWake(minGapMs = 25) {
     },
   };
 }
+
+export type DrainWake = ReturnType<typeof createDrainWake>;

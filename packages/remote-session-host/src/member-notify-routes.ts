@@ -1,8 +1,7 @@
 import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/wire";
 import { InvalidNotification, type NotifyChannelInput, NotifyChannelPatchSchema, TooManyChannels } from "@openwork/session-notify";
 import { Hono } from "hono";
-import type { Sql } from "postgres";
-import type { GatewayNotifications } from "./notifications.js";
+import type { NotifyParts } from "./notifications.js";
 
 /**
  * Who the notifications of a request are for: the organization and the user that owns the
@@ -58,8 +57,7 @@ async function readObject(request: Request): Promise<Record<string, unknown>> {
  * Another member's channel answers exactly as one that does not exist.
  */
 export function memberNotifyRoutes(options: {
-  sql: Sql;
-  notifications: GatewayNotifications;
+  notifications: Pick<NotifyParts, "channels" | "kinds">;
   authenticate: (request: Request) => Promise<NotifyRecipient | null>;
   /** The answer to an error nobody expected (the gateway's typed 500, its referenceId logged). */
   unexpected: (request: Request, error: unknown) => Response;
@@ -120,5 +118,6 @@ export function memberNotifyRoutes(options: {
     return (await channels.remove(organizationId, userId, c.req.param("id"))) ? c.json({ removed: true }) : noSuchChannel();
   });
 
-  return app;
+  // Mounted as a plain Hono app: the recipient variable is this app's own.
+  return new Hono().route("/", app);
 }

@@ -1,5 +1,5 @@
 import { errorPayload, sessionError } from "@openwork/remote-session-core";
-import type { McpAuth } from "./mcp-endpoint.js";
+import type { McpAuth } from "./mcp-auth.js";
 import type { Rate } from "./member-limits.js";
 
 // Past this many keys, buckets that have refilled (they hold nothing) are forgotten.

@@ -64,7 +64,7 @@ export function answerPageRoutes(options: {
   source: RemoteSessionSource;
   links: AnswerLinks;
   /** The member's context for the link's calls (`recipientContext`); null when they are no longer a member. */
-  contextOf: (grant: LinkGrant) => RegistryContext | null;
+  contextOf: (grant: LinkGrant) => Promise<RegistryContext | null>;
   secureCookies: boolean;
   /** Signs each page's nonce for its link (at least 32 characters; the gateway derives it from its secret). */
   nonceSecret: string;
@@ -83,7 +83,7 @@ export function answerPageRoutes(options: {
     const token = c.req.param("token");
     const grant = await links.open(token);
     if (grant instanceof AnswerLinkError) return show(LINK_PAGES[grant.code]);
-    const ctx = contextOf(grant);
+    const ctx = await contextOf(grant);
     if (!ctx) return show(NO_SESSION);
     const glance = await glanceAt(source, ctx, grant.sessionId, MESSAGES_SHOWN, c.req.raw.signal);
     if ("error" in glance) return show(errorPage(glance.error));
@@ -106,7 +106,7 @@ export function answerPageRoutes(options: {
     const answer = answerOf(form);
     const outcome = await links
       .redeem(token, form.get("antiForgery") ?? "", async (grant) => {
-        const ctx = contextOf(grant);
+        const ctx = await contextOf(grant);
         if (!ctx) throw new Unspent(NO_SESSION);
         if (!answer) throw new Unspent(noticePage(400, "No answer", "Choose an answer, or write one, and send it again."));
         const body = { sessionId: grant.sessionId, requestId: grant.requestId, answer };

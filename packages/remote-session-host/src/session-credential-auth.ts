@@ -1,7 +1,7 @@
 import { hkdfSync } from "node:crypto";
 import { createSessionCredentials, type SessionCredentialClaims } from "@openwork/mcp-capability";
 import type { MemberScope } from "@openwork/remote-session-core";
-import type { McpAuth } from "./mcp-endpoint.js";
+import type { McpAuth } from "./mcp-auth.js";
 
 /** The most a session credential may carry: the remote-session tools' own scopes. */
 const SESSION_SCOPES = ["mcp:read", "mcp:write"];
