@@ -1,3 +1,3 @@
 import { library } from "../../tsup.presets";
 
-export default library({ index: "src/index.ts" });
+export default library({ index: "src/index.ts", node: "src/node.ts" });

@@ -5,22 +5,20 @@ import type { Logger, RateLimit, SpawnRules } from "@openwork/remote-session-cor
 import { silentLogger } from "@openwork/remote-session-core";
 import {
   createRemoteSessionHost,
+  originGuard,
   type HostNotifyOptions,
   type McpAuth,
   type MemberLimits,
-  type RemoteSessionHost,
   type RemoteSessionHostOptions,
   unexpectedErrorResponse,
   WakeBusUnavailable,
 } from "@openwork/remote-session-host";
-import { bearerToken } from "@openwork/runner-protocol/server";
 import { Hono } from "hono";
 import type { Sql } from "postgres";
 import { devAuth } from "./dev-auth.js";
 import type { DevMember } from "./dev-members.js";
 import type { McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
-import { createRequestGuard } from "./request-guard.js";
 import { StartupError } from "./startup-errors.js";
 
 export interface GatewayOptions {
@@ -120,9 +118,16 @@ export async function createGateway(options: GatewayOptions) {
   // runner routes, metadata, health and metrics): the typed body, its referenceId in the log.
   app.onError((error, c) => unexpectedErrorResponse(logger, routeFamilyOf(c.req.path, host.runnerPrefixes), c.req.raw, error));
   app.notFound((c) => c.json({ error: "not_found", message: "no such route on this gateway", retryable: false }, 404));
-  const guard = createRequestGuard({ baseUrl: options.baseUrl, ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}) });
-  app.use("*", async (c, next) => guard(c.req.raw) ?? next());
-  mountMcp(app, host, options, mcpEndpoint);
+  app.use("*", originGuard({ baseUrl: options.baseUrl, ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}) }));
+  app.route(
+    "/",
+    host.mcpRoutes({
+      path: MCP_PATH,
+      endpoint: mcpEndpoint,
+      ...(options.authorizationServers ? { authorizationServers: options.authorizationServers } : {}),
+      resourceName: "OpenWork remote sessions (reference gateway)",
+    }),
+  );
   // Operational figures for dashboards and the benchmarks: counts and bytes, nothing per member.
   app.get("/health", (c) => {
     const { rss, heapUsed } = process.memoryUsage();
@@ -201,38 +206,6 @@ function hostOptionsOf(options: GatewayOptions, logger: Logger): RemoteSessionHo
     notifications: { ...options.notify, userOf: auth.userOf, memberOf: auth.memberOf },
     logger,
   };
-}
-
-/** The MCP endpoint and its protected-resource metadata: the host's auth hook, then its per-member gate. */
-function mountMcp(app: Hono, host: RemoteSessionHost, options: GatewayOptions, endpoint: (request: Request, auth: McpAuth) => Promise<Response>) {
-  const resourceMetadataUrl = `${options.baseUrl}/.well-known/oauth-protected-resource${MCP_PATH}`;
-  const protectedResource = {
-    resource: `${options.baseUrl}${MCP_PATH}`,
-    // Advertised only when the host serves one: a client told of an authorization server that
-    // is not there reports an OAuth failure instead of "this token is not valid".
-    ...(options.authorizationServers?.length ? { authorization_servers: options.authorizationServers } : {}),
-    scopes_supported: ["mcp:read", "mcp:write"],
-    bearer_methods_supported: ["header"],
-    resource_name: "OpenWork remote sessions (reference gateway)",
-  };
-  const unauthorized = (description: string) =>
-    Response.json(
-      { error: "invalid_token", error_description: description },
-      {
-        status: 401,
-        headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${description}", resource_metadata="${resourceMetadataUrl}"` },
-      },
-    );
-  app.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, (c) => c.json(protectedResource));
-  app.get(`${MCP_PATH}/.well-known/oauth-protected-resource`, (c) => c.json(protectedResource));
-  app.all(MCP_PATH, async (c) => {
-    const token = bearerToken(c.req.header("authorization"));
-    if (!token) return unauthorized("a bearer token is required");
-    const auth = await host.verifyMcpToken(token);
-    if (!auth) return unauthorized("this token is not valid for this gateway");
-    if (c.req.method === "GET" && !host.push) return c.json({ error: "method_not_allowed", message: "this endpoint is stateless: POST JSON-RPC" }, 405);
-    return host.mcpGate(c.req.raw, auth, (request) => endpoint(request, auth));
-  });
 }
 
 /** Which route family a path belongs to, for the log line of an unexpected error. */

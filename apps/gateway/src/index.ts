@@ -1,5 +1,5 @@
 export { type GatewayOptions, createGateway } from "./create-gateway.js";
-export { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, serveGateway } from "./serve-gateway.js";
+export { serveGateway } from "./serve-gateway.js";
 export { type DevConfig, type DevMember, fixedDevMember, loadDevConfig, memberCall, memberContext, userIdOf } from "./dev-members.js";
 export type { McpAuth, McpEndpoint, McpEndpointFactory } from "./mcp-endpoint.js";
 export { mcpEndpointV2 } from "./mcp-endpoint-v2.js";

@@ -16,6 +16,7 @@ import type { SessionPush, SessionPushOptions } from "@openwork/session-push";
 import type { Hono, MiddlewareHandler } from "hono";
 import type { Sql } from "postgres";
 import type { McpAuth } from "./mcp-auth.js";
+import type { McpRoutesOptions } from "./mcp-routes.js";
 import type { MemberLimits } from "./member-limits.js";
 import type { HostNotifyOptions, NotifyParts } from "./notifications.js";
 import type { SessionCredentialAuth } from "./session-credential-auth.js";
@@ -150,6 +151,11 @@ export interface RemoteSessionHost {
   verifyMcpToken(token: string): Promise<McpAuth | null>;
   /** The per-member gate around the host's MCP endpoint. */
   readonly mcpGate: McpGate;
+  /**
+   * The host's MCP endpoint at `path` behind the auth hook and the gate, with its
+   * protected-resource metadata: `app.route("/", host.mcpRoutes({ path, endpoint }))`.
+   */
+  mcpRoutes(options: McpRoutesOptions): Hono;
   /** Operator metrics in the Prometheus text format (counts and bytes, nothing per member). */
   metricsText(): Promise<string>;
   /** This process's wake hub (streams, waiters, the bus): `desktop.hub`. */

@@ -10,6 +10,8 @@ export type {
 } from "./host-options.js";
 export { WakeBusUnavailable } from "./host-errors.js";
 export type { McpAuth } from "./mcp-auth.js";
+export type { McpRoutesOptions } from "./mcp-routes.js";
+export { originGuard } from "./origin-guard.js";
 export { DEFAULT_MEMBER_LIMITS, type MemberLimits, type Rate } from "./member-limits.js";
 export type { HostNotifyOptions } from "./notifications.js";
 export { MAX_CHANNELS_PER_MEMBER } from "./member-notify-routes.js";

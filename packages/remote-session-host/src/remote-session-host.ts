@@ -8,6 +8,7 @@ import { WakeBusUnavailable } from "./host-errors.js";
 import { createHostNotifications } from "./host-notifications.js";
 import type { RemoteSessionHost, RemoteSessionHostOptions } from "./host-options.js";
 import { createMcpGate, verifyMcpTokenWith } from "./mcp-gate.js";
+import { createMcpRoutes } from "./mcp-routes.js";
 import { createMemberGate, type MemberGate, mcpMemberKey } from "./member-gate.js";
 import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
 import { createMetrics, type Metrics } from "./metrics.js";
@@ -64,6 +65,8 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
   const notifications = notify ? createHostNotifications({ ...parts, notify, source: capability }) : null;
   parts.metrics.observe({ hub: channel.hub, ...(notifications ? { notifications: notifications.stats } : {}) });
   const streamGate = createRunnerStreamGate({ gate: parts.gate, limits: parts.memberLimits, secret: options.desktop.secret });
+  const verifyMcpToken = verifyMcpTokenWith(parts.credentials, options.verifyMemberToken);
+  const mcpGate = createMcpGate(parts.memberLimits);
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
@@ -81,8 +84,9 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
     push,
     notifications,
     sessionCredentials: parts.credentials,
-    verifyMcpToken: verifyMcpTokenWith(parts.credentials, options.verifyMemberToken),
-    mcpGate: createMcpGate(parts.memberLimits),
+    verifyMcpToken,
+    mcpGate,
+    mcpRoutes: (routes) => createMcpRoutes({ baseUrl: options.baseUrl, verifyMcpToken, mcpGate, streams: push !== null }, routes),
     metricsText: parts.metrics.render,
     hub: channel.hub,
     desktop: channel,
