@@ -17,6 +17,7 @@ import {
   encodeCursor,
   resumePointOf,
   sliceTranscript,
+  lockSessionRow,
 } from "@openwork/remote-session-core/target";
 import { EngineIdSchema, LIMITS, type TaskRequirements, taskRequirements } from "@openwork/runner-protocol";
 import { z } from "zod";
@@ -236,7 +237,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
       const before = relayOf(session) ? null : buildTranscript(await loadSessionTasks(sql, session)).messages.length;
       await transaction(store, async (tx, hints) => {
         // Serialized per session by the row lock, so concurrent sends cannot both squeeze past the cap.
-        await tx`select id from remote_session where organization_id = ${session.organizationId} and id = ${session.id} for update`;
+        await lockSessionRow(tx, session);
         const [{ waiting }] = (await tx`
           select count(*)::int as waiting from desktop_task
           where organization_id = ${session.organizationId} and session_id = ${session.id} and ${leaving(tx, "claim")}`) as unknown as [{ waiting: number }];

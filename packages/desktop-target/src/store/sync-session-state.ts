@@ -1,5 +1,5 @@
 import { createSessionLedger, type Queryable, type SessionPatch, type SessionState } from "@openwork/remote-session-core";
-import { canTransition, statesLeadingTo } from "@openwork/remote-session-core/target";
+import { canTransition, turnStartMove } from "@openwork/remote-session-core/target";
 import { dialectOf, isDefaultDialect } from "../dialects/index.js";
 import { type TaskState, toSessionState } from "../task-state.js";
 import type { Hints } from "../wake/hints.js";
@@ -30,28 +30,22 @@ export function deriveSessionState(tasks: DerivationTask[], current: SessionStat
 
 /**
  * What `deriveSessionState` answers the moment a turn is claimed (a claimed turn means running,
- * and a session waiting for the human stays so), written without reading the turns first: a
- * data-modifying CTE over the claim's `claimed` CTE, so a claim and its session move are one
- * statement. The runner that takes a create holds the session, in its own dialect. Like the
- * ledger, it refuses a move the table forbids: the claim then finds no row in `moved`. The
- * claim hints the session itself (through its transaction's hints), after its commit.
+ * and a session waiting for the human stays so), written without reading the turns first: the
+ * ledger's `turnStartMove` over the claim's `claimed` CTE, so a claim and its session move are one
+ * statement. The runner that takes a create holds the session, in its own dialect. A move the
+ * table forbids finds no row in `moved`. The claim hints the session itself (through its
+ * transaction's hints), after its commit.
  */
 export function claimedSessionMove(tx: Queryable, runner: { runnerId: string; dialect?: string }) {
   // A session records its holder's dialect unless it is ours, and the create's id as its command
   // when the dialect names sessions by it.
   const holder = { runnerId: runner.runnerId, ...(isDefaultDialect(runner.dialect) ? {} : { dialect: runner.dialect }) };
-  return tx`
-    moved as (
-      update remote_session s set
-        state = case when s.state = 'waiting_input' then s.state else 'running' end,
-        target_ref = s.target_ref || case when c.kind = 'remote_session.create'
-          then ${tx.json(holder)}::jsonb || case when ${dialectOf(runner.dialect).holdsByCommand} then jsonb_build_object('commandId', c.id) else '{}'::jsonb end
-          else '{}'::jsonb end,
-        last_activity_at = now(), updated_at = now()
-      from claimed c
-      where s.organization_id = c.organization_id and s.id = c.session_id and c.kind in ('remote_session.create', 'remote_session.send')
-        and s.state = any(${statesLeadingTo("running")}::text[])
-      returning s.id, s.target_session_id)`;
+  const command = dialectOf(runner.dialect).holdsByCommand ? tx`jsonb_build_object('commandId', c.id)` : tx`'{}'::jsonb`;
+  return turnStartMove(tx, {
+    from: tx`claimed`,
+    isTurn: tx`c.kind in ('remote_session.create', 'remote_session.send')`,
+    targetRef: tx`case when c.kind = 'remote_session.create' then ${tx.json(holder)}::jsonb || ${command} else '{}'::jsonb end`,
+  });
 }
 
 /** A session's turn (create or follow-up) as the derivation reads it. */

@@ -6,3 +6,4 @@ export { storableText, storableJson, findNul } from "../storable-text.js";
 export { boundText } from "../transcript/transcript-message.js";
 export { encodeCursor, decodeCursor, resumePointOf, encodeTargetCursor, decodeTargetCursor } from "../transcript/cursor.js";
 export { type Transcript, answeredAfter, sliceTranscript } from "../transcript/slice-transcript.js";
+export { type StartedTurns, turnStartMove, lockSessionRow } from "../ledger/turn-start-move.js";
