@@ -50,19 +50,21 @@ async function readObject(request: Request): Promise<Record<string, unknown>> {
 }
 
 /**
- * The member's notification channels: `GET /member/notify/channels`, `POST` (create; a webhook's
- * secret is in this answer only), `PATCH /:id` (enabled, eventKinds, allowText) and `DELETE /:id`.
+ * The member's notification channels: `GET /member/notify/channels`, `POST` (create; a secret, for
+ * a kind that keeps one, is in this answer only), `PATCH /:id` (enabled, eventKinds, allowText),
+ * `DELETE /:id`, and `GET /member/notify/kinds` (the kinds a member may create here, with what
+ * each takes). What a kind takes is its notifier's: these routes name no kind.
  * Authenticated by the member's session token (`authenticate`), never an MCP token: the model
  * cannot reach these routes, so an agent can never redirect where its member is told things.
  * Another member's channel answers exactly as one that does not exist.
  */
 export function memberNotifyRoutes(options: {
-  notifications: Pick<NotifyParts, "channels" | "kinds">;
+  notifications: Pick<NotifyParts, "channels" | "unavailable">;
   authenticate: (request: Request) => Promise<NotifyRecipient | null>;
   /** The answer to an error nobody expected (the gateway's typed 500, its referenceId logged). */
   unexpected: (request: Request, error: unknown) => Response;
 }) {
-  const { channels, kinds } = options.notifications;
+  const { channels, unavailable } = options.notifications;
   const app = new Hono<{ Variables: { recipient: NotifyRecipient } }>();
   const noSuchChannel = () => refuse(404, "not_found", "no such notification channel");
   app.onError((error, c) => {
@@ -78,6 +80,8 @@ export function memberNotifyRoutes(options: {
     await next();
   });
 
+  app.get("/kinds", (c) => c.json({ kinds: channels.kinds() }));
+
   app.get("/channels", async (c) => {
     const { organizationId, userId } = c.get("recipient");
     return c.json({ channels: await channels.list(organizationId, userId) });
@@ -87,18 +91,14 @@ export function memberNotifyRoutes(options: {
     const { organizationId, userId } = c.get("recipient");
     const body = await readObject(c.req.raw);
     if ("memberId" in body) return refuse(400, "invalid_channel", "memberId is not yours to set: a channel belongs to whoever creates it");
-    if (body.kind === "email" && !kinds.has("email")) {
-      return refuse(
-        400,
-        "channel_kind_unavailable",
-        "this gateway has no SMTP server: email channels cannot be created (its operator sets SMTP_URL and NOTIFY_FROM)",
-      );
-    }
+    // A kind the host knows but is not set up to send to: the operator's to mend, not the member's input.
+    const missing = typeof body.kind === "string" ? unavailable.get(body.kind) : undefined;
+    if (missing) return refuse(400, "channel_kind_unavailable", missing);
     // The cap is checked with the insert, under the member's lock: concurrent creates cannot pass it together.
     const { channel, secret } = await channels.create(organizationId, { ...body, memberId: userId } as NotifyChannelInput, {
       maxPerMember: MAX_CHANNELS_PER_MEMBER,
     });
-    // The webhook's signing secret is never read back: this answer is the only place it appears.
+    // A secret (a webhook's signing secret) is never read back: this answer is the only place it appears.
     return c.json({ channel, ...(secret ? { secret } : {}) }, 201);
   });
 

@@ -70,28 +70,37 @@ export interface HostNotifyOptions {
 /** The notification parts of a host, before its drain starts: the notifiers, the member's channels, the answer links. */
 export interface NotifyParts {
   notifiers: Notifier[];
+  /** The member's channels, of the kinds of `notifiers` (each checks its own targets). */
   channels: ReturnType<typeof createNotifyChannels>;
-  /** The channel kinds a member may create here: email only with SMTP. */
+  /** The channel kinds this host sends to: email only with SMTP. */
   kinds: ReadonlySet<string>;
+  /** Kinds the host knows but cannot send to as configured, with what its operator would set: a create of one is refused as unavailable. */
+  unavailable: ReadonlyMap<string, string>;
   links: AnswerLinks;
 }
 
+/** Why email channels cannot be created without SMTP: the member is told it is the operator's to set up, not a mistake of theirs. */
+const NO_SMTP = "this gateway has no SMTP server: email channels cannot be created (its operator sets SMTP_URL and NOTIFY_FROM)";
+
 /**
- * The notifiers (webhooks always, email with `smtp`), the member's channels and the answer links
- * of `options`: what the member routes and the answer page need before the drain starts.
- * `secret` is the host's runner-token secret; the answer links' key is derived from it under a
- * label of its own unless `answerLinkSecret` is given.
+ * The notifiers (webhooks always, the host's own `notifiers`, email with `smtp`), the member's
+ * channels of their kinds and the answer links of `options`: what the member routes and the
+ * answer page need before the drain starts. `secret` is the host's runner-token secret; the
+ * answer links' key is derived from it under a label of its own unless `answerLinkSecret` is given.
  */
 export function notifyParts(sql: Sql, options: HostNotifyOptions, secret: string): NotifyParts {
   if (options.smtp && !options.from) throw new TypeError("notify.from is required with notify.smtp (the From of notification mail)");
   const allowPrivateNetworks = options.allowPrivateNetworks === true;
-  const notifiers: Notifier[] = [webhookNotifier({ allowPrivateNetworks }), ...(options.notifiers ?? [])];
-  if (options.smtp && options.from) notifiers.push(emailNotifier({ transport: options.smtp, from: options.from }));
+  const email = options.smtp && options.from ? emailNotifier({ transport: options.smtp, from: options.from }) : null;
+  const notifiers: Notifier[] = [webhookNotifier({ allowPrivateNetworks }), ...(options.notifiers ?? []), ...(email ? [email] : [])];
   const linkSecret = options.answerLinkSecret ?? Buffer.from(hkdfSync("sha256", secret, "", "openwork notify answer link v1", 32));
+  const kinds = new Set(notifiers.map((notifier) => notifier.kind));
   return {
     notifiers,
-    channels: createNotifyChannels(sql, { allowPrivateNetworks }),
-    kinds: new Set(notifiers.map((notifier) => notifier.kind)),
+    // Each kind's own notifier checks its targets: the webhook one with this host's allowPrivateNetworks.
+    channels: createNotifyChannels(sql, { notifiers }),
+    kinds,
+    unavailable: new Map(kinds.has("email") ? [] : [["email", NO_SMTP]]),
     links: createAnswerLinks({ sql, secret: linkSecret, ...(options.answerLinkTtlMs ? { ttlMs: options.answerLinkTtlMs } : {}) }),
   };
 }

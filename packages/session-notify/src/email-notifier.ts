@@ -1,5 +1,6 @@
 import nodemailer from "nodemailer";
 import { rejectOnAbort } from "./abort-rejection.js";
+import { emailChannels } from "./channel-rules.js";
 import { bodyOf, subjectOf } from "./notification-message.js";
 import { type NotificationDelivery, type Notifier, NotifyError } from "./notifier.js";
 
@@ -34,12 +35,14 @@ export interface EmailTransport {
  * Email over SMTP through nodemailer: the subject names the session and what happened; the body
  * adds the state and, only where the channel allows text, the prompt, question or answer. The
  * Message-ID and `X-Notification-Id` carry the event id, so a resent mail can be recognised.
+ * Its `channels` take an email address and no secret.
  */
 export function emailNotifier(options: { transport: SmtpOptions | EmailTransport; from: string }): Notifier {
   const transport: EmailTransport = "sendMail" in options.transport ? options.transport : nodemailer.createTransport(options.transport);
   const domain = options.from.split("@").pop()?.replace(/[>\s]/g, "") || "localhost";
   return {
     kind: "email",
+    channels: emailChannels,
     send: async (delivery: NotificationDelivery, signal: AbortSignal): Promise<void> => {
       const { event, channel } = delivery;
       const message: EmailMessage = {

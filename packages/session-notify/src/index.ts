@@ -1,4 +1,4 @@
-// Notifications of remote sessions to their members: a durable outbox in PostgreSQL, drained by any replica, to webhooks and email.
+// Notifications of remote sessions to their members: a durable outbox in PostgreSQL, drained by any replica, to webhooks, email and a host's own channel kinds.
 export {
   NOTIFICATION_KINDS,
   type NotificationKind,
@@ -8,10 +8,23 @@ export {
   NotificationTextSchema,
   InvalidNotification,
 } from "./notification-event.js";
-export { type ChannelKind, type DeliveryChannel, type NotificationDelivery, type Notifier, type NotifyErrorCode, NotifyError } from "./notifier.js";
+export {
+  type AcceptedTarget,
+  CHANNEL_KIND_PATTERN,
+  type ChannelKind,
+  type ChannelRules,
+  type ChannelTargetInput,
+  type DeliveryChannel,
+  type NotificationDelivery,
+  type Notifier,
+  type NotifyErrorCode,
+  NotifyError,
+  type TargetIssue,
+} from "./notifier.js";
 export { migrateSessionNotify } from "./notify-migrations.js";
 export { enqueueNotification } from "./enqueue-notification.js";
 export {
+  type ChannelKindSummary,
   type NotifyChannel,
   type NotifyChannelInput,
   type NotifyChannels,

@@ -1,10 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { newId, type Queryable } from "@openwork/remote-session-core";
 import type { Sql, TransactionSql } from "postgres";
 import { z } from "zod";
+import { emailChannels, webhookChannels } from "./channel-rules.js";
 import { InvalidNotification, NOTIFICATION_KINDS, type NotificationKind, parseOrThrow } from "./notification-event.js";
-import type { ChannelKind } from "./notifier.js";
-import { webhookTargetRefusal } from "./webhook-address.js";
+import { type AcceptedTarget, CHANNEL_KIND_PATTERN, type ChannelKind, type ChannelRules, type Notifier } from "./notifier.js";
 
 const common = {
   memberId: z.string().min(1).max(200),
@@ -14,19 +13,17 @@ const common = {
   enabled: z.boolean().optional(),
 };
 
-/** A channel as its member sets it: a webhook (signed with `secret`, generated when absent) or an email address. */
-export const NotifyChannelInputSchema = z.discriminatedUnion("kind", [
-  z.strictObject({
-    kind: z.literal("webhook"),
-    target: z.url({ protocol: /^https?$/ }).max(2000),
-    secret: z
-      .string()
-      .regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/)
-      .optional(),
-    ...common,
-  }),
-  z.strictObject({ kind: z.literal("email"), target: z.email().max(320), ...common }),
-]);
+/**
+ * A channel as its member sets it, the same for every kind. What `target` and `secret` may be is
+ * the kind's (its notifier's `channels.accept`): a webhook's URL and optional `whsec_…` secret
+ * (made when absent), an email address, a host's own kind's target.
+ */
+export const NotifyChannelInputSchema = z.strictObject({
+  kind: z.string().regex(CHANNEL_KIND_PATTERN, "a channel kind is a lowercase name: a letter, then up to 39 letters, digits, _ or -"),
+  target: z.string().min(1).max(2000),
+  secret: z.string().min(1).max(500).optional(),
+  ...common,
+});
 export type NotifyChannelInput = z.input<typeof NotifyChannelInputSchema>;
 
 /** What a member may change of a channel once made: at least one of them. */
@@ -49,11 +46,25 @@ export interface NotifyChannel {
 
 export interface NotifyChannelsOptions {
   /**
-   * Accept webhooks to loopback, private, link-local and other non-public addresses. Off by
-   * default (such a target is an `InvalidNotification` on `target`). For tests and hosts whose
-   * members are trusted; give the webhook notifier the same, or it refuses them when sending.
+   * The kinds members may create, each by its notifier's `channels` (a notifier without them only
+   * sends). Default: webhooks (with `allowPrivateNetworks`) and email. A kind not here is an
+   * `InvalidNotification` on `kind`.
+   */
+  notifiers?: readonly Pick<Notifier, "kind" | "channels">[];
+  /**
+   * For the default webhook kind only: accept webhooks to loopback, private, link-local and other
+   * non-public addresses. Off by default (such a target is an `InvalidNotification` on `target`).
+   * For tests and hosts whose members are trusted; give the webhook notifier the same, or it
+   * refuses them when sending. With `notifiers`, each notifier's rules decide.
    */
   allowPrivateNetworks?: boolean;
+}
+
+/** A kind members may create, as a host's routes describe it: what its target is, whether it keeps a secret. */
+export interface ChannelKindSummary {
+  kind: ChannelKind;
+  target: string;
+  secret: boolean;
 }
 
 /** A create refused because the member already keeps `limit` channels; nothing was written. */
@@ -68,13 +79,47 @@ export class TooManyChannels extends Error {
 const inTransaction = <T>(sql: Queryable, fn: (tx: TransactionSql) => Promise<T>): Promise<T> =>
   "begin" in sql ? ((sql as Sql).begin(fn) as Promise<T>) : ((sql as TransactionSql).savepoint(fn) as Promise<T>);
 
+/** The rules of each kind members may create here, by kind; a malformed kind name is a host's mistake, refused at once. */
+function rulesByKind(options: NotifyChannelsOptions): ReadonlyMap<ChannelKind, ChannelRules> {
+  const defaults = [
+    { kind: "webhook", channels: webhookChannels({ allowPrivateNetworks: options.allowPrivateNetworks === true }) },
+    { kind: "email", channels: emailChannels },
+  ];
+  const rules = new Map<ChannelKind, ChannelRules>();
+  for (const { kind, channels } of options.notifiers ?? defaults) {
+    if (!CHANNEL_KIND_PATTERN.test(kind)) throw new TypeError(`the notifier kind ${JSON.stringify(kind)} does not match ${CHANNEL_KIND_PATTERN}`);
+    if (channels) rules.set(kind, channels);
+  }
+  return rules;
+}
+
+/** A refusal of what a member gave, as the routes answer every invalid channel. */
+const invalidChannel = (issues: readonly { path: string; message: string }[]) =>
+  new InvalidNotification("channel", new z.ZodError(issues.map(({ path, message }) => ({ code: "custom" as const, path: [path], message, input: undefined }))));
+
+/** The target and secret `rules` keep of what the member gave, or an `InvalidNotification`. */
+async function acceptedBy(rules: ReadonlyMap<ChannelKind, ChannelRules>, channel: z.output<typeof NotifyChannelInputSchema>): Promise<AcceptedTarget> {
+  const kind = rules.get(channel.kind);
+  if (!kind) {
+    const known = [...rules.keys()].join(", ") || "none";
+    throw invalidChannel([{ path: "kind", message: `no channel kind ${channel.kind} here (kinds: ${known})` }]);
+  }
+  const accepted = await kind.accept({ target: channel.target, ...(channel.secret === undefined ? {} : { secret: channel.secret }) });
+  if ("issues" in accepted) throw invalidChannel(accepted.issues);
+  return accepted;
+}
+
 /** A member's channels in PostgreSQL, for the member routes of a host (never for the model). */
 export function createNotifyChannels(sql: Queryable, options: NotifyChannelsOptions = {}) {
+  const rules = rulesByKind(options);
   return {
+    /** The kinds members may create here, with what each takes (for a host's routes to show). */
+    kinds: (): ChannelKindSummary[] => [...rules].map(([kind, { target, secret }]) => ({ kind, target, secret })),
     /**
-     * Creates a channel; returns it with its webhook secret (null for email), which is not shown
-     * again. A webhook whose URL carries credentials or whose host is or resolves to a non-public
-     * address is refused (`InvalidNotification`), unless `allowPrivateNetworks`. With
+     * Creates a channel; returns it with its secret (a webhook's; null for a kind without one),
+     * which is not shown again. The kind's rules check its target and secret first: a kind with
+     * no rules here, or a target they refuse (a webhook whose URL carries credentials or whose
+     * host is or resolves to a non-public address), is an `InvalidNotification`. With
      * `maxPerMember`, a member who already keeps that many is refused (`TooManyChannels`); the
      * count and the insert run under a lock of that member's channels, so concurrent creates
      * cannot pass the cap together.
@@ -85,9 +130,7 @@ export function createNotifyChannels(sql: Queryable, options: NotifyChannelsOpti
       limits: { maxPerMember?: number } = {},
     ): Promise<{ channel: NotifyChannel; secret: string | null }> => {
       const channel = parseOrThrow(NotifyChannelInputSchema, input, "channel");
-      const refused = channel.kind === "webhook" ? await webhookTargetRefusal(channel.target, options) : null;
-      if (refused) throw new InvalidNotification("channel", new z.ZodError([{ code: "custom", path: ["target"], message: refused, input: channel.target }]));
-      const secret = channel.kind === "webhook" ? (channel.secret ?? `whsec_${randomBytes(32).toString("base64")}`) : null;
+      const { target, secret } = await acceptedBy(rules, channel);
       const row = await inTransaction(sql, async (tx) => {
         const { maxPerMember } = limits;
         if (maxPerMember !== undefined) {
@@ -100,7 +143,7 @@ export function createNotifyChannels(sql: Queryable, options: NotifyChannelsOpti
         }
         const [inserted] = await tx<NotifyChannel[]>`
           insert into notify_channel (organization_id, id, member_id, kind, target, secret, event_kinds, allow_text, enabled)
-          values (${organizationId}, ${newId("nch")}, ${channel.memberId}, ${channel.kind}, ${channel.target}, ${secret},
+          values (${organizationId}, ${newId("nch")}, ${channel.memberId}, ${channel.kind}, ${target}, ${secret},
             ${channel.eventKinds}::text[], ${channel.allowText ?? false}, ${channel.enabled ?? true})
           returning ${tx.unsafe(COLUMNS)}`;
         return inserted!;

@@ -1,6 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { Webhook } from "standardwebhooks";
+import { webhookChannels } from "./channel-rules.js";
 import { payloadOf } from "./notification-message.js";
 import { type NotificationDelivery, type Notifier, NotifyError } from "./notifier.js";
 import { literalRefusal, PrivateAddressRefused, publicOnlyLookup } from "./webhook-address.js";
@@ -22,11 +23,14 @@ export interface WebhookNotifierOptions {
  * Webhooks in the Standard Webhooks format: a JSON POST signed with the channel's secret, with
  * `webhook-id` = the event id (receivers dedupe by it: a retry carries the same one),
  * `webhook-timestamp` and `webhook-signature`. Any 2xx is success; redirects are not followed.
- * One connection per send (no pool), opened only to an address checked at that moment.
+ * One connection per send (no pool), opened only to an address checked at that moment. Its
+ * `channels` take an http(s) URL on a public address (any with `allowPrivateNetworks`) and a
+ * `whsec_…` secret, made when the member gives none.
  */
 export function webhookNotifier(options: WebhookNotifierOptions = {}): Notifier {
   return {
     kind: "webhook",
+    channels: webhookChannels({ allowPrivateNetworks: options.allowPrivateNetworks === true }),
     send: async (delivery: NotificationDelivery, signal: AbortSignal): Promise<void> => {
       const { event, channel } = delivery;
       if (channel.secret === null) throw new NotifyError("the webhook channel has no secret", { code: "misconfigured", retryable: false });
