@@ -1,7 +1,7 @@
 import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
 import { createRunnerClient, requestRunnerToken } from "@openwork/runner-protocol/client";
 import { eventually } from "@openwork/runner-protocol/testing";
-import { enqueueNotification } from "@openwork/session-notify";
+import { createNotifyChannels, enqueueNotification } from "@openwork/session-notify";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { fixedDevMember } from "./dev-members.js";
@@ -71,8 +71,9 @@ it("counts notification deliveries by status: pending, retrying, sent and dead",
   const { channels } = test.gateway.notifications;
   const common = { memberId: member.memberId, eventKinds: ["turn_idle" as const] };
   for (const path of ["/ok", "/gone", "/busy"]) await channels.create(member.organizationId, { ...common, kind: "webhook", target: hooks.url(path) });
-  // No SMTP on this gateway: an email delivery has no notifier and stays pending, untried.
-  await channels.create(member.organizationId, { ...common, kind: "email", target: "member@example.com" });
+  // No SMTP on this gateway: an email channel (made where email is known, as a replica with SMTP
+  // does) has no notifier here, and its delivery stays pending, untried.
+  await createNotifyChannels(test.sql).create(member.organizationId, { ...common, kind: "email", target: "member@example.com" });
   const event = { kind: "turn_idle" as const, organizationId: member.organizationId, memberId: member.memberId, sessionId: "ses_metrics" };
   await enqueueNotification(test.sql, { ...event, id: "ses_metrics:1:idle", title: "metrics", state: "idle", occurredAt: new Date() });
   await hooks.until((received) => received.length === 3);

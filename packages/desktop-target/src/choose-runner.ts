@@ -3,6 +3,7 @@ import type { TaskRequirements } from "@openwork/runner-protocol";
 import { runnerCanTake } from "./runner-abilities.js";
 import type { RunnerRow } from "./store/runner-row.js";
 import type { TaskKind } from "./store/task-row.js";
+import type { Dialect } from "./dialects/dialect.js";
 
 const openAction = (name: string) => `Open OpenWork Desktop on ${name} and sign in, then try again.`;
 const updateAction = (name: string) => `Update OpenWork Desktop on ${name}, then try again.`;
@@ -17,11 +18,11 @@ const updateAction = (name: string) => `Update OpenWork Desktop on ${name}, then
  * online), each with the human step.
  */
 export function chooseRunner(
-  runners: (RunnerRow & { online: boolean })[],
+  runners: (RunnerRow & { online: boolean; speaks: Dialect })[],
   task: { kind: TaskKind; requirements: TaskRequirements },
   options: { pin?: string; storeAndForward: boolean },
 ): RunnerRow | null {
-  const able = (r: RunnerRow) => runnerCanTake(r, task.kind, task.requirements);
+  const able = (r: RunnerRow & { speaks: Dialect }) => runnerCanTake(r.speaks, r, task.kind, task.requirements);
   if (options.pin !== undefined) {
     const runner = pinned(runners, options.pin);
     if (!able(runner))

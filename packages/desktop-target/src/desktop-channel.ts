@@ -2,6 +2,7 @@ import { type Logger, silentLogger, type Target } from "@openwork/remote-session
 import type { Sql } from "postgres";
 import { createDesktopTarget, type DesktopTargetOptions } from "./desktop-target.js";
 import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
+import { builtInDialects, createDialectSet, type Dialect, type DialectSet } from "./dialects/index.js";
 import { createRunnerRoutes, type RunnerRoutes } from "./routes/create-runner-routes.js";
 import type { TransactionScope } from "./store/transaction.js";
 import { startSweeper, type SweeperOptions } from "./sweeper.js";
@@ -10,7 +11,7 @@ import { postgresWakeBus, type WakeBus } from "./wake/wake-bus.js";
 import { createWakeHub, type StreamLimits, type WakeHub } from "./wake/wake-hub.js";
 
 /** What the runner routes take besides what the channel gives them (the database, the hub, the timings, the logger). */
-export type ChannelRoutesOptions = Omit<Parameters<typeof createRunnerRoutes>[0], "sql" | "hub" | "timings" | "logger">;
+export type ChannelRoutesOptions = Omit<Parameters<typeof createRunnerRoutes>[0], "sql" | "hub" | "timings" | "logger" | "dialectSet">;
 
 export interface DesktopChannelOptions {
   /** The host's PostgreSQL handle: the tables, and the default bus's NOTIFY. */
@@ -24,12 +25,17 @@ export interface DesktopChannelOptions {
   bus?: WakeBus;
   /** Every timing of the channel; those not given are `DEFAULT_DESKTOP_TIMINGS`'. Resolved once, here. */
   timings?: Partial<DesktopTimings>;
-  /** The runner routes desktops open: the token secret, the base URL, the member checks, the dialects… */
+  /**
+   * The runner channels the channel knows, as values, the default (what names none) first.
+   * Default `builtInDialects()`: ours and OpenWork's. Which of them are served is `routes.dialects`.
+   */
+  dialects?: readonly Dialect[];
+  /** The runner routes desktops open: the token secret, the base URL, the member checks, the dialects served… */
   routes: ChannelRoutesOptions;
   /** The desktop target's own options (web links). */
-  target?: Omit<DesktopTargetOptions, "sql" | "hub" | "timings" | "logger">;
+  target?: Omit<DesktopTargetOptions, "sql" | "hub" | "timings" | "logger" | "dialects">;
   /** The sweeper's options (retention, metrics); `false` when another process sweeps. Started by `start()`. */
-  sweeper?: false | Omit<SweeperOptions, "sql" | "publisher" | "timings" | "logger">;
+  sweeper?: false | Omit<SweeperOptions, "sql" | "publisher" | "timings" | "logger" | "dialects">;
   /** Open runner streams one process keeps per runner and per member. */
   streamLimits?: Partial<StreamLimits>;
   /** How long the hub's start-up probe waits for its own hint. Default 5 s. */
@@ -45,8 +51,8 @@ export interface DesktopChannel {
   readonly hub: WakeHub;
   /** The one publisher of the channel's hints, on its bus (the hub's, the transactions'). */
   readonly publisher: HintPublisher;
-  /** The channel's database handle with its publisher: what `transaction()` takes. */
-  readonly store: TransactionScope;
+  /** The channel's database handle with its publisher (what `transaction()` takes) and its dialects. */
+  readonly store: TransactionScope & { readonly dialects: DialectSet };
   /** The desktop Target. */
   readonly target: Target;
   /** The runner routes. */
@@ -79,21 +85,23 @@ export function createDesktopChannel(options: DesktopChannelOptions): DesktopCha
     ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
     ...(options.probeTimeoutMs ? { probeTimeoutMs: options.probeTimeoutMs } : {}),
   });
-  const target = createDesktopTarget({ ...options.target, sql, hub, timings, logger });
-  const routes = createRunnerRoutes({ ...options.routes, sql, hub, timings, logger });
+  // One set for the target, the routes and the sweeper: they read the same rows' dialect names.
+  const dialects = createDialectSet(options.dialects ?? builtInDialects());
+  const target = createDesktopTarget({ ...options.target, sql, hub, timings, dialects, logger });
+  const routes = createRunnerRoutes({ ...options.routes, sql, hub, timings, dialectSet: dialects, logger });
   let sweeper: { stop(): Promise<void> } | null = null;
   let starting: Promise<void> | null = null;
   let closing: Promise<void> | null = null;
   const start = async () => {
     await hub.ready;
     if (options.sweeper === false || closing) return;
-    sweeper ??= startSweeper({ ...options.sweeper, sql, publisher, timings, logger });
+    sweeper ??= startSweeper({ ...options.sweeper, sql, publisher, timings, dialects, logger });
   };
   return {
     timings,
     hub,
     publisher,
-    store: { sql, publisher },
+    store: { sql, publisher, dialects },
     target,
     routes,
     ready: hub.ready,

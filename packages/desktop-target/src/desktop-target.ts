@@ -28,7 +28,7 @@ import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { DESKTOP_ERRORS, fail } from "./desktop-errors.js";
 import { asComputers, DESKTOP_ARGUMENT_ALIASES, DESKTOP_RESULT_FIELDS } from "./desktop-result-fields.js";
 import { settled } from "./await-task.js";
-import { relayOf } from "./dialects/index.js";
+import { builtInDialects, createDialectSet, type DialectSet } from "./dialects/index.js";
 import { presenceOf } from "./presence.js";
 import { cancelSessionTasks } from "./store/cancel-session-tasks.js";
 import { enqueueTask, findCreateTask, holderTask } from "./store/enqueue-task.js";
@@ -54,6 +54,8 @@ export interface DesktopTargetOptions {
   timings?: Partial<Pick<DesktopTimings, "presenceWindowMs" | "claimDeadlineMs" | "relayWaitMs">>;
   /** The OpenWork Web link of a session, when there is one. */
   webUrl?: (session: { sessionId: string; localSessionId: string | null }) => string | undefined;
+  /** The dialects the channel knows (`builtInDialects()` by default); `createDesktopChannel` passes its own set. */
+  dialects?: DialectSet;
   logger?: Logger;
 }
 
@@ -101,6 +103,8 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
   const { sql, hub } = options;
   const { presenceWindowMs: windowMs, claimDeadlineMs, relayWaitMs } = resolveTimings(options.timings);
   const logger = options.logger ?? silentLogger;
+  const dialects = options.dialects ?? createDialectSet(builtInDialects());
+  const relayOf = dialects.relayOf;
   const ledger = createSessionLedger(sql);
   // Its transactions' hints leave through the hub's publisher, on the hub's bus.
   const store = { sql, publisher: hub.publisher };
@@ -110,7 +114,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     // An unknown pin is answered with the member's desktops, to choose from.
     const rows = pinned.length > 0 ? pinned : await listRunners(sql, call);
     const presence = presenceOf(rows, windowMs);
-    return rows.map((row, i) => ({ ...row, online: presence[i]!.online }));
+    return rows.map((row, i) => ({ ...row, online: presence[i]!.online, speaks: dialects.of(row.dialect) }));
   };
   /** What a queued session's next turn waits for: the desktop it is pinned to, and its deadline. */
   const waitingFor = async (call: TargetCall, tasks: { state: string; pinnedRunnerId: string | null; claimDeadline: Date }[]) => {
@@ -259,7 +263,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
           claimWithinMs: claimDeadlineMs,
         });
         // Queued behind a running turn, the session stays running; else it is queued.
-        await syncSessionState(tx, hints, session, { activity: true, lastError: null });
+        await syncSessionState(tx, hints, dialects, session, { activity: true, lastError: null });
       });
       logger.info("desktop target: follow-up queued", { sessionId: session.id, referenceId: call.referenceId, promptChars: input.prompt.length });
       return {
@@ -328,7 +332,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
         await holderFor(call, session, "remote_session.stop");
         return relayed.stop(relay, call, session);
       }
-      const stopped = await transaction(store, (tx, hints) => cancelSessionTasks(tx, hints, session));
+      const stopped = await transaction(store, (tx, hints) => cancelSessionTasks(tx, hints, dialects, session));
       return { sessionId: session.id, stopped };
     },
 

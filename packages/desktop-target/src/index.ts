@@ -36,7 +36,12 @@ export { type SweeperOptions, startSweeper } from "./sweeper.js";
 
 // The runner routes a gateway mounts.
 export { type RunnerRoutes, createRunnerRoutes } from "./routes/create-runner-routes.js";
-export { OPENWORK_BASE_PATHS } from "./dialects/openwork/openwork-dialect.js";
+export { OPENWORK_BASE_PATHS, openworkDialect } from "./dialects/openwork/openwork-dialect.js";
+// Runner channels as values: the built-in ones, and the set a channel reads rows' dialect names with.
+export { desktopRunnerDialect } from "./dialects/desktop-runner/desktop-runner-dialect.js";
+export { builtInDialects } from "./dialects/index.js";
+export { createDialectSet, type DialectSet, DIALECT_NAME } from "./dialects/dialect-set.js";
+export type { Dialect } from "./dialects/dialect.js";
 export type { RunnerRoutesOptions } from "./routes/route-context.js";
 export type { ProxyTrust } from "./routes/entry-point.js";
 export { CHANNEL_ERROR_STATUS, type ChannelErrorCode } from "./channel-refusal.js";

@@ -5,8 +5,9 @@ import { fail } from "./desktop-errors.js";
 import { type DesktopInventory, type DesktopWorkspace, inventoryOf, modelsOf, workspacesNamed } from "./inventory.js";
 import { runnerCanTake } from "./runner-abilities.js";
 import type { RunnerRow } from "./store/runner-row.js";
+import type { Dialect } from "./dialects/dialect.js";
 
-type Candidate = RunnerRow & { online: boolean };
+type Candidate = RunnerRow & { online: boolean; speaks: Dialect };
 
 /** What a create asks of where it runs. */
 export interface PlacementAsk {
@@ -65,7 +66,7 @@ function placeByInventory(
     const workspace = workspaceOn(runner, inventoryOf(runner.inventory), named, ask.engine);
     return workspace === undefined ? [] : [{ runner, workspace }];
   });
-  const able = (r: Candidate) => runnerCanTake(r, task.kind, task.requirements);
+  const able = (r: Candidate) => runnerCanTake(r.speaks, r, task.kind, task.requirements);
   const offer = offers.find((o) => o.runner.online && able(o.runner)) ?? offers.find((o) => o.runner.online) ?? offers[0];
   if (offer) return offer;
   // A workspace id may be on a desktop that never said what it has: it is told, as before.

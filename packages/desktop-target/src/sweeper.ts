@@ -1,6 +1,7 @@
 import { errorFacts, type LedgerRetention, type Logger, pruneLedger, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
+import { builtInDialects, createDialectSet, type DialectSet } from "./dialects/index.js";
 import { sweepTasks } from "./store/sweep-tasks.js";
 import type { HintPublisher } from "./wake/hints.js";
 
@@ -24,6 +25,8 @@ export interface SweeperOptions {
   retentionEvery?: number;
   /** Told what each sweep moved (lease losses, expirations): for metrics. */
   onSweep?(moved: { interrupted: number; expired: number }): void;
+  /** The dialects the channel knows (`builtInDialects()` by default): which desktops are seen by their polls. */
+  dialects?: DialectSet;
   logger?: Logger;
 }
 
@@ -40,6 +43,7 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
   const { sweepIntervalMs: intervalMs, presenceWindowMs } = resolveTimings(options.timings);
   const retentionSeconds = (options.wakeRetentionMs ?? 10 * 60_000) / 1000;
   const logger = options.logger ?? silentLogger;
+  const dialects = options.dialects ?? createDialectSet(builtInDialects());
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let sweeps = 0;
@@ -68,7 +72,7 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
   };
   const sweep = async () => {
     try {
-      const moved = await sweepTasks(options, { presenceWindowMs, logger });
+      const moved = await sweepTasks({ ...options, dialects }, { presenceWindowMs, logger });
       options.onSweep?.(moved);
       if (moved.interrupted + moved.expired > 0) logger.info("desktop sweeper: tasks moved", moved);
       if (++sweeps % (options.retentionEvery ?? 30) === 0) await retain();

@@ -1,6 +1,7 @@
 import type { CloudTargetOptions } from "@openwork/cloud-target";
 import type {
   DesktopChannel,
+  Dialect,
   DesktopTargetOptions,
   DesktopTimings,
   RunnerRoutesOptions,
@@ -27,10 +28,15 @@ export interface HostDesktopOptions {
   secret: string;
   /** The signed-in member of a request to the member routes (minting a runner token, presence, notification channels), or null. */
   authenticateMember(request: Request): Promise<MemberScope | null>;
-  /** The rest of the runner routes' options (dialects, OpenWork base paths, proxy trust…). */
+  /**
+   * The runner channels the host knows, as values, the default (what names none) first. Default
+   * `builtInDialects()`: ours and OpenWork's. A third is a `Dialect` of the host's own.
+   */
+  dialects?: readonly Dialect[];
+  /** The rest of the runner routes' options (the dialects served, by name; OpenWork base paths, proxy trust…). */
   routes?: Omit<
     RunnerRoutesOptions,
-    "sql" | "hub" | "secret" | "baseUrl" | "authenticateMember" | "isActiveMember" | "mayUseModel" | "logger" | "timings" | "sessionMcp"
+    "sql" | "hub" | "secret" | "baseUrl" | "authenticateMember" | "isActiveMember" | "mayUseModel" | "logger" | "timings" | "sessionMcp" | "dialectSet"
   >;
   /**
    * Every timing of the desktop channel (presence window, lease, heartbeat, keepalive, claim

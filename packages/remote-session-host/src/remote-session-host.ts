@@ -134,6 +134,7 @@ function desktopChannelOf({ options, logger, credentials, metrics, drainWake }: 
     bus: drainWake ? drainWake.observe(bus) : bus,
     ...(options.listenSql ? { listen: options.listenSql } : {}),
     ...(desktop.timings ? { timings: desktop.timings } : {}),
+    ...(desktop.dialects ? { dialects: desktop.dialects } : {}),
     ...(desktop.streamLimits ? { streamLimits: desktop.streamLimits } : {}),
     routes: {
       ...desktop.routes,

@@ -1,15 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { dialectOf, isDefaultDialect, pollingDialects, registeredDialects, relayOf } from "./index.js";
+import type { Dialect } from "./dialect.js";
+import { builtInDialects, createDialectSet } from "./index.js";
 
-// The registration: shared code finds every dialect here, by the name rows store.
-describe("the registered dialects", () => {
+const dialects = createDialectSet(builtInDialects());
+const dialectOf = dialects.of;
+
+// The set a channel is given: shared code finds every dialect there, by the name rows store.
+describe("the built-in dialects", () => {
   it("are named once each, ours first: what names no dialect, or one no longer registered, reads as ours", () => {
-    const names = registeredDialects().map((dialect) => dialect.name);
+    const names = dialects.all.map((dialect) => dialect.name);
     expect(names).toEqual(["desktop-runner", "openwork"]);
     for (const name of [undefined, null, "", "desktop-runner", "removed-dialect"]) expect(dialectOf(name).name).toBe("desktop-runner");
     expect(dialectOf("openwork").name).toBe("openwork");
-    expect(isDefaultDialect(undefined)).toBe(true);
-    expect(isDefaultDialect("openwork")).toBe(false);
+    expect(dialects.isDefault(undefined)).toBe(true);
+    expect(dialects.isDefault("openwork")).toBe(false);
   });
 
   it("say which kinds a runner takes: ours all three of its protocol, OpenWork's by its capability per kind", () => {
@@ -24,10 +28,27 @@ describe("the registered dialects", () => {
   });
 
   it("relay only a session held by a desktop that keeps its transcript, once it has a local session", () => {
-    expect(pollingDialects()).toEqual(["openwork"]);
-    expect(relayOf({ targetRef: { runnerId: "r", dialect: "openwork" }, targetSessionId: "ses_local" })).toBe(dialectOf("openwork").relay);
-    expect(relayOf({ targetRef: { runnerId: "r", dialect: "openwork" }, targetSessionId: null })).toBeNull();
-    expect(relayOf({ targetRef: { runnerId: "r" }, targetSessionId: "ses_local" })).toBeNull();
-    expect(relayOf({ targetRef: { runnerId: "r", dialect: "removed-dialect" }, targetSessionId: "ses_local" })).toBeNull();
+    expect(dialects.polling).toEqual(["openwork"]);
+    expect(dialects.relayOf({ targetRef: { runnerId: "r", dialect: "openwork" }, targetSessionId: "ses_local" })).toBe(dialectOf("openwork").relay);
+    expect(dialects.relayOf({ targetRef: { runnerId: "r", dialect: "openwork" }, targetSessionId: null })).toBeNull();
+    expect(dialects.relayOf({ targetRef: { runnerId: "r" }, targetSessionId: "ses_local" })).toBeNull();
+    expect(dialects.relayOf({ targetRef: { runnerId: "r", dialect: "removed-dialect" }, targetSessionId: "ses_local" })).toBeNull();
+  });
+});
+
+describe("a set of dialects", () => {
+  const named = (name: string): Dialect => ({ ...builtInDialects()[0]!, name });
+
+  it("takes a host's own dialect as a value, the first being the default", () => {
+    const set = createDialectSet([named("third-desktop"), ...builtInDialects()]);
+    expect(set.of(null).name).toBe("third-desktop");
+    expect(set.of("openwork").name).toBe("openwork");
+    expect(set.isDefault("desktop-runner")).toBe(false);
+  });
+
+  it("refuses no dialect, a name that is not a dialect name, or one name twice", () => {
+    expect(() => createDialectSet([])).toThrow(/at least one dialect/);
+    expect(() => createDialectSet([named("Third Desktop")])).toThrow(/must match/);
+    expect(() => createDialectSet([named("twice"), named("twice")])).toThrow(/given twice/);
   });
 });

@@ -1,7 +1,6 @@
 import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol";
 import { bearerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../channel-refusal.js";
-import { dialectOf } from "../dialects/index.js";
 import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "../store/check-registration.js";
 import type { RunnerDialect } from "../store/runner-row.js";
 import type { RouteContext } from "./route-context.js";
@@ -36,8 +35,9 @@ export async function authenticateRunner(
  * completion does the second half in its own transaction: the registration from the cache, or
  * read in the transaction's first round trip when the cache holds none.
  */
-export async function verifyRunner(ctx: RouteContext, request: Request, dialect: RunnerDialect): Promise<VerifiedRunner> {
-  const { authentication } = dialectOf(dialect);
+export async function verifyRunner(ctx: RouteContext, request: Request, name: RunnerDialect): Promise<VerifiedRunner> {
+  const dialect = ctx.dialects.of(name);
+  const { authentication } = dialect;
   const verified = ctx.tokens.verify(bearerToken(request.headers.get("authorization")), { checksAudience: authentication.checksAudience });
   if (!verified.ok) throw new ChannelRefusal("runner_unauthorized", `runner token refused: ${verified.reason}`);
   const { o: organizationId, m: memberId, r: runnerId, e: expiresAt } = verified.claims;

@@ -1,7 +1,7 @@
 import { silentLogger } from "@openwork/remote-session-core";
 import { normalizeAudience } from "@openwork/runner-protocol";
 import { Hono } from "hono";
-import { registeredDialects } from "../dialects/index.js";
+import { builtInDialects, createDialectSet } from "../dialects/index.js";
 import { resolveTimings } from "../desktop-timings.js";
 import { MAX_TASK_EVENT_BYTES } from "../store/append-events.js";
 import type { DialectRouteOptions } from "../dialects/dialect.js";
@@ -45,6 +45,7 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     logger: silentLogger,
     proxyTrust: { origins: [], prefix: "/api/den" },
     ...options,
+    dialects: options.dialectSet ?? createDialectSet(builtInDialects()),
     publisher: options.hub.publisher,
     presenceWindowMs,
     leaseMs,
@@ -56,18 +57,18 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     tokens: createVerifiedTokens({ secret: options.secret, audiences }),
     audiences,
   };
-  const dialects = options.dialects ?? ["desktop-runner"];
+  const served = new Set(options.dialects ?? [ctx.dialects.all[0]!.name]);
   const app = new Hono();
   app.onError(channelErrors(ctx.logger));
   app.notFound(() => errorResponse("not_found", "no such route"));
   const prefixes: string[] = [];
-  for (const dialect of registeredDialects().filter((d) => (dialects as readonly string[]).includes(d.name))) {
+  for (const dialect of ctx.dialects.all.filter((d) => served.has(d.name))) {
     const mounted = dialect.routes(ctx, { ...options, presenceWindowMs });
     for (const base of mounted.bases) app.route(base || "/", mounted.app);
     prefixes.push(...mounted.prefixes);
   }
-  const served = (pathname: string) => prefixes.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
-  const handle = async (request: Request) => (served(new URL(request.url).pathname) ? app.fetch(request) : null);
+  const ours = (pathname: string) => prefixes.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
+  const handle = async (request: Request) => (ours(new URL(request.url).pathname) ? app.fetch(request) : null);
   return {
     app,
     handle,

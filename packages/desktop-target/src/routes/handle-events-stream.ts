@@ -1,5 +1,4 @@
 import { RUNNER_TOKEN_TTL_MS, wakeFrame } from "@openwork/runner-protocol";
-import { dialectOf } from "../dialects/index.js";
 import type { RunnerIdentity } from "../store/task-row.js";
 import type { WakeNotice } from "../wake/channels.js";
 import type { WakeSignal } from "../wake/wake-hub.js";
@@ -27,7 +26,7 @@ export interface StreamFraming {
  */
 export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & { expiresAt: number }, request: Request): Response {
   // The runner's dialect frames its stream and says whether the stream is its presence.
-  const dialect = dialectOf(runner.dialect);
+  const { dialect } = runner;
   const { framing } = dialect;
   const resumeAfter = framing.hints ? parseLastEventId(request.headers.get("last-event-id")) : null;
   const encoder = new TextEncoder();

@@ -35,7 +35,7 @@ export async function handleRenameRunner(ctx: RouteContext, request: Request, ru
 /** `DELETE runners/:id` (member route): revokes one of the member's desktops. */
 export async function handleRevokeRunner(ctx: RouteContext, request: Request, runnerId: string): Promise<Response> {
   const member = await memberOf(ctx, request);
-  const revoked = await transaction(ctx, (tx, hints) => revokeRunner(tx, hints, member, runnerId));
+  const revoked = await transaction(ctx, (tx, hints) => revokeRunner(tx, hints, ctx.dialects, member, runnerId));
   if (!revoked) throw new ChannelRefusal("not_found", "no such desktop");
   // This process refuses the runner's next request at once, whether or not its own hint comes back.
   ctx.registrations.forget({ ...member, runnerId });

@@ -52,7 +52,7 @@ export async function handleHeartbeat(ctx: RouteContext, runner: RunnerIdentity,
 /** `POST tasks/:id/events`. */
 export async function handleTaskEvents(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
   const body = parseOrRefuse(PostEventsRequestSchema, await readJsonBody(request));
-  const answer = await transaction(ctx, (tx, hints) => appendEvents(tx, hints, runner, taskId, body, ctx.turnEventBytes));
+  const answer = await transaction(ctx, (tx, hints) => appendEvents(tx, hints, ctx.dialects, runner, taskId, body, ctx.turnEventBytes));
   // The turn was ended in that transaction: the runner stops it (its heartbeats now say the lease is gone).
   if (!answer) throw new ChannelRefusal("turn_too_large", tooLarge(ctx.turnEventBytes).message, { taskId });
   return json(200, answer);

@@ -63,7 +63,7 @@ export async function refuseClaim(
   after?: string,
 ): Promise<ClaimOutcome | null> {
   const next = await transaction(ctx, async (tx, hints) => {
-    await failClaimedTask(tx, hints, taskKey(task), cause);
+    await failClaimedTask(tx, hints, ctx.dialects, taskKey(task), cause);
     return kinds.length > 0 ? claimNextTask(tx, hints, runner, kinds, ctx.leaseMs, after === undefined ? undefined : { taskId: after }) : null;
   });
   ctx.logger.warn("desktop runner: task failed at claim", { taskId: task.id, runnerId: runner.runnerId, code: cause.code });

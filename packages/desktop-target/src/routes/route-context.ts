@@ -2,6 +2,7 @@ import type { Logger, MemberScope, Model } from "@openwork/remote-session-core";
 import type { RunnerTokenSecret } from "@openwork/runner-protocol/server";
 import type { Sql } from "postgres";
 import type { DesktopTimings } from "../desktop-timings.js";
+import type { DialectSet } from "../dialects/dialect-set.js";
 import type { RunnerDialect } from "../store/runner-row.js";
 import type { HintPublisher } from "../wake/hints.js";
 import type { WakeHub } from "../wake/wake-hub.js";
@@ -30,9 +31,15 @@ export interface RunnerRoutesOptions {
    * OpenWork's (`openwork`: `/v1/automation-runners/*`, `/v1/automation-runner/*`,
    * `/v1/automation-runs/*`, `/v1/remote-session-commands/*`, `/v1/remote-session-requests/*`,
    * `/v1/session-runners/*`), for OpenWork desktops already installed. Default: ours only, so a
-   * host that serves OpenWork's paths itself is never shadowed.
+   * host that serves OpenWork's paths itself is never shadowed. Names of `dialectSet`'s dialects.
    */
-  dialects?: RunnerDialect[];
+  dialects?: readonly RunnerDialect[];
+  /**
+   * Every dialect the channel knows (its runners, tasks and sessions), as values: the built-in
+   * ones (`builtInDialects()`) by default. A desktop channel hands its own set to the target, the
+   * routes and the sweeper alike.
+   */
+  dialectSet?: DialectSet;
   /**
    * The base paths OpenWork's channel is served under, each with all its route families (an
    * unknown route in them is OpenWork's JSON 404, never the host's). Default `["", "/api/den"]`:
@@ -75,10 +82,12 @@ export type RouteTimings = Pick<
 >;
 
 export type RouteContext = Required<
-  Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "onClaimed" | "openworkBasePaths" | "timings" | "sessionMcp">
+  Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "dialectSet" | "onClaimed" | "openworkBasePaths" | "timings" | "sessionMcp">
 > &
   Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed" | "sessionMcp"> &
   RouteTimings & {
+    /** The dialects the channel knows: what a runner's, task's or session's dialect name means. */
+    dialects: DialectSet;
     /** The hub's publisher: the routes' transactions send their hints through it. */
     publisher: HintPublisher;
     /** The registrations these routes read lately (this channel's only, `registrationCacheMs`), forgotten on revoke hints. */

@@ -9,6 +9,7 @@ import { endedClears, type RowKey, type RunnerIdentity, sessionKey, type TaskRow
 import { leaving, movedTo } from "./task-state-sql.js";
 import { pipeline } from "./pipeline.js";
 import type { Hints } from "../wake/hints.js";
+import type { DialectSet } from "../dialects/dialect-set.js";
 
 /** What one task's events may take at most (JSON bytes, every attempt together): 4 MiB. */
 export const MAX_TASK_EVENT_BYTES = 4 * 1024 * 1024;
@@ -24,6 +25,7 @@ export const MAX_TASK_EVENT_BYTES = 4 * 1024 * 1024;
 export async function appendEvents(
   tx: Queryable,
   hints: Hints,
+  dialects: DialectSet,
   runner: RunnerIdentity,
   taskId: string,
   body: PostEventsRequest,
@@ -37,12 +39,12 @@ export async function appendEvents(
   if (fresh.length > 0) {
     const grown = await grownFold(tx, task, fresh, capBytes);
     if (!grown) {
-      await endTooLarge(tx, hints, task, capBytes);
+      await endTooLarge(tx, hints, dialects, task, capBytes);
       return null;
     }
     await pipeline([insertEvents(tx, key, body.attempt, fresh).execute(), storeFold(tx, key, grown).execute()]);
     const { patch, live, askedAgain } = await sessionEffects(tx, key, fresh);
-    await syncSessionState(tx, hints, sessionKey(task), patch, live, askedAgain);
+    await syncSessionState(tx, hints, dialects, sessionKey(task), patch, live, askedAgain);
   }
   return { taskId, attempt: body.attempt, nextSequence };
 }
@@ -92,13 +94,13 @@ export const tooLarge = (capBytes: number) => ({
 });
 
 /** Ends a turn whose events would pass what a task may store: failed, with what it had. */
-export async function endTooLarge(tx: Queryable, hints: Hints, task: TaskRow, capBytes: number): Promise<void> {
+export async function endTooLarge(tx: Queryable, hints: Hints, dialects: DialectSet, task: TaskRow, capBytes: number): Promise<void> {
   const { message } = tooLarge(capBytes);
   await tx`
     update desktop_task set state = ${movedTo(tx, "fail")}, ${endedClears(tx)}, failure_code = 'turn_too_large', failure_message = ${message},
       finished_at = now(), updated_at = now()
     where organization_id = ${task.organization_id} and id = ${task.id} and ${leaving(tx, "fail")}`;
-  await syncSessionState(tx, hints, sessionKey(task), { activity: true, lastError: { error: "turn_too_large", message } });
+  await syncSessionState(tx, hints, dialects, sessionKey(task), { activity: true, lastError: { error: "turn_too_large", message } });
 }
 
 /**

@@ -3,13 +3,14 @@ import type { Hints } from "../wake/hints.js";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, type RowKey } from "./task-row.js";
 import { leaving, movedTo } from "./task-state-sql.js";
+import type { DialectSet } from "../dialects/dialect-set.js";
 
 /**
  * Stops a session's work: queued tasks are cancelled at once (their prompts cleared); the running
  * one is asked to stop through `cancelRequested` on its next heartbeat. Returns whether anything
  * was there to stop. Runs in a transaction.
  */
-export async function cancelSessionTasks(tx: Queryable, hints: Hints, session: RowKey): Promise<boolean> {
+export async function cancelSessionTasks(tx: Queryable, hints: Hints, dialects: DialectSet, session: RowKey): Promise<boolean> {
   const cancelled = await tx`
     update desktop_task set state = ${movedTo(tx, "cancel")}, ${endedClears(tx)}, finished_at = now(), updated_at = now(),
       failure_code = 'stopped', failure_message = 'stopped before a desktop took it'
@@ -19,7 +20,7 @@ export async function cancelSessionTasks(tx: Queryable, hints: Hints, session: R
     update desktop_task set cancel_requested = true, updated_at = now()
     where organization_id = ${session.organizationId} and session_id = ${session.id} and ${leaving(tx, "requestStop")}
     returning id`;
-  if (cancelled.length > 0) await syncSessionState(tx, hints, session, { activity: true });
+  if (cancelled.length > 0) await syncSessionState(tx, hints, dialects, session, { activity: true });
   else if (requested.length > 0) hints.session(session.organizationId, session.id);
   return cancelled.length + requested.length > 0;
 }

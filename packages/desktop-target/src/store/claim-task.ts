@@ -83,7 +83,7 @@ async function takeCandidate(
       for update skip locked),
     claimed as (
       update desktop_task d set
-        state = ${movedTo(tx, "claim")}, attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId}, claimed_via = ${runner.dialect ?? "desktop-runner"},
+        state = ${movedTo(tx, "claim")}, attempt = d.attempt + 1, claimed_by_runner_id = ${runner.runnerId}, claimed_via = ${runner.dialect.name},
         lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}), claimed_at = now(), updated_at = now()
       -- The candidate's id as a value, not a join: a point lookup on the key under any plan (a
       -- generic plan built on small statistics joined it by walking the organization's tasks).

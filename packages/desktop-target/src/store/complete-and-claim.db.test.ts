@@ -49,6 +49,7 @@ function completer(sql: Sql, ttlMs: number, member: { organizationId: string; me
   const scope = {
     sql,
     publisher: gateway.store.publisher,
+    dialects: gateway.store.dialects,
     leaseMs: 60_000,
     turnEventBytes: 4 * 1024 * 1024,
     registrations: createRegistrationCache({ ttlMs }),
@@ -56,7 +57,7 @@ function completer(sql: Sql, ttlMs: number, member: { organizationId: string; me
   const verified: VerifiedRunner = {
     holder: { ...member, runnerId, mintedAt: Date.now() - 1000 },
     expiresAt: Date.now() + 3_600_000,
-    dialect: "desktop-runner",
+    dialect: gateway.store.dialects.of("desktop-runner"),
     tokenCapabilities: [],
   };
   // `events` last events (none: the body carries no events).
@@ -325,9 +326,9 @@ describe("desktop_session_turns (migration 0019): the turns the derivation reads
     expect(turns.map((t) => t.id)).toEqual([...kept.map((i) => ids[i]), taskId]);
     // The same state as from every turn of the session, from whatever the session held.
     for (const current of ["idle", "running", "waiting_input"] as const) {
-      expect(deriveSessionState(turns, current)).toBe(deriveSessionState(all, current));
+      expect(deriveSessionState(gateway.store.dialects, turns, current)).toBe(deriveSessionState(gateway.store.dialects, all, current));
     }
-    expect(deriveSessionState(turns, "running")).toBe(derived);
+    expect(deriveSessionState(gateway.store.dialects, turns, "running")).toBe(derived);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protocol";
+import type { DialectSet } from "../dialects/dialect-set.js";
 import { kindsToClaim } from "../runner-abilities.js";
 import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "./check-registration.js";
 import { type ClaimOutcome, claimNextTask, heldTask } from "./claim-task.js";
@@ -14,6 +15,7 @@ import { type TransactionScope, transaction } from "./transaction.js";
  * which calls `read` (in the completion's transaction) when it holds none.
  */
 export interface CompletionScope extends TransactionScope {
+  readonly dialects: DialectSet;
   readonly leaseMs: number;
   readonly turnEventBytes: number;
   readonly registrations: {
@@ -69,7 +71,7 @@ export async function completeAndClaim(scope: CompletionScope, verified: Verifie
     }
     const settled = await settleTask(tx, locked, body, scope.turnEventBytes);
     const kinds = body.next ? kindsToClaim(runner, body.next.kinds) : [];
-    const moved = writeSessionState(tx, hints, settled.session, settled.patch);
+    const moved = writeSessionState(tx, hints, scope.dialects, settled.session, settled.patch);
     const next =
       kinds.length > 0
         ? claimNextTask(tx, hints, runner, kinds, scope.leaseMs, { taskId, settle: settled.writes })

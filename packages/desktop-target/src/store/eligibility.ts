@@ -1,5 +1,4 @@
 import type { Queryable } from "@openwork/remote-session-core";
-import { dialectOf } from "../dialects/index.js";
 import type { RunnerIdentity } from "./task-row.js";
 import { OPEN_TASK_STATES } from "../task-state.js";
 import { leaving, stateIn } from "./task-state-sql.js";
@@ -21,7 +20,7 @@ export function eligibleFor(sql: Queryable, runner: RunnerIdentity, settling?: s
     and ${leaving(sql, "claim", "t.state")}
     and (t.pinned_runner_id is null or t.pinned_runner_id = ${runner.runnerId})
     and t.claim_deadline > now() and (t.deliver_by is null or t.deliver_by > now())
-    and ${dialectOf(runner.dialect).eligibility(sql, runner)}
+    and ${runner.dialect.eligibility(sql, runner)}
     and (t.kind not in ('remote_session.create', 'remote_session.send') or not exists (
       select 1 from desktop_task e
       where e.organization_id = t.organization_id and e.session_id = t.session_id and e.created_at < t.created_at and ${stateIn(sql, OPEN_TASK_STATES, "e.state")}

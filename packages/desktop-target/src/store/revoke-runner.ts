@@ -3,6 +3,7 @@ import { syncSessionState } from "./sync-session-state.js";
 import { endedClears } from "./task-row.js";
 import { leaving, movedTo } from "./task-state-sql.js";
 import type { Hints } from "../wake/hints.js";
+import type { DialectSet } from "../dialects/dialect-set.js";
 
 /**
  * Revokes one of the member's runners: it is marked revoked, so tokens minted before are refused on their next
@@ -12,7 +13,13 @@ import type { Hints } from "../wake/hints.js";
  * and the tokens minted before stay refused even then. Returns null when the member has no such
  * runner. Runs in a transaction.
  */
-export async function revokeRunner(tx: Queryable, hints: Hints, scope: MemberScope, runnerId: string): Promise<{ failedTasks: number } | null> {
+export async function revokeRunner(
+  tx: Queryable,
+  hints: Hints,
+  dialects: DialectSet,
+  scope: MemberScope,
+  runnerId: string,
+): Promise<{ failedTasks: number } | null> {
   const removed = await tx`
     update desktop_runner set revoked_at = now(), tokens_not_before = now()
     where organization_id = ${scope.organizationId} and member_id = ${scope.memberId} and runner_id = ${runnerId}
@@ -31,6 +38,7 @@ export async function revokeRunner(tx: Queryable, hints: Hints, scope: MemberSco
     await syncSessionState(
       tx,
       hints,
+      dialects,
       { organizationId: scope.organizationId, id },
       { lastError: { error: "runner_revoked", message: "the desktop this was waiting for was revoked by its owner" } },
     );

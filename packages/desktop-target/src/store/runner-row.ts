@@ -1,5 +1,3 @@
-import type { DialectName } from "../dialects/index.js";
-
 /** A desktop_runner row. */
 export interface RunnerRow {
   runner_id: string;
@@ -22,5 +20,5 @@ export interface RunnerRow {
   inventory_updated_at: Date | null;
 }
 
-/** A runner channel's name: one of the registered dialects (`dialects/index.ts`). */
-export type RunnerDialect = DialectName;
+/** A runner channel's name: a dialect of the channel's `DialectSet` (any other reads as the default). */
+export type RunnerDialect = string;

@@ -1,7 +1,7 @@
 import { errorFacts, type Logger, type Queryable, silentLogger } from "@openwork/remote-session-core";
 import type { Hints } from "../wake/hints.js";
 import { DEFAULT_DESKTOP_TIMINGS, describeWindow } from "../desktop-timings.js";
-import { pollingDialects } from "../dialects/index.js";
+import type { DialectSet } from "../dialects/dialect-set.js";
 import { transaction, type TransactionScope } from "./transaction.js";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, sessionKey } from "./task-row.js";
@@ -37,12 +37,13 @@ const SWEEP_BATCH = 500;
  * channel's default). Returns how many tasks moved.
  */
 export async function sweepTasks(
-  scope: TransactionScope,
+  scope: TransactionScope & { readonly dialects: DialectSet },
   options: { presenceWindowMs?: number; logger?: Logger } = {},
 ): Promise<{ interrupted: number; expired: number }> {
   const logger = options.logger ?? silentLogger;
   const presenceWindowMs = options.presenceWindowMs ?? DEFAULT_DESKTOP_TIMINGS.presenceWindowMs;
   const lost = lostCause(presenceWindowMs);
+  const { dialects } = scope;
   return transaction(scope, async (tx, hints) => {
     // The sweep spans every organization by design: on a sharded database these are multi-shard
     // statements, each row named by its full key.
@@ -75,14 +76,14 @@ export async function sweepTasks(
       /* across organizations: the presence sweep */
       update desktop_task c set progress = coalesce(c.progress, '{}'::jsonb) || '{"status":"lost"}'::jsonb, updated_at = now()
       from desktop_runner r
-      where c.kind = 'remote_session.create' and ${leaving(tx, "report", "c.state")} and c.claimed_via = any(${pollingDialects()}::text[])
+      where c.kind = 'remote_session.create' and ${leaving(tx, "report", "c.state")} and c.claimed_via = any(${dialects.polling}::text[])
         and coalesce(c.progress->>'status', 'running') in ('running', 'waiting')
         and r.organization_id = c.organization_id and r.member_id = c.member_id and r.runner_id = c.claimed_by_runner_id
         and r.last_seen_at < now() - make_interval(secs => ${presenceWindowMs / 1000})
       returning c.session_id, c.organization_id, c.kind, ${lost.failure_code} as failure_code, ${lost.failure_message} as failure_message`;
     // Sessions in one order, so concurrent sweeps lock them alike.
     const bySession = new Map([...interrupted, ...expired, ...unseen].map((m) => [`${m.organization_id}\u0000${m.session_id}`, m]));
-    for (const key of [...bySession.keys()].sort()) await deriveAlone(tx, hints, bySession.get(key)!, logger);
+    for (const key of [...bySession.keys()].sort()) await deriveAlone(tx, hints, dialects, bySession.get(key)!, logger);
     return { interrupted: interrupted.length + unseen.length, expired: expired.length };
   });
 }
@@ -92,7 +93,7 @@ export async function sweepTasks(
  * alone and is logged (once: its task has moved, so no later sweep picks it again), and the
  * sweep goes on with every other organization's work.
  */
-async function deriveAlone(tx: Queryable, hints: Hints, moved: Moved, logger: Logger): Promise<void> {
+async function deriveAlone(tx: Queryable, hints: Hints, dialects: DialectSet, moved: Moved, logger: Logger): Promise<void> {
   // A relayed read or stop that lapsed wakes its waiter and leaves the session as it is.
   if (moved.kind === "remote_session.read" || moved.kind === "remote_session.stop") {
     hints.session(moved.organization_id, moved.session_id);
@@ -100,7 +101,7 @@ async function deriveAlone(tx: Queryable, hints: Hints, moved: Moved, logger: Lo
   }
   await tx`savepoint sweep_session`;
   try {
-    await syncSessionState(tx, hints, sessionKey(moved), { lastError: { error: moved.failure_code, message: moved.failure_message } });
+    await syncSessionState(tx, hints, dialects, sessionKey(moved), { lastError: { error: moved.failure_code, message: moved.failure_message } });
     await tx`release savepoint sweep_session`;
   } catch (error) {
     await tx`rollback to savepoint sweep_session`;

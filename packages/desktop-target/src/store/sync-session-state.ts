@@ -1,6 +1,7 @@
 import { createSessionLedger, type Queryable, type SessionPatch, type SessionState } from "@openwork/remote-session-core";
 import { canTransition, turnStartMove } from "@openwork/remote-session-core/target";
-import { dialectOf, isDefaultDialect } from "../dialects/index.js";
+import type { Dialect } from "../dialects/dialect.js";
+import type { DialectSet } from "../dialects/dialect-set.js";
 import { type TaskState, toSessionState } from "../task-state.js";
 import type { Hints } from "../wake/hints.js";
 import type { RowKey } from "./task-row.js";
@@ -16,7 +17,7 @@ export type LiveState = "running" | "waiting_input";
  * session's state is decided, so a follow-up queued behind a running turn can never read `idle`
  * when that turn ends.
  */
-export function deriveSessionState(tasks: DerivationTask[], current: SessionState, live?: LiveState): SessionState {
+export function deriveSessionState(dialects: DialectSet, tasks: DerivationTask[], current: SessionState, live?: LiveState): SessionState {
   if (tasks.some((t) => t.state === "claimed")) return live ?? (current === "waiting_input" ? current : "running");
   if (tasks.some((t) => t.state === "queued")) return "queued";
   const latest = tasks[0];
@@ -24,7 +25,7 @@ export function deriveSessionState(tasks: DerivationTask[], current: SessionStat
   // A desktop of a dialect that reports progress completes a turn's task once it has it; the turn
   // itself then runs on the desktop, and the command's progress reports say where it stands.
   const command = tasks.find((t) => t.kind === "remote_session.create");
-  if (latest.state === "done" && command && dialectOf(command.claimed_via).reportsProgress) return PROGRESS_STATE[command.progress ?? "running"] ?? "running";
+  if (latest.state === "done" && command && dialects.of(command.claimed_via).reportsProgress) return PROGRESS_STATE[command.progress ?? "running"] ?? "running";
   return latest.state === "expired" && latest.kind !== "remote_session.create" ? "interrupted" : toSessionState(latest.state);
 }
 
@@ -36,11 +37,11 @@ export function deriveSessionState(tasks: DerivationTask[], current: SessionStat
  * table forbids finds no row in `moved`. The claim hints the session itself (through its
  * transaction's hints), after its commit.
  */
-export function claimedSessionMove(tx: Queryable, runner: { runnerId: string; dialect?: string }) {
-  // A session records its holder's dialect unless it is ours, and the create's id as its command
-  // when the dialect names sessions by it.
-  const holder = { runnerId: runner.runnerId, ...(isDefaultDialect(runner.dialect) ? {} : { dialect: runner.dialect }) };
-  const command = dialectOf(runner.dialect).holdsByCommand ? tx`jsonb_build_object('commandId', c.id)` : tx`'{}'::jsonb`;
+export function claimedSessionMove(tx: Queryable, runner: { runnerId: string; dialect: Dialect }) {
+  // A session records its holder's dialect when that dialect relays its reads (`relayOf` finds it
+  // there), and the create's id as its command when the dialect names sessions by it.
+  const holder = { runnerId: runner.runnerId, ...(runner.dialect.relay ? { dialect: runner.dialect.name } : {}) };
+  const command = runner.dialect.holdsByCommand ? tx`jsonb_build_object('commandId', c.id)` : tx`'{}'::jsonb`;
   return turnStartMove(tx, {
     from: tx`claimed`,
     isTurn: tx`c.kind in ('remote_session.create', 'remote_session.send')`,
@@ -89,12 +90,13 @@ export interface LockedSession {
 export async function syncSessionState(
   tx: Queryable,
   hints: Hints,
+  dialects: DialectSet,
   session: RowKey,
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
   askedAgain?: boolean,
 ): Promise<boolean> {
-  return writeSessionState(tx, hints, await lockSession(tx, session), patch, live, askedAgain);
+  return writeSessionState(tx, hints, dialects, await lockSession(tx, session), patch, live, askedAgain);
 }
 
 /**
@@ -127,13 +129,14 @@ export async function lockSession(tx: Queryable, { organizationId, id: sessionId
 export async function writeSessionState(
   tx: Queryable,
   hints: Hints,
+  dialects: DialectSet,
   locked: LockedSession | null,
   patch: Omit<SessionPatch, "state" | "expect"> = {},
   live?: LiveState,
   askedAgain?: boolean,
 ): Promise<boolean> {
   if (!locked) return false;
-  const state = deriveSessionState(locked.tasks, locked.state, live);
+  const state = deriveSessionState(dialects, locked.tasks, locked.state, live);
   const session = askedAgain && locked.state === "waiting_input" && state === "waiting_input" ? await ranOn(tx, locked) : locked;
   // The row is locked: its state is the one the ledger would compare against.
   const moves = canTransition(session.state, state);

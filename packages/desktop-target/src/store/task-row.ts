@@ -3,6 +3,7 @@ import type { CompleteRequest, WorkKind } from "@openwork/runner-protocol";
 import type { TaskState } from "../task-state.js";
 import type { TaskFold } from "../transcript/task-fold.js";
 import type { RunnerDialect } from "./runner-row.js";
+import type { Dialect } from "../dialects/dialect.js";
 
 /**
  * What a task asks of a desktop: our protocol's work kinds, and the two requests only OpenWork
@@ -74,8 +75,8 @@ export interface RunnerIdentity {
   runnerId: string;
   capabilities: string[];
   protocolVersion: number;
-  /** The runner channel it speaks; ours when absent. */
-  dialect?: RunnerDialect;
+  /** The runner channel it speaks (what authenticated it). */
+  dialect: Dialect;
 }
 
 /** Names one row by its organization (which leads every key: the tables shard by it) and id. */

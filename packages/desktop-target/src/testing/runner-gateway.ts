@@ -10,6 +10,7 @@ import type { DesktopTimings } from "../desktop-timings.js";
 import { migrateDesktopTarget } from "../migrate-desktop-target.js";
 import type { RunnerRoutes } from "../routes/create-runner-routes.js";
 import type { RunnerRoutesOptions } from "../routes/route-context.js";
+import type { DialectSet } from "../dialects/dialect-set.js";
 import type { TransactionScope } from "../store/transaction.js";
 import type { WakeBus } from "../wake/wake-bus.js";
 import type { WakeHub } from "../wake/wake-hub.js";
@@ -39,7 +40,7 @@ export interface RunnerGateway {
   channel: DesktopChannel;
   hub: WakeHub;
   /** The replica's database handle with its hub's publisher: what `transaction()` and a sweep take. */
-  store: TransactionScope;
+  store: TransactionScope & { readonly dialects: DialectSet };
   routes: RunnerRoutes;
   target: Target;
   /** The desktop target driven as the capability drives it: through the core, which records the session rows. */

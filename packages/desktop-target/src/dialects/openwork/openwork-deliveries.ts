@@ -6,6 +6,7 @@ import { syncSessionState } from "../../store/sync-session-state.js";
 import { fromStates } from "../../task-state.js";
 import { endedClears, type RunnerIdentity, sessionKey, type TaskKind, type TaskRow } from "../../store/task-row.js";
 import type { Hints } from "../../wake/hints.js";
+import type { DialectSet } from "../dialect-set.js";
 
 // What OpenWork desktops report back over its command protocol, written to the task store: a
 // command's delivery, its progress reports, and the answers to relayed requests. Each refusal is
@@ -84,12 +85,19 @@ function keptReceipt(kind: TaskKind, receipt: object): { kept: object; answer: R
 }
 
 /** `complete` of a command: the session now lives on the desktop (delivered) or never started (failed). */
-export async function receiveCommand(tx: Queryable, hints: Hints, runner: RunnerIdentity, commandId: string, receipt: CommandReceipt): Promise<TaskRow> {
+export async function receiveCommand(
+  tx: Queryable,
+  hints: Hints,
+  dialects: DialectSet,
+  runner: RunnerIdentity,
+  commandId: string,
+  receipt: CommandReceipt,
+): Promise<TaskRow> {
   const task = await lockOwn(tx, runner, commandId, ["remote_session.create"]);
   const failed = receipt.status === "failed" ? receipt.error : null;
   const changed = await settle(tx, task, receipt, { failed, ...(receipt.status === "delivered" ? { localSessionId: receipt.sessionId } : {}) });
   if (changed) {
-    await syncSessionState(tx, hints, sessionKey(task), {
+    await syncSessionState(tx, hints, dialects, sessionKey(task), {
       activity: true,
       lastError: failed ? { error: failed.code, message: failed.message } : null,
       ...(receipt.status === "delivered" ? { targetSessionId: receipt.sessionId, targetRef: { workspaceId: receipt.workspaceId } } : {}),
@@ -107,7 +115,14 @@ export async function receiveCommand(tx: Queryable, hints: Hints, runner: Runner
  * saw, is acknowledged without change. `engine` and `model` are sticky; `waitingFor` is kept only
  * while waiting.
  */
-export async function receiveProgress(tx: Queryable, hints: Hints, runner: RunnerIdentity, commandId: string, report: ProgressReport): Promise<void> {
+export async function receiveProgress(
+  tx: Queryable,
+  hints: Hints,
+  dialects: DialectSet,
+  runner: RunnerIdentity,
+  commandId: string,
+  report: ProgressReport,
+): Promise<void> {
   const [task] = await tx<(TaskRow & { now_ms: string })[]>`
     select *, (extract(epoch from clock_timestamp()) * 1000)::bigint as now_ms from desktop_task
     where id = ${commandId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}
@@ -139,7 +154,7 @@ export async function receiveProgress(tx: Queryable, hints: Hints, runner: Runne
       progress_latest_observed_at = greatest(progress_latest_observed_at, ${report.observedAt})
     where organization_id = ${runner.organizationId} and id = ${commandId}`;
   const error = report.status === "error" ? (report.error ?? { code: "desktop_error", message: "the desktop reported an error" }) : null;
-  await syncSessionState(tx, hints, sessionKey(task), { activity: true, lastError: error ? { error: error.code, message: error.message } : null });
+  await syncSessionState(tx, hints, dialects, sessionKey(task), { activity: true, lastError: error ? { error: error.code, message: error.message } : null });
 }
 
 /** Where a report stands against the turn's last one: news to apply, a replay to acknowledge, or stale. */
@@ -161,7 +176,14 @@ export function progressOrder(
  * present) starts a new turn: the command's progress goes back to `running` and its watermark is
  * cleared, so the previous answer is never read as this turn's.
  */
-export async function receiveRequest(tx: Queryable, hints: Hints, runner: RunnerIdentity, requestId: string, receipt: RequestReceipt): Promise<TaskRow> {
+export async function receiveRequest(
+  tx: Queryable,
+  hints: Hints,
+  dialects: DialectSet,
+  runner: RunnerIdentity,
+  requestId: string,
+  receipt: RequestReceipt,
+): Promise<TaskRow> {
   const task = await lockOwn(tx, runner, requestId, REQUEST_KINDS);
   if (receipt.status === "done" && `remote_session.${receipt.outcome.action}` !== task.kind) {
     throw new ChannelRefusal("completion_conflict", "the outcome answers another action");
@@ -184,6 +206,6 @@ export async function receiveRequest(tx: Queryable, hints: Hints, runner: Runner
         progress_observed_at = null, progress_order_at = null, progress_latest_observed_at = null, updated_at = now()
       where organization_id = ${task.organization_id} and session_id = ${task.session_id} and kind = 'remote_session.create'`;
   }
-  await syncSessionState(tx, hints, sessionKey(task), { activity: true, ...(newTurn ? { lastError: null } : {}) });
+  await syncSessionState(tx, hints, dialects, sessionKey(task), { activity: true, ...(newTurn ? { lastError: null } : {}) });
   return task;
 }

@@ -18,7 +18,7 @@ import {
   SessionReportSchema,
 } from "./openwork-wire.js";
 import { transaction } from "../../store/transaction.js";
-import { OPENWORK_KIND_CAPABILITY, openworkDialect } from "./openwork-dialect.js";
+import { OPENWORK_KIND_CAPABILITY } from "./openwork-kinds.js";
 
 const CREATE = "remote_session_v1";
 const CONTROL = "remote_session_control_v1";
@@ -67,7 +67,7 @@ async function claimOfKind(
   // A model the member may no longer use fails the task instead of running it, as on our protocol.
   const { model, organization_id: organizationId, member_id: memberId } = outcome.task;
   if (outcome.kind === "claimed" && model && ctx.mayUseModel && !(await ctx.mayUseModel({ organizationId, memberId }, model))) {
-    await transaction(ctx, (tx, hints) => failClaimedTask(tx, hints, taskKey(outcome.task), MODEL_ACCESS_LOST));
+    await transaction(ctx, (tx, hints) => failClaimedTask(tx, hints, ctx.dialects, taskKey(outcome.task), MODEL_ACCESS_LOST));
     throw new OpenworkRefusal(409, conflict);
   }
   return outcome.task;
@@ -98,7 +98,7 @@ const commandComplete: OpenworkHandler = async (ctx, request, [id]) => {
     body.status === "delivered"
       ? { status: body.status, sessionId: body.sessionId, workspaceId: body.workspaceId, resultSummary: body.resultSummary ?? null }
       : { status: body.status, error: body.error, resultSummary: body.resultSummary ?? null };
-  await orConflict(409, "command_complete_conflict", () => transaction(ctx, (tx, hints) => receiveCommand(tx, hints, runner, id!, receipt)));
+  await orConflict(409, "command_complete_conflict", () => transaction(ctx, (tx, hints) => receiveCommand(tx, hints, ctx.dialects, runner, id!, receipt)));
   const delivered = body.status === "delivered";
   return openworkJson(200, {
     command: { id, status: body.status, sessionId: delivered ? body.sessionId : null, workspaceId: delivered ? body.workspaceId : null },
@@ -109,7 +109,7 @@ const commandSession: OpenworkHandler = async (ctx, request, [id]) => {
   const { runner, body } = await runnerCall(ctx, request, SessionReportSchema);
   requireCapability(runner, CREATE);
   try {
-    await transaction(ctx, (tx, hints) => receiveProgress(tx, hints, runner, id!, body));
+    await transaction(ctx, (tx, hints) => receiveProgress(tx, hints, ctx.dialects, runner, id!, body));
   } catch (error) {
     if (error instanceof ChannelRefusal)
       throw new OpenworkRefusal(error.code === "not_found" ? 404 : 409, error.code === "not_found" ? "command_not_found" : "command_session_conflict");
@@ -168,7 +168,9 @@ const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
     const parsed = RequestResultSchemas[body.outcome.action].safeParse(body.outcome.result);
     if (!parsed.success) throw new OpenworkRefusal(400, "invalid_request", `the ${body.outcome.action} result does not match the protocol`);
   }
-  const task = await orConflict(409, "request_complete_conflict", () => transaction(ctx, (tx, hints) => receiveRequest(tx, hints, runner, id!, body)));
+  const task = await orConflict(409, "request_complete_conflict", () =>
+    transaction(ctx, (tx, hints) => receiveRequest(tx, hints, ctx.dialects, runner, id!, body)),
+  );
   return openworkJson(200, { request: { id: task.id, status: body.status } });
 };
 
@@ -200,7 +202,7 @@ async function recoverableClaims(ctx: OpenworkContext, runner: AuthenticatedRunn
   const rows = await ctx.sql<{ id: string; kind: TaskKind }[]>`
     select id, kind from desktop_task
     where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and claimed_by_runner_id = ${runner.runnerId}
-      and claimed_via = ${openworkDialect.name} and ${leaving(ctx.sql, "reclaim")} and claim_deadline > now() and kind = any(${kindsRunnerTakes(runner)}::text[])
+      and claimed_via = ${runner.dialect.name} and ${leaving(ctx.sql, "reclaim")} and claim_deadline > now() and kind = any(${kindsRunnerTakes(runner.dialect, runner)}::text[])
     order by created_at limit 10`;
   return rows.map((row) => ({ taskId: row.id, kind: row.kind }));
 }
