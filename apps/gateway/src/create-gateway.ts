@@ -19,6 +19,7 @@ import { devAuth } from "./dev-auth.js";
 import type { DevMember } from "./dev-members.js";
 import type { McpEndpointFactory } from "./mcp-endpoint.js";
 import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
+import { prometheusMetrics } from "./prometheus-metrics.js";
 import { StartupError } from "./startup-errors.js";
 
 export interface GatewayOptions {
@@ -105,7 +106,8 @@ const MCP_PATH = "/mcp/agent";
  */
 export async function createGateway(options: GatewayOptions) {
   const logger = options.logger ?? silentLogger;
-  const host = createRemoteSessionHost(hostOptionsOf(options, logger));
+  const metrics = prometheusMetrics();
+  const host = createRemoteSessionHost({ ...hostOptionsOf(options, logger), telemetry: { meterProvider: metrics.meterProvider } });
   await host.start().catch((error: unknown) => {
     if (!(error instanceof WakeBusUnavailable)) throw error;
     throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error.message}`);
@@ -134,7 +136,7 @@ export async function createGateway(options: GatewayOptions) {
     return c.json({ ok: true, ...host.hub.stats(), ...host.push?.stats(), memory: { rss, heapUsed } });
   });
   // Prometheus text: operators scrape it; it names no member.
-  app.get("/metrics", async (c) => c.text(await host.metricsText(), 200, { "content-type": "text/plain; version=0.0.4" }));
+  app.get("/metrics", async (c) => c.text(await metrics.text(), 200, { "content-type": "text/plain; version=0.0.4" }));
   const { notifications } = host;
   if (notifications) {
     // The member's notification channels: session tokens only, so no MCP client (no agent) reaches them.
@@ -152,7 +154,10 @@ export async function createGateway(options: GatewayOptions) {
     push: host.push,
     notifications: notifications!,
     host,
-    close: () => host.close(),
+    close: async () => {
+      await host.close();
+      await metrics.close();
+    },
   };
 }
 

@@ -171,6 +171,8 @@ it("answers a member's MCP requests past its in-flight limit with a 429 before a
   const refused = await initialize(flooder);
   expect(refused.status).toBe(429);
   expect((await initialize(bystander)).status).toBe(200);
+  // Operators see the refusal by limit, never by member.
+  expect(await refusalsOf("mcp_requests_in_flight")).toBeGreaterThanOrEqual(1);
   // A slot comes back when its request's client goes.
   clients[0]!.abort();
   await eventually(async () => ((await initialize(flooder)).status === 200 ? true : undefined), 3_000);
@@ -215,6 +217,14 @@ it("refuses a runner token's flood of wake-stream opens with a typed 429 before 
   expect(opened.filter((r) => r.status === 200).length).toBeLessThanOrEqual(5);
   expect(refused.length).toBeGreaterThanOrEqual(195);
   expect(await refused[0]!.json()).toMatchObject({ error: "rate_limited", retryAfterMs: expect.any(Number) });
+  expect(await refusalsOf("runner_stream_opens")).toBeGreaterThanOrEqual(195);
   await eventually(() => (test.gateway.hub.stats().runnerStreams === 2 ? true : undefined));
   controller.abort();
 });
+
+/** `openwork_member_refusals_total{limit}` as `/metrics` says now. */
+async function refusalsOf(limit: string): Promise<number> {
+  const text = await (await fetch(`${test.gateway.baseUrl}/metrics`)).text();
+  const sample = text.split("\n").find((line) => line.startsWith(`openwork_member_refusals_total{limit="${limit}"}`));
+  return Number(sample?.split(" ").at(-1) ?? 0);
+}

@@ -17,6 +17,7 @@ import type { SessionPush, SessionPushOptions } from "@openwork/session-push";
 import type { Hono, MiddlewareHandler } from "hono";
 import type { Sql } from "postgres";
 import type { McpAuth } from "./mcp-auth.js";
+import type { HostTelemetry } from "./telemetry.js";
 import type { McpRoutesOptions } from "./mcp-routes.js";
 import type { MemberLimits } from "./member-limits.js";
 import type { HostNotifyOptions, NotifyParts } from "./notifications.js";
@@ -110,6 +111,11 @@ export interface RemoteSessionHostOptions {
   notifications?: HostNotifyOptions;
   /** The sweeper's options (retention, metrics); its interval is `desktop.timings.sweepIntervalMs`. */
   sweeper?: Omit<SweeperOptions, "sql" | "publisher" | "logger" | "timings">;
+  /**
+   * Where the host's metrics and traces go: OpenTelemetry providers. Default the global ones
+   * (`@opentelemetry/api`), which do nothing until the host installs an SDK.
+   */
+  telemetry?: HostTelemetry;
   logger?: Logger;
 }
 
@@ -162,8 +168,6 @@ export interface RemoteSessionHost {
    * protected-resource metadata: `app.route("/", host.mcpRoutes({ path, endpoint }))`.
    */
   mcpRoutes(options: McpRoutesOptions): Hono;
-  /** Operator metrics in the Prometheus text format (counts and bytes, nothing per member). */
-  metricsText(): Promise<string>;
   /** This process's wake hub (streams, waiters, the bus): `desktop.hub`. */
   readonly hub: WakeHub;
   /** The desktop channel: its hub, publisher, target, runner routes, sweeper and resolved timings. */

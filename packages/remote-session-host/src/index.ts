@@ -9,6 +9,7 @@ export type {
   RemoteSessionHostOptions,
 } from "./host-options.js";
 export { WakeBusUnavailable } from "./host-errors.js";
+export { type HostTelemetry, TELEMETRY_SCOPE } from "./telemetry.js";
 export type { McpAuth } from "./mcp-auth.js";
 export type { McpRoutesOptions } from "./mcp-routes.js";
 export { originGuard } from "./origin-guard.js";

@@ -12,11 +12,14 @@ import type { SessionCredentialAuth } from "./session-credential-auth.js";
  * built for it; a slot is held until the answer's body ends), and a body is read no further than
  * its limit (the SDK's transports read it whole).
  */
-export function createMcpGate(limits: Pick<MemberLimits, "mcpRequestsInFlight">): McpGate {
+export function createMcpGate(limits: Pick<MemberLimits, "mcpRequestsInFlight">, refused: () => void = () => {}): McpGate {
   const inFlight = createMemberSlots(limits.mcpRequestsInFlight);
   return async (request, auth, serve) => {
     const release = inFlight.enter(mcpMemberKey(auth));
-    if (!release) return rateLimited(`at most ${limits.mcpRequestsInFlight} MCP requests of one member are answered at once; retry after retryAfterMs`, 1_000);
+    if (!release) {
+      refused();
+      return rateLimited(`at most ${limits.mcpRequestsInFlight} MCP requests of one member are answered at once; retry after retryAfterMs`, 1_000);
+    }
     request.signal.addEventListener("abort", release, { once: true });
     try {
       return whenBodyEnds(await serve(await withBodyWithin(request, MCP_BODY_BYTES)), release);

@@ -1,3 +1,4 @@
+import { metrics } from "@opentelemetry/api";
 import { type CloudTarget, createCloudTarget } from "@openwork/cloud-target";
 import { createDesktopChannel, type DesktopChannel, migrateDesktopTarget, postgresWakeBus } from "@openwork/desktop-target";
 import { createBuiltinSkillSource, createRemoteSessionSource, type RemoteSessionSource } from "@openwork/mcp-capability";
@@ -12,6 +13,7 @@ import { createMcpRoutes } from "./mcp-routes.js";
 import { createMemberGate, type MemberGate, mcpMemberKey } from "./member-gate.js";
 import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
 import { createMetrics, type Metrics } from "./metrics.js";
+import { TELEMETRY_SCOPE } from "./telemetry.js";
 import { sentNotificationsLog } from "./notifications.js";
 import { runnerApp } from "./runner-app.js";
 import { createRunnerStreamGate } from "./runner-stream-gate.js";
@@ -45,7 +47,7 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
     memberLimits: { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits },
     gate: createMemberGate(),
     credentials: options.sessionCredentials ? sessionCredentialsOf(options) : null,
-    metrics: createMetrics({ sql: options.sql }),
+    metrics: createMetrics({ sql: options.sql, meter: (options.telemetry?.meterProvider ?? metrics.getMeterProvider()).getMeter(TELEMETRY_SCOPE) }),
     drainWake: notify && notify.wakeOnHints !== false ? createDrainWake() : null,
   };
   const channel = desktopChannelOf(parts);
@@ -64,9 +66,14 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
   const push = options.push === false ? null : sessionPushOf(parts, channel, capability);
   const notifications = notify ? createHostNotifications({ ...parts, notify, source: capability }) : null;
   parts.metrics.observe({ hub: channel.hub, ...(notifications ? { notifications: notifications.stats } : {}) });
-  const streamGate = createRunnerStreamGate({ gate: parts.gate, limits: parts.memberLimits, secret: options.desktop.secret });
+  const streamGate = createRunnerStreamGate({
+    gate: parts.gate,
+    limits: parts.memberLimits,
+    secret: options.desktop.secret,
+    refused: () => parts.metrics.refused("runner_stream_opens"),
+  });
   const verifyMcpToken = verifyMcpTokenWith(parts.credentials, options.verifyMemberToken);
-  const mcpGate = createMcpGate(parts.memberLimits);
+  const mcpGate = createMcpGate(parts.memberLimits, () => parts.metrics.refused("mcp_requests_in_flight"));
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
@@ -87,7 +94,6 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
     verifyMcpToken,
     mcpGate,
     mcpRoutes: (routes) => createMcpRoutes({ baseUrl: options.baseUrl, verifyMcpToken, mcpGate, streams: push !== null }, routes),
-    metricsText: parts.metrics.render,
     hub: channel.hub,
     desktop: channel,
     start: async () => {

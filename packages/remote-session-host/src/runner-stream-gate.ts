@@ -19,6 +19,8 @@ export function createRunnerStreamGate(options: {
   gate: MemberGate;
   limits: Pick<MemberLimits, "runnerStreamOpensPerToken" | "runnerStreamOpensPerMember">;
   secret: string;
+  /** Told of each refusal (metrics). */
+  refused?: () => void;
 }): MiddlewareHandler {
   const refusal = refusalOf(options);
   return async (c, next) => (await refusal(c.req.raw)) ?? next();
@@ -37,6 +39,7 @@ function refusalOf(options: Parameters<typeof createRunnerStreamGate>[0]) {
       gate.take(`runner-token\u0000${o}\u0000${m}\u0000${r}\u0000${e}`, limits.runnerStreamOpensPerToken) ??
       gate.take(`runner-member\u0000${o}\u0000${m}`, limits.runnerStreamOpensPerMember);
     if (wait === null) return null;
+    options.refused?.();
     const refusal = rateLimited("this runner opens its wake stream too often; retry after retryAfterMs", wait);
     return new Promise((resolve) => {
       const answer = () => {
