@@ -1,0 +1,60 @@
+import type { SessionState, TargetCall } from "@openwork/remote-session-core";
+import type { CloudContext } from "./cloud-context.js";
+import { lookAt } from "./cloud-look.js";
+import { delay } from "./delay.js";
+import { type FollowedTurn, followTurn } from "./follow-turn.js";
+import type { WorkerClient } from "./worker-client.js";
+import type { EventSource, SessionWatch } from "./worker-events.js";
+
+/** A turn a call started, as its follower knows it (see `FollowedTurn`). */
+export interface Turn {
+  call: TargetCall;
+  sessionId: string;
+  from: readonly SessionState[];
+  promptAt: number;
+  /** The row's target reference once the call is recorded: the prompt the turn answers. */
+  targetRef: Record<string, unknown>;
+}
+
+/**
+ * Listens to a session from before its prompt until its turn ends: an error that ends a turn
+ * before any reply is only ever an event, sent within milliseconds of the prompt. With
+ * `onObserved`, what the turn comes to is looked at and told (see `followTurn`).
+ */
+export async function follow(ctx: CloudContext, client: WorkerClient, source: EventSource, remoteId: string, turn: Turn): Promise<void> {
+  const watch = ctx.events.watch(source, remoteId);
+  await Promise.race([watch.connected, delay(1_000)]);
+  const until = Date.now() + (ctx.options.followMs ?? 600_000);
+  const { onObserved } = ctx.options;
+  void (async () => {
+    try {
+      if (!onObserved) return await listen(watch, until);
+      const call = { organizationId: turn.call.organizationId, userId: turn.call.userId, memberId: turn.call.memberId, referenceId: turn.call.referenceId };
+      const basis = { state: "running" as const, lastError: null, targetRef: turn.targetRef };
+      const look = async () => (await lookAt(ctx, client, source.workspaceId, remoteId, basis, watch.signals())).view;
+      const followed: FollowedTurn = {
+        call,
+        sessionId: turn.sessionId,
+        from: turn.from,
+        promptAt: turn.promptAt,
+        look,
+        onObserved,
+        signal: ctx.closing.signal,
+      };
+      await followTurn(watch, followed, until, ctx.graceMs, ctx.logger);
+    } finally {
+      watch.close();
+    }
+  })();
+}
+
+/** Keeps a turn's stream open until it ends, so an error that ends it is heard (no host to tell). */
+async function listen(watch: SessionWatch, until: number): Promise<void> {
+  let busy = false;
+  while (watch.live() && Date.now() < until) {
+    const signals = watch.signals();
+    if (signals.error || (busy && signals.status === null)) return;
+    busy ||= signals.status !== null;
+    await watch.changed(watch.version(), until - Date.now());
+  }
+}
