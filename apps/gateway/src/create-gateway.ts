@@ -1,3 +1,4 @@
+import type { TracerProvider } from "@opentelemetry/api";
 import type { WorkerResolver } from "@openwork/cloud-target";
 import type { DesktopTimings, StreamLimits, WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
@@ -88,6 +89,8 @@ export interface GatewayOptions {
    */
   push?: boolean;
   logger?: Logger;
+  /** Where spans go (capability calls, claims, runners' posts): an OpenTelemetry SDK's provider. Default none recorded. */
+  tracerProvider?: TracerProvider;
   /**
    * Notifications to members (webhooks; email with `notify.smtp`): the outbox drain runs on every
    * replica, members set their channels through the member routes.
@@ -107,7 +110,10 @@ const MCP_PATH = "/mcp/agent";
 export async function createGateway(options: GatewayOptions) {
   const logger = options.logger ?? silentLogger;
   const metrics = prometheusMetrics();
-  const host = createRemoteSessionHost({ ...hostOptionsOf(options, logger), telemetry: { meterProvider: metrics.meterProvider } });
+  const host = createRemoteSessionHost({
+    ...hostOptionsOf(options, logger),
+    telemetry: { meterProvider: metrics.meterProvider, ...(options.tracerProvider ? { tracerProvider: options.tracerProvider } : {}) },
+  });
   await host.start().catch((error: unknown) => {
     if (!(error instanceof WakeBusUnavailable)) throw error;
     throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error.message}`);

@@ -11,6 +11,7 @@ import postgres from "postgres";
 import { z } from "zod";
 import { connectCommands } from "./connect-commands.js";
 import { loadDevConfig } from "./dev-members.js";
+import { consoleTraces } from "./console-traces.js";
 import { smtpFromUrl } from "./smtp-url.js";
 import { serveGateway } from "./serve-gateway.js";
 import { explainDatabaseError, StartupError } from "./startup-errors.js";
@@ -39,6 +40,7 @@ const env = z
     WEB_URL_TEMPLATE: z.string().default("https://app.openwork.dev/w/{workspaceId}/session/{sessionId}"),
     START_RUNNER: z.enum(["0", "1"]).default("1"),
     ECHO_TARGET: z.enum(["0", "1"]).default("0"),
+    TRACES: z.enum(["off", "console"]).default("off"),
     CREATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(32),
     /** Where notification mail is handed over (smtp://user:pass@host:587, smtps://…:465); without it members cannot create email channels. */
     SMTP_URL: z.string().optional(),
@@ -115,6 +117,8 @@ async function start(): Promise<void> {
     say(`› witness cloud worker on ${witness.url} (${env.WITNESS_OPENCODE_URL ? "opencode" : "echo engine"})`);
   }
 
+  const traces = env.TRACES === "console" ? consoleTraces() : null;
+  if (traces) stops.push(() => traces.close());
   const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
     process.stdout.write(`[gateway] ${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ""}\n`);
   const gateway = await serveGateway({
@@ -154,6 +158,7 @@ async function start(): Promise<void> {
     webUrlTemplate: env.WEB_URL_TEMPLATE,
     createRateLimit: { bucket: "create", limit: env.CREATE_RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
     echoTarget: env.ECHO_TARGET === "1",
+    ...(traces ? { tracerProvider: traces.tracerProvider } : {}),
     notify,
     logger: { info: log("info"), warn: log("warn"), error: log("error") },
   });

@@ -1,3 +1,5 @@
+import { context, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SessionFailure } from "@openwork/remote-session-core";
@@ -80,4 +82,27 @@ it("answers how the engine holds a registered MCP entry, a failed connect includ
   expect(await answering(200, statuses).putMcpEntry("ws_1", "ows-rs_a", { url: "http://gw.test/mcp", authorization: "Bearer x" })).toEqual({
     status: "connected",
   });
+});
+
+it("carries the active span's trace context to the worker as traceparent, and nothing without one", async () => {
+  const seen: (string | null)[] = [];
+  const client = createWorkerClient(
+    { workerId: "w1", url: "http://worker.test", clientToken: "c" },
+    {
+      fetch: async (input, init) => {
+        seen.push(new Request(input, init).headers.get("traceparent"));
+        return Response.json({ items: [] });
+      },
+    },
+  );
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  try {
+    const span = trace.wrapSpanContext({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", traceFlags: 1 });
+    await context.with(trace.setSpan(context.active(), span), () => client.workspaces());
+    await client.workspaces();
+  } finally {
+    context.disable();
+  }
+  expect(seen).toEqual(["00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", null]);
 });

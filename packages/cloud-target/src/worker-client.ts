@@ -1,5 +1,7 @@
 import { SessionFailure } from "@openwork/remote-session-core";
+import { formatTraceparent } from "@openwork/remote-session-core/target";
 import { fail } from "./cloud-errors.js";
+import { trace } from "@opentelemetry/api";
 import ky, { HTTPError } from "ky";
 import { z } from "zod";
 import {
@@ -71,6 +73,15 @@ export interface WorkerClient {
 }
 
 /**
+ * The active span's W3C trace context as the `traceparent` header (the capability call's, when the
+ * host records traces), so the worker's own spans join the prompt's trace; none otherwise.
+ */
+function traceHeaders(): Record<string, string> {
+  const traceparent = formatTraceparent(trace.getActiveSpan()?.spanContext());
+  return traceparent ? { traceparent } : {};
+}
+
+/**
  * A client of one worker (ky): the client token as bearer on every request, a timeout per request,
  * redirects refused, both layers' error bodies mapped to session errors. A 404 is
  * `unknown_workspace` when the worker names the workspace, else `unknown_session`; a refused
@@ -91,7 +102,7 @@ export function createWorkerClient(worker: ReadyWorker, options: { fetch?: typeo
   const call = async (method: string, url: string, body?: unknown): Promise<Response> => {
     let response: Response;
     try {
-      response = await api(url, { method, ...(body === undefined ? {} : { json: body }) });
+      response = await api(url, { method, headers: traceHeaders(), ...(body === undefined ? {} : { json: body }) });
     } catch (error) {
       if (error instanceof HTTPError) return failFrom(error.response, await error.response.text().catch(() => ""));
       return fail("cloud_runtime_unreachable", `the cloud worker did not answer (${error instanceof Error ? error.name : "error"})`, {

@@ -37,7 +37,18 @@ export interface HostDesktopOptions {
   /** The rest of the runner routes' options (the dialects served, by name; OpenWork base paths, proxy trust…). */
   routes?: Omit<
     RunnerRoutesOptions,
-    "sql" | "hub" | "secret" | "baseUrl" | "authenticateMember" | "isActiveMember" | "mayUseModel" | "logger" | "timings" | "sessionMcp" | "dialectSet"
+    | "sql"
+    | "hub"
+    | "secret"
+    | "baseUrl"
+    | "authenticateMember"
+    | "isActiveMember"
+    | "mayUseModel"
+    | "logger"
+    | "timings"
+    | "sessionMcp"
+    | "dialectSet"
+    | "tracerProvider"
   >;
   /**
    * Every timing of the desktop channel (presence window, lease, heartbeat, keepalive, claim

@@ -1,4 +1,4 @@
-import { metrics } from "@opentelemetry/api";
+import { metrics, type Tracer, trace } from "@opentelemetry/api";
 import { type CloudTarget, createCloudTarget } from "@openwork/cloud-target";
 import { createDesktopChannel, type DesktopChannel, migrateDesktopTarget, postgresWakeBus } from "@openwork/desktop-target";
 import { createBuiltinSkillSource, createRemoteSessionSource, type RemoteSessionSource } from "@openwork/mcp-capability";
@@ -14,6 +14,7 @@ import { createMemberGate, type MemberGate, mcpMemberKey } from "./member-gate.j
 import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { TELEMETRY_SCOPE } from "./telemetry.js";
+import { tracedSource } from "./traced-source.js";
 import { sentNotificationsLog } from "./notifications.js";
 import { runnerApp } from "./runner-app.js";
 import { createRunnerStreamGate } from "./runner-stream-gate.js";
@@ -28,6 +29,8 @@ interface HostParts {
   gate: MemberGate;
   credentials: SessionCredentialAuth | null;
   metrics: Metrics;
+  /** Spans of capability calls, runner requests and cloud calls. */
+  tracer: Tracer;
   /** Wakes the notification drain on the bus's session hints; null without notifications (or `wakeOnHints: false`). */
   drainWake: DrainWake | null;
 }
@@ -47,22 +50,26 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
     memberLimits: { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits },
     gate: createMemberGate(),
     credentials: options.sessionCredentials ? sessionCredentialsOf(options) : null,
+    tracer: (options.telemetry?.tracerProvider ?? trace.getTracerProvider()).getTracer(TELEMETRY_SCOPE),
     metrics: createMetrics({ sql: options.sql, meter: (options.telemetry?.meterProvider ?? metrics.getMeterProvider()).getMeter(TELEMETRY_SCOPE) }),
     drainWake: notify && notify.wakeOnHints !== false ? createDrainWake() : null,
   };
   const channel = desktopChannelOf(parts);
   const cloud = cloudTargetOf(parts);
-  const capability = createRemoteSessionSource({
-    ...options.limits,
-    targets: [...(cloud ? [cloud] : []), channel.target, ...(options.targets ?? [])],
-    defaultTarget: options.defaultTarget ?? (cloud ? "cloud" : "desktop"),
-    ledger: createSessionLedger(options.sql),
-    logger: parts.logger,
-    waitingReadsPerMember: parts.memberLimits.waitingReads,
-    ...(options.audit ? { audit: options.audit } : {}),
-    // A read of a waiting session says which notifications went out for it (`notified`).
-    ...(notify ? { notificationLog: sentNotificationsLog(options.sql, notify.userOf) } : {}),
-  });
+  const capability = tracedSource(
+    createRemoteSessionSource({
+      ...options.limits,
+      targets: [...(cloud ? [cloud] : []), channel.target, ...(options.targets ?? [])],
+      defaultTarget: options.defaultTarget ?? (cloud ? "cloud" : "desktop"),
+      ledger: createSessionLedger(options.sql),
+      logger: parts.logger,
+      waitingReadsPerMember: parts.memberLimits.waitingReads,
+      ...(options.audit ? { audit: options.audit } : {}),
+      // A read of a waiting session says which notifications went out for it (`notified`).
+      ...(notify ? { notificationLog: sentNotificationsLog(options.sql, notify.userOf) } : {}),
+    }),
+    parts.tracer,
+  );
   const push = options.push === false ? null : sessionPushOf(parts, channel, capability);
   const notifications = notify ? createHostNotifications({ ...parts, notify, source: capability }) : null;
   parts.metrics.observe({ hub: channel.hub, ...(notifications ? { notifications: notifications.stats } : {}) });
@@ -144,6 +151,7 @@ function desktopChannelOf({ options, logger, credentials, metrics, drainWake }: 
     ...(desktop.streamLimits ? { streamLimits: desktop.streamLimits } : {}),
     routes: {
       ...desktop.routes,
+      ...(options.telemetry?.tracerProvider ? { tracerProvider: options.telemetry.tracerProvider } : {}),
       secret: desktop.secret,
       baseUrl: options.baseUrl,
       authenticateMember: desktop.authenticateMember,

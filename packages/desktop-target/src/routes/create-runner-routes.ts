@@ -1,3 +1,4 @@
+import { trace } from "@opentelemetry/api";
 import { silentLogger } from "@openwork/remote-session-core";
 import { normalizeAudience } from "@openwork/runner-protocol";
 import { Hono } from "hono";
@@ -46,6 +47,7 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     proxyTrust: { origins: [], prefix: "/api/den" },
     ...options,
     dialects: options.dialectSet ?? createDialectSet(builtInDialects()),
+    tracer: (options.tracerProvider ?? trace.getTracerProvider()).getTracer("@openwork/desktop-target"),
     publisher: options.hub.publisher,
     presenceWindowMs,
     leaseMs,

@@ -13,6 +13,7 @@ import { accepted, checkedAssignment, checkedClaim, claimOldest, claimTimeRefusa
 import { readJsonBody } from "./read-json-body.js";
 import { sessionMcpForHeld } from "./session-mcp.js";
 import type { RouteContext } from "./route-context.js";
+import { inRunnerSpan } from "./task-spans.js";
 import { json, parseOrRefuse } from "./to-response.js";
 
 /** `GET work`: the tasks this runner may claim now. */
@@ -52,7 +53,9 @@ export async function handleHeartbeat(ctx: RouteContext, runner: RunnerIdentity,
 /** `POST tasks/:id/events`. */
 export async function handleTaskEvents(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
   const body = parseOrRefuse(PostEventsRequestSchema, await readJsonBody(request));
-  const answer = await transaction(ctx, (tx, hints) => appendEvents(tx, hints, ctx.dialects, runner, taskId, body, ctx.turnEventBytes));
+  const answer = await inRunnerSpan(ctx.tracer, "desktop events", request, taskId, () =>
+    transaction(ctx, (tx, hints) => appendEvents(tx, hints, ctx.dialects, runner, taskId, body, ctx.turnEventBytes)),
+  );
   // The turn was ended in that transaction: the runner stops it (its heartbeats now say the lease is gone).
   if (!answer) throw new ChannelRefusal("turn_too_large", tooLarge(ctx.turnEventBytes).message, { taskId });
   return json(200, answer);
@@ -64,7 +67,7 @@ export async function handleTaskEvents(ctx: RouteContext, runner: RunnerIdentity
  */
 export async function handleComplete(ctx: RouteContext, verified: VerifiedRunner, taskId: string, request: Request): Promise<Response> {
   const body = parseOrRefuse(CompleteRequestSchema, await readJsonBody(request));
-  const { runner, answer, next } = await completeAndClaim(ctx, verified, taskId, body);
+  const { runner, answer, next } = await inRunnerSpan(ctx.tracer, "desktop complete", request, taskId, () => completeAndClaim(ctx, verified, taskId, body));
   ctx.logger.info("desktop runner: task completed", { taskId, runnerId: runner.runnerId, status: body.status });
   const assignment = body.next ? { next: await checkedAssignment(ctx, runner, next, kindsToClaim(runner, body.next.kinds), taskId) } : {};
   return json(200, { ...answer, ...assignment });

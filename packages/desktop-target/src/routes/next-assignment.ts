@@ -4,6 +4,7 @@ import { failClaimedTask, MODEL_ACCESS_LOST } from "../store/fail-claimed-task.j
 import { type RunnerIdentity, type TaskKind, type TaskRow, taskKey } from "../store/task-row.js";
 import { transaction } from "../store/transaction.js";
 import type { RouteContext } from "./route-context.js";
+import { recordClaim } from "./task-spans.js";
 import { sessionMcpFor } from "./session-mcp.js";
 import { toAssignment } from "./to-assignment.js";
 
@@ -79,6 +80,7 @@ export async function accepted(ctx: RouteContext, runner: RunnerIdentity, outcom
   if (kind === "claimed") {
     ctx.logger.info("desktop runner: task claimed", { taskId: task.id, runnerId: runner.runnerId, attempt: task.attempt, kind: task.kind });
     if (task.attempt === 1 && task.claimed_at) ctx.onClaimed?.(task.claimed_at.getTime() - task.created_at.getTime());
+    recordClaim(ctx.tracer, task, runner);
   }
   const mcp = await sessionMcpFor(ctx.sql, ctx.sessionMcp, task, outcome.kind === "claimed" ? outcome.owner : undefined);
   return { ...toAssignment(task, localSessionId, ctx.heartbeatIntervalMs), ...(mcp ? { mcp } : {}) } as Assignment;

@@ -1,3 +1,4 @@
+import type { TracerProvider, Tracer } from "@opentelemetry/api";
 import type { Logger, MemberScope, Model } from "@openwork/remote-session-core";
 import type { RunnerTokenSecret } from "@openwork/runner-protocol/server";
 import type { Sql } from "postgres";
@@ -40,6 +41,8 @@ export interface RunnerRoutesOptions {
    * routes and the sweeper alike.
    */
   dialectSet?: DialectSet;
+  /** Where the routes' spans go. Default the global provider of `@opentelemetry/api` (nothing until an SDK is installed). */
+  tracerProvider?: TracerProvider;
   /**
    * The base paths OpenWork's channel is served under, each with all its route families (an
    * unknown route in them is OpenWork's JSON 404, never the host's). Default `["", "/api/den"]`:
@@ -82,12 +85,17 @@ export type RouteTimings = Pick<
 >;
 
 export type RouteContext = Required<
-  Omit<RunnerRoutesOptions, "mayUseModel" | "prefix" | "dialects" | "dialectSet" | "onClaimed" | "openworkBasePaths" | "timings" | "sessionMcp">
+  Omit<
+    RunnerRoutesOptions,
+    "mayUseModel" | "prefix" | "dialects" | "dialectSet" | "tracerProvider" | "onClaimed" | "openworkBasePaths" | "timings" | "sessionMcp"
+  >
 > &
   Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed" | "sessionMcp"> &
   RouteTimings & {
     /** The dialects the channel knows: what a runner's, task's or session's dialect name means. */
     dialects: DialectSet;
+    /** Spans of claims and of runners' posts, in the trace of the call that queued the task. */
+    tracer: Tracer;
     /** The hub's publisher: the routes' transactions send their hints through it. */
     publisher: HintPublisher;
     /** The registrations these routes read lately (this channel's only, `registrationCacheMs`), forgotten on revoke hints. */

@@ -12,6 +12,7 @@ export function toAssignment(task: TaskRow, localSessionId: string | null, heart
     heartbeatIntervalMs,
     model: task.model,
     workspaceId: task.workspace_id,
+    ...(task.trace_parent ? { traceparent: task.trace_parent } : {}),
   };
   if (task.kind === "remote_session.create") {
     return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, ...(task.worktree ? { worktree: true } : {}) };

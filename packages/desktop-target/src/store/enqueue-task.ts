@@ -1,4 +1,6 @@
+import { trace } from "@opentelemetry/api";
 import { type LedgerSession, type MemberScope, type Model, newId, type Queryable } from "@openwork/remote-session-core";
+import { formatTraceparent } from "@openwork/remote-session-core/target";
 import type { TaskRequirements } from "@openwork/runner-protocol";
 import type { WakeNotice } from "../wake/channels.js";
 import type { Hints } from "../wake/hints.js";
@@ -55,14 +57,16 @@ export async function enqueueTask(sql: Queryable, hints: Hints, scope: MemberSco
     insert into desktop_task (
       id, organization_id, member_id, session_id, kind, state, title, prompt, prompt_chars, model, workspace_id, worktree,
       message_id, local_session_id, pinned_runner_id, required_protocol, required_capabilities,
-      deliver_by, claim_deadline, input)
+      deliver_by, claim_deadline, input, trace_parent)
     values (
       ${newId("rst")}, ${scope.organizationId}, ${scope.memberId}, ${task.sessionId}, ${task.kind}, ${movedTo(sql, "enqueue")},
       ${task.title}, ${task.prompt}, ${task.prompt?.length ?? 0}, ${task.model ? sql.json(task.model) : null}, ${task.workspaceId},
       ${task.worktree ?? false}, ${task.messageId}, ${task.localSessionId}, ${task.pinnedRunnerId}, ${task.requirements.protocolVersion},
       ${task.requirements.capabilities}::text[], ${task.deliverBy},
       coalesce(${task.deliverBy}::timestamptz, now() + make_interval(secs => ${task.claimWithinMs / 1000})),
-      ${task.input ? sql.json(task.input as never) : null})
+      ${task.input ? sql.json(task.input as never) : null},
+      -- The active span's (the capability call's), when a host records traces.
+      ${formatTraceparent(trace.getActiveSpan()?.spanContext())})
     returning *`;
   await wakeRunners(sql, hints, row!);
   return row!;

@@ -63,6 +63,8 @@ export interface TaskRow {
   updated_at: Date;
   claimed_at: Date | null;
   finished_at: Date | null;
+  /** The W3C trace context of the call that queued it (migration 0022); null when nobody records traces. */
+  trace_parent: string | null;
 }
 
 /** The runner a claimed task belongs to: what a verified token names. */

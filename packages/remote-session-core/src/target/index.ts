@@ -7,3 +7,4 @@ export { boundText } from "../transcript/transcript-message.js";
 export { encodeCursor, decodeCursor, resumePointOf, encodeTargetCursor, decodeTargetCursor } from "../transcript/cursor.js";
 export { type Transcript, answeredAfter, sliceTranscript } from "../transcript/slice-transcript.js";
 export { type StartedTurns, turnStartMove, lockSessionRow } from "../ledger/turn-start-move.js";
+export { type TraceIds, formatTraceparent, parseTraceparent } from "../trace-context.js";

@@ -23,7 +23,15 @@ export interface TransportOptions {
   retry?: Partial<RetryOptions>;
 }
 
-export type Call = <S extends z.ZodType>(method: "GET" | "POST" | "PUT", path: string, body: unknown, schema: S, signal?: AbortSignal) => Promise<z.infer<S>>;
+export type Call = <S extends z.ZodType>(
+  method: "GET" | "POST" | "PUT",
+  path: string,
+  body: unknown,
+  schema: S,
+  signal?: AbortSignal,
+  /** Headers of this request besides the transport's own (a task's `traceparent`). */
+  headers?: Record<string, string>,
+) => Promise<z.infer<S>>;
 
 // What RunnerProtocolError calls retryable: 429 and every 5xx. A `Retry-After` on any of them is
 // honoured, in seconds or as an HTTP date.
@@ -59,13 +67,13 @@ export function createHttpTransport(options: TransportOptions): Call {
   });
   const base = options.routesUrl.replace(/\/+$/, "");
 
-  return async (method, path, body, schema, signal) => {
+  return async (method, path, body, schema, signal, headers) => {
     const authorization = await options.authorization();
     let response: Response;
     try {
       response = await api(base + path, {
         method,
-        headers: { authorization, accept: "application/json" },
+        headers: { ...headers, authorization, accept: "application/json" },
         ...(body === undefined ? {} : { json: body }),
         ...(signal ? { signal } : {}),
       });

@@ -33,9 +33,14 @@ export interface RunnerClient {
   /** `claimNext`'s whole answer: the assignment, and whether more of those kinds waits (`more`). */
   claimNextReply(kinds?: readonly WorkKind[], signal?: AbortSignal): Promise<ClaimNextResponse>;
   /** `options.refreshMcp`: ask for a fresh MCP entry for the turn's engine (it nears its expiry). */
-  heartbeat(taskId: string, attempt: number, signal?: AbortSignal, options?: { refreshMcp?: true }): Promise<z.infer<typeof HeartbeatResponseSchema>>;
-  postEvents(taskId: string, attempt: number, events: TaskEvent[], signal?: AbortSignal): Promise<z.infer<typeof PostEventsResponseSchema>>;
-  complete(taskId: string, result: CompleteRequest, signal?: AbortSignal): Promise<z.infer<typeof CompleteResponseSchema>>;
+  heartbeat(
+    taskId: string,
+    attempt: number,
+    signal?: AbortSignal,
+    options?: { refreshMcp?: true } & TaskTrace,
+  ): Promise<z.infer<typeof HeartbeatResponseSchema>>;
+  postEvents(taskId: string, attempt: number, events: TaskEvent[], signal?: AbortSignal, trace?: TaskTrace): Promise<z.infer<typeof PostEventsResponseSchema>>;
+  complete(taskId: string, result: CompleteRequest, signal?: AbortSignal, trace?: TaskTrace): Promise<z.infer<typeof CompleteResponseSchema>>;
   /** Reports what this machine has (its workspaces, their engines and models), replacing the last report. A gateway without the route answers 404. */
   putInventory(inventory: InventoryRequest, signal?: AbortSignal): Promise<z.infer<typeof InventoryResponseSchema>>;
   /** Absolute URL of the SSE wake stream. */
@@ -44,6 +49,14 @@ export interface RunnerClient {
   authorization(): Promise<string>;
   readonly options: RunnerClientOptions;
 }
+
+/** The trace a task's posts continue: its assignment's `traceparent`, sent back as the header of that name. */
+export interface TaskTrace {
+  traceparent?: string | undefined;
+}
+
+const traceHeaders = (trace: TaskTrace | undefined): Record<string, string> | undefined =>
+  trace?.traceparent ? { traceparent: trace.traceparent } : undefined;
 
 /** Creates the runner-side client (ky underneath, retries with backoff on transient failures). */
 export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
@@ -66,18 +79,26 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
     claimNextReply: (kinds, signal) =>
       call("POST", RUNNER_PATHS.claimNext, outgoing(ClaimNextRequestSchema, kinds ? { kinds: [...kinds] } : {}), ClaimNextResponseSchema, signal),
     claimNext: async (kinds, signal) => (await client.claimNextReply(kinds, signal)).assignment,
-    heartbeat: (taskId, attempt, signal, { refreshMcp } = {}) =>
+    heartbeat: (taskId, attempt, signal, { refreshMcp, traceparent } = {}) =>
       call(
         "POST",
         RUNNER_PATHS.heartbeat(taskId),
         outgoing(HeartbeatRequestSchema, { attempt, ...(refreshMcp ? { refreshMcp } : {}) }),
         HeartbeatResponseSchema,
         signal,
+        traceHeaders({ traceparent }),
       ),
-    postEvents: async (taskId, attempt, events, signal) =>
-      call("POST", RUNNER_PATHS.taskEvents(taskId), outgoing(PostEventsRequestSchema, { attempt, events }), PostEventsResponseSchema, signal),
-    complete: async (taskId, result, signal) =>
-      call("POST", RUNNER_PATHS.complete(taskId), outgoing(CompleteRequestSchema, result), CompleteResponseSchema, signal),
+    postEvents: async (taskId, attempt, events, signal, trace) =>
+      call(
+        "POST",
+        RUNNER_PATHS.taskEvents(taskId),
+        outgoing(PostEventsRequestSchema, { attempt, events }),
+        PostEventsResponseSchema,
+        signal,
+        traceHeaders(trace),
+      ),
+    complete: async (taskId, result, signal, trace) =>
+      call("POST", RUNNER_PATHS.complete(taskId), outgoing(CompleteRequestSchema, result), CompleteResponseSchema, signal, traceHeaders(trace)),
     putInventory: (inventory, signal) => call("PUT", RUNNER_PATHS.inventory, outgoing(InventoryRequestSchema, inventory), InventoryResponseSchema, signal),
     eventsUrl: routesUrl + RUNNER_PATHS.events,
     authorization,

@@ -60,6 +60,8 @@ export class EventOutbox {
       client: RunnerClient;
       taskId: string;
       attempt: number;
+      /** The assignment's trace context, sent back with every post. */
+      traceparent?: string | undefined;
       timers: Timers;
       backoff?: Backoff;
       /** Aborts the retries: the lease is gone or the runner is stopping. */
@@ -166,11 +168,11 @@ export class EventOutbox {
   }
 
   async #post(count: number): Promise<void> {
-    const { client, taskId, attempt, signal } = this.deps;
+    const { client, taskId, attempt, signal, traceparent } = this.deps;
     // Numbered once: a retried post carries the same sequences.
     const batch = this.#number(count);
     try {
-      await retryUntilSettled(() => client.postEvents(taskId, attempt, batch, signal), this.deps);
+      await retryUntilSettled(() => client.postEvents(taskId, attempt, batch, signal, { traceparent }), this.deps);
     } catch (error) {
       this.failure = error;
       this.#queue.length = 0;

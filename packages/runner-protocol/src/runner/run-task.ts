@@ -86,7 +86,14 @@ export async function runTask(
     leaseOver.abort();
   };
   const channel = AbortSignal.any([leaseOver.signal, deps.stopSignal]);
-  const outbox = new EventOutbox({ ...deps, taskId, attempt, signal: channel, ...(deps.coalescing ? { coalescing: deps.coalescing } : {}) });
+  const outbox = new EventOutbox({
+    ...deps,
+    taskId,
+    attempt,
+    traceparent: assignment.traceparent,
+    signal: channel,
+    ...(deps.coalescing ? { coalescing: deps.coalescing } : {}),
+  });
 
   const mcp = holdSessionMcp(assignment.kind === "remote_session.respond" ? undefined : assignment.mcp);
   const heartbeats = heartbeatLoop(assignment, deps, leaseOver.signal, {
@@ -122,7 +129,7 @@ export async function runTask(
   const body = { ...result, attempt, ...(events.length > 0 ? { events } : {}), ...(kinds.length > 0 ? { next: { kinds } } : {}) };
   let answer: Awaited<ReturnType<RunnerClient["complete"]>>;
   try {
-    answer = await retryUntilSettled(() => client.complete(taskId, body, channel), { ...deps, signal: channel });
+    answer = await retryUntilSettled(() => client.complete(taskId, body, channel, { traceparent: assignment.traceparent }), { ...deps, signal: channel });
   } catch (error) {
     if (isGone(error)) return end("lease_lost");
     if (deps.stopSignal.aborted) return end("runner_stopped");
@@ -146,7 +153,10 @@ function heartbeatLoop(
       await sleep(deps.timers, interval, over);
       if (over.aborted) return;
       try {
-        const answer = await deps.client.heartbeat(assignment.taskId, assignment.attempt, over, on.mcp.due() ? { refreshMcp: true } : {});
+        const answer = await deps.client.heartbeat(assignment.taskId, assignment.attempt, over, {
+          traceparent: assignment.traceparent,
+          ...(on.mcp.due() ? { refreshMcp: true } : {}),
+        });
         misses = 0;
         if (!answer.leaseValid) return on.onLost();
         if (answer.leaseExpiresAt) leaseEnd = Date.parse(answer.leaseExpiresAt);

@@ -20,6 +20,12 @@ const lease = {
   /** How often the gateway expects a heartbeat. */
   heartbeatIntervalMs: z.int().min(100).max(600_000),
   model: ModelReplySchema.nullable(),
+  /**
+   * The W3C trace context of the call that queued the work, for a runner that records traces to
+   * continue (and to send back as the `traceparent` header of its posts); absent when the
+   * gateway records none. A runner that does not know it ignores it.
+   */
+  traceparent: z.string().max(55).optional(),
 };
 
 /** A turn's MCP entry for its engine (see `SessionMcpSchema`); absent from a gateway that issues none. */
