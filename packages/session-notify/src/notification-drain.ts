@@ -110,7 +110,41 @@ interface ClaimedRow {
 export async function startNotificationDrain(options: NotificationDrainOptions): Promise<NotificationDrain> {
   const { sql } = options;
   await migrateSessionNotify(sql, options.schema ? { schema: options.schema } : {});
-  const settings = {
+  const settings = drainSettings(options);
+  const drain: DrainContext = {
+    settings,
+    notifiers: new Map(options.notifiers.map((notifier) => [notifier.kind, notifier])),
+    describe: options.describe,
+    outbox: outboxStatements(sql),
+    lanes: new DeliveryLanes(settings.lanes),
+    sends: new Set(),
+    leftForLanes: false,
+    prunedAt: Number.NEGATIVE_INFINITY,
+    overdueAt: Number.NEGATIVE_INFINITY,
+    closed: false,
+    timer: undefined,
+    running: null,
+    again: false,
+  };
+  const wake = (): void => run(drain);
+  const unsubscribe = options.wake?.(wake);
+  wake();
+  return {
+    wake,
+    stats: drain.outbox.stats,
+    close: async () => {
+      drain.closed = true;
+      clearTimeout(drain.timer);
+      unsubscribe?.();
+      await drain.running;
+      await Promise.all(drain.sends);
+    },
+  };
+}
+
+/** The options with their defaults. */
+function drainSettings(options: NotificationDrainOptions) {
+  return {
     intervalMs: options.intervalMs ?? 1_000,
     maxAttempts: options.maxAttempts ?? 8,
     backoff: options.backoff ?? defaultBackoff,
@@ -120,111 +154,111 @@ export async function startNotificationDrain(options: NotificationDrainOptions):
     overdueAfterMs: options.overdueAfterMs ?? 15 * 60_000,
     logger: options.logger ?? silentLogger,
   };
-  const notifiers = new Map(options.notifiers.map((notifier) => [notifier.kind, notifier]));
-  const outbox = outboxStatements(sql);
-  const lanes = new DeliveryLanes(settings.lanes);
-  const sends = new Set<Promise<void>>();
+}
+
+/** What a running drain's pieces share: its settings and statements, and where its passes and sends are. */
+interface DrainContext {
+  settings: ReturnType<typeof drainSettings>;
+  notifiers: Map<ChannelKind, Notifier>;
+  describe: NotificationDrainOptions["describe"];
+  outbox: OutboxStatements;
+  lanes: DeliveryLanes;
+  sends: Set<Promise<void>>;
   // Whether the last pass left due deliveries for lanes that were full: a send that ends claims again.
-  let leftForLanes = false;
+  leftForLanes: boolean;
+  prunedAt: number;
+  overdueAt: number;
+  closed: boolean;
+  timer: NodeJS.Timeout | undefined;
+  running: Promise<void> | null;
+  again: boolean;
+}
 
-  const deliver = async (row: ClaimedRow, claim: string): Promise<void> => {
-    const key = { organizationId: row.organizationId, eventId: row.eventId, channelId: row.channelId, claim };
-    if (!row.enabled) return outbox.dead(key, "the channel was disabled before sending");
-    const notifier = notifiers.get(row.channelKind);
-    if (!notifier) return outbox.retry(key, settings.backoff(row.attempts), `no notifier for ${row.channelKind}`, true);
-    const signal = AbortSignal.timeout(settings.sendTimeoutMs);
-    const error = await described(deliveryOf(row), options.describe, signal)
-      .then((delivery) => notifier.send(delivery, signal))
-      .then(
-        () => null,
-        (failure: unknown) => failure ?? new Error("rejected without a reason"),
-      );
-    // A failure to mark (the database gone) is no failure to send: the claim lapses and the delivery goes again.
-    if (error === null) return outbox.sent(key);
-    const retryable = !(error instanceof NotifyError) || error.retryable;
-    // Only the error's class and code are kept: a message could quote what was sent.
-    const reason = error instanceof NotifyError ? `${error.code}: ${error.message}` : `failed: ${String(errorFacts(error).class)}`;
-    if (retryable && row.attempts < settings.maxAttempts) return outbox.retry(key, settings.backoff(row.attempts), reason, false);
-    settings.logger.warn("notification dead", { eventId: row.eventId, channelId: row.channelId, attempts: row.attempts, ...errorFacts(error) });
-    return outbox.dead(key, reason);
-  };
+/** Sends one claimed delivery and marks it sent, to retry or dead. */
+async function deliver(drain: DrainContext, row: ClaimedRow, claim: string): Promise<void> {
+  const { settings, outbox } = drain;
+  const key = { organizationId: row.organizationId, eventId: row.eventId, channelId: row.channelId, claim };
+  if (!row.enabled) return outbox.dead(key, "the channel was disabled before sending");
+  const notifier = drain.notifiers.get(row.channelKind);
+  if (!notifier) return outbox.retry(key, settings.backoff(row.attempts), `no notifier for ${row.channelKind}`, true);
+  const signal = AbortSignal.timeout(settings.sendTimeoutMs);
+  const error = await described(deliveryOf(row), drain.describe, signal)
+    .then((delivery) => notifier.send(delivery, signal))
+    .then(
+      () => null,
+      (failure: unknown) => failure ?? new Error("rejected without a reason"),
+    );
+  // A failure to mark (the database gone) is no failure to send: the claim lapses and the delivery goes again.
+  if (error === null) return outbox.sent(key);
+  const retryable = !(error instanceof NotifyError) || error.retryable;
+  // Only the error's class and code are kept: a message could quote what was sent.
+  const reason = error instanceof NotifyError ? `${error.code}: ${error.message}` : `failed: ${String(errorFacts(error).class)}`;
+  if (retryable && row.attempts < settings.maxAttempts) return outbox.retry(key, settings.backoff(row.attempts), reason, false);
+  settings.logger.warn("notification dead", { eventId: row.eventId, channelId: row.channelId, attempts: row.attempts, ...errorFacts(error) });
+  return outbox.dead(key, reason);
+}
 
-  let prunedAt = Number.NEGATIVE_INFINITY;
-  let overdueAt = Number.NEGATIVE_INFINITY;
-  const pass = async (): Promise<void> => {
-    if (Date.now() - prunedAt >= 60_000) {
-      prunedAt = Date.now();
-      await outbox.prune(settings.keepSentMs);
-    }
-    // A wake-up (a committed enqueue, up to tens a second under load) asks for the claim below, not
-    // for this scan: a session turns overdue with the clock, so it is looked for at most once per
-    // interval (found at most `intervalMs` late); a full batch leaves the rest to the next pass.
-    if (Date.now() - overdueAt >= settings.intervalMs) {
-      overdueAt = Date.now();
-      if ((await outbox.enqueueOverdue(settings.overdueAfterMs)) === OVERDUE_BATCH) overdueAt = Number.NEGATIVE_INFINITY;
-    }
-    // Sends are not waited for: each frees its lanes as it ends, and the claim fills what is free.
-    for (;;) {
-      const limit = lanes.free();
-      if (limit === 0) {
-        leftForLanes = true;
-        return;
-      }
-      const claim = randomUUID();
-      const rows = await outbox.claim(claim, limit, settings.sendTimeoutMs * 2, lanes.rooms());
-      for (const row of rows) start(row, claim);
-      const candidates = rows[0]?.candidates ?? 0;
-      // Due deliveries left for a lane with no room (passed over, or past its room in this claim).
-      leftForLanes = rows.length < candidates || lanes.anyFull();
-      if (candidates < limit) return;
-    }
-  };
-  const start = (row: ClaimedRow, claim: string): void => {
-    lanes.enter(row);
-    const send = deliver(row, claim)
-      .catch((error: unknown) => settings.logger.error("notification delivery failed", errorFacts(error)))
-      .finally(() => {
-        lanes.leave(row);
-        sends.delete(send);
-        if (leftForLanes) run();
-      });
-    sends.add(send);
-  };
-
-  let closed = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | null = null;
-  let again = false;
-  const run = (): void => {
-    if (closed) return;
-    if (running) {
-      again = true;
+/** One look at the outbox: retention and overdue requests when due, then claims as much as the lanes have room for. */
+async function pass(drain: DrainContext): Promise<void> {
+  const { settings, outbox, lanes } = drain;
+  if (Date.now() - drain.prunedAt >= 60_000) {
+    drain.prunedAt = Date.now();
+    await outbox.prune(settings.keepSentMs);
+  }
+  // A wake-up (a committed enqueue, up to tens a second under load) asks for the claim below, not
+  // for this scan: a session turns overdue with the clock, so it is looked for at most once per
+  // interval (found at most `intervalMs` late); a full batch leaves the rest to the next pass.
+  if (Date.now() - drain.overdueAt >= settings.intervalMs) {
+    drain.overdueAt = Date.now();
+    if ((await outbox.enqueueOverdue(settings.overdueAfterMs)) === OVERDUE_BATCH) drain.overdueAt = Number.NEGATIVE_INFINITY;
+  }
+  // Sends are not waited for: each frees its lanes as it ends, and the claim fills what is free.
+  for (;;) {
+    const limit = lanes.free();
+    if (limit === 0) {
+      drain.leftForLanes = true;
       return;
     }
-    clearTimeout(timer);
-    running = pass()
-      .catch((error: unknown) => settings.logger.error("notification drain pass failed", errorFacts(error)))
-      .finally(() => {
-        running = null;
-        if (again) {
-          again = false;
-          run();
-        } else if (!closed) timer = setTimeout(run, settings.intervalMs);
-      });
-  };
-  const unsubscribe = options.wake?.(run);
-  run();
-  return {
-    wake: run,
-    stats: outbox.stats,
-    close: async () => {
-      closed = true;
-      clearTimeout(timer);
-      unsubscribe?.();
-      await running;
-      await Promise.all(sends);
-    },
-  };
+    const claim = randomUUID();
+    const rows = await outbox.claim(claim, limit, settings.sendTimeoutMs * 2, lanes.rooms());
+    for (const row of rows) startSend(drain, row, claim);
+    const candidates = rows[0]?.candidates ?? 0;
+    // Due deliveries left for a lane with no room (passed over, or past its room in this claim).
+    drain.leftForLanes = rows.length < candidates || lanes.anyFull();
+    if (candidates < limit) return;
+  }
+}
+
+/** Starts sending a claimed delivery in its lanes; its end frees them and claims again if the last pass left some. */
+function startSend(drain: DrainContext, row: ClaimedRow, claim: string): void {
+  drain.lanes.enter(row);
+  const send = deliver(drain, row, claim)
+    .catch((error: unknown) => drain.settings.logger.error("notification delivery failed", errorFacts(error)))
+    .finally(() => {
+      drain.lanes.leave(row);
+      drain.sends.delete(send);
+      if (drain.leftForLanes) run(drain);
+    });
+  drain.sends.add(send);
+}
+
+/** Runs a pass now, or right after the one running; then the next after `intervalMs`. */
+function run(drain: DrainContext): void {
+  if (drain.closed) return;
+  if (drain.running) {
+    drain.again = true;
+    return;
+  }
+  clearTimeout(drain.timer);
+  drain.running = pass(drain)
+    .catch((error: unknown) => drain.settings.logger.error("notification drain pass failed", errorFacts(error)))
+    .finally(() => {
+      drain.running = null;
+      if (drain.again) {
+        drain.again = false;
+        run(drain);
+      } else if (!drain.closed) drain.timer = setTimeout(() => run(drain), drain.settings.intervalMs);
+    });
 }
 
 /** The delivery with what `describe` adds (its text and its answer link), only where the channel allows text. */
@@ -263,8 +297,45 @@ function outboxStatements(sql: Sql) {
      * Claims at most `limit` due deliveries, oldest first, skipping lanes with no room and taking no
      * more of a lane than its room (lanes are keyed as `laneKey` keys them: chr(31) between).
      */
-    claim: (claim: string, limit: number, leaseMs: number, busy: LaneRooms): Promise<ClaimedRow[]> =>
-      sql<ClaimedRow[]>`
+    claim: (claim: string, limit: number, leaseMs: number, busy: LaneRooms): Promise<ClaimedRow[]> => claimDue(sql, { claim, limit, leaseMs, busy }),
+    sent: async (key: ClaimKey): Promise<void> => {
+      await sql`update notify_delivery set status = 'sent', sent_at = now(), claim = null, last_error = null where ${mine(key)}`;
+    },
+    retry: async (key: ClaimKey, afterMs: number, reason: string, uncounted: boolean): Promise<void> => {
+      await sql`
+        update notify_delivery set claim = null, last_error = ${reason.slice(0, 500)},
+          attempts = attempts - ${uncounted ? 1 : 0}, next_attempt_at = now() + make_interval(secs => ${afterMs / 1000})
+        where ${mine(key)}`;
+    },
+    dead: async (key: ClaimKey, reason: string): Promise<void> => {
+      await sql`update notify_delivery set status = 'dead', claim = null, last_error = ${reason.slice(0, 500)} where ${mine(key)}`;
+    },
+    /** Enqueues request_overdue for sessions waiting longer than `afterMs`, at most OVERDUE_BATCH; answers how many. */
+    enqueueOverdue: async (afterMs: number): Promise<number> => {
+      const [row] = await sql<{ enqueued: number }[]>`
+        select notify_enqueue_overdue(make_interval(secs => ${afterMs / 1000}), ${OVERDUE_BATCH}) as enqueued`;
+      return row?.enqueued ?? 0;
+    },
+    /** One bounded retention pass: old sent deliveries, then the events none is left of, then answer links a day past their expiry. */
+    prune: (keepMs: number): Promise<void> => pruneOutbox(sql, keepMs),
+    stats: async (): Promise<NotificationStats> => {
+      const [row] = await sql<NotificationStats[]>`
+        /* across organizations: metrics */
+        select count(*) filter (where status = 'pending' and attempts = 0)::int as pending,
+          count(*) filter (where status = 'pending' and attempts > 0)::int as retrying,
+          count(*) filter (where status = 'sent')::int as sent,
+          count(*) filter (where status = 'dead')::int as dead
+        from notify_delivery`;
+      return row ?? { pending: 0, retrying: 0, sent: 0, dead: 0 };
+    },
+  };
+}
+
+type OutboxStatements = ReturnType<typeof outboxStatements>;
+
+/** The claim of `outboxStatements`: marks the deliveries claimed and answers them with their event and channel. */
+function claimDue(sql: Sql, { claim, limit, leaseMs, busy }: { claim: string; limit: number; leaseMs: number; busy: LaneRooms }): Promise<ClaimedRow[]> {
+  return sql<ClaimedRow[]>`
         /* across organizations: the outbox drain */
         with due as (
           select d.organization_id, d.event_id, d.channel_id, d.next_attempt_at, c.member_id,
@@ -295,51 +366,23 @@ function outboxStatements(sql: Sql) {
           c.kind as "channelKind", c.target, c.secret, c.allow_text as "allowText", c.enabled
         from claimed k
         join notify_event e on e.organization_id = k.organization_id and e.id = k.event_id
-        join notify_channel c on c.organization_id = k.organization_id and c.id = k.channel_id`,
-    sent: async (key: ClaimKey): Promise<void> => {
-      await sql`update notify_delivery set status = 'sent', sent_at = now(), claim = null, last_error = null where ${mine(key)}`;
-    },
-    retry: async (key: ClaimKey, afterMs: number, reason: string, uncounted: boolean): Promise<void> => {
-      await sql`
-        update notify_delivery set claim = null, last_error = ${reason.slice(0, 500)},
-          attempts = attempts - ${uncounted ? 1 : 0}, next_attempt_at = now() + make_interval(secs => ${afterMs / 1000})
-        where ${mine(key)}`;
-    },
-    dead: async (key: ClaimKey, reason: string): Promise<void> => {
-      await sql`update notify_delivery set status = 'dead', claim = null, last_error = ${reason.slice(0, 500)} where ${mine(key)}`;
-    },
-    /** Enqueues request_overdue for sessions waiting longer than `afterMs`, at most OVERDUE_BATCH; answers how many. */
-    enqueueOverdue: async (afterMs: number): Promise<number> => {
-      const [row] = await sql<{ enqueued: number }[]>`
-        select notify_enqueue_overdue(make_interval(secs => ${afterMs / 1000}), ${OVERDUE_BATCH}) as enqueued`;
-      return row?.enqueued ?? 0;
-    },
-    /** One bounded retention pass: old sent deliveries, then the events none is left of, then answer links a day past their expiry. */
-    prune: async (keepMs: number): Promise<void> => {
-      await sql`
+        join notify_channel c on c.organization_id = k.organization_id and c.id = k.channel_id`;
+}
+
+/** The retention pass of `outboxStatements`. */
+async function pruneOutbox(sql: Sql, keepMs: number): Promise<void> {
+  await sql`
         /* across organizations: retention */
         delete from notify_delivery where (organization_id, event_id, channel_id) in (
           select organization_id, event_id, channel_id from notify_delivery
           where status = 'sent' and sent_at < now() - make_interval(secs => ${keepMs / 1000}) limit 5000)`;
-      await sql`
+  await sql`
         /* across organizations: retention */
         delete from notify_event e where (e.organization_id, e.id) in (
           select organization_id, id from notify_event where created_at < now() - make_interval(secs => ${keepMs / 1000}) limit 5000)
         and not exists (select 1 from notify_delivery d where d.organization_id = e.organization_id and d.event_id = e.id)`;
-      // Kept a day after expiry, so a late click still reads "expired" or "used" rather than "not valid".
-      await sql`
+  // Kept a day after expiry, so a late click still reads "expired" or "used" rather than "not valid".
+  await sql`
         /* across organizations: retention */
         delete from notify_answer_link where id in (select id from notify_answer_link where expires_at < now() - interval '1 day' limit 5000)`;
-    },
-    stats: async (): Promise<NotificationStats> => {
-      const [row] = await sql<NotificationStats[]>`
-        /* across organizations: metrics */
-        select count(*) filter (where status = 'pending' and attempts = 0)::int as pending,
-          count(*) filter (where status = 'pending' and attempts > 0)::int as retrying,
-          count(*) filter (where status = 'sent')::int as sent,
-          count(*) filter (where status = 'dead')::int as dead
-        from notify_delivery`;
-      return row ?? { pending: 0, retrying: 0, sent: 0, dead: 0 };
-    },
-  };
 }

@@ -64,33 +64,19 @@ export async function migrateSessionPush(sql: Sql, options: { schema?: string } 
  * (no NOTIFY inside a statement: the hints travel on the host's wake bus).
  */
 export function createPushStore(sql: Sql, publish: (hints: readonly PushHint[]) => void) {
-  const tell = (organizationId: string, ids: readonly string[], k: PushHintKind) => {
-    if (ids.length > 0) publish(ids.map((m) => ({ o: organizationId, m, k })));
+  const store: StoreContext = {
+    sql,
+    tell: (organizationId, ids, k) => {
+      if (ids.length > 0) publish(ids.map((m) => ({ o: organizationId, m, k })));
+    },
   };
+  const { tell } = store;
   return {
     /**
      * A new stateful MCP session of `owner`, who keeps at most `keep`: their oldest beyond it end
      * (with what they hold), and the replicas are told so their streams close.
      */
-    open: async (owner: OwnerScope, keep: number): Promise<string> => {
-      const id = newId("mcps");
-      // The delete sees the sessions as they were before this insert: keep - 1 of them stay.
-      const evicted = await sql`
-        with created as (
-          insert into mcp_session (id, organization_id, user_id) values (${id}, ${owner.organizationId}, ${owner.userId}) returning id),
-        evicted as (
-          delete from mcp_session where organization_id = ${owner.organizationId} and id in (
-            select id from mcp_session where organization_id = ${owner.organizationId} and user_id = ${owner.userId}
-            order by created_at desc, id desc offset ${Math.max(0, keep - 1)})
-          returning id)
-        select id from evicted`;
-      tell(
-        owner.organizationId,
-        evicted.map((row) => row.id as string),
-        "gone",
-      );
-      return id;
-    },
+    open: (owner: OwnerScope, keep: number): Promise<string> => openSession(store, owner, keep),
     /** Whether the session exists and belongs to `owner` (another owner's reads as absent); marks it seen, once a minute at most. */
     touch: async (id: string, owner: OwnerScope): Promise<boolean> => {
       const [row] = await sql<{ stale: boolean }[]>`
@@ -106,24 +92,8 @@ export function createPushStore(sql: Sql, publish: (hints: readonly PushHint[]) 
       return rows.length > 0;
     },
     /** Subscribes (again: the fingerprint is reset to what the caller sees now), and tells the replicas. */
-    subscribe: async (key: McpSessionKey, subscription: Subscription): Promise<void> => {
-      const saved = await sql`
-        with saved as (
-          insert into mcp_subscription (organization_id, mcp_session_id, uri, remote_session_id, fingerprint)
-          values (${key.organizationId}, ${key.id}, ${subscription.uri}, ${subscription.remoteSessionId}, ${subscription.fingerprint})
-          on conflict (organization_id, mcp_session_id, uri) do update set fingerprint = excluded.fingerprint
-          returning mcp_session_id)
-        select mcp_session_id from saved`;
-      tell(key.organizationId, saved.length > 0 ? [key.id] : [], "subs");
-    },
-    unsubscribe: async (key: McpSessionKey, uri: string): Promise<void> => {
-      const gone = await sql`
-        with gone as (
-          delete from mcp_subscription where organization_id = ${key.organizationId} and mcp_session_id = ${key.id} and uri = ${uri}
-          returning mcp_session_id)
-        select mcp_session_id from gone`;
-      tell(key.organizationId, gone.length > 0 ? [key.id] : [], "subs");
-    },
+    subscribe: (key: McpSessionKey, subscription: Subscription): Promise<void> => saveSubscription(store, key, subscription),
+    unsubscribe: (key: McpSessionKey, uri: string): Promise<void> => deleteSubscription(store, key, uri),
     subscriptions: async (key: McpSessionKey): Promise<Subscription[]> =>
       sql<Subscription[]>`
         select uri, remote_session_id as "remoteSessionId", fingerprint from mcp_subscription
@@ -133,8 +103,78 @@ export function createPushStore(sql: Sql, publish: (hints: readonly PushHint[]) 
      * the last announced one, and tells the replicas once it committed; one statement, so of several replicas
      * seeing the same change only one records it. Returns whether it was recorded.
      */
-    announce: async (key: McpSessionKey, uri: string, fingerprint: string, message: Record<string, unknown>): Promise<boolean> => {
-      const rows = await sql`
+    announce: (key: McpSessionKey, uri: string, fingerprint: string, message: Record<string, unknown>): Promise<boolean> =>
+      announceChange(store, key, { uri, fingerprint, message }),
+    /** The session's events after `afterId` (all kept ones for null), oldest first. */
+    eventsAfter: async (key: McpSessionKey, afterId: string | null, limit = 500): Promise<PushEvent[]> =>
+      sql<PushEvent[]>`
+        select e.id::text as id, e.message from mcp_push_event e
+        where e.organization_id = ${key.organizationId} and e.mcp_session_id = ${key.id} and e.id > ${afterId ?? "0"}::bigint
+        order by e.id limit ${limit}`,
+    /** One bounded retention pass; returns how many rows it deleted. */
+    prune: (retention: PushRetention = DEFAULT_PUSH_RETENTION): Promise<number> => pruneRetention(sql, retention),
+  };
+}
+
+export type PushStore = ReturnType<typeof createPushStore>;
+
+/** What the store's statements share: the handle, and how the replicas are told of a committed change. */
+interface StoreContext {
+  sql: Sql;
+  tell: (organizationId: string, ids: readonly string[], k: PushHintKind) => void;
+}
+
+/** A new MCP session of `owner` (see `PushStore.open`); returns its id. */
+async function openSession({ sql, tell }: StoreContext, owner: OwnerScope, keep: number): Promise<string> {
+  const id = newId("mcps");
+  // The delete sees the sessions as they were before this insert: keep - 1 of them stay.
+  const evicted = await sql`
+        with created as (
+          insert into mcp_session (id, organization_id, user_id) values (${id}, ${owner.organizationId}, ${owner.userId}) returning id),
+        evicted as (
+          delete from mcp_session where organization_id = ${owner.organizationId} and id in (
+            select id from mcp_session where organization_id = ${owner.organizationId} and user_id = ${owner.userId}
+            order by created_at desc, id desc offset ${Math.max(0, keep - 1)})
+          returning id)
+        select id from evicted`;
+  tell(
+    owner.organizationId,
+    evicted.map((row) => row.id as string),
+    "gone",
+  );
+  return id;
+}
+
+/** Saves a subscription (see `PushStore.subscribe`). */
+async function saveSubscription({ sql, tell }: StoreContext, key: McpSessionKey, subscription: Subscription): Promise<void> {
+  const saved = await sql`
+        with saved as (
+          insert into mcp_subscription (organization_id, mcp_session_id, uri, remote_session_id, fingerprint)
+          values (${key.organizationId}, ${key.id}, ${subscription.uri}, ${subscription.remoteSessionId}, ${subscription.fingerprint})
+          on conflict (organization_id, mcp_session_id, uri) do update set fingerprint = excluded.fingerprint
+          returning mcp_session_id)
+        select mcp_session_id from saved`;
+  tell(key.organizationId, saved.length > 0 ? [key.id] : [], "subs");
+}
+
+/** Deletes a subscription and tells the replicas. */
+async function deleteSubscription({ sql, tell }: StoreContext, key: McpSessionKey, uri: string): Promise<void> {
+  const gone = await sql`
+        with gone as (
+          delete from mcp_subscription where organization_id = ${key.organizationId} and mcp_session_id = ${key.id} and uri = ${uri}
+          returning mcp_session_id)
+        select mcp_session_id from gone`;
+  tell(key.organizationId, gone.length > 0 ? [key.id] : [], "subs");
+}
+
+/** Records a changed resource's event (see `PushStore.announce`); returns whether it was recorded. */
+async function announceChange(
+  { sql, tell }: StoreContext,
+  key: McpSessionKey,
+  change: { uri: string; fingerprint: string; message: Record<string, unknown> },
+): Promise<boolean> {
+  const { uri, fingerprint, message } = change;
+  const rows = await sql`
         with changed as (
           update mcp_subscription set fingerprint = ${fingerprint}
           where organization_id = ${key.organizationId} and mcp_session_id = ${key.id} and uri = ${uri} and fingerprint <> ${fingerprint}
@@ -144,37 +184,28 @@ export function createPushStore(sql: Sql, publish: (hints: readonly PushHint[]) 
           select organization_id, mcp_session_id, ${sql.json(message as never)} from changed
           returning mcp_session_id)
         select mcp_session_id from recorded`;
-      tell(key.organizationId, rows.length > 0 ? [key.id] : [], "events");
-      return rows.length > 0;
-    },
-    /** The session's events after `afterId` (all kept ones for null), oldest first. */
-    eventsAfter: async (key: McpSessionKey, afterId: string | null, limit = 500): Promise<PushEvent[]> =>
-      sql<PushEvent[]>`
-        select e.id::text as id, e.message from mcp_push_event e
-        where e.organization_id = ${key.organizationId} and e.mcp_session_id = ${key.id} and e.id > ${afterId ?? "0"}::bigint
-        order by e.id limit ${limit}`,
-    /** One bounded retention pass; returns how many rows it deleted. */
-    prune: async (retention: PushRetention = DEFAULT_PUSH_RETENTION): Promise<number> => {
-      // Retention spans every organization by design (multi-shard statements on a sharded database).
-      const [aged, crowded, idle] = await Promise.all([
-        sql`/* across organizations: retention */
+  tell(key.organizationId, rows.length > 0 ? [key.id] : [], "events");
+  return rows.length > 0;
+}
+
+/** One bounded retention pass (see `PushStore.prune`). */
+async function pruneRetention(sql: Sql, retention: PushRetention): Promise<number> {
+  // Retention spans every organization by design (multi-shard statements on a sharded database).
+  const [aged, crowded, idle] = await Promise.all([
+    sql`/* across organizations: retention */
             delete from mcp_push_event where (organization_id, id) in (
               select organization_id, id from mcp_push_event where created_at < now() - make_interval(secs => ${retention.eventMaxAgeMs / 1000}) limit 5000)`,
-        sql`/* across organizations: retention */
+    sql`/* across organizations: retention */
             delete from mcp_push_event where (organization_id, id) in (
               select organization_id, id from (
                 select organization_id, id, row_number() over (partition by organization_id, mcp_session_id order by id desc) as newer from mcp_push_event) ranked
               where newer > ${retention.eventsPerSession} limit 5000)`,
-        sql`/* across organizations: retention */
+    sql`/* across organizations: retention */
             delete from mcp_session where (organization_id, id) in (
               select organization_id, id from mcp_session where last_seen_at < now() - make_interval(secs => ${retention.sessionIdleMs / 1000}) limit 500)`,
-      ]);
-      return aged.count + crowded.count + idle.count;
-    },
-  };
+  ]);
+  return aged.count + crowded.count + idle.count;
 }
-
-export type PushStore = ReturnType<typeof createPushStore>;
 
 /** Whose MCP sessions these are: the organization and the user of the verified token. */
 export function ownerOf(auth: PushAuth): OwnerScope | null {
