@@ -74,7 +74,60 @@ process.once("SIGTERM", () => void shutdown(0));
 async function start(): Promise<void> {
   const notify = notifySettings();
   const config = await loadDevConfig(env.DEV_CONFIG);
+  const { sql, listenSql } = await openDatabase();
+  // The gateway closes the bus with itself.
+  const wakeBus = env.NATS_URL
+    ? await connectNatsWakeBus({ servers: env.NATS_URL.split(",").map((s) => s.trim()) }).catch((error: unknown) => {
+        throw new StartupError(`NATS_URL: ${error instanceof Error ? error.message : String(error)}`);
+      })
+    : undefined;
+  const cloud = await cloudWorker(config);
+  const traces = env.TRACES === "console" ? consoleTraces() : null;
+  if (traces) stops.push(() => traces.close());
+  const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    process.stdout.write(`[gateway] ${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ""}\n`);
+  const gateway = await serveGateway({
+    sql,
+    ...(listenSql ? { listenSql } : {}),
+    ...(wakeBus ? { wakeBus } : {}),
+    ...servedAt(),
+    members: () => config.members,
+    cloudEnabled: (organizationId) => config.cloudOrganizations.includes(organizationId),
+    runnerTokenSecret: config.runnerTokenSecret,
+    // den-api authenticates the member from the request: the member's own session token.
+    cloudResolver: createHttpWorkerResolver({
+      baseUrl: cloud.resolverUrl,
+      gatewayKey: cloud.gatewayKey,
+      memberHeaders: (scope): Record<string, string> => {
+        const m = config.members.find((member) => member.organizationId === scope.organizationId && member.memberId === scope.memberId);
+        return m ? { authorization: `Bearer ${m.sessionToken}` } : {};
+      },
+    }),
+    webUrlTemplate: env.WEB_URL_TEMPLATE,
+    createRateLimit: { bucket: "create", limit: env.CREATE_RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
+    echoTarget: env.ECHO_TARGET === "1",
+    ...(traces ? { tracerProvider: traces.tracerProvider } : {}),
+    notify,
+    logger: { info: log("info"), warn: log("warn"), error: log("error") },
+  });
+  stops.unshift(() => gateway.close());
+  const member = config.members[0]!;
+  if (env.START_RUNNER === "1") startLocalRunner(gateway.baseUrl, member.sessionToken);
+  say(`
+  OpenWork remote sessions — reference gateway
+    MCP endpoint : ${gateway.mcpUrl}
+    Dev token    : ${member.mcpToken}   (member ${member.memberId} of ${member.organizationId}; more in ${env.DEV_CONFIG})
 
+${connectCommands(gateway.mcpUrl, member.mcpToken)}
+
+  Then ask the agent: "search capabilities for remote session", and run remote-session:create with
+  {"target":"desktop","prompt":"hello"} (the local runner answers) or {"target":"cloud","prompt":"hello"}.
+  Ctrl-C stops everything.
+  `);
+}
+
+/** `DATABASE_URL` (or an embedded PostgreSQL 18 without one), proved reachable, and `LISTEN_DATABASE_URL`'s client. */
+async function openDatabase() {
   let databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) {
     const started = Date.now();
@@ -90,110 +143,62 @@ async function start(): Promise<void> {
   });
   const listenSql = env.LISTEN_DATABASE_URL ? postgres(env.LISTEN_DATABASE_URL, { max: 1, onnotice: () => {}, connect_timeout: 10 }) : undefined;
   if (listenSql) stops.unshift(() => listenSql.end({ timeout: 5 }));
-  // The gateway closes the bus with itself.
-  const wakeBus = env.NATS_URL
-    ? await connectNatsWakeBus({ servers: env.NATS_URL.split(",").map((s) => s.trim()) }).catch((error: unknown) => {
-        throw new StartupError(`NATS_URL: ${error instanceof Error ? error.message : String(error)}`);
-      })
-    : undefined;
+  return { sql, listenSql };
+}
 
-  let resolverUrl = env.CLOUD_RESOLVER_URL;
-  let gatewayKey = env.CLOUD_GATEWAY_KEY ?? "";
-  if (!resolverUrl) {
-    gatewayKey = randomBytes(16).toString("hex");
-    const witness = await startWitnessWorker({
-      clientToken: randomBytes(16).toString("hex"),
-      hostToken: randomBytes(16).toString("hex"),
-      gatewayKey,
-      // As den-api: the member is whoever the request's session token names.
-      members: (token) => {
-        const m = config.members.find((member) => member.sessionToken === token);
-        return m ? { organizationId: m.organizationId, memberId: m.memberId, cloud: config.cloudOrganizations.includes(m.organizationId) } : null;
-      },
-      ...(env.WITNESS_OPENCODE_URL ? { opencode: { url: env.WITNESS_OPENCODE_URL, directory: process.cwd() } } : {}),
-    });
-    stops.unshift(() => witness.close());
-    resolverUrl = witness.resolverUrl;
-    say(`› witness cloud worker on ${witness.url} (${env.WITNESS_OPENCODE_URL ? "opencode" : "echo engine"})`);
-  }
+/** `CLOUD_RESOLVER_URL`'s worker resolver, or the witness worker started here without one. */
+async function cloudWorker(config: Awaited<ReturnType<typeof loadDevConfig>>): Promise<{ resolverUrl: string; gatewayKey: string }> {
+  if (env.CLOUD_RESOLVER_URL) return { resolverUrl: env.CLOUD_RESOLVER_URL, gatewayKey: env.CLOUD_GATEWAY_KEY ?? "" };
+  const gatewayKey = randomBytes(16).toString("hex");
+  const witness = await startWitnessWorker({
+    clientToken: randomBytes(16).toString("hex"),
+    hostToken: randomBytes(16).toString("hex"),
+    gatewayKey,
+    // As den-api: the member is whoever the request's session token names.
+    members: (token) => {
+      const m = config.members.find((member) => member.sessionToken === token);
+      return m ? { organizationId: m.organizationId, memberId: m.memberId, cloud: config.cloudOrganizations.includes(m.organizationId) } : null;
+    },
+    ...(env.WITNESS_OPENCODE_URL ? { opencode: { url: env.WITNESS_OPENCODE_URL, directory: process.cwd() } } : {}),
+  });
+  stops.unshift(() => witness.close());
+  say(`› witness cloud worker on ${witness.url} (${env.WITNESS_OPENCODE_URL ? "opencode" : "echo engine"})`);
+  return { resolverUrl: witness.resolverUrl, gatewayKey };
+}
 
-  const traces = env.TRACES === "console" ? consoleTraces() : null;
-  if (traces) stops.push(() => traces.close());
-  const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
-    process.stdout.write(`[gateway] ${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ""}\n`);
-  const gateway = await serveGateway({
-    sql,
-    ...(listenSql ? { listenSql } : {}),
-    ...(wakeBus ? { wakeBus } : {}),
+/** Where the gateway listens and how it is reached: PORT, HOST, PUBLIC_URL, ALLOWED_ORIGINS, OPENWORK_BASE_PATHS, TRUSTED_PROXY_ORIGINS. */
+function servedAt() {
+  const list = (value: string) =>
+    value
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean);
+  return {
     port: env.PORT,
     host: env.HOST,
     ...(env.PUBLIC_URL ? { publicUrl: env.PUBLIC_URL } : {}),
-    ...(env.ALLOWED_ORIGINS
-      ? {
-          allowedOrigins: env.ALLOWED_ORIGINS.split(",")
-            .map((o) => o.trim())
-            .filter(Boolean),
-        }
-      : {}),
+    ...(env.ALLOWED_ORIGINS ? { allowedOrigins: list(env.ALLOWED_ORIGINS) } : {}),
     ...(env.OPENWORK_BASE_PATHS ? { openworkBasePaths: env.OPENWORK_BASE_PATHS.split(",").map((p) => p.trim().replace(/\/+$/, "")) } : {}),
-    ...(env.TRUSTED_PROXY_ORIGINS
-      ? {
-          trustedProxyOrigins: env.TRUSTED_PROXY_ORIGINS.split(",")
-            .map((o) => o.trim())
-            .filter(Boolean),
-        }
-      : {}),
-    members: () => config.members,
-    cloudEnabled: (organizationId) => config.cloudOrganizations.includes(organizationId),
-    runnerTokenSecret: config.runnerTokenSecret,
-    // den-api authenticates the member from the request: the member's own session token.
-    cloudResolver: createHttpWorkerResolver({
-      baseUrl: resolverUrl,
-      gatewayKey,
-      memberHeaders: (scope): Record<string, string> => {
-        const m = config.members.find((member) => member.organizationId === scope.organizationId && member.memberId === scope.memberId);
-        return m ? { authorization: `Bearer ${m.sessionToken}` } : {};
-      },
-    }),
-    webUrlTemplate: env.WEB_URL_TEMPLATE,
-    createRateLimit: { bucket: "create", limit: env.CREATE_RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
-    echoTarget: env.ECHO_TARGET === "1",
-    ...(traces ? { tracerProvider: traces.tracerProvider } : {}),
-    notify,
-    logger: { info: log("info"), warn: log("warn"), error: log("error") },
+    ...(env.TRUSTED_PROXY_ORIGINS ? { trustedProxyOrigins: list(env.TRUSTED_PROXY_ORIGINS) } : {}),
+  };
+}
+
+/** The reference runner (what the Electron runner does) as a child process, signed in as the first dev member. */
+function startLocalRunner(gatewayUrl: string, memberToken: string): void {
+  const require = createRequire(import.meta.url);
+  const runnerMain = join(dirname(require.resolve("@openwork/desktop-runner/package.json")), "dist", "main.js");
+  const runner: ChildProcess = spawn(process.execPath, [runnerMain], {
+    env: { ...process.env, GATEWAY_URL: gatewayUrl, MEMBER_SESSION_TOKEN: memberToken, RUNNER_NAME: "Local desktop (reference runner)" },
+    stdio: "inherit",
   });
-  stops.unshift(() => gateway.close());
-
-  const member = config.members[0]!;
-  let runner: ChildProcess | undefined;
-  if (env.START_RUNNER === "1") {
-    const require = createRequire(import.meta.url);
-    const runnerMain = join(dirname(require.resolve("@openwork/desktop-runner/package.json")), "dist", "main.js");
-    runner = spawn(process.execPath, [runnerMain], {
-      env: { ...process.env, GATEWAY_URL: gateway.baseUrl, MEMBER_SESSION_TOKEN: member.sessionToken, RUNNER_NAME: "Local desktop (reference runner)" },
-      stdio: "inherit",
-    });
-    stops.unshift(
-      () =>
-        new Promise((resolve) => {
-          if (runner!.exitCode !== null) return resolve(undefined);
-          runner!.once("exit", resolve);
-          runner!.kill("SIGTERM");
-        }),
-    );
-  }
-
-  say(`
-  OpenWork remote sessions — reference gateway
-    MCP endpoint : ${gateway.mcpUrl}
-    Dev token    : ${member.mcpToken}   (member ${member.memberId} of ${member.organizationId}; more in ${env.DEV_CONFIG})
-
-${connectCommands(gateway.mcpUrl, member.mcpToken)}
-
-  Then ask the agent: "search capabilities for remote session", and run remote-session:create with
-  {"target":"desktop","prompt":"hello"} (the local runner answers) or {"target":"cloud","prompt":"hello"}.
-  Ctrl-C stops everything.
-  `);
+  stops.unshift(
+    () =>
+      new Promise((resolve) => {
+        if (runner.exitCode !== null) return resolve(undefined);
+        runner.once("exit", resolve);
+        runner.kill("SIGTERM");
+      }),
+  );
 }
 
 /** The NOTIFY_* settings and SMTP_URL, checked before anything starts: a typo is a start-up error naming the setting. */

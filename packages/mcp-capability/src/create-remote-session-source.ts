@@ -158,131 +158,165 @@ export interface RemoteSessionSourceOptions {
 export const DEFAULT_WAITING_READS_PER_MEMBER = 16;
 const WAITING_RETRY_AFTER_MS = 1_000;
 
+/** How long a request may wait on the human before reads call it overdue. */
+export const DEFAULT_INPUT_TIMEOUT_MS = 15 * 60_000;
+
+/** What the source's search and execute share, resolved once from its options. */
+interface SourceParts {
+  options: RemoteSessionSourceOptions;
+  policy: RemoteSessionPolicy;
+  logger: Logger;
+  targetAliases: ReadonlyMap<string, string>;
+  catalog: ReturnType<typeof createTargetCatalog>;
+  sessions: ReturnType<typeof createRemoteSessions>;
+  capabilities: ReturnType<typeof buildCapabilities>;
+  schemas: ReadonlyMap<Action, Record<string, unknown>>;
+  notified: ReturnType<typeof createNotifiedLookup>;
+  spawnRules: SpawnRules;
+  waiting: MemberSlots;
+  refusals: RefusalLog;
+}
+
 /**
  * Creates the remote-session capability source: search and execute for create, send, read,
  * list, stop and targets, in den-api's registry contract. Errors come back as `isError` values
  * with a `referenceId`, never thrown.
  */
-/** How long a request may wait on the human before reads call it overdue. */
-export const DEFAULT_INPUT_TIMEOUT_MS = 15 * 60_000;
-
 export function createRemoteSessionSource(options: RemoteSessionSourceOptions): RemoteSessionSource {
-  const policy: RemoteSessionPolicy = { ...DEFAULT_POLICY, ...options.policy };
-  const logger = options.logger ?? silentLogger;
-  checkTargetDeclarations(options.targets);
-  const targetAliases = new Map(options.targets.flatMap((t) => (t.aliases ?? []).map((alias) => [alias, t.name] as const)));
-  const catalog = createTargetCatalog(options.targets, options.defaultTarget);
-  const sessions = createRemoteSessions(options.ledger, logger);
-  const CAPABILITIES = buildCapabilities(options.targets);
-  const schemas = new Map(ACTIONS.map((action) => [action, z.toJSONSchema(CAPABILITIES[action].args, { io: "input" }) as Record<string, unknown>]));
-  const notified = createNotifiedLookup(options.notificationLog, logger);
-  const spawnRules = resolveSpawnRules(options.spawnRules);
-  const waiting = createMemberSlots(options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
-  const refusals = new RefusalLog();
-  const gated = (ctx: RegistryContext) => policy.gateScope !== undefined && !ctx.principal.scopes.has(policy.gateScope);
-
-  /** Create's schema as this caller may use it: the targets offered to them, and the real default. */
-  const schemaFor = (action: Action, offered: readonly OfferedTarget[]) => {
-    const schema = schemas.get(action)!;
-    if (action !== "create") return schema;
-    const properties = schema.properties as Record<string, Record<string, unknown>>;
-    const names = offered.map((o) => o.target.name);
-    const fallback = catalog.defaultOf(offered);
-    return { ...schema, properties: { ...properties, target: { ...properties.target, enum: names, ...(fallback ? { default: fallback } : {}) } } };
-  };
-  const matches = async (ctx: SearchContext, query: string, limit: number): Promise<CapabilityMatch[]> => {
-    if (!ctx.sourceFilter.api || !ctx.member || !ctx.remoteSessionsEnabled || gated(ctx)) return [];
-    const offered = await catalog.offered(targetCall(ctx, ctx.member, newReferenceId()));
-    const all = ACTIONS.map((action) => {
-      const capability = CAPABILITIES[action];
-      // Create's summary names only the targets this caller is offered.
-      const summary = action === "create" ? createSummary(offered.map((o) => o.target)) : capability.summary;
-      const name = capabilityName(action);
-      return {
-        name,
-        summary,
-        score: scoreMatch(query, { name, summary, keywords: capability.keywords }),
-        kind: "remote_session" as const,
-        method: "SESSION" as const,
-        path: name,
-        pathParams: [],
-        queryParams: [],
-        hasBody: true as const,
-        readOnly: !capability.write,
-        argumentsSchema: schemaFor(action, offered),
-        invocation: { argumentsField: "body" as const },
-      };
-    });
-    return rankMatches(all, limit);
-  };
-
+  const parts = sourcePartsOf(options);
   return {
     kind: "remoteSession",
     parseName,
     enumerate: async () => [],
-    waitingReads: waiting.count,
-
+    waitingReads: parts.waiting.count,
     search: async (ctx, query, limit) => {
       // A rejected search fails den-api's whole search_capabilities: a target's failure hides us instead.
       try {
-        return await matches(ctx, query, limit);
+        return await matches(parts, ctx, query, limit);
       } catch (error) {
-        logger.error("remote session search failed", { error: errorFacts(error) });
+        parts.logger.error("remote session search failed", { error: errorFacts(error) });
         return [];
       }
     },
-
-    execute: async (ctx, parsed, input, execution = {}) => {
-      const referenceId = newReferenceId();
-      const started = performance.now();
-      // Only this source's kind, and a name it parses itself: den-api hands every kind to every source's type.
-      const own = parsed.kind === "remoteSession" ? parseName(parsed.name) : null;
-      const fields: Record<string, unknown> = { capability: own ? capabilityName(own.action) : "unknown", referenceId };
-      // Body members set aside (OpenWork's names with no use here, misspellings): named in the result.
-      const ignored: string[] = [];
-      let leave = () => {};
-      try {
-        if (!own || (!ctx.remoteSessionsEnabled && !KEPT_WHEN_DISABLED.has(own.action))) {
-          throw new SessionFailure(sessionError("unknown_capability", `no capability named ${parsed.name}; call search_capabilities to find a valid name`));
-        }
-        const capability = CAPABILITIES[own.action];
-        const call = { ...authorize(ctx, capability, policy, referenceId), ...(execution.signal ? { signal: execution.signal } : {}) };
-        const known = new Set(Object.keys((schemas.get(own.action)!.properties ?? {}) as object));
-        const dialect = fromOpenworkDialect(own.action, readBody(input.body), known, targetAliases);
-        ignored.push(...dialect.ignored);
-        const args = parseArguments(capability, dialect.body, fields);
-        if (typeof args.sessionId === "string") fields.sessionId = args.sessionId;
-        if (typeof args.waitMs === "number" && args.waitMs > 0)
-          leave = enterWaiting(waiting, call, options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
-        const env = createRunEnv(call, ignored, {
-          ledger: options.ledger,
-          sessions,
-          catalog,
-          createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT,
-          sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT,
-          inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS,
-          notified,
-          spawner: ctx.remoteSession?.sessionId ?? null,
-          spawnRules,
-        });
-        const payload = await capability.run(env, args);
-        fields.sessionId = payload.sessionId;
-        fields.outcome = "ok";
-        return toolResult(withIgnored(payload, ignored));
-      } catch (error) {
-        const value = toErrorValue(error, referenceId, logger);
-        fields.outcome = value.error;
-        // The cause, for whoever follows the referenceId: error messages name ids and codes, never prompts.
-        fields.cause = value.message.slice(0, 300);
-        return toolResult(withIgnored(errorPayload(value), ignored), true);
-      } finally {
-        leave();
-        fields.durationMs = Math.round(performance.now() - started);
-        logCall(logger, refusals, ctx, fields);
-        if (own && CAPABILITIES[own.action].write && options.audit) await audited(options.audit, auditEvent(ctx, own.action, fields), logger);
-      }
-    },
+    execute: (ctx, parsed, input, execution = {}) => executeCapability(parts, ctx, parsed, input, execution),
   };
+}
+
+function sourcePartsOf(options: RemoteSessionSourceOptions): SourceParts {
+  const logger = options.logger ?? silentLogger;
+  checkTargetDeclarations(options.targets);
+  const capabilities = buildCapabilities(options.targets);
+  return {
+    options,
+    policy: { ...DEFAULT_POLICY, ...options.policy },
+    logger,
+    targetAliases: new Map(options.targets.flatMap((t) => (t.aliases ?? []).map((alias) => [alias, t.name] as const))),
+    catalog: createTargetCatalog(options.targets, options.defaultTarget),
+    sessions: createRemoteSessions(options.ledger, logger),
+    capabilities,
+    schemas: new Map(ACTIONS.map((action) => [action, z.toJSONSchema(capabilities[action].args, { io: "input" }) as Record<string, unknown>])),
+    notified: createNotifiedLookup(options.notificationLog, logger),
+    spawnRules: resolveSpawnRules(options.spawnRules),
+    waiting: createMemberSlots(options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER),
+    refusals: new RefusalLog(),
+  };
+}
+
+const gated = (policy: RemoteSessionPolicy, ctx: RegistryContext) => policy.gateScope !== undefined && !ctx.principal.scopes.has(policy.gateScope);
+
+/** Create's schema as this caller may use it: the targets offered to them, and the real default. */
+function schemaFor(parts: SourceParts, action: Action, offered: readonly OfferedTarget[]): Record<string, unknown> {
+  const schema = parts.schemas.get(action)!;
+  if (action !== "create") return schema;
+  const properties = schema.properties as Record<string, Record<string, unknown>>;
+  const names = offered.map((o) => o.target.name);
+  const fallback = parts.catalog.defaultOf(offered);
+  return { ...schema, properties: { ...properties, target: { ...properties.target, enum: names, ...(fallback ? { default: fallback } : {}) } } };
+}
+
+async function matches(parts: SourceParts, ctx: SearchContext, query: string, limit: number): Promise<CapabilityMatch[]> {
+  if (!ctx.sourceFilter.api || !ctx.member || !ctx.remoteSessionsEnabled || gated(parts.policy, ctx)) return [];
+  const offered = await parts.catalog.offered(targetCall(ctx, ctx.member, newReferenceId()));
+  const all = ACTIONS.map((action) => {
+    const capability = parts.capabilities[action];
+    // Create's summary names only the targets this caller is offered.
+    const summary = action === "create" ? createSummary(offered.map((o) => o.target)) : capability.summary;
+    const name = capabilityName(action);
+    return {
+      name,
+      summary,
+      score: scoreMatch(query, { name, summary, keywords: capability.keywords }),
+      kind: "remote_session" as const,
+      method: "SESSION" as const,
+      path: name,
+      pathParams: [],
+      queryParams: [],
+      hasBody: true as const,
+      readOnly: !capability.write,
+      argumentsSchema: schemaFor(parts, action, offered),
+      invocation: { argumentsField: "body" as const },
+    };
+  });
+  return rankMatches(all, limit);
+}
+
+/** One capability call, as a result value whatever happens; logged, and audited when it writes. */
+async function executeCapability(
+  parts: SourceParts,
+  ctx: RegistryContext,
+  parsed: AnyParsedCapability,
+  input: ExecuteInput,
+  execution: ExecuteOptions,
+): Promise<ToolResult> {
+  const { options, logger } = parts;
+  const referenceId = newReferenceId();
+  const started = performance.now();
+  // Only this source's kind, and a name it parses itself: den-api hands every kind to every source's type.
+  const own = parsed.kind === "remoteSession" ? parseName(parsed.name) : null;
+  const fields: Record<string, unknown> = { capability: own ? capabilityName(own.action) : "unknown", referenceId };
+  // Body members set aside (OpenWork's names with no use here, misspellings): named in the result.
+  const ignored: string[] = [];
+  let leave = () => {};
+  try {
+    if (!own || (!ctx.remoteSessionsEnabled && !KEPT_WHEN_DISABLED.has(own.action))) {
+      throw new SessionFailure(sessionError("unknown_capability", `no capability named ${parsed.name}; call search_capabilities to find a valid name`));
+    }
+    const capability = parts.capabilities[own.action];
+    const call = { ...authorize(ctx, capability, parts.policy, referenceId), ...(execution.signal ? { signal: execution.signal } : {}) };
+    const known = new Set(Object.keys((parts.schemas.get(own.action)!.properties ?? {}) as object));
+    const dialect = fromOpenworkDialect(own.action, readBody(input.body), known, parts.targetAliases);
+    ignored.push(...dialect.ignored);
+    const args = parseArguments(capability, dialect.body, fields);
+    if (typeof args.sessionId === "string") fields.sessionId = args.sessionId;
+    if (typeof args.waitMs === "number" && args.waitMs > 0)
+      leave = enterWaiting(parts.waiting, call, options.waitingReadsPerMember ?? DEFAULT_WAITING_READS_PER_MEMBER);
+    const env = createRunEnv(call, ignored, {
+      ledger: options.ledger,
+      sessions: parts.sessions,
+      catalog: parts.catalog,
+      createRateLimit: options.createRateLimit ?? CREATE_RATE_LIMIT,
+      sendRateLimit: options.sendRateLimit ?? SEND_RATE_LIMIT,
+      inputTimeoutMs: options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS,
+      notified: parts.notified,
+      spawner: ctx.remoteSession?.sessionId ?? null,
+      spawnRules: parts.spawnRules,
+    });
+    const payload = await capability.run(env, args);
+    fields.sessionId = payload.sessionId;
+    fields.outcome = "ok";
+    return toolResult(withIgnored(payload, ignored));
+  } catch (error) {
+    const value = toErrorValue(error, referenceId, logger);
+    fields.outcome = value.error;
+    // The cause, for whoever follows the referenceId: error messages name ids and codes, never prompts.
+    fields.cause = value.message.slice(0, 300);
+    return toolResult(withIgnored(errorPayload(value), ignored), true);
+  } finally {
+    leave();
+    fields.durationMs = Math.round(performance.now() - started);
+    logCall(logger, parts.refusals, ctx, fields);
+    if (own && parts.capabilities[own.action].write && options.audit) await audited(options.audit, auditEvent(ctx, own.action, fields), logger);
+  }
 }
 
 /**

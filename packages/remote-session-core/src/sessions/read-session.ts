@@ -1,0 +1,61 @@
+import type { LedgerSession } from "../ledger/ledger-session.js";
+import type { ReadResult, Target, TargetCall } from "../target.js";
+import { encodeCursor, observationOf, observedIn, withObservation } from "../transcript/cursor.js";
+import { current, record, type SessionsContext } from "./sessions-context.js";
+
+// A waiting read looks again after 1 s, then 2 s, 4 s, and every 5 s, when its target answered
+// at once with what the reader had already seen (targets wait by themselves only while a turn
+// runs or a task is queued).
+const relookAfter = (looks: number) => Math.min(5_000, 1_000 * 2 ** (looks - 1));
+
+/** Whether a read brought the reader anything after their cursor: messages, a final reply, another state or request, or a call to read again. */
+const broughtNews = (result: ReadResult, seen: string) =>
+  result.messages.length > 0 || result.finalAssistantText !== undefined || result.awaitingTarget === true || observationOf(result) !== seen;
+
+/** What a session whose row is still reserved reads as: its row, and nothing from a target that never took it. */
+const reservedRead = (session: LedgerSession): ReadResult => ({
+  sessionId: session.id,
+  target: session.target,
+  state: session.state,
+  title: session.title,
+  messages: [],
+  cursor: encodeCursor(session.id, 0),
+  hasMore: false,
+});
+
+/**
+ * A read. One that waits returns on a change after the caller's cursor, never on a state that was
+ * already there when they last read: the cursor carries what they were shown, and a target that
+ * answers at once with just that is looked at again until something moves or time is up.
+ */
+export async function readSession(
+  ctx: SessionsContext,
+  call: TargetCall,
+  target: Target,
+  session: LedgerSession,
+  input: Parameters<Target["read"]>[2],
+): Promise<ReadResult> {
+  const seen = input.waitMs > 0 ? observedIn(session.id, input.cursor) : undefined;
+  const deadline = Date.now() + input.waitMs;
+  let latest = session;
+  for (let looks = 1; ; looks++) {
+    // Later looks need no wait of their own: the target answered at once the first time.
+    const result = await look(ctx, call, target, latest, looks === 1 ? input : { ...input, waitMs: 0 });
+    latest = { ...latest, state: result.state };
+    if (seen === undefined || broughtNews(result, seen) || Date.now() >= deadline || call.signal?.aborted) {
+      return { ...result, cursor: withObservation(session.id, result.cursor, observationOf(result)) };
+    }
+    await ctx.changes.wait(session.id, Math.min(deadline - Date.now(), relookAfter(looks)), call.signal);
+  }
+}
+
+/** One look at the session, recording a state the target observed that the ledger does not have yet. */
+async function look(ctx: SessionsContext, call: TargetCall, target: Target, seen: LedgerSession, input: Parameters<Target["read"]>[2]): Promise<ReadResult> {
+  const session = await current(ctx, call, seen);
+  if (session.reservedAt) return reservedRead(session);
+  const result = await target.read(call, session, input);
+  if (result.state !== session.state) {
+    await record(ctx, call, session.id, session.state, { state: result.state, ...(result.lastError ? { lastError: result.lastError } : {}) });
+  }
+  return result;
+}
