@@ -35,83 +35,19 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
 
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      let open = true;
-      let lastSent = resumeAfter ?? 0;
-      const write = (text: string) => {
-        if (open) controller.enqueue(encoder.encode(text));
+      const stream: WakeStream = {
+        ctx,
+        runner,
+        framing,
+        controller,
+        encoder,
+        open: true,
+        lastSent: resumeAfter ?? 0,
+        // Hints that arrive while the replay is read wait, so the stream stays in id order.
+        buffered: [],
+        cleanup: () => {},
       };
-      const sendNotice = (notice: Pick<WakeNotice, "w" | "t">) => {
-        if (!framing.hints || notice.w <= lastSent) return;
-        lastSent = notice.w;
-        write(wakeFrame({ type: "remote_session_work_available", cursor: String(notice.w), taskId: notice.t }, String(notice.w)));
-      };
-      // Hints that arrive while the replay is read wait, so the stream stays in id order.
-      let buffered: WakeSignal[] | null = [];
-      const deliver = (signal: WakeSignal) => {
-        if (buffered) buffered.push(signal);
-        else if (signal.kind === "task") sendNotice(signal.notice);
-        // After the listener reconnected, hints may be lost: tell the runner to look.
-        else if (framing.hints) write(wakeFrame({ type: "remote_session_work_available", cursor: String(lastSent) }));
-      };
-      const unsubscribe = ctx.hub.subscribeRunner(runner, deliver, () => close());
-      const keepalive = setInterval(() => {
-        write(framing.keepalive);
-        // A revoked runner's stream ends at the next keepalive.
-        void touchRunner(ctx.sql, holder).then(
-          (registered) => {
-            if (registered === null) close();
-          },
-          () => {},
-        );
-      }, ctx.keepaliveMs);
-      const membership = setInterval(() => {
-        void ctx.isActiveMember(runner).then(
-          (active) => {
-            if (!active) close();
-          },
-          () => {},
-        );
-      }, ctx.membershipCheckMs);
-      const expiry = setTimeout(() => close(), Math.min(MAX_TIMER_MS, Math.max(0, runner.expiresAt - Date.now())));
-      const close = () => {
-        if (!open) return;
-        cleanup();
-        try {
-          controller.close();
-        } catch {
-          // already closed by the reader
-        }
-      };
-      // Runs once: the request's abort and the body's cancel both end a stream, and a second
-      // disconnect mark could land after the runner's next request had brought it back online.
-      cleanup = () => {
-        if (!open) return;
-        open = false;
-        unsubscribe();
-        if (dialect.presence === "stream" && ctx.hub.runnerStreamCount(runner) === 0) {
-          // Forgotten once marked: the runner's next request reads its registration, and so clears the mark.
-          void markDisconnected(ctx.sql, runner).then(
-            () => ctx.registrations.forget(runner),
-            () => {},
-          );
-        }
-        clearInterval(keepalive);
-        clearInterval(membership);
-        clearTimeout(expiry);
-      };
-      request.signal.addEventListener("abort", () => cleanup(), { once: true });
-
-      write(framing.opening);
-      void replay(ctx, runner, resumeAfter)
-        .then((rows) => {
-          for (const row of rows) sendNotice(row);
-        })
-        .catch((error: unknown) => ctx.logger.warn("desktop runner: wake replay failed", { runnerId: runner.runnerId, error: String(error) }))
-        .finally(() => {
-          const pending = buffered ?? [];
-          buffered = null;
-          for (const signal of pending) deliver(signal);
-        });
+      cleanup = startWakeStream(stream, holder, request, resumeAfter);
     },
     cancel() {
       cleanup();
@@ -122,6 +58,121 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
     status: 200,
     headers: { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" },
   });
+}
+
+/** One open wake stream: what its pieces share. */
+interface WakeStream {
+  readonly ctx: RouteContext;
+  readonly runner: RunnerIdentity & { expiresAt: number };
+  readonly framing: StreamFraming;
+  readonly controller: ReadableStreamDefaultController<Uint8Array>;
+  readonly encoder: TextEncoder;
+  open: boolean;
+  lastSent: number;
+  /** The hints held back while the replay is read; null once it was. */
+  buffered: WakeSignal[] | null;
+  /** Ends the stream's subscription and timers (once); set once they exist. */
+  cleanup: () => void;
+}
+
+/** Subscribes the stream, starts its timers, writes the opening and replays; returns its cleanup. */
+function startWakeStream(
+  stream: WakeStream,
+  holder: RunnerIdentity & { expiresAt: number; mintedAt: number },
+  request: Request,
+  resumeAfter: number | null,
+): () => void {
+  const { ctx, runner } = stream;
+  const unsubscribe = ctx.hub.subscribeRunner(
+    runner,
+    (signal) => deliver(stream, signal),
+    () => close(stream),
+  );
+  const keepalive = setInterval(() => {
+    write(stream, stream.framing.keepalive);
+    // A revoked runner's stream ends at the next keepalive.
+    void touchRunner(ctx.sql, holder).then(
+      (registered) => {
+        if (registered === null) close(stream);
+      },
+      () => {},
+    );
+  }, ctx.keepaliveMs);
+  const membership = setInterval(() => {
+    void ctx.isActiveMember(runner).then(
+      (active) => {
+        if (!active) close(stream);
+      },
+      () => {},
+    );
+  }, ctx.membershipCheckMs);
+  const expiry = setTimeout(() => close(stream), Math.min(MAX_TIMER_MS, Math.max(0, runner.expiresAt - Date.now())));
+  stream.cleanup = () => endStream(stream, unsubscribe, { keepalive, membership, expiry });
+  request.signal.addEventListener("abort", () => stream.cleanup(), { once: true });
+
+  write(stream, stream.framing.opening);
+  void replay(ctx, runner, resumeAfter)
+    .then((rows) => {
+      for (const row of rows) sendNotice(stream, row);
+    })
+    .catch((error: unknown) => ctx.logger.warn("desktop runner: wake replay failed", { runnerId: runner.runnerId, error: String(error) }))
+    .finally(() => {
+      const pending = stream.buffered ?? [];
+      stream.buffered = null;
+      for (const signal of pending) deliver(stream, signal);
+    });
+  return () => stream.cleanup();
+}
+
+function write(stream: WakeStream, text: string): void {
+  if (stream.open) stream.controller.enqueue(stream.encoder.encode(text));
+}
+
+function sendNotice(stream: WakeStream, notice: Pick<WakeNotice, "w" | "t">): void {
+  if (!stream.framing.hints || notice.w <= stream.lastSent) return;
+  stream.lastSent = notice.w;
+  write(stream, wakeFrame({ type: "remote_session_work_available", cursor: String(notice.w), taskId: notice.t }, String(notice.w)));
+}
+
+function deliver(stream: WakeStream, signal: WakeSignal): void {
+  if (stream.buffered) stream.buffered.push(signal);
+  else if (signal.kind === "task") sendNotice(stream, signal.notice);
+  // After the listener reconnected, hints may be lost: tell the runner to look.
+  else if (stream.framing.hints) write(stream, wakeFrame({ type: "remote_session_work_available", cursor: String(stream.lastSent) }));
+}
+
+function close(stream: WakeStream): void {
+  if (!stream.open) return;
+  stream.cleanup();
+  try {
+    stream.controller.close();
+  } catch {
+    // already closed by the reader
+  }
+}
+
+/** The stream's cleanup: unsubscribes, marks a stream-presence runner disconnected, stops the timers. */
+function endStream(
+  stream: WakeStream,
+  unsubscribe: () => void,
+  timers: { keepalive: ReturnType<typeof setInterval>; membership: ReturnType<typeof setInterval>; expiry: ReturnType<typeof setTimeout> },
+): void {
+  const { ctx, runner } = stream;
+  // Runs once: the request's abort and the body's cancel both end a stream, and a second
+  // disconnect mark could land after the runner's next request had brought it back online.
+  if (!stream.open) return;
+  stream.open = false;
+  unsubscribe();
+  if (runner.dialect.presence === "stream" && ctx.hub.runnerStreamCount(runner) === 0) {
+    // Forgotten once marked: the runner's next request reads its registration, and so clears the mark.
+    void markDisconnected(ctx.sql, runner).then(
+      () => ctx.registrations.forget(runner),
+      () => {},
+    );
+  }
+  clearInterval(timers.keepalive);
+  clearInterval(timers.membership);
+  clearTimeout(timers.expiry);
 }
 
 async function replay(ctx: RouteContext, runner: RunnerIdentity, after: number | null): Promise<{ w: number; t: string }[]> {

@@ -107,114 +107,155 @@ export function createWakeHub(options: {
   const limits = { ...DEFAULT_STREAM_LIMITS, ...options.streamLimits };
   const bus = options.bus ?? postgresWakeBus({ sql: options.sql, ...(options.listen ? { listen: options.listen } : {}) });
   const publisher = options.publisher ?? createHintPublisher(bus);
-  const runners = new Map<string, Set<{ runnerId: string; deliver: (signal: WakeSignal) => void; evict: () => void }>>();
-  const sessions = new Map<string, Set<() => void>>();
-  const pushSubscribers = new Set<PushSubscriber>();
-  const revokeSubscribers = new Set<RevokeSubscriber>();
-  let listens = 0;
-  const memberKey = (organizationId: string, memberId: string) => `${organizationId}\u0000${memberId}`;
-  const resync = () => {
-    for (const set of runners.values()) for (const subscriber of set) subscriber.deliver({ kind: "resync" });
-    for (const sessionId of [...sessions.keys()]) wakeSession(sessionId);
-    for (const subscriber of [...pushSubscribers]) subscriber.resync();
-    for (const subscriber of [...revokeSubscribers]) subscriber.resync();
-  };
-  const subscribePush = (subscriber: PushSubscriber) => {
-    pushSubscribers.add(subscriber);
-    return () => void pushSubscribers.delete(subscriber);
-  };
-  const wakeSession = (sessionId: string) => {
-    const waiters = sessions.get(sessionId);
-    sessions.delete(sessionId);
-    for (const wake of waiters ?? []) wake();
-  };
-  const onWakes = (notices: readonly WakeNotice[]) => {
-    for (const notice of notices) {
-      for (const subscriber of runners.get(memberKey(notice.o, notice.m)) ?? []) {
-        if (notice.r === null || notice.r === subscriber.runnerId) subscriber.deliver({ kind: "task", notice });
-      }
-    }
-  };
-  /** Waits for a session's change: true when woken, false after `timeoutMs` or on abort. */
-  const waitFor = (sessionId: string, timeoutMs: number, signal?: AbortSignal) =>
-    new Promise<boolean>((resolve) => {
-      const done = (woken: boolean) => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", notWoken);
-        sessions.get(sessionId)?.delete(wake);
-        resolve(woken);
-      };
-      const wake = () => done(true);
-      const notWoken = () => done(false);
-      // An aborted signal fires no more: waiting on it would hold the waiter for all of timeoutMs.
-      if (signal?.aborted) return resolve(false);
-      const timer = setTimeout(notWoken, timeoutMs);
-      signal?.addEventListener("abort", notWoken, { once: true });
-      const set = sessions.get(sessionId) ?? new Set();
-      set.add(wake);
-      sessions.set(sessionId, set);
-    });
+  const hub: HubState = { runners: new Map(), sessions: new Map(), pushSubscribers: new Set(), revokeSubscribers: new Set(), listens: 0 };
   const subscribed = bus.subscribe({
-    wakes: onWakes,
-    sessions: (ids) => ids.forEach(wakeSession),
+    wakes: (notices) => deliverWakes(hub, notices),
+    sessions: (ids) => {
+      for (const sessionId of ids) wakeSession(hub, sessionId);
+    },
     push: (hints) => {
-      for (const subscriber of [...pushSubscribers]) subscriber.push(hints);
+      for (const subscriber of [...hub.pushSubscribers]) subscriber.push(hints);
     },
     revokes: (hints) => {
-      for (const subscriber of [...revokeSubscribers]) subscriber.revoked(hints);
+      for (const subscriber of [...hub.revokeSubscribers]) subscriber.revoked(hints);
     },
     resync: () => {
-      listens++;
-      resync();
+      hub.listens++;
+      resyncAll(hub);
     },
     unreadable: (where) => options.logger?.warn("wake hub: unreadable hint", { where, bus: bus.name }),
   });
   const ready = subscribed.then(() => {
-    listens++;
-    return probe(bus, waitFor, subscribePush, options.probeTimeoutMs ?? 5_000);
+    hub.listens++;
+    return probe(
+      bus,
+      (sessionId, timeoutMs) => waitFor(hub, sessionId, timeoutMs),
+      (subscriber) => subscribePush(hub, subscriber),
+      options.probeTimeoutMs ?? 5_000,
+    );
   });
   return {
     ready,
     publisher,
-    subscribeRunner: (runner, deliver, evict = () => {}) => {
-      const key = memberKey(runner.organizationId, runner.memberId);
-      const entry = { runnerId: runner.runnerId, deliver, evict };
-      const set = runners.get(key) ?? new Set();
-      set.add(entry);
-      runners.set(key, set);
-      // A Set keeps insertion order: the first match is the oldest stream.
-      const same = [...set].filter((e) => e.runnerId === runner.runnerId);
-      if (same.length > limits.perRunner) same[0]!.evict();
-      else if (set.size > limits.perMember) [...set][0]!.evict();
-      return () => {
-        set.delete(entry);
-        if (set.size === 0) runners.delete(key);
-      };
-    },
-    runnerStreamCount: (runner) =>
-      [...(runners.get(memberKey(runner.organizationId, runner.memberId)) ?? [])].filter((e) => e.runnerId === runner.runnerId).length,
-    waitForSession: async (sessionId, timeoutMs, signal) => void (await waitFor(sessionId, timeoutMs, signal)),
+    subscribeRunner: (runner, deliver, evict = () => {}) => subscribeRunner(hub, limits, runner, deliver, evict),
+    runnerStreamCount: (runner) => runnerStreamCount(hub, runner),
+    waitForSession: async (sessionId, timeoutMs, signal) => void (await waitFor(hub, sessionId, timeoutMs, signal)),
     announceSession: (organizationId, sessionId) => publisher.session(organizationId, sessionId),
     publishPush: (hints) => publisher.push(hints),
-    subscribePush,
+    subscribePush: (subscriber) => subscribePush(hub, subscriber),
     subscribeRevokes: (subscriber) => {
-      revokeSubscribers.add(subscriber);
-      return () => void revokeSubscribers.delete(subscriber);
+      hub.revokeSubscribers.add(subscriber);
+      return () => void hub.revokeSubscribers.delete(subscriber);
     },
-    stats: () => ({
-      runnerStreams: [...runners.values()].reduce((n, set) => n + set.size, 0),
-      sessionWaiters: [...sessions.values()].reduce((n, set) => n + set.size, 0),
-      pushSubscribers: pushSubscribers.size,
-      listens,
-    }),
+    stats: () => hubStats(hub),
     close: async () => {
       await bus.close();
-      resync();
-      runners.clear();
-      pushSubscribers.clear();
-      revokeSubscribers.clear();
+      resyncAll(hub);
+      hub.runners.clear();
+      hub.pushSubscribers.clear();
+      hub.revokeSubscribers.clear();
     },
   };
+}
+
+/** One open runner stream, as the hub holds it. */
+interface RunnerStream {
+  runnerId: string;
+  deliver: (signal: WakeSignal) => void;
+  evict: () => void;
+}
+
+/** What one hub holds in process: its streams, waiters and subscribers, keyed as they are looked up. */
+interface HubState {
+  /** Per member (`memberKey`). */
+  runners: Map<string, Set<RunnerStream>>;
+  /** Per session id: its waiters' wake functions. */
+  sessions: Map<string, Set<() => void>>;
+  pushSubscribers: Set<PushSubscriber>;
+  revokeSubscribers: Set<RevokeSubscriber>;
+  /** How many times the bus started listening (the first time and each reconnect). */
+  listens: number;
+}
+
+function hubStats(hub: HubState): ReturnType<WakeHub["stats"]> {
+  return {
+    runnerStreams: [...hub.runners.values()].reduce((n, set) => n + set.size, 0),
+    sessionWaiters: [...hub.sessions.values()].reduce((n, set) => n + set.size, 0),
+    pushSubscribers: hub.pushSubscribers.size,
+    listens: hub.listens,
+  };
+}
+
+function memberKey(organizationId: string, memberId: string): string {
+  return `${organizationId}\u0000${memberId}`;
+}
+
+/** Tells every stream, waiter and subscriber to look again. */
+function resyncAll(hub: HubState): void {
+  for (const set of hub.runners.values()) for (const subscriber of set) subscriber.deliver({ kind: "resync" });
+  for (const sessionId of [...hub.sessions.keys()]) wakeSession(hub, sessionId);
+  for (const subscriber of [...hub.pushSubscribers]) subscriber.resync();
+  for (const subscriber of [...hub.revokeSubscribers]) subscriber.resync();
+}
+
+function subscribePush(hub: HubState, subscriber: PushSubscriber): () => void {
+  hub.pushSubscribers.add(subscriber);
+  return () => void hub.pushSubscribers.delete(subscriber);
+}
+
+function wakeSession(hub: HubState, sessionId: string): void {
+  const waiters = hub.sessions.get(sessionId);
+  hub.sessions.delete(sessionId);
+  for (const wake of waiters ?? []) wake();
+}
+
+function deliverWakes(hub: HubState, notices: readonly WakeNotice[]): void {
+  for (const notice of notices) {
+    for (const subscriber of hub.runners.get(memberKey(notice.o, notice.m)) ?? []) {
+      if (notice.r === null || notice.r === subscriber.runnerId) subscriber.deliver({ kind: "task", notice });
+    }
+  }
+}
+
+/** Waits for a session's change: true when woken, false after `timeoutMs` or on abort. */
+function waitFor(hub: HubState, sessionId: string, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const done = (woken: boolean) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", notWoken);
+      hub.sessions.get(sessionId)?.delete(wake);
+      resolve(woken);
+    };
+    const wake = () => done(true);
+    const notWoken = () => done(false);
+    // An aborted signal fires no more: waiting on it would hold the waiter for all of timeoutMs.
+    if (signal?.aborted) return resolve(false);
+    const timer = setTimeout(notWoken, timeoutMs);
+    signal?.addEventListener("abort", notWoken, { once: true });
+    const set = hub.sessions.get(sessionId) ?? new Set();
+    set.add(wake);
+    hub.sessions.set(sessionId, set);
+  });
+}
+
+function subscribeRunner(hub: HubState, limits: StreamLimits, runner: RunnerSubscriber, deliver: (signal: WakeSignal) => void, evict: () => void): () => void {
+  const key = memberKey(runner.organizationId, runner.memberId);
+  const entry = { runnerId: runner.runnerId, deliver, evict };
+  const set = hub.runners.get(key) ?? new Set();
+  set.add(entry);
+  hub.runners.set(key, set);
+  // A Set keeps insertion order: the first match is the oldest stream.
+  const same = [...set].filter((e) => e.runnerId === runner.runnerId);
+  if (same.length > limits.perRunner) same[0]!.evict();
+  else if (set.size > limits.perMember) [...set][0]!.evict();
+  return () => {
+    set.delete(entry);
+    if (set.size === 0) hub.runners.delete(key);
+  };
+}
+
+function runnerStreamCount(hub: HubState, runner: RunnerSubscriber): number {
+  return [...(hub.runners.get(memberKey(runner.organizationId, runner.memberId)) ?? [])].filter((e) => e.runnerId === runner.runnerId).length;
 }
 
 /**

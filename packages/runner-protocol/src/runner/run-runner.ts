@@ -84,31 +84,25 @@ export interface Runner {
  * retry.
  */
 export function runRunner(options: RunRunnerOptions): Runner {
-  const timers = options.timers ?? systemTimers;
-  const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  const concurrency = options.concurrency ?? 1;
-  const claimsNext = (options.gatewayProtocolVersion ?? 1) >= CLAIM_NEXT_PROTOCOL;
+  const handled = (Object.keys(options.handlers) as WorkKind[]).filter((kind) => options.handlers[kind]);
+  const loop: RunnerLoop = {
+    options,
+    timers: options.timers ?? systemTimers,
+    backoff: options.backoff ?? DEFAULT_BACKOFF,
+    concurrency: options.concurrency ?? 1,
+    claimsNext: (options.gatewayProtocolVersion ?? 1) >= CLAIM_NEXT_PROTOCOL,
+    log: options.logger,
+    stopping: new AbortController(),
+    running: new Map(),
+    handled,
+    // Control work is listened for only by a runner that can take it; else a busy runner rests.
+    takesControl: [...CONTROL_KINDS].some((kind) => options.handlers[kind]),
+    kicked: false,
+    kick: new AbortController(),
+    wakes: 0,
+  };
   const pollIntervalMs = options.pollIntervalMs ?? 60_000;
-  const log = options.logger;
-  const stopping = new AbortController();
-  const running = new Map<string, Promise<void>>();
-  let kicked = false;
-  let kick = new AbortController();
-  // Wake-ups so far: one that came while a task held its slot may have found no slot to claim with.
-  let wakes = 0;
-
-  const wake = () => {
-    wakes++;
-    kicked = true;
-    kick.abort();
-  };
-
-  const report = (error: unknown, during: string) => {
-    if (stopping.signal.aborted) return;
-    const protocolError = RunnerProtocolError.isInstance(error) ? error : undefined;
-    log?.warn(`runner: ${during} failed`, { code: protocolError?.code ?? "unexpected", status: protocolError?.status });
-    if (protocolError?.credentialRetired) options.onCredentialRetired?.(protocolError);
-  };
+  const wake = () => wakeLoop(loop);
 
   const stream =
     options.wakeStream === false
@@ -119,127 +113,167 @@ export function runRunner(options: RunRunnerOptions): Runner {
             if (event.type === "remote_session_work_available") wake();
           },
           onOpen: wake,
-          onError: (error) => report(error, "wake stream"),
-          backoff,
-          timers,
+          onError: (error) => report(loop, error, "wake stream"),
+          backoff: loop.backoff,
+          timers: loop.timers,
           ...(options.wakeSilenceMs ? { silenceMs: options.wakeSilenceMs } : {}),
         });
 
-  const start = (assignment: Assignment) => {
-    const handler = options.handlers[assignment.kind] as TaskHandler | undefined;
-    if (!handler) return;
-    const wakesAtStart = wakes;
-    log?.info("runner: claimed", { taskId: assignment.taskId, kind: assignment.kind, attempt: assignment.attempt });
-    const task = runTask(assignment, {
-      client: options.client,
-      handler,
-      timers,
-      backoff,
-      stopSignal: stopping.signal,
-      eventsOnComplete: claimsNext,
-      // The slot this task frees is taken again in the same request: no look in between.
-      ...(claimsNext
-        ? {
-            coalescing: options.coalescing ?? DEFAULT_COALESCING,
-            nextKinds: () => handled.filter((kind) => CONTROL_KINDS.has(kind) || running.size - 1 < concurrency),
-          }
-        : {}),
-      ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
-    })
-      .then((outcome) => {
-        const { next: _, ...ended } = outcome;
-        log?.info("runner: task ended", { ...ended, next: outcome.next?.taskId ?? null });
-        options.onTaskEnd?.(outcome);
-        return outcome;
-      })
-      .catch((error: unknown) => void report(error, "task"))
-      .then((outcome) => {
-        running.delete(assignment.taskId);
-        if (outcome?.next && !stopping.signal.aborted) start(outcome.next);
-        // The completion already looked for what this slot can take: a look now would find nothing,
-        // unless work was announced while the slot was busy (its look may have come first).
-        else if (!outcome?.nothingNext || wakes !== wakesAtStart) wake();
-      });
-    running.set(assignment.taskId, task);
-  };
-
-  const slotFree = () => running.size < concurrency;
-  const handled = (Object.keys(options.handlers) as WorkKind[]).filter((kind) => options.handlers[kind]);
-  // Control work is listened for only by a runner that can take it; else a busy runner rests.
-  const takesControl = [...CONTROL_KINDS].some((kind) => options.handlers[kind]);
-  const fits = (kind: WorkKind) => slotFree() || CONTROL_KINDS.has(kind);
-
-  /** Protocol 3: one request per claim, for the kinds that fit now, until the gateway has none. */
-  const drainNext = async (): Promise<boolean> => {
-    for (;;) {
-      const kinds = handled.filter(fits);
-      if (kinds.length === 0 || stopping.signal.aborted) return true;
-      try {
-        const { assignment, more } = await options.client.claimNextReply(kinds, stopping.signal);
-        if (!assignment) return true;
-        start(assignment);
-        // The gateway saw nothing else of these kinds waiting: asking again would find nothing.
-        if (more === false) return true;
-      } catch (error) {
-        report(error, "claim");
-        return false;
-      }
-    }
-  };
-
-  /** Claims work until none is left (or only turns are left and every slot is busy); false when the gateway failed us. */
-  const drainListed = async (): Promise<boolean> => {
-    for (;;) {
-      if ((!slotFree() && !takesControl) || stopping.signal.aborted) return true;
-      let items: Awaited<ReturnType<RunnerClient["work"]>>["items"];
-      try {
-        items = (await options.client.work(stopping.signal)).items;
-      } catch (error) {
-        report(error, "work poll");
-        return false;
-      }
-      let claimed = 0;
-      // Several runners of one member see the same list: trying it in a random order keeps them
-      // from all racing for the first task.
-      for (const item of shuffled(items)) {
-        if (stopping.signal.aborted) break;
-        if (running.has(item.taskId) || !options.handlers[item.kind] || !fits(item.kind)) continue;
-        try {
-          start(await options.client.claim(item.taskId, stopping.signal));
-          claimed++;
-        } catch (error) {
-          // Another runner won the race, or the task ended meanwhile.
-          if (isGone(error)) continue;
-          report(error, "claim");
-          return false;
-        }
-      }
-      if (claimed === 0) return true;
-    }
-  };
-
-  const drain = claimsNext ? drainNext : drainListed;
-
-  const loop = (async () => {
-    let failures = 0;
-    while (!stopping.signal.aborted) {
-      kicked = false;
-      kick = new AbortController();
-      failures = (await drain()) ? 0 : failures + 1;
-      if (kicked) continue;
-      const waitMs = failures === 0 ? pollIntervalMs : backoffDelay(failures - 1, backoff);
-      await sleep(timers, waitMs, AbortSignal.any([kick.signal, stopping.signal]));
-    }
-  })();
+  const looping = pollUntilStopped(loop, pollIntervalMs);
 
   return {
     wake,
     stop: async () => {
-      stopping.abort();
+      loop.stopping.abort();
       stream?.close();
-      await Promise.all([loop, stream?.closed, ...running.values()]);
+      await Promise.all([looping, stream?.closed, ...loop.running.values()]);
     },
   };
+}
+
+/** What the pieces of one runner loop share. */
+interface RunnerLoop {
+  readonly options: RunRunnerOptions;
+  readonly timers: Timers;
+  readonly backoff: Backoff;
+  readonly concurrency: number;
+  /** The gateway speaks `CLAIM_NEXT_PROTOCOL`: claims go through `claim-next`. */
+  readonly claimsNext: boolean;
+  readonly log: RunnerLogger | undefined;
+  readonly stopping: AbortController;
+  /** The running tasks, by task id. */
+  readonly running: Map<string, Promise<void>>;
+  /** The kinds with a handler. */
+  readonly handled: WorkKind[];
+  readonly takesControl: boolean;
+  kicked: boolean;
+  kick: AbortController;
+  // Wake-ups so far: one that came while a task held its slot may have found no slot to claim with.
+  wakes: number;
+}
+
+function wakeLoop(loop: RunnerLoop): void {
+  loop.wakes++;
+  loop.kicked = true;
+  loop.kick.abort();
+}
+
+function report(loop: RunnerLoop, error: unknown, during: string): void {
+  if (loop.stopping.signal.aborted) return;
+  const protocolError = RunnerProtocolError.isInstance(error) ? error : undefined;
+  loop.log?.warn(`runner: ${during} failed`, { code: protocolError?.code ?? "unexpected", status: protocolError?.status });
+  if (protocolError?.credentialRetired) loop.options.onCredentialRetired?.(protocolError);
+}
+
+/** Drains work, then sleeps until a wake-up or the backstop poll (backing off while the gateway fails), until stopped. */
+async function pollUntilStopped(loop: RunnerLoop, pollIntervalMs: number): Promise<void> {
+  const drain = loop.claimsNext ? drainNext : drainListed;
+  let failures = 0;
+  while (!loop.stopping.signal.aborted) {
+    loop.kicked = false;
+    loop.kick = new AbortController();
+    failures = (await drain(loop)) ? 0 : failures + 1;
+    if (loop.kicked) continue;
+    const waitMs = failures === 0 ? pollIntervalMs : backoffDelay(failures - 1, loop.backoff);
+    await sleep(loop.timers, waitMs, AbortSignal.any([loop.kick.signal, loop.stopping.signal]));
+  }
+}
+
+function start(loop: RunnerLoop, assignment: Assignment): void {
+  const { options, log, running, stopping, claimsNext } = loop;
+  const handler = options.handlers[assignment.kind] as TaskHandler | undefined;
+  if (!handler) return;
+  const wakesAtStart = loop.wakes;
+  log?.info("runner: claimed", { taskId: assignment.taskId, kind: assignment.kind, attempt: assignment.attempt });
+  const task = runTask(assignment, {
+    client: options.client,
+    handler,
+    timers: loop.timers,
+    backoff: loop.backoff,
+    stopSignal: stopping.signal,
+    eventsOnComplete: claimsNext,
+    // The slot this task frees is taken again in the same request: no look in between.
+    ...(claimsNext
+      ? {
+          coalescing: options.coalescing ?? DEFAULT_COALESCING,
+          nextKinds: () => loop.handled.filter((kind) => CONTROL_KINDS.has(kind) || running.size - 1 < loop.concurrency),
+        }
+      : {}),
+    ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
+  })
+    .then((outcome) => {
+      const { next: _, ...ended } = outcome;
+      log?.info("runner: task ended", { ...ended, next: outcome.next?.taskId ?? null });
+      options.onTaskEnd?.(outcome);
+      return outcome;
+    })
+    .catch((error: unknown) => void report(loop, error, "task"))
+    .then((outcome) => {
+      running.delete(assignment.taskId);
+      if (outcome?.next && !stopping.signal.aborted) start(loop, outcome.next);
+      // The completion already looked for what this slot can take: a look now would find nothing,
+      // unless work was announced while the slot was busy (its look may have come first).
+      else if (!outcome?.nothingNext || loop.wakes !== wakesAtStart) wakeLoop(loop);
+    });
+  running.set(assignment.taskId, task);
+}
+
+function slotFree(loop: RunnerLoop): boolean {
+  return loop.running.size < loop.concurrency;
+}
+
+function fits(loop: RunnerLoop, kind: WorkKind): boolean {
+  return slotFree(loop) || CONTROL_KINDS.has(kind);
+}
+
+/** Protocol 3: one request per claim, for the kinds that fit now, until the gateway has none. */
+async function drainNext(loop: RunnerLoop): Promise<boolean> {
+  for (;;) {
+    const kinds = loop.handled.filter((kind) => fits(loop, kind));
+    if (kinds.length === 0 || loop.stopping.signal.aborted) return true;
+    try {
+      const { assignment, more } = await loop.options.client.claimNextReply(kinds, loop.stopping.signal);
+      if (!assignment) return true;
+      start(loop, assignment);
+      // The gateway saw nothing else of these kinds waiting: asking again would find nothing.
+      if (more === false) return true;
+    } catch (error) {
+      report(loop, error, "claim");
+      return false;
+    }
+  }
+}
+
+/** Claims work until none is left (or only turns are left and every slot is busy); false when the gateway failed us. */
+async function drainListed(loop: RunnerLoop): Promise<boolean> {
+  const { options, stopping, running } = loop;
+  for (;;) {
+    if ((!slotFree(loop) && !loop.takesControl) || stopping.signal.aborted) return true;
+    let items: Awaited<ReturnType<RunnerClient["work"]>>["items"];
+    try {
+      items = (await options.client.work(stopping.signal)).items;
+    } catch (error) {
+      report(loop, error, "work poll");
+      return false;
+    }
+    let claimed = 0;
+    // Several runners of one member see the same list: trying it in a random order keeps them
+    // from all racing for the first task.
+    for (const item of shuffled(items)) {
+      if (stopping.signal.aborted) break;
+      if (running.has(item.taskId) || !options.handlers[item.kind] || !fits(loop, item.kind)) continue;
+      try {
+        start(loop, await options.client.claim(item.taskId, stopping.signal));
+        claimed++;
+      } catch (error) {
+        // Another runner won the race, or the task ended meanwhile.
+        if (isGone(error)) continue;
+        report(loop, error, "claim");
+        return false;
+      }
+    }
+    if (claimed === 0) return true;
+  }
 }
 
 function shuffled<T>(items: readonly T[]): T[] {

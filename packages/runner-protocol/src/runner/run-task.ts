@@ -71,18 +71,14 @@ export async function runTask(
     nextKinds?: () => WorkKind[];
   },
 ): Promise<TaskOutcome> {
-  const { client } = deps;
   const { taskId, attempt } = assignment;
   const work = new AbortController();
-  const abort = (reason: TaskAbortReason) => {
-    if (!work.signal.aborted) work.abort(new TaskAbortedError(reason));
-  };
-  const onStop = () => abort("runner_stopped");
+  const onStop = () => abortWork(work, "runner_stopped");
   deps.stopSignal.addEventListener("abort", onStop, { once: true });
   // The lease ends when the attempt is settled, or earlier if the gateway says it is gone.
   const leaseOver = new AbortController();
   const lost = () => {
-    abort("lease_lost");
+    abortWork(work, "lease_lost");
     leaseOver.abort();
   };
   const channel = AbortSignal.any([leaseOver.signal, deps.stopSignal]);
@@ -98,7 +94,7 @@ export async function runTask(
   const mcp = holdSessionMcp(assignment.kind === "remote_session.respond" ? undefined : assignment.mcp);
   const heartbeats = heartbeatLoop(assignment, deps, leaseOver.signal, {
     onLost: lost,
-    onCancel: () => abort("cancel_requested"),
+    onCancel: () => abortWork(work, "cancel_requested"),
     mcp,
   });
 
@@ -109,17 +105,50 @@ export async function runTask(
     result = failureOf(error, work.signal);
   }
   const reason = taskAbortReason(work.signal);
-  const end = async (status: TaskOutcome["status"], next?: Assignment | null): Promise<TaskOutcome> => {
-    leaseOver.abort();
-    await heartbeats;
-    deps.stopSignal.removeEventListener("abort", onStop);
-    return { taskId, kind: assignment.kind, attempt, status, ...(next ? { next } : next === null ? { nothingNext: true as const } : {}) };
-  };
+  const settled: SettledAttempt = { assignment, deps, outbox, channel, leaseOver, heartbeats, onStop };
   if (reason === "lease_lost" || reason === "runner_stopped") {
     await outbox.flush();
-    return end(reason);
+    return endAttempt(settled, reason);
   }
+  return completeAttempt(settled, result);
+}
 
+/** An attempt whose handler has returned: what its completion and end need. */
+interface SettledAttempt {
+  assignment: Assignment;
+  deps: Parameters<typeof runTask>[1];
+  outbox: EventOutbox;
+  /** Aborts when the lease is over or the runner stops: the completion's signal. */
+  channel: AbortSignal;
+  leaseOver: AbortController;
+  heartbeats: Promise<void>;
+  /** The runner-stop listener to remove. */
+  onStop: () => void;
+}
+
+function abortWork(work: AbortController, reason: TaskAbortReason): void {
+  if (!work.signal.aborted) work.abort(new TaskAbortedError(reason));
+}
+
+/** Ends the lease, waits for the heartbeats to stop and says how the attempt ended. */
+async function endAttempt(settled: SettledAttempt, status: TaskOutcome["status"], next?: Assignment | null): Promise<TaskOutcome> {
+  const { assignment, deps } = settled;
+  settled.leaseOver.abort();
+  await settled.heartbeats;
+  deps.stopSignal.removeEventListener("abort", settled.onStop);
+  return {
+    taskId: assignment.taskId,
+    kind: assignment.kind,
+    attempt: assignment.attempt,
+    status,
+    ...(next ? { next } : next === null ? { nothingNext: true as const } : {}),
+  };
+}
+
+/** Posts the terminal event and the completion (with the next kinds to claim, protocol 3), retried until settled. */
+async function completeAttempt(settled: SettledAttempt, result: TaskResult): Promise<TaskOutcome> {
+  const { assignment, deps, outbox, channel } = settled;
+  const { taskId, attempt } = assignment;
   outbox.emit({
     type: "terminal",
     payload: { status: result.status, ...(result.status === "failed" ? { error: result.error } : {}) },
@@ -129,14 +158,14 @@ export async function runTask(
   const body = { ...result, attempt, ...(events.length > 0 ? { events } : {}), ...(kinds.length > 0 ? { next: { kinds } } : {}) };
   let answer: Awaited<ReturnType<RunnerClient["complete"]>>;
   try {
-    answer = await retryUntilSettled(() => client.complete(taskId, body, channel, { traceparent: assignment.traceparent }), { ...deps, signal: channel });
+    answer = await retryUntilSettled(() => deps.client.complete(taskId, body, channel, { traceparent: assignment.traceparent }), { ...deps, signal: channel });
   } catch (error) {
-    if (isGone(error)) return end("lease_lost");
-    if (deps.stopSignal.aborted) return end("runner_stopped");
+    if (isGone(error)) return endAttempt(settled, "lease_lost");
+    if (deps.stopSignal.aborted) return endAttempt(settled, "runner_stopped");
     throw error;
   }
   // `null` only from a gateway that looked for the kinds asked (an older one leaves `next` out).
-  return end(result.status, kinds.length > 0 ? answer.next : undefined);
+  return endAttempt(settled, result.status, kinds.length > 0 ? answer.next : undefined);
 }
 
 function heartbeatLoop(
