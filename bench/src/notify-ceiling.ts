@@ -4,7 +4,8 @@
 // and inserts whose hint leaves after the commit on the NATS wake bus (Debian's nats-server, when
 // installed); each with PostgreSQL's own flush and with an emulated 1 ms slower one
 // (commit_delay), one listener connected as a gateway replica would be. Same run, same PostgreSQL.
-import { createHintPublisher, createWakeHub, postgresWakeBus, transaction, type TransactionScope, type WakeBus } from "@openwork/desktop-target";
+import { createWakeHub, postgresWakeBus, transaction, type WakeBus } from "@openwork/desktop-target";
+import { createHintPublisher, type TransactionScope } from "@openwork/desktop-target/internal";
 import { connectNatsWakeBus } from "@openwork/wake-bus-nats";
 import { findNatsServer, startNatsServer } from "@openwork/wake-bus-nats/testing";
 import postgres from "postgres";

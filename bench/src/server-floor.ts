@@ -8,7 +8,7 @@
 // it cannot be met by cutting the gateway.
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { ClaimNextRequestSchema, type CompleteRequest, CompleteRequestSchema, RUNNER_PATHS, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
+import { ClaimNextRequestSchema, type CompleteRequest, CompleteRequestSchema, RUNNER_PATHS, RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol/internal";
 import { bearerToken, mintRunnerToken, verifyRunnerToken } from "@openwork/runner-protocol/server";
 import { Hono } from "hono";
 import postgres, { type Sql } from "postgres";

@@ -1,3 +1,3 @@
 import { library } from "../../tsup.presets";
 
-export default library(["src/index.ts", "src/sdk-v1.ts", "src/server-v2.ts"]);
+export default library(["src/index.ts", "src/internal.ts", "src/sdk-v1.ts", "src/server-v2.ts"]);

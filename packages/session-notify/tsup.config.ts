@@ -1,3 +1,4 @@
 import { library } from "../../tsup.presets";
 
-export default library();
+// `internal` is for this repository's sibling packages.
+export default library(["src/index.ts", "src/internal.ts"]);

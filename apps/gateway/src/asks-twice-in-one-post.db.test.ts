@@ -1,4 +1,5 @@
-import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION, type TaskEvent } from "@openwork/runner-protocol";
+import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import type { TaskEvent } from "@openwork/runner-protocol/internal";
 import { createRunnerClient, requestRunnerToken } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { ACTIONS, capabilityName, parseName } from "@openwork/mcp-capability";
-import { SESSION_ERROR_CODES } from "@openwork/remote-session-core";
+import { parseName } from "@openwork/mcp-capability";
+import { ACTIONS, capabilityName } from "@openwork/mcp-capability/internal";
+import { SESSION_ERROR_CODES } from "@openwork/remote-session-core/internal";
 import { useTestDatabase } from "@openwork/test-postgres";
 import fc from "fast-check";
 import postgres from "postgres";

@@ -1,5 +1,5 @@
 import { request as httpRequest } from "node:http";
-import { RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol";
+import { RUNNER_ROUTE_PREFIX } from "@openwork/runner-protocol/internal";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { fixedDevMember } from "./dev-members.js";

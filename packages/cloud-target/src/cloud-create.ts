@@ -1,5 +1,5 @@
 import type { CreateOutcome, SessionState, TargetCall, TargetCreateInput } from "@openwork/remote-session-core";
-import { newOpencodeMessageId } from "@openwork/opencode-client";
+import { newOpencodeMessageId } from "@openwork/opencode-client/internal";
 import { type CloudContext, clientFor } from "./cloud-context.js";
 import { fail } from "./cloud-errors.js";
 import { follow, type Turn } from "./cloud-follow.js";

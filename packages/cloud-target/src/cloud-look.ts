@@ -1,5 +1,5 @@
 import type { LedgerSession } from "@openwork/remote-session-core";
-import type { MessageWithParts } from "@openwork/opencode-client";
+import type { MessageWithParts } from "@openwork/opencode-client/internal";
 import type { CloudContext } from "./cloud-context.js";
 import { buildCloudTranscript } from "./cloud-transcript.js";
 import { sessionRequests } from "./pending-requests.js";

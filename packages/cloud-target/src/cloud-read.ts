@@ -1,5 +1,6 @@
 import type { LedgerSession, ReadInput, ReadResult, TargetCall } from "@openwork/remote-session-core";
-import { answeredAfter, decodeCursor, sliceTranscript } from "@openwork/remote-session-core/target";
+import { decodeCursor, sliceTranscript } from "@openwork/remote-session-core/target";
+import { answeredAfter } from "@openwork/remote-session-core/internal";
 import { type CloudContext, clientFor } from "./cloud-context.js";
 import { lookAt } from "./cloud-look.js";
 import { locate, sourceOf, webUrlOf } from "./cloud-ref.js";

@@ -1,6 +1,6 @@
 import type { LedgerSession, Model, SendInput, SendOutcome, TargetCall } from "@openwork/remote-session-core";
 import { encodeCursor } from "@openwork/remote-session-core/target";
-import { newOpencodeMessageId } from "@openwork/opencode-client";
+import { newOpencodeMessageId } from "@openwork/opencode-client/internal";
 import { type CloudContext, clientFor } from "./cloud-context.js";
 import { follow } from "./cloud-follow.js";
 import { observe } from "./cloud-look.js";

@@ -1,5 +1,6 @@
-import { type Logger, type Target, WorkspaceIdSchema } from "@openwork/remote-session-core";
-import { newOpencodeMessageId } from "@openwork/opencode-client";
+import type { Logger, Target } from "@openwork/remote-session-core";
+import { WorkspaceIdSchema } from "@openwork/remote-session-core/internal";
+import { newOpencodeMessageId } from "@openwork/opencode-client/internal";
 import { closeCloudContext, createCloudContext } from "./cloud-context.js";
 import { createCloudSession } from "./cloud-create.js";
 import { CLOUD_ERRORS } from "./cloud-errors.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildCloudTranscript } from "./cloud-transcript.js";
-import type { MessageWithParts } from "@openwork/opencode-client";
+import type { MessageWithParts } from "@openwork/opencode-client/internal";
 
 const user = (id: string, text: string): MessageWithParts => ({
   info: { id, role: "user", time: { created: 1 } },

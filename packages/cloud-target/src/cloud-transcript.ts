@@ -1,6 +1,6 @@
 import type { ToolCallSummary, TranscriptMessage } from "@openwork/remote-session-core";
 import { boundText, type Transcript } from "@openwork/remote-session-core/target";
-import type { MessageWithParts } from "@openwork/opencode-client";
+import type { MessageWithParts } from "@openwork/opencode-client/internal";
 
 /** A worker session's transcript, plus whether its latest turn is over. */
 export interface CloudTranscript extends Transcript {

@@ -1,8 +1,9 @@
+// The cloud Target, its worker resolvers, and the worker's event stream (a witness worker or a
+// host that reads a worker's events itself uses it). How the target talks to a worker (its
+// client, wake-and-wait) stays inside.
 export { type CloudTarget, type CloudTargetOptions, createCloudTarget } from "./cloud-target.js";
-export type { OnObserved } from "./follow-turn.js";
 export type { ReadyWorker, WorkerResolution, WorkerResolver } from "./worker-resolver.js";
 export { type HttpWorkerResolverOptions, createHttpWorkerResolver, ResolverConfigurationError } from "./http-worker-resolver.js";
-export { type WakeAndWaitOptions, createWakeAndWait } from "./wake-and-wait.js";
-export { type McpEntryStatus, type PermissionRule, type WorkerClient, createWorkerClient } from "./worker-client.js";
-export { newOpencodeMessageId } from "@openwork/opencode-client";
-export { type EventSource, type SessionSignals, type SessionWatch, type WorkerEvents, type WorkerEventsOptions, createWorkerEvents } from "./worker-events.js";
+export type { PermissionRule } from "./worker-client.js";
+export { newOpencodeMessageId } from "@openwork/opencode-client/internal";
+export { type WorkerEventsOptions, createWorkerEvents } from "./worker-events.js";

@@ -1,6 +1,6 @@
 import type { PendingInput } from "@openwork/remote-session-core";
 import { pendingInput } from "@openwork/remote-session-core/target";
-import { describePermission, describeQuestion, type MessageWithParts, type PermissionRequest, type QuestionRequest } from "@openwork/opencode-client";
+import { describePermission, describeQuestion, type MessageWithParts, type PermissionRequest, type QuestionRequest } from "@openwork/opencode-client/internal";
 
 /** One waiting request of a worker session, with what answering it needs. */
 export type WorkerRequest = { pending: PendingInput } & ({ kind: "permission" } | { kind: "question"; questions: number });

@@ -1,18 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { ResolveResponseSchema } from "./http-worker-resolver.js";
-import {
-  EventMessageSchema,
-  EventPartSchema,
-  EventSchema,
-  EventStatusSchema,
-  MessagesSchema,
-  OpencodeErrorSchema,
-  OpencodeSessionSchema,
-  PermissionRequestsSchema,
-  QuestionRequestsSchema,
-  StatusMapSchema,
-} from "@openwork/opencode-client";
+import { MessagesSchema, OpencodeSessionSchema, PermissionRequestsSchema, QuestionRequestsSchema } from "@openwork/opencode-client";
+import { EventMessageSchema, EventPartSchema, EventSchema, EventStatusSchema, OpencodeErrorSchema, StatusMapSchema } from "@openwork/opencode-client/internal";
 import { OpenworkErrorSchema, WorkspacesSchema } from "./openwork-schemas.js";
 
 /** The same value with an unknown member added to every object, at every depth. */

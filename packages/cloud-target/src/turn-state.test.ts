@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildCloudTranscript } from "./cloud-transcript.js";
-import type { MessageWithParts } from "@openwork/opencode-client";
+import type { MessageWithParts } from "@openwork/opencode-client/internal";
 import { type CloudStateInput, cloudSessionState } from "./turn-state.js";
 
 const prompt: MessageWithParts = { info: { id: "msg_1", role: "user", time: { created: 1_000 } }, parts: [{ type: "text", text: "hi" }] };

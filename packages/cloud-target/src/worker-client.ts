@@ -1,18 +1,11 @@
 import { SessionFailure } from "@openwork/remote-session-core";
-import { formatTraceparent } from "@openwork/remote-session-core/target";
+import { formatTraceparent } from "@openwork/remote-session-core/internal";
 import { fail } from "./cloud-errors.js";
 import { trace } from "@opentelemetry/api";
 import ky, { HTTPError } from "ky";
 import { z } from "zod";
-import {
-  MessagesSchema,
-  OpencodeErrorSchema,
-  OpencodeSessionSchema,
-  PermissionRequestsSchema,
-  promptAsyncBody,
-  QuestionRequestsSchema,
-  StatusMapSchema,
-} from "@openwork/opencode-client";
+import { MessagesSchema, OpencodeSessionSchema, PermissionRequestsSchema, promptAsyncBody, QuestionRequestsSchema } from "@openwork/opencode-client";
+import { OpencodeErrorSchema, StatusMapSchema } from "@openwork/opencode-client/internal";
 import { OpenworkErrorSchema, WorkspacesSchema } from "./openwork-schemas.js";
 import { TRANSIENT_READ_RETRY } from "./transient-retry.js";
 import type { ReadyWorker } from "./worker-resolver.js";

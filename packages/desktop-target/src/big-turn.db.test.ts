@@ -1,5 +1,5 @@
 import { createSessionLedger, type LedgerSession, type MemberScope } from "@openwork/remote-session-core";
-import type { TaskEvent } from "@openwork/runner-protocol";
+import type { TaskEvent } from "@openwork/runner-protocol/internal";
 import { createRunnerClient, runRunner, type TaskOutcome, taskAbortReason } from "@openwork/runner-protocol/client";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { useTestDatabase } from "@openwork/test-postgres";

@@ -1,4 +1,4 @@
-import { RUNNER_ERROR_STATUS, type RunnerErrorCode } from "@openwork/runner-protocol";
+import { RUNNER_ERROR_STATUS, type RunnerErrorCode } from "@openwork/runner-protocol/internal";
 
 /**
  * The runner channel's codes with their status: the protocol's, and the desktop target's own. A

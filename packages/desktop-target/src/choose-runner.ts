@@ -1,5 +1,5 @@
 import { fail } from "./desktop-errors.js";
-import type { TaskRequirements } from "@openwork/runner-protocol";
+import type { TaskRequirements } from "@openwork/runner-protocol/internal";
 import { runnerCanTake } from "./runner-abilities.js";
 import type { RunnerRow } from "./store/runner-row.js";
 import type { TaskKind } from "./store/task-row.js";

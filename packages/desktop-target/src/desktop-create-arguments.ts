@@ -1,5 +1,6 @@
-import { WorkspaceIdSchema } from "@openwork/remote-session-core";
-import { EngineIdSchema, LIMITS } from "@openwork/runner-protocol";
+import { WorkspaceIdSchema } from "@openwork/remote-session-core/internal";
+import { LIMITS } from "@openwork/runner-protocol";
+import { EngineIdSchema } from "@openwork/runner-protocol/internal";
 import { z } from "zod";
 
 /** The furthest a store-and-forward deadline may be: a week. */

@@ -1,5 +1,5 @@
 import { type CreateOutcome, newId, type TargetCall, type TargetCreateInput } from "@openwork/remote-session-core";
-import { taskRequirements } from "@openwork/runner-protocol";
+import { taskRequirements } from "@openwork/runner-protocol/internal";
 import type { DesktopContext } from "./desktop-context.js";
 import { DesktopCreateSchema } from "./desktop-create-arguments.js";
 import { fail } from "./desktop-errors.js";

@@ -1,5 +1,6 @@
 import type { LedgerSession, ReadInput, ReadResult, TargetCall } from "@openwork/remote-session-core";
-import { answeredAfter, decodeCursor, resumePointOf, sliceTranscript } from "@openwork/remote-session-core/target";
+import { decodeCursor, resumePointOf, sliceTranscript } from "@openwork/remote-session-core/target";
+import { answeredAfter } from "@openwork/remote-session-core/internal";
 import type { DesktopContext } from "./desktop-context.js";
 import { holderFor } from "./holder-for.js";
 import { findPinnedRunners } from "./store/find-pinned-runners.js";

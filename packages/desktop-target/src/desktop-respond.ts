@@ -1,6 +1,6 @@
 import type { LedgerSession, RespondInput, RespondOutcome, TargetCall } from "@openwork/remote-session-core";
 import { checkAnswerFits, inputNotPending } from "@openwork/remote-session-core/target";
-import { taskRequirements } from "@openwork/runner-protocol";
+import { taskRequirements } from "@openwork/runner-protocol/internal";
 import { settled } from "./await-task.js";
 import type { DesktopContext } from "./desktop-context.js";
 import { fail } from "./desktop-errors.js";

@@ -1,6 +1,7 @@
 import { type LedgerSession, type Model, newId, type SendInput, type SendOutcome, type TargetCall } from "@openwork/remote-session-core";
-import { acceptsPrompt, encodeCursor, lockSessionRow } from "@openwork/remote-session-core/target";
-import { taskRequirements } from "@openwork/runner-protocol";
+import { encodeCursor } from "@openwork/remote-session-core/target";
+import { acceptsPrompt, lockSessionRow } from "@openwork/remote-session-core/internal";
+import { taskRequirements } from "@openwork/runner-protocol/internal";
 import { chooseRunner } from "./choose-runner.js";
 import type { DesktopContext } from "./desktop-context.js";
 import { fail } from "./desktop-errors.js";

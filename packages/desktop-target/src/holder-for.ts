@@ -1,5 +1,5 @@
 import type { LedgerSession, TargetCall } from "@openwork/remote-session-core";
-import type { TaskRequirements } from "@openwork/runner-protocol";
+import type { TaskRequirements } from "@openwork/runner-protocol/internal";
 import { chooseRunner } from "./choose-runner.js";
 import type { DesktopContext } from "./desktop-context.js";
 import { runnersOf } from "./runners-of.js";

@@ -1,4 +1,5 @@
-import { migrate as migrateLedger, runMigrations } from "@openwork/remote-session-core";
+import { migrate as migrateLedger } from "@openwork/remote-session-core";
+import { runMigrations } from "@openwork/remote-session-core/internal";
 import type { Sql } from "postgres";
 import { MIGRATIONS } from "./sql-migrations.generated.js";
 

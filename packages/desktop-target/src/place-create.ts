@@ -1,5 +1,5 @@
 import type { Model } from "@openwork/remote-session-core";
-import type { TaskRequirements } from "@openwork/runner-protocol";
+import type { TaskRequirements } from "@openwork/runner-protocol/internal";
 import { chooseRunner, pinned } from "./choose-runner.js";
 import { fail } from "./desktop-errors.js";
 import { type DesktopInventory, type DesktopWorkspace, inventoryOf, modelsOf, workspacesNamed } from "./inventory.js";

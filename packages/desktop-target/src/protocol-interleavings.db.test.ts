@@ -1,4 +1,4 @@
-import type { CompleteRequest, TaskEvent } from "@openwork/runner-protocol";
+import type { CompleteRequest, TaskEvent } from "@openwork/runner-protocol/internal";
 import { createRunnerClient, RunnerProtocolError, type RunnerClient } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import fc from "fast-check";

@@ -1,4 +1,4 @@
-import type { TaskRequirements } from "@openwork/runner-protocol";
+import type { TaskRequirements } from "@openwork/runner-protocol/internal";
 import type { Dialect } from "./dialects/dialect.js";
 import type { TaskKind } from "./store/task-row.js";
 

@@ -1,7 +1,7 @@
 import { createSessionLedger } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { describeRunnerChannel } from "@openwork/runner-protocol/testing";
-import type { CompleteRequest, TaskEvent } from "@openwork/runner-protocol";
+import type { CompleteRequest, TaskEvent } from "@openwork/runner-protocol/internal";
 import { sweepTasks } from "./store/sweep-tasks.js";
 import { startRunnerGateway } from "./testing/runner-gateway.js";
 

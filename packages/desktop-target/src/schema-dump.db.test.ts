@@ -1,4 +1,5 @@
-import { migrate, runMigrations } from "@openwork/remote-session-core";
+import { migrate } from "@openwork/remote-session-core";
+import { runMigrations } from "@openwork/remote-session-core/internal";
 import { dumpMigrations, useTestDatabase } from "@openwork/test-postgres";
 import { expect, it } from "vitest";
 import { MIGRATIONS } from "./sql-migrations.generated.js";

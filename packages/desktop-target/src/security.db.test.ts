@@ -7,7 +7,7 @@ import {
   PostEventsRequestSchema,
   RUNNER_ERROR_CODES,
   TokenMintRequestSchema,
-} from "@openwork/runner-protocol";
+} from "@openwork/runner-protocol/internal";
 import { createRunnerClient } from "@openwork/runner-protocol/client";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { eventually } from "@openwork/runner-protocol/testing";

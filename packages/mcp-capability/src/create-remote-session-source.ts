@@ -1,13 +1,10 @@
 import {
-  CREATE_RATE_LIMIT,
   createRemoteSessions,
   errorFacts,
   errorPayload,
-  SEND_RATE_LIMIT,
   type Logger,
   newReferenceId,
   type RateLimit,
-  resolveSpawnRules,
   type SessionError,
   sessionError,
   SessionFailure,
@@ -16,9 +13,8 @@ import {
   type SpawnRules,
   type Target,
   type TargetCall,
-  toArgumentIssues,
 } from "@openwork/remote-session-core";
-import { findNul, storableJson } from "@openwork/remote-session-core/target";
+import { CREATE_RATE_LIMIT, SEND_RATE_LIMIT, resolveSpawnRules, toArgumentIssues, findNul, storableJson } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
 import { MAX_BODY_DEPTH, pathTooDeep } from "./body-depth.js";
 import { buildCapabilities } from "./capabilities/all-capabilities.js";

@@ -3,35 +3,14 @@
 export {
   type RemoteSessionSource,
   type RemoteSessionSourceOptions,
-  type CapabilityMatch,
-  type ExecuteInput,
-  type ExecuteOptions,
-  type AnyParsedCapability,
   type AuditEvent,
+  type CapabilityMatch,
   createRemoteSessionSource,
-  DEFAULT_WAITING_READS_PER_MEMBER,
 } from "./create-remote-session-source.js";
-export type { NotificationLog, SentNotification, NotifiedEntry } from "./notification-log.js";
-export { type MemberSlots, createMemberSlots } from "./member-slots.js";
-export { type RegistryContext, type SearchContext, type SourceFilter, ALL_SOURCES, remoteSessionContext } from "./registry-context.js";
-export {
-  type SessionCredentialClaims,
-  type SessionCredentialOptions,
-  type SessionCredentialRejection,
-  type SessionCredentials,
-  SESSION_CREDENTIAL_PREFIX,
-  SESSION_CREDENTIAL_TTL_MS,
-  createSessionCredentials,
-} from "./session-credential.js";
+export type { NotificationLog } from "./notification-log.js";
+export { type RegistryContext, type SearchContext, remoteSessionContext } from "./registry-context.js";
+export { type SessionCredentialOptions, type SessionCredentials, createSessionCredentials } from "./session-credential.js";
 export { type RemoteSessionPolicy, DEFAULT_POLICY } from "./policy.js";
-export { ACTIONS, type Action, type ParsedCapability, parseName, capabilityName } from "./parse-name.js";
-export type { NextStep } from "./capabilities/next-step.js";
+export { type ParsedCapability, parseName } from "./parse-name.js";
 export type { ToolResult } from "./to-tool-result.js";
-export {
-  type BuiltinSkill,
-  type BuiltinSkillSource,
-  type SkillMatch,
-  type SkillToolResult,
-  REMOTE_SESSIONS_SKILL,
-  createBuiltinSkillSource,
-} from "./builtin-skill-source.js";
+export { type BuiltinSkillSource, REMOTE_SESSIONS_SKILL, createBuiltinSkillSource } from "./builtin-skill-source.js";

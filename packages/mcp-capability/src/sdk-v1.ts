@@ -4,7 +4,7 @@ import { CARD_TOOL_META } from "@openwork/mcp-app-card";
 import { registerCardResource } from "@openwork/mcp-app-card/sdk-v1";
 import { createToolHandlers, EXECUTE_TOOL, type RemoteSessionToolsOptions, SEARCH_TOOL } from "./mcp-tools.js";
 
-export { contextFromAuthInfo, type AuthInfoLike, type ContextOf, type RemoteSessionToolsOptions } from "./mcp-tools.js";
+export type { RemoteSessionToolsOptions } from "./mcp-tools.js";
 
 /**
  * Puts den-api's two tools on an `@modelcontextprotocol/sdk` 1.x McpServer (with ext-apps 1.7):

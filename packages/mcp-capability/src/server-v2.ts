@@ -5,7 +5,7 @@ import { registerCardResource } from "@openwork/mcp-app-card/server-v2";
 import { type BuiltinSkill, REMOTE_SESSIONS_SKILL } from "./builtin-skill-source.js";
 import { createToolHandlers, EXECUTE_TOOL, type RemoteSessionToolsOptions, SEARCH_TOOL } from "./mcp-tools.js";
 
-export { contextFromAuthInfo, type AuthInfoLike, type ContextOf, type RemoteSessionToolsOptions } from "./mcp-tools.js";
+export type { RemoteSessionToolsOptions } from "./mcp-tools.js";
 
 /**
  * Puts den-api's two tools on an `@modelcontextprotocol/server` 2.x McpServer:

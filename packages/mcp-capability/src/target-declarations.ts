@@ -1,4 +1,5 @@
-import type { ErrorCodeRule, Target, TargetFields } from "@openwork/remote-session-core";
+import type { Target, TargetFields } from "@openwork/remote-session-core";
+import type { ErrorCodeRule } from "@openwork/remote-session-core/internal";
 
 /** Where a target's own members land: create's and read's results, and its entry in `targets`. */
 export type FieldsOf = "create" | "read" | "targets";

@@ -1,8 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { RegistryContext, RemoteSessionSource } from "@openwork/mcp-capability";
 import { errorFacts, type Logger, newReferenceId, SESSION_LIMITS } from "@openwork/remote-session-core";
-import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/wire";
-import { AnswerLinkError, type AnswerLinks, type LinkGrant } from "@openwork/session-notify";
+import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/internal";
+import { AnswerLinkError, type AnswerLinks } from "@openwork/session-notify";
+import type { LinkGrant } from "@openwork/session-notify/internal";
 import { Hono } from "hono";
 import { answerPage, notice, PAGE_HEADERS } from "./answer-page-html.js";
 import { ANSWER_PATH, glanceAt, RESPOND } from "./answer-requests.js";

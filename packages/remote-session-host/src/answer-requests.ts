@@ -1,6 +1,7 @@
 import { type RegistryContext, type RemoteSessionSource, remoteSessionContext } from "@openwork/mcp-capability";
 import type { MemberScope, PendingInput, TranscriptMessage } from "@openwork/remote-session-core";
-import type { AnswerLinks, DeliveryChannel, NotificationDescription, NotificationEvent } from "@openwork/session-notify";
+import type { AnswerLinks, NotificationEvent } from "@openwork/session-notify";
+import type { DeliveryChannel, NotificationDescription } from "@openwork/session-notify/internal";
 
 export const ANSWER_PATH = "/notify/answer";
 export const READ = { kind: "remoteSession", name: "remote-session:read" } as const;

@@ -12,7 +12,8 @@ import type {
 } from "@openwork/desktop-target";
 import type { BuiltinSkillSource, RemoteSessionSource, RemoteSessionSourceOptions } from "@openwork/mcp-capability";
 import type { Logger, MemberScope, Target } from "@openwork/remote-session-core";
-import type { AnswerLinks, NotificationDrain, NotificationStats } from "@openwork/session-notify";
+import type { AnswerLinks, NotificationDrain } from "@openwork/session-notify";
+import type { NotificationStats } from "@openwork/session-notify/internal";
 import type { SessionPush, SessionPushOptions } from "@openwork/session-push";
 import type { Hono, MiddlewareHandler } from "hono";
 import type { Sql } from "postgres";

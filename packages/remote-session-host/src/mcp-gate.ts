@@ -1,5 +1,5 @@
-import { createMemberSlots } from "@openwork/mcp-capability";
-import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, MCP_BODY_BYTES, withBodyWithin } from "@openwork/remote-session-core/wire";
+import { createMemberSlots } from "@openwork/mcp-capability/internal";
+import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, MCP_BODY_BYTES, withBodyWithin } from "@openwork/remote-session-core/internal";
 import type { McpGate } from "./host-options.js";
 import type { McpAuth } from "./mcp-auth.js";
 import { mcpMemberKey, rateLimited, whenBodyEnds } from "./member-gate.js";

@@ -1,5 +1,6 @@
-import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/wire";
-import { InvalidNotification, type NotifyChannelInput, NotifyChannelPatchSchema, TooManyChannels } from "@openwork/session-notify";
+import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/internal";
+import { InvalidNotification, TooManyChannels } from "@openwork/session-notify";
+import { type NotifyChannelInput, NotifyChannelPatchSchema } from "@openwork/session-notify/internal";
 import { Hono } from "hono";
 import type { NotifyParts } from "./notifications.js";
 

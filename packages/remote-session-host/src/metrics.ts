@@ -1,6 +1,6 @@
 import type { BatchObservableResult, Meter, ObservableGauge } from "@opentelemetry/api";
 import type { WakeHub } from "@openwork/desktop-target";
-import type { NotificationStats } from "@openwork/session-notify";
+import type { NotificationStats } from "@openwork/session-notify/internal";
 import type { Sql } from "postgres";
 
 // Dispatch (queued → claimed) buckets, in seconds: from the SSE path's milliseconds to the poll's minute.

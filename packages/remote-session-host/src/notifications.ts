@@ -13,7 +13,8 @@ import {
   startNotificationDrain,
   webhookNotifier,
 } from "@openwork/session-notify";
-import type { NotificationLog, SentNotification } from "@openwork/mcp-capability";
+import type { NotificationLog } from "@openwork/mcp-capability";
+import type { SentNotification } from "@openwork/mcp-capability/internal";
 import type { Logger, MemberScope } from "@openwork/remote-session-core";
 import type { MemberOfUser } from "./answer-requests.js";
 import type { Sql } from "postgres";

@@ -1,5 +1,6 @@
 import { hkdfSync } from "node:crypto";
-import { createSessionCredentials, type SessionCredentialClaims } from "@openwork/mcp-capability";
+import { createSessionCredentials } from "@openwork/mcp-capability";
+import type { SessionCredentialClaims } from "@openwork/mcp-capability/internal";
 import type { MemberScope } from "@openwork/remote-session-core";
 import type { McpAuth } from "./mcp-auth.js";
 

@@ -1,8 +1,8 @@
 // The runner side, for a desktop app's main process (Electron) or any runner: the client, the
-// wake stream and the runner loop, and what a runner checks of its own token. No server code and
+// wake stream and the runner loop, their options, defaults and errors. No server code and
 // no node:crypto (a bundle test holds this); the wire schemas and types are the main entry's.
 export { type Timers, systemTimers } from "./timers.js";
-export { type Backoff, DEFAULT_BACKOFF, backoffDelay } from "./client/backoff.js";
+export { type Backoff, DEFAULT_BACKOFF } from "./client/backoff.js";
 export { type ClientErrorCode, RunnerProtocolError } from "./client/runner-protocol-error.js";
 export type { RetryOptions } from "./client/http-transport.js";
 export { type RunnerClient, type RunnerClientOptions, createRunnerClient, requestRunnerToken } from "./client/runner-client.js";
@@ -12,4 +12,3 @@ export type { SessionMcpView } from "./runner/session-mcp-holder.js";
 export { type TaskAbortReason, TaskAbortedError, taskAbortReason } from "./runner/task-aborted.js";
 export { type Runner, type RunnerHandlers, type RunnerLogger, type RunRunnerOptions, DEFAULT_COALESCING, runRunner } from "./runner/run-runner.js";
 export type { Coalescing } from "./runner/event-outbox.js";
-export { decodeRunnerToken, mayPresentRunnerToken } from "./v1/token-claims.js";

@@ -9,4 +9,3 @@ export {
   mintRunnerToken,
   verifyRunnerToken,
 } from "./v1/token.js";
-export { normalizeAudience, RUNNER_TOKEN_TTL_MS } from "./v1/token-claims.js";

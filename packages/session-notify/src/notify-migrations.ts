@@ -1,4 +1,4 @@
-import { runMigrations } from "@openwork/remote-session-core";
+import { runMigrations } from "@openwork/remote-session-core/internal";
 import type { Sql } from "postgres";
 import { MIGRATIONS } from "./sql-migrations.generated.js";
 

@@ -1,6 +1,6 @@
-import { createMemberSlots } from "@openwork/mcp-capability";
+import { createMemberSlots } from "@openwork/mcp-capability/internal";
 import { errorPayload, sessionError } from "@openwork/remote-session-core";
-import { MCP_BODY_BYTES, readBodyWithin } from "@openwork/remote-session-core/wire";
+import { MCP_BODY_BYTES, readBodyWithin } from "@openwork/remote-session-core/internal";
 import type { PushAuth } from "./push-bus.js";
 import type { PushHub } from "./push-hub.js";
 import { ownerOf, type PushStore } from "./push-store.js";

@@ -1,5 +1,5 @@
 import { createTestDatabase, useTestDatabase } from "@openwork/test-postgres";
-import { runMigrations } from "@openwork/remote-session-core";
+import { runMigrations } from "@openwork/remote-session-core/internal";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PushHint } from "./push-bus.js";
 import { createPushStore, DEFAULT_PUSH_RETENTION, migrateSessionPush } from "./push-store.js";

@@ -1,4 +1,5 @@
-import { newId, type OwnerScope, runMigrations } from "@openwork/remote-session-core";
+import { newId, type OwnerScope } from "@openwork/remote-session-core";
+import { runMigrations } from "@openwork/remote-session-core/internal";
 import type { Sql } from "postgres";
 import type { PushAuth, PushHint, PushHintKind } from "./push-bus.js";
 import { MIGRATIONS } from "./sql-migrations.generated.js";

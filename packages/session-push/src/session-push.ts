@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { parseName, type RemoteSessionSource } from "@openwork/mcp-capability";
-import { contextFromAuthInfo } from "@openwork/mcp-capability/server-v2";
+import { contextFromAuthInfo } from "@openwork/mcp-capability/internal";
 import { errorFacts, type Logger, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import type { PushAuth, PushBus } from "./push-bus.js";

@@ -1,4 +1,5 @@
-import type { PushHint, WakeBus, WakeBusHandlers, WakeNotice } from "@openwork/desktop-target";
+import type { WakeBus } from "@openwork/desktop-target";
+import type { PushHint, WakeBusHandlers, WakeNotice } from "@openwork/desktop-target/internal";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

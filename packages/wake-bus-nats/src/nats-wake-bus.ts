@@ -1,4 +1,5 @@
-import { readPush, readRevokes, readSessions, readWakes, renderPush, type HintBatch, type WakeBus, type WakeBusHandlers } from "@openwork/desktop-target";
+import type { WakeBus } from "@openwork/desktop-target";
+import { readPush, readRevokes, readSessions, readWakes, renderPush, type HintBatch, type WakeBusHandlers } from "@openwork/desktop-target/internal";
 import { connect, type ConnectionOptions, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 
 export interface NatsWakeBusOptions {

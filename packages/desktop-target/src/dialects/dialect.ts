@@ -1,5 +1,5 @@
 import type { LedgerSession, Queryable, ReadInput, ReadResult, StopOutcome, TargetCall } from "@openwork/remote-session-core";
-import type { TaskRequirements } from "@openwork/runner-protocol";
+import type { TaskRequirements } from "@openwork/runner-protocol/internal";
 import type { Hono } from "hono";
 import type { TaskWaitDeps } from "../await-task.js";
 import type { ChannelErrorCode } from "../channel-refusal.js";

@@ -1,4 +1,4 @@
-import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol";
+import { RUNNER_TOKEN_TTL_MS } from "@openwork/runner-protocol/internal";
 import { bearerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "../store/check-registration.js";

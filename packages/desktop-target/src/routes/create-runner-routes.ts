@@ -1,6 +1,6 @@
 import { trace } from "@opentelemetry/api";
 import { silentLogger } from "@openwork/remote-session-core";
-import { normalizeAudience } from "@openwork/runner-protocol";
+import { normalizeAudience } from "@openwork/runner-protocol/internal";
 import { Hono } from "hono";
 import { builtInDialects, createDialectSet } from "../dialects/index.js";
 import { resolveTimings } from "../desktop-timings.js";

@@ -1,4 +1,4 @@
-import { normalizeAudience } from "@openwork/runner-protocol";
+import { normalizeAudience } from "@openwork/runner-protocol/internal";
 
 /** Which forwarded headers to believe: proxies in front of the gateway (origins, no path). */
 export interface ProxyTrust {

@@ -1,4 +1,4 @@
-import { RUNNER_TOKEN_TTL_MS, wakeFrame } from "@openwork/runner-protocol";
+import { RUNNER_TOKEN_TTL_MS, wakeFrame } from "@openwork/runner-protocol/internal";
 import type { RunnerIdentity } from "../store/task-row.js";
 import type { WakeNotice } from "../wake/channels.js";
 import type { WakeSignal } from "../wake/wake-hub.js";

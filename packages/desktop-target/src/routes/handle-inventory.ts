@@ -1,4 +1,5 @@
-import { InventoryRequestSchema, LIMITS } from "@openwork/runner-protocol";
+import { LIMITS } from "@openwork/runner-protocol";
+import { InventoryRequestSchema } from "@openwork/runner-protocol/internal";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { saveInventory } from "../store/save-inventory.js";
 import type { RunnerIdentity } from "../store/task-row.js";

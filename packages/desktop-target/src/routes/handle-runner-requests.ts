@@ -1,4 +1,10 @@
-import { ClaimNextRequestSchema, ClaimRequestSchema, CompleteRequestSchema, HeartbeatRequestSchema, PostEventsRequestSchema } from "@openwork/runner-protocol";
+import {
+  ClaimNextRequestSchema,
+  ClaimRequestSchema,
+  CompleteRequestSchema,
+  HeartbeatRequestSchema,
+  PostEventsRequestSchema,
+} from "@openwork/runner-protocol/internal";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { kindsToClaim } from "../runner-abilities.js";
 import { appendEvents, tooLarge } from "../store/append-events.js";

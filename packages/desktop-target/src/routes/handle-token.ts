@@ -1,4 +1,5 @@
-import { grantCapabilities, RUNNER_PATHS, RUNNER_PROTOCOL_VERSION, TokenMintRequestSchema, type TokenMintResponse } from "@openwork/runner-protocol";
+import { RUNNER_PROTOCOL_VERSION, type TokenMintResponse } from "@openwork/runner-protocol";
+import { grantCapabilities, RUNNER_PATHS, TokenMintRequestSchema } from "@openwork/runner-protocol/internal";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { registerRunner } from "../store/register-runner.js";

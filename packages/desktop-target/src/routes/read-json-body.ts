@@ -1,5 +1,4 @@
-import { storableJson } from "@openwork/remote-session-core/target";
-import { BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/wire";
+import { storableJson, BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/internal";
 import { LIMITS } from "@openwork/runner-protocol";
 import { ChannelRefusal } from "../channel-refusal.js";
 

@@ -1,5 +1,5 @@
 import { type Context, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
-import { parseTraceparent } from "@openwork/remote-session-core/target";
+import { parseTraceparent } from "@openwork/remote-session-core/internal";
 import type { RunnerIdentity, TaskRow } from "../store/task-row.js";
 
 /** The context of the call a `traceparent` names (a span of another process), or null for none. */

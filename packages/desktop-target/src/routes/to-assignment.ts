@@ -1,4 +1,4 @@
-import { RespondInputSchema } from "@openwork/remote-session-core";
+import { RespondInputSchema } from "@openwork/remote-session-core/internal";
 import type { Assignment } from "@openwork/runner-protocol";
 import type { TaskRow } from "../store/task-row.js";
 

@@ -1,5 +1,5 @@
-import { BODY_TOO_LARGE_HEADERS } from "@openwork/remote-session-core/wire";
-import { toMessageIssues } from "@openwork/runner-protocol";
+import { BODY_TOO_LARGE_HEADERS } from "@openwork/remote-session-core/internal";
+import { toMessageIssues } from "@openwork/runner-protocol/internal";
 import type { z } from "zod";
 import { CHANNEL_ERROR_STATUS, type ChannelErrorCode, ChannelRefusal } from "../channel-refusal.js";
 

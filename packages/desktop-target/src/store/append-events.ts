@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Queryable, SessionPatch } from "@openwork/remote-session-core";
-import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork/runner-protocol";
+import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork/runner-protocol/internal";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { assertAttemptHeld, type HeldEvents, lockOwnTask } from "./lock-own-task.js";
 import { type LiveState, syncSessionState } from "./sync-session-state.js";

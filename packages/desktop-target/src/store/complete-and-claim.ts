@@ -1,4 +1,4 @@
-import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protocol";
+import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protocol/internal";
 import type { DialectSet } from "../dialects/dialect-set.js";
 import { kindsToClaim } from "../runner-abilities.js";
 import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "./check-registration.js";

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Queryable, SessionPatch } from "@openwork/remote-session-core";
-import type { CompleteRequest, TaskEvent } from "@openwork/runner-protocol";
+import type { CompleteRequest, TaskEvent } from "@openwork/runner-protocol/internal";
 import type { PendingQuery, Row } from "postgres";
 import type { TaskState } from "../task-state.js";
 import { ChannelRefusal } from "../channel-refusal.js";

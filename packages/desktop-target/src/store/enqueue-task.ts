@@ -1,7 +1,7 @@
 import { trace } from "@opentelemetry/api";
 import { type LedgerSession, type MemberScope, type Model, newId, type Queryable } from "@openwork/remote-session-core";
-import { formatTraceparent } from "@openwork/remote-session-core/target";
-import type { TaskRequirements } from "@openwork/runner-protocol";
+import { formatTraceparent } from "@openwork/remote-session-core/internal";
+import type { TaskRequirements } from "@openwork/runner-protocol/internal";
 import type { WakeNotice } from "../wake/channels.js";
 import type { Hints } from "../wake/hints.js";
 import type { TaskKind, TaskRow } from "./task-row.js";

@@ -1,7 +1,8 @@
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { expect, it } from "vitest";
-import { guardedReserve, isConnectionLost, ReservedConnectionLost, ReserveTimedOut } from "@openwork/remote-session-core";
+import { guardedReserve } from "@openwork/remote-session-core";
+import { isConnectionLost, ReservedConnectionLost, ReserveTimedOut } from "@openwork/remote-session-core/internal";
 import { createHintPublisher } from "../wake/hints.js";
 import { postgresWakeBus } from "../wake/wake-bus.js";
 import { transaction } from "./transaction.js";

@@ -1,5 +1,5 @@
 import type { Queryable } from "@openwork/remote-session-core";
-import type { HeartbeatResponse } from "@openwork/runner-protocol";
+import type { HeartbeatResponse } from "@openwork/runner-protocol/internal";
 import { ChannelRefusal } from "../channel-refusal.js";
 import type { RunnerIdentity } from "./task-row.js";
 import { leaving } from "./task-state-sql.js";

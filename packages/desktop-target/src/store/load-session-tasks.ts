@@ -1,6 +1,6 @@
 import { type Queryable, SESSION_LIMITS } from "@openwork/remote-session-core";
 import type { PendingQuery, Row } from "postgres";
-import type { TaskEvent } from "@openwork/runner-protocol";
+import type { TaskEvent } from "@openwork/runner-protocol/internal";
 import type { TranscriptTask } from "../transcript/build-transcript.js";
 import { emptyFold, foldEvents, type TaskFold } from "../transcript/task-fold.js";
 import type { TaskState } from "../task-state.js";

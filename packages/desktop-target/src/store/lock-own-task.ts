@@ -1,5 +1,5 @@
 import type { Queryable, SessionState } from "@openwork/remote-session-core";
-import type { TaskEvent } from "@openwork/runner-protocol";
+import type { TaskEvent } from "@openwork/runner-protocol/internal";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { fromStates } from "../task-state.js";
 import type { DerivationTask, LockedSession } from "./sync-session-state.js";

@@ -1,5 +1,5 @@
 import { createSessionLedger, type Queryable, type SessionPatch, type SessionState } from "@openwork/remote-session-core";
-import { canTransition, turnStartMove } from "@openwork/remote-session-core/target";
+import { canTransition, turnStartMove } from "@openwork/remote-session-core/internal";
 import type { Dialect } from "../dialects/dialect.js";
 import type { DialectSet } from "../dialects/dialect-set.js";
 import { type TaskState, toSessionState } from "../task-state.js";

@@ -1,5 +1,6 @@
 import type { Model, Queryable } from "@openwork/remote-session-core";
-import type { CompleteRequest, WorkKind } from "@openwork/runner-protocol";
+import type { WorkKind } from "@openwork/runner-protocol";
+import type { CompleteRequest } from "@openwork/runner-protocol/internal";
 import type { TaskState } from "../task-state.js";
 import type { TaskFold } from "../transcript/task-fold.js";
 import type { RunnerDialect } from "./runner-row.js";

@@ -1,4 +1,4 @@
-import type { TaskEvent } from "@openwork/runner-protocol";
+import type { TaskEvent } from "@openwork/runner-protocol/internal";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildTranscript, type TranscriptTask } from "./build-transcript.js";

@@ -1,5 +1,5 @@
 import { SESSION_LIMITS, type ToolCallSummary } from "@openwork/remote-session-core";
-import type { TaskEvent } from "@openwork/runner-protocol";
+import type { TaskEvent } from "@openwork/runner-protocol/internal";
 
 /** A message of a turn as its events have made it so far. */
 export interface FoldedMessage {

@@ -1,4 +1,5 @@
-import { CreateSessionInputSchema, fail, SESSION_LIMITS, type Target } from "@openwork/remote-session-core";
+import { fail, SESSION_LIMITS, type Target } from "@openwork/remote-session-core";
+import { CreateSessionInputSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
 import { type Capability, defineCapability } from "./capability.js";
 import { declaredFields } from "../target-declarations.js";

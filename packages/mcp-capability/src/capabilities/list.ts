@@ -1,4 +1,5 @@
-import { type LedgerSession, ListInputSchema } from "@openwork/remote-session-core";
+import type { LedgerSession } from "@openwork/remote-session-core";
+import { ListInputSchema } from "@openwork/remote-session-core/internal";
 import { itemsWithin } from "../bound-payload.js";
 import { checkCallerActive, isWithinTree, type RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";

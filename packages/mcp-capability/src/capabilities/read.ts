@@ -1,4 +1,5 @@
-import { type LedgerSession, MessageIdSchema, ReadInputSchema, type ReadResult, SESSION_LIMITS, type Target, fail } from "@openwork/remote-session-core";
+import { type LedgerSession, type ReadResult, SESSION_LIMITS, type Target, fail } from "@openwork/remote-session-core";
+import { MessageIdSchema, ReadInputSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
 import { messagesWithin, RESULT_MAX_BYTES, textWithin } from "../bound-payload.js";
 import { capabilityName } from "../parse-name.js";

@@ -1,4 +1,4 @@
-import { canonicalDigest, RespondAnswerSchema, RespondInputSchema } from "@openwork/remote-session-core";
+import { canonicalDigest, RespondAnswerSchema, RespondInputSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
 import { defineCapability } from "./capability.js";
 import { nextRead } from "./next-step.js";

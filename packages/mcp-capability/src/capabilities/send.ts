@@ -1,4 +1,5 @@
-import { checkFanOut, LIVE_SPAWN_STATES, MessageIdSchema, ModelSchema, SESSION_LIMITS } from "@openwork/remote-session-core";
+import { SESSION_LIMITS } from "@openwork/remote-session-core";
+import { checkFanOut, LIVE_SPAWN_STATES, MessageIdSchema, ModelSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
 import { defineCapability } from "./capability.js";
 import { nextRead } from "./next-step.js";

@@ -1,4 +1,5 @@
-import { type LedgerSession, MessageIdSchema, SessionFailure, type Target } from "@openwork/remote-session-core";
+import { type LedgerSession, SessionFailure, type Target } from "@openwork/remote-session-core";
+import { MessageIdSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
 import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";

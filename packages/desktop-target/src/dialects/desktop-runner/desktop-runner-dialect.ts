@@ -1,5 +1,5 @@
 import { sseComment } from "@openwork/remote-session-core/wire";
-import { canRunnerTake, RUNNER_ROUTE_PREFIX, wakeFrame } from "@openwork/runner-protocol";
+import { canRunnerTake, RUNNER_ROUTE_PREFIX, wakeFrame } from "@openwork/runner-protocol/internal";
 import type { TaskKind } from "../../store/task-row.js";
 import type { Dialect } from "../dialect.js";
 import { desktopRunnerRoutes } from "./desktop-runner-routes.js";

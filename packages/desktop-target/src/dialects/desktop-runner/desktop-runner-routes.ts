@@ -1,4 +1,4 @@
-import { RUNNER_PATHS } from "@openwork/runner-protocol";
+import { RUNNER_PATHS } from "@openwork/runner-protocol/internal";
 import { type Context, Hono } from "hono";
 import { authenticateRunner, verifyRunner } from "../../routes/authenticate-runner.js";
 import { handleEventsStream } from "../../routes/handle-events-stream.js";

@@ -1,5 +1,6 @@
 import { errorFacts, newReferenceId } from "@openwork/remote-session-core";
-import { LIMITS, type OpenworkCapability } from "@openwork/runner-protocol";
+import { LIMITS } from "@openwork/runner-protocol";
+import type { OpenworkCapability } from "@openwork/runner-protocol/internal";
 import { mintRunnerToken } from "@openwork/runner-protocol/server";
 import { type Context, Hono } from "hono";
 import { ChannelRefusal } from "../../channel-refusal.js";

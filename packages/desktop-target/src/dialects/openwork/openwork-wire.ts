@@ -1,5 +1,5 @@
-import { BODY_TOO_LARGE_HEADERS } from "@openwork/remote-session-core/wire";
-import { OPENWORK_CAPABILITIES, PLATFORMS, toMessageIssues } from "@openwork/runner-protocol";
+import { BODY_TOO_LARGE_HEADERS } from "@openwork/remote-session-core/internal";
+import { OPENWORK_CAPABILITIES, PLATFORMS, toMessageIssues } from "@openwork/runner-protocol/internal";
 import { z } from "zod";
 
 // OpenWork's runner-channel wire shapes (the wire spec's §2): objects non-strict (unknown members
