@@ -13,8 +13,16 @@ export function prometheusMetrics() {
   const serializer = new PrometheusSerializer(undefined, false, undefined, true, true);
   return {
     meterProvider,
-    /** The text a scrape answers: everything recorded so far, and every gauge read now. */
-    text: async (): Promise<string> => serializer.serialize((await exporter.collect()).resourceMetrics),
+    /**
+     * The text a scrape answers: everything recorded so far, and every gauge read now. A gauge
+     * that could not be read (PostgreSQL gone) fails the scrape, as a 500 with a referenceId,
+     * rather than answering figures with holes an alert would take for zeros.
+     */
+    text: async (): Promise<string> => {
+      const { resourceMetrics, errors } = await exporter.collect();
+      if (errors.length > 0) throw new AggregateError(errors, "a metric could not be collected");
+      return serializer.serialize(resourceMetrics);
+    },
     close: () => meterProvider.shutdown(),
   };
 }
