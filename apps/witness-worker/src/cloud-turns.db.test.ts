@@ -42,9 +42,9 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
   });
 
   /** A gateway process: its own target, event streams and ledger view. */
-  const gatewayProcess = (options: { turnStartGraceMs?: number; recordsTurns?: boolean } = {}) => {
-    const { recordsTurns, ...timing } = options;
-    const events = createWorkerEvents({ lingerMs: 500 });
+  const gatewayProcess = (options: { turnStartGraceMs?: number; recordsTurns?: boolean; lingerMs?: number } = {}) => {
+    const { recordsTurns, lingerMs = 500, ...timing } = options;
+    const events = createWorkerEvents({ lingerMs });
     const ledger = createSessionLedger(db.current.sql);
     const target = createCloudTarget({
       resolver: createHttpWorkerResolver({ baseUrl: witness.resolverUrl, gatewayKey: "gateway-key-turns" }),
@@ -204,7 +204,9 @@ describe.each(engines)("cloud turns on the $name", ({ reply, retryMessage, real 
   });
 
   it("wakes a waiting read when the reply lands instead of polling, sharing one upstream stream", async () => {
-    const gateway = gatewayProcess();
+    // The stream outlives its last watcher by more than this test lasts: a real engine may answer
+    // before a read starts (the read then needs no stream), and the count must not depend on that.
+    const gateway = gatewayProcess({ lingerMs: 60_000 });
     const who = member();
     const call = () => ({ ...who, referenceId: newReferenceId() });
     // Warm up: the first prompt of an engine instance is slow.
