@@ -1,4 +1,5 @@
-import type { CreateOutcome, SessionState, TargetCall, TargetCreateInput } from "@openwork/remote-session-core";
+import type { TargetCall } from "@openwork/remote-session-core";
+import type { CreateOutcome, SessionState, TargetCreateInput } from "@openwork/remote-session-core/internal";
 import { newOpencodeMessageId } from "@openwork/opencode-client/internal";
 import { type CloudContext, clientFor } from "./cloud-context.js";
 import { fail } from "./cloud-errors.js";

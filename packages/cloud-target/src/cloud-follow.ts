@@ -1,4 +1,5 @@
-import type { SessionState, TargetCall } from "@openwork/remote-session-core";
+import type { TargetCall } from "@openwork/remote-session-core";
+import type { SessionState } from "@openwork/remote-session-core/internal";
 import type { CloudContext } from "./cloud-context.js";
 import { lookAt } from "./cloud-look.js";
 import { delay } from "./delay.js";

@@ -1,4 +1,5 @@
-import type { LedgerSession, RespondInput, RespondOutcome, TargetCall } from "@openwork/remote-session-core";
+import type { LedgerSession, TargetCall } from "@openwork/remote-session-core";
+import type { RespondInput, RespondOutcome } from "@openwork/remote-session-core/internal";
 import { checkAnswerFits, inputNotPending } from "@openwork/remote-session-core/target";
 import { type CloudContext, clientFor } from "./cloud-context.js";
 import { follow } from "./cloud-follow.js";

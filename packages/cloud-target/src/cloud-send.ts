@@ -1,5 +1,6 @@
-import type { LedgerSession, Model, SendInput, SendOutcome, TargetCall } from "@openwork/remote-session-core";
-import { encodeCursor } from "@openwork/remote-session-core/target";
+import type { LedgerSession, Model, TargetCall } from "@openwork/remote-session-core";
+import type { SendInput, SendOutcome } from "@openwork/remote-session-core/internal";
+import { encodeCursor } from "@openwork/remote-session-core/internal";
 import { newOpencodeMessageId } from "@openwork/opencode-client/internal";
 import { type CloudContext, clientFor } from "./cloud-context.js";
 import { follow } from "./cloud-follow.js";

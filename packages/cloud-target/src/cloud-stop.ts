@@ -1,4 +1,5 @@
-import type { LedgerSession, StopOutcome, TargetCall } from "@openwork/remote-session-core";
+import type { LedgerSession, TargetCall } from "@openwork/remote-session-core";
+import type { StopOutcome } from "@openwork/remote-session-core/internal";
 import { type CloudContext, clientFor } from "./cloud-context.js";
 import { observe } from "./cloud-look.js";
 import { locate, sourceOf } from "./cloud-ref.js";

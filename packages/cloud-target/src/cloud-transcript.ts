@@ -1,4 +1,5 @@
-import type { ToolCallSummary, TranscriptMessage } from "@openwork/remote-session-core";
+import type { TranscriptMessage } from "@openwork/remote-session-core";
+import type { ToolCallSummary } from "@openwork/remote-session-core/internal";
 import { boundText, type Transcript } from "@openwork/remote-session-core/target";
 import type { MessageWithParts } from "@openwork/opencode-client/internal";
 

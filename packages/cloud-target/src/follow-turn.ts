@@ -1,4 +1,5 @@
-import { errorFacts, type Logger, type ObservedState, type SessionState, type TargetCall } from "@openwork/remote-session-core";
+import { errorFacts, type Logger, type TargetCall } from "@openwork/remote-session-core";
+import type { ObservedState, SessionState } from "@openwork/remote-session-core/internal";
 import type { CloudSessionView } from "./turn-state.js";
 import type { SessionWatch } from "./worker-events.js";
 

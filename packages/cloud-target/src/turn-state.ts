@@ -1,4 +1,5 @@
-import type { LedgerSession, PendingInput, SessionState } from "@openwork/remote-session-core";
+import type { LedgerSession } from "@openwork/remote-session-core";
+import type { PendingInput, SessionState } from "@openwork/remote-session-core/internal";
 import type { CloudTranscript } from "./cloud-transcript.js";
 import type { SessionSignals } from "./worker-events.js";
 

@@ -1,4 +1,5 @@
-import type { TargetAvailability, TargetCall } from "@openwork/remote-session-core";
+import type { TargetCall } from "@openwork/remote-session-core";
+import type { TargetAvailability } from "@openwork/remote-session-core/internal";
 import type { DesktopContext } from "./desktop-context.js";
 import { asComputers } from "./desktop-result-fields.js";
 import { presenceOf } from "./presence.js";

@@ -1,4 +1,5 @@
-import type { Logger, SessionLedger } from "@openwork/remote-session-core";
+import type { Logger } from "@openwork/remote-session-core";
+import type { SessionLedger } from "@openwork/remote-session-core/internal";
 import type { Sql } from "postgres";
 import type { TaskWaitDeps } from "./await-task.js";
 import type { DesktopTargetOptions } from "./desktop-target.js";

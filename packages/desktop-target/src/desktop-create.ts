@@ -1,4 +1,5 @@
-import { type CreateOutcome, newId, type TargetCall, type TargetCreateInput } from "@openwork/remote-session-core";
+import { newId, type TargetCall } from "@openwork/remote-session-core";
+import type { CreateOutcome, TargetCreateInput } from "@openwork/remote-session-core/internal";
 import { taskRequirements } from "@openwork/runner-protocol/internal";
 import type { DesktopContext } from "./desktop-context.js";
 import { DesktopCreateSchema } from "./desktop-create-arguments.js";

@@ -1,4 +1,5 @@
-import type { LedgerSession, ReadInput, ReadResult, TargetCall } from "@openwork/remote-session-core";
+import type { LedgerSession, ReadResult, TargetCall } from "@openwork/remote-session-core";
+import type { ReadInput } from "@openwork/remote-session-core/internal";
 import { decodeCursor, resumePointOf, sliceTranscript } from "@openwork/remote-session-core/target";
 import { answeredAfter } from "@openwork/remote-session-core/internal";
 import type { DesktopContext } from "./desktop-context.js";

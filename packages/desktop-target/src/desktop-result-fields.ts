@@ -1,4 +1,4 @@
-import type { ResultFields } from "@openwork/remote-session-core";
+import type { ResultFields } from "@openwork/remote-session-core/internal";
 import { enginesOf, inventoryOf, modelsOf } from "./inventory.js";
 import type { RunnerPresence } from "./presence.js";
 import type { RunnerRow } from "./store/runner-row.js";

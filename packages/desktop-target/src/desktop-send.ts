@@ -1,5 +1,6 @@
-import { type LedgerSession, type Model, newId, type SendInput, type SendOutcome, type TargetCall } from "@openwork/remote-session-core";
-import { encodeCursor } from "@openwork/remote-session-core/target";
+import { type LedgerSession, type Model, newId, type TargetCall } from "@openwork/remote-session-core";
+import type { SendInput, SendOutcome } from "@openwork/remote-session-core/internal";
+import { encodeCursor } from "@openwork/remote-session-core/internal";
 import { acceptsPrompt, lockSessionRow } from "@openwork/remote-session-core/internal";
 import { taskRequirements } from "@openwork/runner-protocol/internal";
 import { chooseRunner } from "./choose-runner.js";

@@ -1,4 +1,5 @@
-import type { LedgerSession, StopOutcome, TargetCall } from "@openwork/remote-session-core";
+import type { LedgerSession, TargetCall } from "@openwork/remote-session-core";
+import type { StopOutcome } from "@openwork/remote-session-core/internal";
 import type { DesktopContext } from "./desktop-context.js";
 import { holderFor } from "./holder-for.js";
 import { cancelSessionTasks } from "./store/cancel-session-tasks.js";

@@ -1,8 +1,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
-import type { WakeEvent } from "@openwork/runner-protocol";
-import { createRunnerClient, openWakeStream } from "@openwork/runner-protocol/client";
+import { createRunnerClient } from "@openwork/runner-protocol/client";
+import { openWakeStream, type WakeEvent } from "@openwork/runner-protocol/internal";
 import { eventually } from "@openwork/runner-protocol/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { expect, it } from "vitest";

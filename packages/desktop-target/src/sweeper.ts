@@ -1,4 +1,5 @@
-import { errorFacts, type LedgerRetention, type Logger, pruneLedger, silentLogger } from "@openwork/remote-session-core";
+import { errorFacts, type Logger, pruneLedger, silentLogger } from "@openwork/remote-session-core";
+import type { LedgerRetention } from "@openwork/remote-session-core/internal";
 import type { Sql } from "postgres";
 import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { builtInDialects, createDialectSet, type DialectSet } from "./dialects/index.js";

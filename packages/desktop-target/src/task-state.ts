@@ -1,4 +1,4 @@
-import type { SessionState } from "@openwork/remote-session-core";
+import type { SessionState } from "@openwork/remote-session-core/internal";
 
 /** States of a remote-session task. */
 export const TASK_STATES = ["queued", "claimed", "done", "failed", "cancelled", "interrupted", "expired"] as const;

@@ -8,12 +8,12 @@ import {
   type SessionError,
   sessionError,
   SessionFailure,
-  type SessionLedger,
   silentLogger,
   type SpawnRules,
   type Target,
   type TargetCall,
 } from "@openwork/remote-session-core";
+import type { SessionLedger } from "@openwork/remote-session-core/internal";
 import { CREATE_RATE_LIMIT, SEND_RATE_LIMIT, resolveSpawnRules, toArgumentIssues, findNul, storableJson } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
 import { MAX_BODY_DEPTH, pathTooDeep } from "./body-depth.js";

@@ -1,4 +1,5 @@
-import { createSessionLedger, migrate, type SessionLedger } from "@openwork/remote-session-core";
+import { createSessionLedger, migrate } from "@openwork/remote-session-core";
+import type { SessionLedger } from "@openwork/remote-session-core/internal";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRemoteSessionSource, type RemoteSessionSourceOptions } from "./create-remote-session-source.js";

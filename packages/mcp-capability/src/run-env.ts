@@ -1,13 +1,5 @@
-import {
-  fail,
-  type LedgerSession,
-  type RateLimit,
-  type RemoteSessions,
-  type SessionLedger,
-  type SpawnRules,
-  type Target,
-  type TargetCall,
-} from "@openwork/remote-session-core";
+import { fail, type LedgerSession, type RateLimit, type SpawnRules, type Target, type TargetCall } from "@openwork/remote-session-core";
+import type { RemoteSessions, SessionLedger } from "@openwork/remote-session-core/internal";
 import type { NotifiedLookup } from "./notification-log.js";
 import type { TargetCatalog } from "./target-catalog.js";
 

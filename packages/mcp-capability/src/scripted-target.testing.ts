@@ -1,4 +1,5 @@
-import { newId, type PendingInput, type SessionState, type Target, type TranscriptMessage } from "@openwork/remote-session-core";
+import { newId, type Target, type TranscriptMessage } from "@openwork/remote-session-core";
+import type { PendingInput, SessionState } from "@openwork/remote-session-core/internal";
 import { boundText, decodeCursor, inputNotPending, sliceTranscript } from "@openwork/remote-session-core/target";
 
 /** One session of the scripted target: what the test made it say and where it stands. */

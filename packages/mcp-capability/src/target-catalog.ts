@@ -1,4 +1,5 @@
-import { defineErrorCodes, fail, type Target, type TargetAvailability, type TargetCall } from "@openwork/remote-session-core";
+import { defineErrorCodes, fail, type Target, type TargetCall } from "@openwork/remote-session-core";
+import type { TargetAvailability } from "@openwork/remote-session-core/internal";
 
 /** A target as one caller may use it now. */
 export interface OfferedTarget {

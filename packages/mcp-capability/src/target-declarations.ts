@@ -1,4 +1,5 @@
-import type { Target, TargetFields } from "@openwork/remote-session-core";
+import type { Target } from "@openwork/remote-session-core";
+import type { TargetFields } from "@openwork/remote-session-core/internal";
 import type { ErrorCodeRule } from "@openwork/remote-session-core/internal";
 
 /** Where a target's own members land: create's and read's results, and its entry in `targets`. */

@@ -18,3 +18,20 @@ export { storableJson, findNul } from "./storable-text.js";
 export { answeredAfter } from "./transcript/slice-transcript.js";
 export { turnStartMove, lockSessionRow } from "./ledger/turn-start-move.js";
 export { formatTraceparent, parseTraceparent } from "./trace-context.js";
+
+// The Target port's parts and the ledger's types, for the sibling targets and the capability (a
+// target author types a Target as a whole: `const target: Target = { ... }`).
+export type { SessionState } from "./session-state.js";
+export type { SendInput, ReadInput } from "./session-inputs.js";
+export type { PendingInput, RespondInput } from "./pending-input.js";
+export type { ToolCallSummary } from "./transcript/transcript-message.js";
+export type { OwnerScope, TargetAvailability, TargetFields, ResultFields } from "./target.js";
+export type { CreateOutcome, TargetCreateInput, SendOutcome, StopOutcome, RespondOutcome } from "./target.js";
+export type { RemoteSessions } from "./sessions.js";
+export type { Queryable } from "./queryable.js";
+export type { SessionPatch } from "./ledger/update-session.js";
+export type { SessionLedger } from "./ledger/session-ledger.js";
+export type { ObservedState } from "./ledger/record-observed.js";
+export type { LedgerRetention } from "./ledger/prune-ledger.js";
+export { encodeCursor } from "./transcript/cursor.js";
+export type { TargetErrors } from "./errors/define-error-codes.js";

@@ -1,4 +1,5 @@
-import { type PendingInput, SESSION_LIMITS, type TranscriptMessage } from "@openwork/remote-session-core";
+import { SESSION_LIMITS, type TranscriptMessage } from "@openwork/remote-session-core";
+import type { PendingInput } from "@openwork/remote-session-core/internal";
 
 /** Text as HTML: everything a target or a model wrote goes through this. */
 export const escapeHtml = (text: string): string =>

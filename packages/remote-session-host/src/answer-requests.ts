@@ -1,5 +1,6 @@
 import { type RegistryContext, type RemoteSessionSource, remoteSessionContext } from "@openwork/mcp-capability";
-import type { MemberScope, PendingInput, TranscriptMessage } from "@openwork/remote-session-core";
+import type { MemberScope, TranscriptMessage } from "@openwork/remote-session-core";
+import type { PendingInput } from "@openwork/remote-session-core/internal";
 import type { AnswerLinks, NotificationEvent } from "@openwork/session-notify";
 import type { DeliveryChannel, NotificationDescription } from "@openwork/session-notify/internal";
 

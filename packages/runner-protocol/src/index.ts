@@ -12,6 +12,5 @@ export type { Assignment, CreateAssignment, SendAssignment, RespondAssignment, A
 export type { SessionMcp } from "./v1/session-mcp.js";
 export type { TaskEventInput } from "./v1/task-events.js";
 export type { TaskResult } from "./v1/complete.js";
-export type { WakeEvent } from "./v1/wake-event.js";
 // What a verified runner token says (`verifyRunnerToken` of `./server` answers it).
 export type { RunnerTokenClaims } from "./v1/token-claims.js";

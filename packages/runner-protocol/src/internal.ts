@@ -10,8 +10,10 @@ export { ClaimRequestSchema, ClaimNextRequestSchema } from "./v1/assignment.js";
 export { HeartbeatRequestSchema, type HeartbeatResponse } from "./v1/heartbeat.js";
 export { type TaskEvent, PostEventsRequestSchema, type PostEventsRequest, type PostEventsResponse } from "./v1/task-events.js";
 export { CompleteRequestSchema, type CompleteRequest, type CompleteResponse } from "./v1/complete.js";
-export { wakeFrame } from "./v1/wake-event.js";
+export { type WakeEvent, wakeFrame } from "./v1/wake-event.js";
 export { RUNNER_ERROR_STATUS, RUNNER_ERROR_CODES, type RunnerErrorCode } from "./v1/error-body.js";
 export { toMessageIssues } from "./v1/issues.js";
 export { RUNNER_ROUTE_PREFIX, RUNNER_PATHS } from "./v1/paths.js";
 export { RUNNER_TOKEN_TTL_MS, OPENWORK_CAPABILITIES, type OpenworkCapability, normalizeAudience } from "./v1/token-claims.js";
+// The runner loop opens the wake stream itself; the desktop target's tests open one alone.
+export { type WakeStream, type WakeStreamOptions, openWakeStream } from "./client/wake-stream.js";

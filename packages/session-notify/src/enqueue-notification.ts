@@ -1,4 +1,4 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import { type NotificationEvent, NotificationEventSchema, parseOrThrow } from "./notification-event.js";
 
 /**

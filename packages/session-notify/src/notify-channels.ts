@@ -1,4 +1,5 @@
-import { newId, type Queryable } from "@openwork/remote-session-core";
+import { newId } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { Sql, TransactionSql } from "postgres";
 import { z } from "zod";
 import { emailChannels, webhookChannels } from "./channel-rules.js";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { createSessionLedger, migrate, type SessionPatch } from "@openwork/remote-session-core";
+import { createSessionLedger, migrate } from "@openwork/remote-session-core";
+import type { SessionPatch } from "@openwork/remote-session-core/internal";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { NOTIFICATION_KINDS } from "./notification-event.js";

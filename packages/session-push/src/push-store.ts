@@ -1,4 +1,5 @@
-import { newId, type OwnerScope } from "@openwork/remote-session-core";
+import { newId } from "@openwork/remote-session-core";
+import type { OwnerScope } from "@openwork/remote-session-core/internal";
 import { runMigrations } from "@openwork/remote-session-core/internal";
 import type { Sql } from "postgres";
 import type { PushAuth, PushHint, PushHintKind } from "./push-bus.js";

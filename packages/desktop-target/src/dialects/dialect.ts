@@ -1,4 +1,5 @@
-import type { LedgerSession, Queryable, ReadInput, ReadResult, StopOutcome, TargetCall } from "@openwork/remote-session-core";
+import type { LedgerSession, ReadResult, TargetCall } from "@openwork/remote-session-core";
+import type { Queryable, ReadInput, StopOutcome } from "@openwork/remote-session-core/internal";
 import type { TaskRequirements } from "@openwork/runner-protocol/internal";
 import type { Hono } from "hono";
 import type { TaskWaitDeps } from "../await-task.js";

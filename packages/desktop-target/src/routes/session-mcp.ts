@@ -1,4 +1,4 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { SessionMcp } from "@openwork/runner-protocol";
 import type { RunnerIdentity, TaskRow } from "../store/task-row.js";
 

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import type { Queryable, SessionPatch } from "@openwork/remote-session-core";
+import type { Queryable, SessionPatch } from "@openwork/remote-session-core/internal";
 import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork/runner-protocol/internal";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { assertAttemptHeld, type HeldEvents, lockOwnTask } from "./lock-own-task.js";

@@ -1,4 +1,4 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { Hints } from "../wake/hints.js";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, type RowKey } from "./task-row.js";

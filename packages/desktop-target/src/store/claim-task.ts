@@ -1,4 +1,4 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { PendingQuery, Row } from "postgres";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { type SettleWrites, settleCtes } from "./complete-task.js";

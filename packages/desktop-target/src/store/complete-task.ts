@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import type { Queryable, SessionPatch } from "@openwork/remote-session-core";
+import type { Queryable, SessionPatch } from "@openwork/remote-session-core/internal";
 import type { CompleteRequest, TaskEvent } from "@openwork/runner-protocol/internal";
 import type { PendingQuery, Row } from "postgres";
 import type { TaskState } from "../task-state.js";

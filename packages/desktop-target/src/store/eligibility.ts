@@ -1,4 +1,4 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { RunnerIdentity } from "./task-row.js";
 import { OPEN_TASK_STATES } from "../task-state.js";
 import { leaving, stateIn } from "./task-state-sql.js";

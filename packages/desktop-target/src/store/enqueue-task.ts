@@ -1,5 +1,6 @@
 import { trace } from "@opentelemetry/api";
-import { type LedgerSession, type MemberScope, type Model, newId, type Queryable } from "@openwork/remote-session-core";
+import { type LedgerSession, type MemberScope, type Model, newId } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import { formatTraceparent } from "@openwork/remote-session-core/internal";
 import type { TaskRequirements } from "@openwork/runner-protocol/internal";
 import type { WakeNotice } from "../wake/channels.js";

@@ -1,4 +1,4 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, type RowKey, sessionKey } from "./task-row.js";
 import { leaving, movedTo } from "./task-state-sql.js";

@@ -1,4 +1,5 @@
-import type { MemberScope, Queryable } from "@openwork/remote-session-core";
+import type { MemberScope } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { RunnerRow } from "./runner-row.js";
 
 /** The member's runners, most recently seen first. */

@@ -1,4 +1,4 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import { LIMITS } from "@openwork/runner-protocol";
 import { eligibleFor } from "./eligibility.js";
 import type { RunnerIdentity, TaskKind } from "./task-row.js";

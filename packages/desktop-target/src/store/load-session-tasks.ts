@@ -1,4 +1,5 @@
-import { type Queryable, SESSION_LIMITS } from "@openwork/remote-session-core";
+import { SESSION_LIMITS } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { PendingQuery, Row } from "postgres";
 import type { TaskEvent } from "@openwork/runner-protocol/internal";
 import type { TranscriptTask } from "../transcript/build-transcript.js";

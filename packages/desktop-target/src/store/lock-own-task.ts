@@ -1,4 +1,4 @@
-import type { Queryable, SessionState } from "@openwork/remote-session-core";
+import type { Queryable, SessionState } from "@openwork/remote-session-core/internal";
 import type { TaskEvent } from "@openwork/runner-protocol/internal";
 import { ChannelRefusal } from "../channel-refusal.js";
 import { fromStates } from "../task-state.js";

@@ -1,4 +1,5 @@
-import type { MemberScope, Queryable } from "@openwork/remote-session-core";
+import type { MemberScope } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears } from "./task-row.js";
 import { leaving, movedTo } from "./task-state-sql.js";

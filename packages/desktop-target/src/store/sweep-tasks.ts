@@ -1,4 +1,5 @@
-import { errorFacts, type Logger, type Queryable, silentLogger } from "@openwork/remote-session-core";
+import { errorFacts, type Logger, silentLogger } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { Hints } from "../wake/hints.js";
 import { DEFAULT_DESKTOP_TIMINGS, describeWindow } from "../desktop-timings.js";
 import type { DialectSet } from "../dialects/dialect-set.js";

@@ -1,4 +1,5 @@
-import { createSessionLedger, type Queryable, type SessionPatch, type SessionState } from "@openwork/remote-session-core";
+import { createSessionLedger } from "@openwork/remote-session-core";
+import type { Queryable, SessionPatch, SessionState } from "@openwork/remote-session-core/internal";
 import { canTransition, turnStartMove } from "@openwork/remote-session-core/internal";
 import type { Dialect } from "../dialects/dialect.js";
 import type { DialectSet } from "../dialects/dialect-set.js";

@@ -1,4 +1,5 @@
-import type { Model, Queryable } from "@openwork/remote-session-core";
+import type { Model } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { WorkKind } from "@openwork/runner-protocol";
 import type { CompleteRequest } from "@openwork/runner-protocol/internal";
 import type { TaskState } from "../task-state.js";

@@ -1,4 +1,4 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import { fromStates, type TaskMove, type TaskState, toState } from "../task-state.js";
 
 // Task states reach SQL only through these, from the table in task-state.ts. They are written

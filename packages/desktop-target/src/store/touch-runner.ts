@@ -1,4 +1,4 @@
-import type { Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import { defaultName } from "./register-runner.js";
 import type { RunnerDialect } from "./runner-row.js";
 

@@ -1,4 +1,5 @@
-import { guardedReserve, type Queryable } from "@openwork/remote-session-core";
+import { guardedReserve } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { Sql } from "postgres";
 import type { HintPublisher, Hints } from "../wake/hints.js";
 

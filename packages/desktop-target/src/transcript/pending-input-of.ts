@@ -1,4 +1,4 @@
-import type { PendingInput } from "@openwork/remote-session-core";
+import type { PendingInput } from "@openwork/remote-session-core/internal";
 import { pendingInput } from "@openwork/remote-session-core/target";
 import type { TranscriptTask } from "./build-transcript.js";
 

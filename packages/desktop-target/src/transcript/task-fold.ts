@@ -1,4 +1,5 @@
-import { SESSION_LIMITS, type ToolCallSummary } from "@openwork/remote-session-core";
+import { SESSION_LIMITS } from "@openwork/remote-session-core";
+import type { ToolCallSummary } from "@openwork/remote-session-core/internal";
 import type { TaskEvent } from "@openwork/runner-protocol/internal";
 
 /** A message of a turn as its events have made it so far. */

@@ -1,4 +1,4 @@
-import type { PendingInput } from "@openwork/remote-session-core";
+import type { PendingInput } from "@openwork/remote-session-core/internal";
 import { capabilityName } from "../parse-name.js";
 
 /** The exact follow-up call a result suggests, carried as data so models that read only JSON see it too. */

@@ -4,7 +4,7 @@
 export { SESSION_LIMITS } from "../limits.js";
 export { ModelSchema, type Model, ModelReplySchema } from "./model.js";
 export { RespondAnswerSchema, RespondAnswerReplySchema } from "./respond-answer.js";
-export { sseFrame, sseComment, type SseMessage } from "./sse-frame.js";
+export { sseFrame, sseComment } from "./sse-frame.js";
 export { SseFieldError } from "./sse-field-error.js";
-export { followSse, type FollowSseOptions, type SseTimers } from "./follow-sse.js";
+export { followSse, type SseTimers } from "./follow-sse.js";
 export { SseSilentError } from "./sse-silent-error.js";

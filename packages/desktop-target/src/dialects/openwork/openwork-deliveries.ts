@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import type { Queryable } from "@openwork/remote-session-core";
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import { ChannelRefusal } from "../../channel-refusal.js";
 import { syncSessionState } from "../../store/sync-session-state.js";
 import { fromStates } from "../../task-state.js";

@@ -1,14 +1,5 @@
-import {
-  type LedgerSession,
-  type PendingInput,
-  type ReadInput,
-  type ReadResult,
-  SESSION_LIMITS,
-  type SessionState,
-  type StopOutcome,
-  type TargetCall,
-  type ToolCallSummary,
-} from "@openwork/remote-session-core";
+import { type LedgerSession, type ReadResult, SESSION_LIMITS, type TargetCall } from "@openwork/remote-session-core";
+import type { PendingInput, ReadInput, SessionState, StopOutcome, ToolCallSummary } from "@openwork/remote-session-core/internal";
 import { boundText, pendingInput } from "@openwork/remote-session-core/target";
 import { decodeRelayCursor, encodeRelayCursor } from "./relay-cursor.js";
 import { settled, type TaskWaitDeps } from "../../await-task.js";
