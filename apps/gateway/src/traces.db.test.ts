@@ -2,6 +2,7 @@ import { context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { createEchoEngine, startDesktopRunner } from "@openwork/desktop-runner";
+import { QUICK_OPENWORK_PHASES, startOpenworkDesktopDouble } from "@openwork/desktop-target/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { fixedDevMember } from "./dev-members.js";
@@ -38,8 +39,9 @@ afterAll(async () => {
 
 const named = (name: string) => spans.getFinishedSpans().filter((span) => span.name === name);
 
-it("follows a desktop prompt from the MCP call through the claim, the runner's events and its completion in one trace", async () => {
-  const created = await test.execute("remote-session:create", { target: "desktop", title: "traced", prompt: "trace this" });
+/** Creates a desktop session, reads it until idle, and answers the create's span and a filter for its trace. */
+async function tracedTurn(title: string) {
+  const created = await test.execute("remote-session:create", { target: "desktop", title, prompt: "trace this" });
   expect(created.isError).toBeUndefined();
   const sessionId = created.structuredContent.sessionId as string;
   let state = "";
@@ -49,10 +51,14 @@ it("follows a desktop prompt from the MCP call through the claim, the runner's e
   expect(state).toBe("idle");
   const [call] = named("remote-session:create").filter((span) => span.attributes["openwork.session_id"] === sessionId);
   expect(call).toBeDefined();
-  const { traceId, spanId } = call!.spanContext();
-  const inTrace = (span: ReadableSpan) => span.spanContext().traceId === traceId;
+  const { traceId } = call!.spanContext();
+  return { call: call!, inTrace: (span: ReadableSpan) => span.spanContext().traceId === traceId };
+}
+
+it("follows a desktop prompt from the MCP call through the claim, the runner's events and its completion in one trace", async () => {
+  const { call, inTrace } = await tracedTurn("traced");
   const [claim] = named("desktop claim").filter(inTrace);
-  expect(claim?.parentSpanContext?.spanId).toBe(spanId);
+  expect(claim?.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
   expect(claim?.attributes).toMatchObject({ "openwork.task_kind": "remote_session.create", "openwork.attempt": 1 });
   expect(named("desktop events").filter(inTrace).length).toBeGreaterThanOrEqual(1);
   expect(named("desktop complete").filter(inTrace)).toHaveLength(1);
@@ -69,5 +75,25 @@ it("leaves a task untraced when nobody records: no trace context is stored or ha
     expect(row?.trace_parent).toBeNull();
   } finally {
     context.setGlobalContextManager(contextManager.enable());
+  }
+});
+
+it("follows a prompt on an OpenWork desktop too, from the task's stored trace context (its wire has no traceparent)", async () => {
+  await runner.stop();
+  const desktop = await startOpenworkDesktopDouble({
+    baseUrl: `${test.gateway.baseUrl}/api/den`,
+    memberToken: member.sessionToken,
+    runnerId: "traced-openwork-install",
+    ...QUICK_OPENWORK_PHASES,
+  });
+  try {
+    const { call, inTrace } = await tracedTurn("traced on OpenWork");
+    const [claim] = named("desktop claim").filter(inTrace);
+    expect(claim?.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
+    expect(claim?.attributes).toMatchObject({ "openwork.task_kind": "remote_session.create", "openwork.dialect": "openwork" });
+    expect(named("desktop complete").filter(inTrace)).toHaveLength(1);
+    expect(named("desktop progress").filter(inTrace).length).toBeGreaterThanOrEqual(1);
+  } finally {
+    await desktop.stop();
   }
 });

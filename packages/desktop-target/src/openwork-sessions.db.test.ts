@@ -5,7 +5,12 @@ import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import { sweepTasks } from "./store/sweep-tasks.js";
 import { TASK_TRANSITIONS, type TaskState } from "./task-state.js";
 import { transaction } from "./store/transaction.js";
-import { type OpenworkDesktopDouble, type OpenworkDesktopDoubleOptions, startOpenworkDesktopDouble } from "./testing/openwork-desktop-double.js";
+import {
+  type OpenworkDesktopDouble,
+  type OpenworkDesktopDoubleOptions,
+  QUICK_OPENWORK_PHASES,
+  startOpenworkDesktopDouble,
+} from "./testing/openwork-desktop-double.js";
 import { capturingLogger, type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
 
 // Remote sessions on OpenWork desktops (the wire spec's §2.6–2.7, checklist 29–34, 45–57), driven
@@ -32,15 +37,7 @@ async function desktopOf(member: ReturnType<typeof newMember>, options: Partial<
     baseUrl: `${gateway.baseUrl}/api/den`,
     memberToken: gateway.memberToken(member),
     runnerId: `install-${member.memberId}`,
-    pollMs: 100,
-    drainMs: 50,
-    watchMs: 50,
-    firstTurnMs: 2_000,
-    firstTurnPollMs: 20,
-    idleGraceMs: 300,
-    inventoryMs: 200,
-    backoffMs: 20,
-    replyDelayMs: 100,
+    ...QUICK_OPENWORK_PHASES,
     ...options,
   });
   doubles.push(double);

@@ -43,3 +43,15 @@ export async function inRunnerSpan<T>(tracer: Tracer, name: string, request: Req
     }
   });
 }
+
+/**
+ * A post of a runner that sends no `traceparent` (OpenWork's desktops: their dialect has no such
+ * header), as a span of the trace of the call that queued the task, from `startTime` to now.
+ * Nothing when the task was queued untraced.
+ */
+export function recordTaskPost(tracer: Tracer, name: string, task: TaskRow, startTime: number): void {
+  const parent = parentOf(task.trace_parent);
+  if (!parent) return;
+  const attributes = { "openwork.task_id": task.id, "openwork.task_kind": task.kind, "openwork.dialect": "openwork" };
+  tracer.startSpan(name, { kind: SpanKind.SERVER, attributes, startTime }, parent).end();
+}

@@ -12,6 +12,19 @@ import { openworkBridge } from "./openwork-desktop-bridge.js";
 // watch phases, drains requests from `/pending` only while active, and sends OpenWork's inventory.
 // Every timer is an option, so tests run the real phases in milliseconds. It records every request.
 
+/** OpenWork's phases in milliseconds instead of seconds and minutes: a test's turn ends within a second. */
+export const QUICK_OPENWORK_PHASES = {
+  pollMs: 100,
+  drainMs: 50,
+  watchMs: 50,
+  firstTurnMs: 2_000,
+  firstTurnPollMs: 20,
+  idleGraceMs: 300,
+  inventoryMs: 200,
+  backoffMs: 20,
+  replyDelayMs: 100,
+} satisfies Partial<OpenworkDesktopDoubleOptions>;
+
 export interface OpenworkDesktopDoubleOptions {
   /** The desktop's base URL: an unmodified desktop always uses `<origin>/api/den`. */
   baseUrl: string;

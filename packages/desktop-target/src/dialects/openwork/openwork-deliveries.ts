@@ -122,7 +122,7 @@ export async function receiveProgress(
   runner: RunnerIdentity,
   commandId: string,
   report: ProgressReport,
-): Promise<void> {
+): Promise<TaskRow> {
   const [task] = await tx<(TaskRow & { now_ms: string })[]>`
     select *, (extract(epoch from clock_timestamp()) * 1000)::bigint as now_ms from desktop_task
     where id = ${commandId} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}
@@ -134,7 +134,7 @@ export async function receiveProgress(
   }
   const order = progressOrder(task, report.observedAt, Number(task.now_ms));
   if (order === "stale") throw new ChannelRefusal("claim_conflict", "an older report");
-  if (order === "replay") return;
+  if (order === "replay") return task;
   const previous = task.progress ?? {};
   const progress = {
     status: report.status,
@@ -155,6 +155,7 @@ export async function receiveProgress(
     where organization_id = ${runner.organizationId} and id = ${commandId}`;
   const error = report.status === "error" ? (report.error ?? { code: "desktop_error", message: "the desktop reported an error" }) : null;
   await syncSessionState(tx, hints, dialects, sessionKey(task), { activity: true, lastError: error ? { error: error.code, message: error.message } : null });
+  return task;
 }
 
 /** Where a report stands against the turn's last one: news to apply, a replay to acknowledge, or stale. */

@@ -1,6 +1,7 @@
 import { ChannelRefusal } from "../../channel-refusal.js";
 import { kindsRunnerTakes } from "../../runner-abilities.js";
 import { claimTask } from "../../store/claim-task.js";
+import { recordClaim, recordTaskPost } from "../../routes/task-spans.js";
 import { listWork } from "../../store/list-work.js";
 import { receiveCommand, receiveProgress, receiveRequest } from "./openwork-deliveries.js";
 import { failClaimedTask, MODEL_ACCESS_LOST } from "../../store/fail-claimed-task.js";
@@ -61,6 +62,7 @@ async function claimOfKind(
     select kind from desktop_task where id = ${id} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}`;
   if (!kind || !kinds.includes(kind.kind)) throw new OpenworkRefusal(409, conflict);
   const outcome = await orConflict(409, conflict, () => transaction(ctx, (tx, hints) => claimTask(tx, hints, runner, id, leaseMs)));
+  if (outcome.kind === "claimed") recordClaim(ctx.tracer, outcome.task, runner);
   if (outcome.kind === "replayed" && !(runner.capabilities.includes(RECOVERY) && outcome.task.claim_deadline.getTime() > Date.now())) {
     throw new OpenworkRefusal(409, conflict);
   }
@@ -92,13 +94,17 @@ const commandClaim: OpenworkHandler = async (ctx, request, [id]) => {
 };
 
 const commandComplete: OpenworkHandler = async (ctx, request, [id]) => {
+  const started = Date.now();
   const { runner, body } = await runnerCall(ctx, request, CommandCompleteSchema);
   requireCapability(runner, CREATE);
   const receipt =
     body.status === "delivered"
       ? { status: body.status, sessionId: body.sessionId, workspaceId: body.workspaceId, resultSummary: body.resultSummary ?? null }
       : { status: body.status, error: body.error, resultSummary: body.resultSummary ?? null };
-  await orConflict(409, "command_complete_conflict", () => transaction(ctx, (tx, hints) => receiveCommand(tx, hints, ctx.dialects, runner, id!, receipt)));
+  const task = await orConflict(409, "command_complete_conflict", () =>
+    transaction(ctx, (tx, hints) => receiveCommand(tx, hints, ctx.dialects, runner, id!, receipt)),
+  );
+  recordTaskPost(ctx.tracer, "desktop complete", task, started);
   const delivered = body.status === "delivered";
   return openworkJson(200, {
     command: { id, status: body.status, sessionId: delivered ? body.sessionId : null, workspaceId: delivered ? body.workspaceId : null },
@@ -106,10 +112,12 @@ const commandComplete: OpenworkHandler = async (ctx, request, [id]) => {
 };
 
 const commandSession: OpenworkHandler = async (ctx, request, [id]) => {
+  const started = Date.now();
   const { runner, body } = await runnerCall(ctx, request, SessionReportSchema);
   requireCapability(runner, CREATE);
   try {
-    await transaction(ctx, (tx, hints) => receiveProgress(tx, hints, ctx.dialects, runner, id!, body));
+    const task = await transaction(ctx, (tx, hints) => receiveProgress(tx, hints, ctx.dialects, runner, id!, body));
+    recordTaskPost(ctx.tracer, "desktop progress", task, started);
   } catch (error) {
     if (error instanceof ChannelRefusal)
       throw new OpenworkRefusal(error.code === "not_found" ? 404 : 409, error.code === "not_found" ? "command_not_found" : "command_session_conflict");
@@ -160,6 +168,7 @@ const requestClaim: OpenworkHandler = async (ctx, request, [id]) => {
 };
 
 const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
+  const started = Date.now();
   const { runner, body } = await runnerCall(ctx, request, RequestCompleteSchema);
   requireCapability(runner, CONTROL);
   if (body.status === "done") {
@@ -171,6 +180,7 @@ const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
   const task = await orConflict(409, "request_complete_conflict", () =>
     transaction(ctx, (tx, hints) => receiveRequest(tx, hints, ctx.dialects, runner, id!, body)),
   );
+  recordTaskPost(ctx.tracer, "desktop complete", task, started);
   return openworkJson(200, { request: { id: task.id, status: body.status } });
 };
 
