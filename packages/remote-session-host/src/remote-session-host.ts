@@ -1,4 +1,4 @@
-import { metrics, type Tracer, trace } from "@opentelemetry/api";
+import type { Tracer, TracerProvider } from "@opentelemetry/api";
 import { type CloudTarget, createCloudTarget } from "@openwork/cloud-target";
 import { createDesktopChannel, type DesktopChannel, migrateDesktopTarget, postgresWakeBus } from "@openwork/desktop-target";
 import { createBuiltinSkillSource, createRemoteSessionSource, type RemoteSessionSource } from "@openwork/mcp-capability";
@@ -13,7 +13,7 @@ import { createMcpRoutes } from "./mcp-routes.js";
 import { createMemberGate, type MemberGate, mcpMemberKey } from "./member-gate.js";
 import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
 import { createMetrics, type Metrics } from "./metrics.js";
-import { TELEMETRY_SCOPE } from "./telemetry.js";
+import { TELEMETRY_SCOPE, telemetryOf } from "./telemetry.js";
 import { tracedSource } from "./traced-source.js";
 import { sentNotificationsLog } from "./notifications.js";
 import { runnerApp } from "./runner-app.js";
@@ -31,6 +31,7 @@ interface HostParts {
   metrics: Metrics;
   /** Spans of capability calls, runner requests and cloud calls. */
   tracer: Tracer;
+  tracerProvider: TracerProvider;
   /** Wakes the notification drain on the bus's session hints; null without notifications (or `wakeOnHints: false`). */
   drainWake: DrainWake | null;
 }
@@ -43,6 +44,7 @@ interface HostParts {
  */
 export function createRemoteSessionHost(options: RemoteSessionHostOptions): RemoteSessionHost {
   const notify = options.notifications;
+  const { tracerProvider, meterProvider } = telemetryOf(options.telemetry);
   const parts: HostParts = {
     options,
     logger: options.logger ?? silentLogger,
@@ -50,8 +52,9 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
     memberLimits: { ...DEFAULT_MEMBER_LIMITS, ...options.memberLimits },
     gate: createMemberGate(),
     credentials: options.sessionCredentials ? sessionCredentialsOf(options) : null,
-    tracer: (options.telemetry?.tracerProvider ?? trace.getTracerProvider()).getTracer(TELEMETRY_SCOPE),
-    metrics: createMetrics({ sql: options.sql, meter: (options.telemetry?.meterProvider ?? metrics.getMeterProvider()).getMeter(TELEMETRY_SCOPE) }),
+    tracer: tracerProvider.getTracer(TELEMETRY_SCOPE),
+    tracerProvider,
+    metrics: createMetrics({ sql: options.sql, meter: meterProvider.getMeter(TELEMETRY_SCOPE) }),
     drainWake: notify && notify.wakeOnHints !== false ? createDrainWake() : null,
   };
   const channel = desktopChannelOf(parts);
@@ -137,7 +140,7 @@ function sessionCredentialsOf(options: RemoteSessionHostOptions): SessionCredent
 }
 
 /** The desktop channel, its bus also waking the notification drain, its claims and sweeps counted. */
-function desktopChannelOf({ options, logger, credentials, metrics, drainWake }: HostParts): DesktopChannel {
+function desktopChannelOf({ options, logger, credentials, metrics, drainWake, tracerProvider }: HostParts): DesktopChannel {
   const { desktop } = options;
   // The default bus made here rather than in the channel: its session hints also wake the drain.
   const bus = options.bus ?? postgresWakeBus({ sql: options.sql, ...(options.listenSql ? { listen: options.listenSql } : {}) });
@@ -151,7 +154,7 @@ function desktopChannelOf({ options, logger, credentials, metrics, drainWake }: 
     ...(desktop.streamLimits ? { streamLimits: desktop.streamLimits } : {}),
     routes: {
       ...desktop.routes,
-      ...(options.telemetry?.tracerProvider ? { tracerProvider: options.telemetry.tracerProvider } : {}),
+      tracerProvider,
       secret: desktop.secret,
       baseUrl: options.baseUrl,
       authenticateMember: desktop.authenticateMember,

@@ -1,4 +1,4 @@
-import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
+import { type MeterProvider, metrics, type TracerProvider, trace } from "@opentelemetry/api";
 
 /** The instrumentation scope of everything the host records (its meter's and tracer's name). */
 export const TELEMETRY_SCOPE = "@openwork/remote-session-host";
@@ -7,4 +7,9 @@ export const TELEMETRY_SCOPE = "@openwork/remote-session-host";
 export interface HostTelemetry {
   meterProvider?: MeterProvider;
   tracerProvider?: TracerProvider;
+}
+
+/** The host's providers, each the global one where the host gave none: resolved once, at composition. */
+export function telemetryOf(telemetry: HostTelemetry = {}): Required<HostTelemetry> {
+  return { meterProvider: telemetry.meterProvider ?? metrics.getMeterProvider(), tracerProvider: telemetry.tracerProvider ?? trace.getTracerProvider() };
 }
