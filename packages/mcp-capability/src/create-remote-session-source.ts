@@ -32,6 +32,7 @@ import { toolResult, type ToolResult } from "./to-tool-result.js";
 import { createMemberSlots, type MemberSlots } from "./member-slots.js";
 import { createNotifiedLookup, type NotificationLog } from "./notification-log.js";
 import { RefusalLog } from "./refusal-log.js";
+import { type Audit, type AuditIntent, auditEvent, beginAudit, endAudit } from "./audit.js";
 
 /** A match in the shape den-api's capability registry ranks and returns. */
 export interface CapabilityMatch {
@@ -84,23 +85,6 @@ export interface AnyParsedCapability {
   name: string;
 }
 
-/**
- * One remote-session action that changed something (create, send, respond, stop), for the host's
- * audit log: who, what, which session, how it ended. Never prompt or answer text.
- */
-export interface AuditEvent {
-  action: Action;
-  organizationId: string;
-  userId: string;
-  /** The caller's membership; null when the caller was not an active member (then refused). */
-  memberId: string | null;
-  /** The session acted on, when the call named or made one. */
-  sessionId?: string;
-  /** `ok`, or the error code the caller got. */
-  outcome: string;
-  referenceId: string;
-}
-
 /** How one execute runs: the host's request it serves. */
 export interface ExecuteOptions {
   /** Aborted when the request's client disconnects (or cancels the call). */
@@ -129,11 +113,12 @@ export interface RemoteSessionSourceOptions {
    */
   waitingReadsPerMember?: number;
   /**
-   * Called once for every create, send, respond and stop, whatever its outcome (den-api audits
-   * remote-session actions as service actions). Awaited; a hook that throws is logged, never
-   * turned into the caller's error.
+   * The audit of every create, send, respond and stop (den-api audits remote-session actions as
+   * service actions). A function is told each outcome after the fact (awaited; one that throws is
+   * logged, never the caller's error). An `AuditLog` may also refuse: its `begin` runs before the
+   * action, and when it throws the call answers `audit_unavailable` (retryable) with nothing done.
    */
-  audit?: (event: AuditEvent) => void | Promise<void>;
+  audit?: Audit;
   /**
    * The host's record of the notifications it sent members (webhook, email). When given, a read of
    * a session whose request waits on the human (a permission, a question) carries `notified:
@@ -273,6 +258,7 @@ async function executeCapability(
   // Body members set aside (OpenWork's names with no use here, misspellings): named in the result.
   const ignored: string[] = [];
   let leave = () => {};
+  let begun = false;
   try {
     if (!own || (!ctx.remoteSessionsEnabled && !KEPT_WHEN_DISABLED.has(own.action))) {
       throw new SessionFailure(sessionError("unknown_capability", `no capability named ${parsed.name}; call search_capabilities to find a valid name`));
@@ -297,6 +283,8 @@ async function executeCapability(
       spawner: ctx.remoteSession?.sessionId ?? null,
       spawnRules: parts.spawnRules,
     });
+    if (capability.write) await beginAudit(options.audit, auditIntent(ctx, own.action, fields), logger);
+    begun = true;
     const payload = await capability.run(env, args);
     fields.sessionId = payload.sessionId;
     fields.outcome = "ok";
@@ -311,7 +299,10 @@ async function executeCapability(
     leave();
     fields.durationMs = Math.round(performance.now() - started);
     logCall(logger, parts.refusals, ctx, fields);
-    if (own && parts.capabilities[own.action].write && options.audit) await audited(options.audit, auditEvent(ctx, own.action, fields), logger);
+    // A call the audit log refused was never begun: there is nothing to end.
+    const refusedByAudit = fields.outcome === "audit_unavailable" && !begun;
+    if (own && parts.capabilities[own.action].write && options.audit && !refusedByAudit)
+      await endAudit(options.audit, auditEvent(ctx, own.action, fields), logger);
   }
 }
 
@@ -328,24 +319,10 @@ function logCall(logger: Logger, refusals: RefusalLog, ctx: RegistryContext, fie
   if (taken) logger.info("remote session capability", { ...fields, ...(taken.leftOut > 0 ? { refusalsLeftOut: taken.leftOut } : {}) });
 }
 
-function auditEvent(ctx: RegistryContext, action: Action, fields: Record<string, unknown>): AuditEvent {
-  return {
-    action,
-    organizationId: ctx.organizationId,
-    userId: ctx.principal.userId,
-    memberId: ctx.member?.orgMembershipId ?? null,
-    ...(typeof fields.sessionId === "string" ? { sessionId: fields.sessionId } : {}),
-    outcome: String(fields.outcome),
-    referenceId: String(fields.referenceId),
-  };
-}
-
-async function audited(hook: (event: AuditEvent) => void | Promise<void>, event: AuditEvent, logger: Logger): Promise<void> {
-  try {
-    await hook(event);
-  } catch (error) {
-    logger.error("remote session audit hook failed", { referenceId: event.referenceId, action: event.action, error: errorFacts(error) });
-  }
+/** The intent of a call about to run (its session, when it names one). */
+function auditIntent(ctx: RegistryContext, action: Action, fields: Record<string, unknown>): AuditIntent {
+  const { outcome: _none, ...intent } = auditEvent(ctx, action, { ...fields, outcome: "" });
+  return intent;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { createSessionLedger, migrate } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type AuditEvent, createRemoteSessionSource, type RemoteSessionSource } from "./create-remote-session-source.js";
+import type { AuditEvent, AuditIntent } from "./audit.js";
+import { createRemoteSessionSource, type RemoteSessionSource } from "./create-remote-session-source.js";
 import { remoteSessionContext, type SearchContext } from "./registry-context.js";
 import { createScriptedTarget } from "./scripted-target.testing.js";
 
@@ -71,5 +72,62 @@ describe("den-api adopting the source", () => {
     }
     expect(audited.filter((e) => e.outcome === "ok").every((e) => e.sessionId === sessionId)).toBe(true);
     expect(JSON.stringify(audited)).not.toContain("prompt text");
+  });
+
+  it("refuses create, send, respond and stop with a retryable audit_unavailable while the audit log cannot record, with nothing done", async () => {
+    const cloud = createScriptedTarget("cloud");
+    const ledger = createSessionLedger(db.current.sql);
+    let storeDown = false;
+    const begun: AuditIntent[] = [];
+    const ended: AuditEvent[] = [];
+    const failClosed = createRemoteSessionSource({
+      targets: [cloud],
+      ledger,
+      audit: {
+        begin: async (intent) => {
+          if (storeDown) throw new Error("the audit store is down");
+          begun.push(intent);
+        },
+        end: async (event) => void ended.push(event),
+      },
+    });
+    const member = remoteSessionContext({
+      organizationId: "org_audit_down",
+      userId: "user_down",
+      orgMembershipId: "mem_down",
+      scopes: ["mcp:read", "mcp:write"],
+    });
+    const call = async (name: string, body: unknown) => (await failClosed.execute(member, { kind: "remoteSession", name }, { name, body })).structuredContent;
+    const sessionId = String((await call("remote-session:create", { prompt: "first" })).sessionId);
+    cloud.ask(sessionId, { kind: "permission", id: "per_down", title: "bash", detail: "ls", askedAt: new Date().toISOString() });
+    expect(begun.map((intent) => intent.action)).toEqual(["create"]);
+    expect(ended.map((event) => [event.action, event.outcome])).toEqual([["create", "ok"]]);
+
+    storeDown = true;
+    const before = { sessions: cloud.sessions.size, sends: cloud.sends.length, listed: (await call("remote-session:list", {})).sessions };
+    for (const [name, body] of [
+      ["remote-session:create", { prompt: "never sent" }],
+      ["remote-session:send", { sessionId, prompt: "never sent" }],
+      ["remote-session:respond", { sessionId, requestId: "per_down", answer: { permission: "once" } }],
+      ["remote-session:stop", { sessionId }],
+    ] as const) {
+      expect(await call(name, body)).toMatchObject({ error: "audit_unavailable", retryable: true, retryAfterMs: 1_000, referenceId: expect.any(String) });
+    }
+    // Nothing ran: no session, no prompt, the question still waits, the session was not stopped.
+    expect(cloud.sessions.size).toBe(before.sessions);
+    expect(cloud.sends).toHaveLength(before.sends);
+    expect(cloud.stopsTaken.size).toBe(0);
+    expect(cloud.sessions.get(sessionId)?.pending?.id).toBe("per_down");
+    expect((await call("remote-session:list", {})).sessions).toEqual(before.listed);
+    // Reads are not audited actions: they still answer.
+    expect(await call("remote-session:read", { sessionId })).toMatchObject({ sessionId, pending: { id: "per_down" } });
+    // A refused call never began, so nothing ends; the store back, calls run and are recorded.
+    expect(ended).toHaveLength(1);
+    storeDown = false;
+    expect(await call("remote-session:stop", { sessionId })).not.toHaveProperty("error");
+    expect(ended.map((event) => [event.action, event.outcome])).toEqual([
+      ["create", "ok"],
+      ["stop", "ok"],
+    ]);
   });
 });

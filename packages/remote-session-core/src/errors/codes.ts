@@ -24,6 +24,8 @@ export const SESSION_ERROR_RULES = {
   unknown_workspace: { retryable: false },
   model_unavailable: { retryable: false },
   remote_session_idempotency_conflict: { retryable: false },
+  /** The host's audit log could not record the call before it ran, so nothing ran (den-api's audited actions fail closed). */
+  audit_unavailable: { retryable: true },
   // Ours.
   rate_limited: { retryable: true },
   /** An identical call with the same idempotency key is still running elsewhere. */

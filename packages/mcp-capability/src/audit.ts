@@ -1,0 +1,72 @@
+import { errorFacts, type Logger, sessionError, SessionFailure } from "@openwork/remote-session-core";
+import type { Action } from "./parse-name.js";
+import type { RegistryContext } from "./registry-context.js";
+
+/**
+ * One remote-session action that changed something (create, send, respond, stop), for the host's
+ * audit log: who, what, which session, how it ended. Never prompt or answer text.
+ */
+export interface AuditEvent {
+  action: Action;
+  organizationId: string;
+  userId: string;
+  /** The caller's membership; null when the caller was not an active member (then refused). */
+  memberId: string | null;
+  /** The session acted on, when the call named or made one. */
+  sessionId?: string;
+  /** `ok`, or the error code the caller got. */
+  outcome: string;
+  referenceId: string;
+}
+
+/** An action about to run: the event without its outcome (a create names its session only after). */
+export type AuditIntent = Omit<AuditEvent, "outcome">;
+
+/**
+ * A host's audit log that refuses what it cannot record (den-api's audited service actions):
+ * `begin` stores the intent before the action runs; when it throws, the call is refused with a
+ * retryable `audit_unavailable` and nothing runs — no session, no task, no prompt. `end` records
+ * the outcome; the action has happened by then, so a failure there is logged, not the caller's.
+ */
+export interface AuditLog {
+  begin(intent: AuditIntent): void | Promise<void>;
+  end(event: AuditEvent): void | Promise<void>;
+}
+
+/** Either an after-the-fact hook (told of every outcome, refuses nothing) or a log that refuses. */
+export type Audit = ((event: AuditEvent) => void | Promise<void>) | AuditLog;
+
+/** The call's audit record, whatever it became. */
+export function auditEvent(ctx: RegistryContext, action: Action, fields: Record<string, unknown>): AuditEvent {
+  return {
+    action,
+    organizationId: ctx.organizationId,
+    userId: ctx.principal.userId,
+    memberId: ctx.member?.orgMembershipId ?? null,
+    ...(typeof fields.sessionId === "string" ? { sessionId: fields.sessionId } : {}),
+    outcome: String(fields.outcome),
+    referenceId: String(fields.referenceId),
+  };
+}
+
+/** Records the intent when the audit can refuse; its failure refuses the call before anything runs. */
+export async function beginAudit(audit: Audit | undefined, intent: AuditIntent, logger: Logger): Promise<void> {
+  if (!audit || typeof audit === "function") return;
+  try {
+    await audit.begin(intent);
+  } catch (error) {
+    logger.error("remote session audit unavailable; call refused", { referenceId: intent.referenceId, action: intent.action, error: errorFacts(error) });
+    throw new SessionFailure(
+      sessionError("audit_unavailable", "the audit log could not record this call, so nothing was done; try again shortly", { retryAfterMs: 1_000 }),
+    );
+  }
+}
+
+/** Records the outcome. Never the caller's error: the action already ran (or was refused). */
+export async function endAudit(audit: Audit, event: AuditEvent, logger: Logger): Promise<void> {
+  try {
+    await (typeof audit === "function" ? audit(event) : audit.end(event));
+  } catch (error) {
+    logger.error("remote session audit hook failed", { referenceId: event.referenceId, action: event.action, error: errorFacts(error) });
+  }
+}
