@@ -69,7 +69,7 @@ async function createdOutcome(
   ctx: DesktopContext,
   call: TargetCall,
   sessionId: string,
-  task: { pinned_runner_id: string | null; claim_deadline: Date },
+  task: { id: string; pinned_runner_id: string | null; claim_deadline: Date },
   chosen?: { runner_id: string; name: string } | null,
 ) {
   const pinned = task.pinned_runner_id;
@@ -79,7 +79,12 @@ async function createdOutcome(
   return {
     state: "queued" as const,
     ...(webUrl ? { webUrl } : {}),
-    fields: { ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}), expiresAt: task.claim_deadline.toISOString() },
+    fields: {
+      // The create's task is OpenWork's command: its callers read and stop by this id.
+      commandId: task.id,
+      ...(runner ? { runner: { runnerId: runner.runner_id, name: runner.name } } : {}),
+      expiresAt: task.claim_deadline.toISOString(),
+    },
   };
 }
 

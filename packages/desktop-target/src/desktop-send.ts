@@ -29,7 +29,7 @@ export async function desktopSend(ctx: DesktopContext, call: TargetCall, session
   const messageId = input.messageId ?? newId("msg");
   // Where the reply will appear for a reader: after everything the transcript holds now.
   const before = ctx.dialects.relayOf(session) ? null : buildTranscript(await loadSessionTasks(ctx.sql, session)).messages.length;
-  await transaction(ctx.store, async (tx, hints) => {
+  const task = await transaction(ctx.store, async (tx, hints) => {
     // Serialized per session by the row lock, so concurrent sends cannot both squeeze past the cap.
     await lockSessionRow(tx, session);
     const [{ waiting }] = (await tx`
@@ -38,7 +38,7 @@ export async function desktopSend(ctx: DesktopContext, call: TargetCall, session
     if (waiting >= MAX_QUEUED_TURNS) {
       fail("queue_full", `${waiting} follow-ups already wait for this desktop; read the session and send again when one ran`, { retryAfterMs: 5_000 });
     }
-    await enqueueTask(tx, hints, call, {
+    const queued = await enqueueTask(tx, hints, call, {
       sessionId: session.id,
       kind: "remote_session.send",
       title: session.title,
@@ -54,6 +54,7 @@ export async function desktopSend(ctx: DesktopContext, call: TargetCall, session
     });
     // Queued behind a running turn, the session stays running; else it is queued.
     await syncSessionState(tx, hints, ctx.dialects, session, { activity: true, lastError: null });
+    return queued;
   });
   ctx.logger.info("desktop target: follow-up queued", { sessionId: session.id, referenceId: call.referenceId, promptChars: input.prompt.length });
   return {
@@ -62,5 +63,7 @@ export async function desktopSend(ctx: DesktopContext, call: TargetCall, session
     state: "accepted",
     alreadyPresent: false,
     ...(before === null ? {} : { cursor: encodeCursor(session.id, before, before - 1) }),
+    // The follow-up's task is OpenWork's request: its callers read and stop by this id.
+    fields: { requestId: task.id },
   };
 }

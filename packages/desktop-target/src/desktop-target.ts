@@ -13,6 +13,7 @@ import { desktopStop } from "./desktop-stop.js";
 import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { builtInDialects, createDialectSet, type DialectSet } from "./dialects/index.js";
 import type { WakeHub } from "./wake/wake-hub.js";
+import { sessionOfReceipt } from "./store/session-of-receipt.js";
 
 export { MAX_QUEUED_TURNS } from "./desktop-send.js";
 
@@ -59,6 +60,7 @@ export function createDesktopTarget(options: DesktopTargetOptions): Target {
     newMessageId: () => newId("msg"),
     stop: (call, session) => desktopStop(ctx, call, session),
     respond: (call, session, input) => desktopRespond(ctx, call, session, input),
+    sessionOfReceipt: (call, receipt) => sessionOfReceipt(ctx.sql, call, receipt),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { OfferedTarget } from "./target-catalog.js";
 import type { Action } from "./parse-name.js";
 
 /**
@@ -24,4 +25,22 @@ export function fromOpenworkDialect(
   const named = typeof kept.target === "string" ? targetAliases.get(kept.target) : undefined;
   if ((action === "create" || action === "list") && named !== undefined) kept.target = named;
   return { body: kept, ignored };
+}
+
+// OpenWork's `targets` lists at most this many computers.
+const OPENWORK_COMPUTERS_SHOWN = 50;
+
+/**
+ * OpenWork's members of a `targets` result, beside ours: `computers`, every offered target's
+ * machines (the desktop's, already in OpenWork's shape: `computerId`, `kind`, `label`, `platform`,
+ * `appVersion`, `online`, `lastSeenAt`, `workspaces`), and `cloud: { available }`, OpenWork's
+ * cloud worker being the target named `cloud`. Callers written against OpenWork read these.
+ */
+export function openworkTargets(offered: readonly OfferedTarget[]): { computers: unknown[]; cloud: { available: boolean } } {
+  const computers = offered.flatMap(({ availability }) => {
+    const machines = availability.fields?.machines;
+    return Array.isArray(machines) ? machines : [];
+  });
+  const cloud = offered.find(({ target }) => target.name === "cloud");
+  return { computers: computers.slice(0, OPENWORK_COMPUTERS_SHOWN), cloud: { available: cloud?.availability.available ?? false } };
 }

@@ -35,8 +35,13 @@ describe("calls shaped as OpenWork's source takes them", () => {
     expect(sent).toMatchObject({ state: "accepted", ignored: ["workspaceId", "model"] });
     // The cloud target here runs no per-turn model: none was passed on.
     expect(cloud.sends.at(-1)).not.toHaveProperty("model");
-    const read = await run("remote-session:read", { sessionId, commandId: "cmd_1", requestId: "req_1", workspaceId: "ws_1", waitMS: 5 });
-    expect(read).toMatchObject({ sessionId, ignored: ["commandId", "requestId", "workspaceId", "waitMS"] });
+    const read = await run("remote-session:read", { sessionId, workspaceId: "ws_1", waitMS: 5 });
+    expect(read).toMatchObject({ sessionId, ignored: ["workspaceId", "waitMS"] });
+    // As OpenWork's read: exactly one of sessionId, commandId and requestId.
+    expect(await run("remote-session:read", { sessionId, commandId: "rst_1" })).toMatchObject({
+      error: "invalid_capability_arguments",
+      issues: [{ path: "sessionId", message: "exactly one of sessionId, commandId or requestId is required" }],
+    });
     // Errors name them too.
     expect(await run("remote-session:read", { sessionId: "rs_missing", sesionId: "x" })).toMatchObject({ error: "unknown_session", ignored: ["sesionId"] });
     // A call without strays carries no `ignored`.

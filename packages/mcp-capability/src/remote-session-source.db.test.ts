@@ -147,7 +147,7 @@ describe("the remote-session source in den-api's registry", () => {
     expect(await run("remote-session:read", "{not json")).toMatchObject({ error: "invalid_capability_arguments" });
     expect(await run("remote-session:read", "sessionId=rs_1")).toMatchObject({ error: "invalid_capability_arguments" });
     expect(await run("remote-session:list", null)).toEqual({ sessions: [], machines: [] });
-    expect(await run("remote-session:targets", { includeModels: true })).toEqual({ targets: [] });
+    expect(await run("remote-session:targets", { includeModels: true })).toEqual({ targets: [], computers: [], cloud: { available: false } });
     // No target handed in: none is offered, whatever its name.
     expect(await run("remote-session:create", { target: "cloud", prompt: "secret-prompt-text" })).toMatchObject({ error: "invalid_capability_arguments" });
     expect(await run("remote-session:create", { prompt: "secret-prompt-text" })).toMatchObject({ error: "invalid_capability_arguments" });

@@ -2,8 +2,8 @@ import type { Target } from "@openwork/remote-session-core";
 import type { TargetFields } from "@openwork/remote-session-core/internal";
 import type { ErrorCodeRule } from "@openwork/remote-session-core/internal";
 
-/** Where a target's own members land: create's and read's results, and its entry in `targets`. */
-export type FieldsOf = "create" | "read" | "targets";
+/** Where a target's own members land: create's, send's and read's results, and its entry in `targets`. */
+export type FieldsOf = "create" | "send" | "read" | "targets";
 
 /** The members each result has of its own (the core's and this capability's): no target field may take one of these names. */
 const OWN_MEMBERS: Record<FieldsOf, readonly string[]> = {
@@ -12,6 +12,7 @@ const OWN_MEMBERS: Record<FieldsOf, readonly string[]> = {
     ...["sessionId", "target", "state", "title", "webUrl", "messages", "cursor", "hasMore", "finalAssistantText", "partialText", "lastError", "pending"],
     ...["targetLabel", "lastActivityAt", "next", "finalTextContinues", "finalTextTruncated", "finalTextCut"],
   ],
+  send: ["sessionId", "messageId", "state", "alreadyPresent", "cursor", "next"],
   targets: ["name", "label", "available", "default"],
 };
 // Members any result may carry: what the call set aside, what bounding cut.

@@ -18,6 +18,7 @@ export type { TranscriptMessage } from "./transcript/transcript-message.js";
 export type {
   Target,
   TargetCall,
+  Receipt,
   MemberScope,
   ReadResult,
 } from "./target.js";

@@ -87,6 +87,8 @@ export interface SendResult {
    * `waitMs`) waits for the reply and reports it as the final reply, never an older one.
    */
   cursor?: string;
+  /** The target's own members (a desktop's request id for the follow-up), declared in `resultFields.send`. */
+  fields?: TargetFields;
 }
 
 /** What a target's `send` reports: the result, and the session's state and references to record. */
@@ -179,6 +181,7 @@ export interface AvailabilityRules {
 export interface ResultFields {
   readonly create?: Readonly<Record<string, string>>;
   readonly read?: Readonly<Record<string, string>>;
+  readonly send?: Readonly<Record<string, string>>;
   /** Members of the target's entry in `targets`. */
   readonly targets?: Readonly<Record<string, string>>;
 }
@@ -250,7 +253,16 @@ export interface Target {
    * first attempt and passes it to every retry as `messageId`.
    */
   newMessageId(): string;
+  /**
+   * The session a receipt of this target names, for this member only, or null: a desktop
+   * create's `commandId`, a relayed request's `requestId` (OpenWork's callers read and stop by
+   * them). Optional: a target that hands out no receipts has none to find.
+   */
+  sessionOfReceipt?(call: TargetCall, receipt: Receipt): Promise<string | null>;
 }
+
+/** A target's receipt for work it queued: the command that creates a session, or a request about one. */
+export type Receipt = { commandId: string; requestId?: never } | { requestId: string; commandId?: never };
 
 /** What `create` receives: the common inputs, the reserved session id, and the target's own arguments. */
 export interface TargetCreateInput {

@@ -8,6 +8,7 @@ import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 import { inProgress, nextRead, nextRespond, nextSend } from "./next-step.js";
 import { provenanceOf } from "./provenance.js";
+import { exactlyOneSession, namedSessionId, namedSessionShape } from "./named-session.js";
 
 // The sessions a read names as started by the one read: the newest, as many as a spawner may keep live.
 const SPAWNED_SHOWN = 32;
@@ -18,7 +19,7 @@ const TURN_LOOKUP_LIMIT = 100;
 const FINAL_TEXT_ROOM = 2_000;
 
 export const readArgs = ReadInputSchema.extend({
-  sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
+  ...namedSessionShape,
   cursor: ReadInputSchema.shape.cursor.describe("The cursor the previous read returned: only newer messages come back."),
   from: ReadInputSchema.shape.from.describe('Without a cursor: "start" (default) reads from the first message, "end" the last `limit`.'),
   limit: ReadInputSchema.shape.limit.describe("At most this many messages (1–100); fewer when they would not fit one result (hasMore says so)."),
@@ -31,13 +32,14 @@ export const readArgs = ReadInputSchema.extend({
     .optional()
     .describe("finalAssistantText from this character on: a reply too long for one result names the read that goes on (finalTextContinues)."),
 })
+  .refine(...exactlyOneSession)
   .refine((a) => a.cursor === undefined || a.from === undefined, { message: "give cursor or from, not both", path: ["from"] })
   .refine((a) => a.messageId === undefined || (a.cursor === undefined && a.from === undefined), {
     message: "give messageId, or cursor/from, not both",
     path: ["messageId"],
   });
 
-type ReadArgs = Omit<z.output<typeof readArgs>, "sessionId" | "messageId" | "finalTextFrom">;
+type ReadArgs = Omit<z.output<typeof readArgs>, "sessionId" | "commandId" | "requestId" | "messageId" | "finalTextFrom">;
 
 /**
  * A read whose messages fit one result: when the page asked for would not, the same read again
@@ -87,7 +89,8 @@ export const read = defineCapability({
   keywords: ["transcript", "messages", "status", "result", "reply", "poll", "wait", "progress", "output"],
   write: false,
   args: readArgs,
-  run: async (env, { sessionId, messageId, finalTextFrom = 0, ...input }) => {
+  run: async (env, { sessionId: named, commandId, requestId, messageId, finalTextFrom = 0, ...input }) => {
+    const sessionId = await namedSessionId(env, { sessionId: named, commandId, requestId });
     const { session, target } = await env.session(sessionId, "read");
     const result = messageId ? await readTurn(env, target, session, messageId, input.waitMs) : await readWithin(env, target, session, input);
     if (result.finalAssistantText !== undefined) result.finalAssistantText = result.finalAssistantText.slice(finalTextFrom);

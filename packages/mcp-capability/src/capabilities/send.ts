@@ -1,6 +1,7 @@
 import { SESSION_LIMITS } from "@openwork/remote-session-core";
 import { checkFanOut, LIVE_SPAWN_STATES, MessageIdSchema, ModelSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
+import { declaredFields } from "../target-declarations.js";
 import { defineCapability } from "./capability.js";
 import { nextRead } from "./next-step.js";
 
@@ -44,8 +45,9 @@ export const send = defineCapability({
       );
       return { ...result, alreadyPresent: result.alreadyPresent || replayed };
     };
-    const result = await sent();
+    const { fields, ...result } = await sent();
     // Read on from just before this prompt, so the reply — and no older one — is what comes back.
-    return { ...result, next: nextRead(sessionId, result.cursor ? { cursor: result.cursor } : { from: "end" }) };
+    const next = nextRead(sessionId, result.cursor ? { cursor: result.cursor } : { from: "end" });
+    return { ...result, ...declaredFields(target, "send", fields), next };
   },
 });

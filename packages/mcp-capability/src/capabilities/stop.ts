@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 import { nextAfter } from "./next-step.js";
+import { exactlyOneSession, namedSessionId, namedSessionShape } from "./named-session.js";
 
 // The latest turn is among the last messages: a turn is its prompt and the replies after it.
 const TURN_LOOKUP_LIMIT = 100;
@@ -21,14 +22,17 @@ export const stop = defineCapability({
     "Stop the running turn of a remote session (or cancel work not yet delivered to a desktop). With messageId, only if that prompt's turn is the current one.",
   keywords: ["cancel", "abort", "halt", "interrupt", "kill"],
   write: true,
-  args: z.strictObject({
-    sessionId: z.string().min(1).max(160).describe("A sessionId from remote-session:create or remote-session:list."),
-    messageId: MessageIdSchema.optional().describe(
-      "Stop only if the current turn is the one this prompt (a send's messageId) started; else nothing is stopped (reason different_turn).",
-    ),
-    cascade: z.boolean().optional().describe("Also stop every session this one started, and theirs in turn."),
-  }),
-  run: async (env, { sessionId, messageId, cascade }) => {
+  args: z
+    .strictObject({
+      ...namedSessionShape,
+      messageId: MessageIdSchema.optional().describe(
+        "Stop only if the current turn is the one this prompt (a send's messageId) started; else nothing is stopped (reason different_turn).",
+      ),
+      cascade: z.boolean().optional().describe("Also stop every session this one started, and theirs in turn."),
+    })
+    .refine(...exactlyOneSession),
+  run: async (env, { sessionId: named, commandId, requestId, messageId, cascade }) => {
+    const sessionId = await namedSessionId(env, { sessionId: named, commandId, requestId });
     const found = await env.session(sessionId, "stop");
     const { target } = found;
     let session = found.session;

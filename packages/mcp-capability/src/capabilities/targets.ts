@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { declaredFields } from "../target-declarations.js";
+import { openworkTargets } from "../openwork-dialect.js";
 import { defineCapability } from "./capability.js";
 
 export const targets = defineCapability({
@@ -21,6 +22,7 @@ export const targets = defineCapability({
         default: target.name === fallback,
         ...declaredFields(target, "targets", availability.fields),
       })),
+      ...openworkTargets(offered),
     };
   },
 });

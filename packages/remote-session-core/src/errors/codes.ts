@@ -24,6 +24,10 @@ export const SESSION_ERROR_RULES = {
   unknown_workspace: { retryable: false },
   model_unavailable: { retryable: false },
   remote_session_idempotency_conflict: { retryable: false },
+  /** No command (a desktop create's receipt) of this member has that id. */
+  unknown_command: { retryable: false, action: "find the session with remote-session:list; a command made before this gateway took over is not known here" },
+  /** No request (a relayed read, send or stop) of this member has that id. */
+  unknown_request: { retryable: false, action: "read the session by its sessionId (remote-session:list shows them)" },
   /** The host's audit log could not record the call before it ran, so nothing ran (den-api's audited actions fail closed). */
   audit_unavailable: { retryable: true },
   // Ours.

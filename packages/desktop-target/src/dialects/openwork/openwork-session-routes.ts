@@ -1,6 +1,7 @@
 import { ChannelRefusal } from "../../channel-refusal.js";
 import { kindsRunnerTakes } from "../../runner-abilities.js";
 import { claimTask } from "../../store/claim-task.js";
+import { RECOVERY } from "../../desktop-result-fields.js";
 import { recordClaim, recordTaskPost } from "../../routes/task-spans.js";
 import { listWork } from "../../store/list-work.js";
 import { receiveCommand, receiveProgress, receiveRequest } from "./openwork-deliveries.js";
@@ -23,7 +24,6 @@ import { OPENWORK_KIND_CAPABILITY } from "./openwork-kinds.js";
 
 const CREATE = "remote_session_v1";
 const CONTROL = "remote_session_control_v1";
-const RECOVERY = "remote_session_recovery_v1";
 // A command waits 10 minutes for its desktop (OpenWork's TTL); a claimed one is completed within seconds.
 const COMMAND_LEASE_MS = 10 * 60_000;
 const REQUEST_LEASE_MS = 2 * 60_000;
