@@ -17,14 +17,41 @@ export interface ConsumerFolder {
   remove(): Promise<void>;
 }
 
+const listed = async (file: string) =>
+  (await readFile(new URL(`../${file}`, import.meta.url), "utf8")).split("\n").filter((line) => line && !line.startsWith("#"));
+const nameOf = (spec: string) => spec.slice(0, spec.lastIndexOf("@"));
+
 /** Pinned third-party versions, as the cache lists name them (`zod@4.6.7`), keyed by package name. */
 async function cachedVersions(): Promise<Map<string, string>> {
-  const lines = async (file: string) =>
-    (await readFile(new URL(`../${file}`, import.meta.url), "utf8")).split("\n").filter((line) => line && !line.startsWith("#"));
   const versions = new Map<string, string>();
   // The extra list comes last: its versions (other compatible ones) are what consumers install.
-  for (const spec of [...(await lines("cache-packages.txt")), ...(await lines("cache-extra.txt"))]) versions.set(spec.slice(0, spec.lastIndexOf("@")), spec);
+  for (const spec of [...(await listed("cache-packages.txt")), ...(await listed("cache-extra.txt"))]) versions.set(nameOf(spec), spec);
   return versions;
+}
+
+/** What the consumers install of `name` (`zod@4.3.6`): the extra list's version if it has one, else the pinned one. */
+export async function hostSpec(name: string): Promise<string> {
+  const spec = (await cachedVersions()).get(name);
+  if (!spec) throw new Error(`${name} is not in tools/consumers/cache-*.txt`);
+  return spec;
+}
+
+/**
+ * The packages of the extra list that `packages` (folder names) require as peers (not optional
+ * ones): npm would install them anyway, at the newest version it knows; naming them installs the
+ * extra list's version (the host's pin) instead.
+ */
+async function requiredExtraPeers(packages: string[]): Promise<string[]> {
+  const extra = new Set((await listed("cache-extra.txt")).map(nameOf));
+  const peers = new Set<string>();
+  for (const name of packages) {
+    const manifest = JSON.parse(await readFile(join(ROOT, "packages", name, "package.json"), "utf8")) as {
+      peerDependencies?: Record<string, string>;
+      peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+    };
+    for (const peer of Object.keys(manifest.peerDependencies ?? {})) if (extra.has(peer) && !manifest.peerDependenciesMeta?.[peer]?.optional) peers.add(peer);
+  }
+  return [...peers];
 }
 
 /** The environment without what a pnpm-run test inherits (npm_config_*, npm_package_*): npm must see only its defaults. */
@@ -56,8 +83,9 @@ export const CAPABILITY_WITH_TARGETS = [
 /**
  * Packs `packages` (folder names under packages/) and installs them with npm, offline, in a fresh
  * folder of the system temp dir, beside `thirdParty` (package names; the versions come from the
- * cache lists). Nothing of the workspace is reachable from there: Node resolves every import from
- * the folder's own node_modules.
+ * cache lists), and beside the extra list's version of every peer they require (the host's pin, in
+ * place of the newest npm would pick). Nothing of the workspace is reachable from there: Node
+ * resolves every import from the folder's own node_modules.
  */
 export async function installConsumer(packages: string[], thirdParty: string[]): Promise<ConsumerFolder> {
   const dir = await mkdtemp(join(tmpdir(), "openwork-consumer-"));
@@ -66,7 +94,8 @@ export async function installConsumer(packages: string[], thirdParty: string[]):
   const files: string[] = [];
   for (const name of packages) files.push(await pack(name, tarballs));
   const versions = await cachedVersions();
-  const specs = thirdParty.map((name) => versions.get(name) ?? `${name} (not in tools/consumers/cache-*.txt)`);
+  const named = [...thirdParty, ...(await requiredExtraPeers(packages)).filter((peer) => !thirdParty.includes(peer))];
+  const specs = named.map((name) => versions.get(name) ?? `${name} (not in tools/consumers/cache-*.txt)`);
   await writeFile(join(dir, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }));
   const args = ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", ...files, ...specs];
   await run("npm", args, { cwd: dir, env: cleanEnv() }).catch((error: { stderr?: string }) => {

@@ -24,8 +24,10 @@ const isUnknownKindOffer = (item: unknown): boolean =>
 
 /** The answer to `GET work`: the tasks this runner may claim now, oldest first. */
 export const WorkResponseSchema = z.looseObject({
-  items: z.preprocess(
-    (items) => (Array.isArray(items) ? items.filter((item) => !isUnknownKindOffer(item)) : items),
+  // A pipe, not `z.preprocess`: its declared type (`ZodPipe`) exists in every zod 4, so the
+  // published declarations type-check against the oldest zod the peer range admits (4.3.6).
+  items: z.pipe(
+    z.transform((items: unknown) => (Array.isArray(items) ? items.filter((item) => !isUnknownKindOffer(item)) : items)),
     z.array(WorkItemSchema).max(LIMITS.workItems),
   ),
 });
