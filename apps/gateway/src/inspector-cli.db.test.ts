@@ -41,7 +41,11 @@ it("lists the tools, calls execute_capability and reports the card wiring", asyn
   const called = JSON.parse(await inspector("--method", "tools/call", "--tool-name", "execute_capability", "--tool-arg", "name=remote-session:targets")) as {
     structuredContent: unknown;
   };
-  expect(called.structuredContent).toEqual({ targets: [{ name: "desktop", label: "Desktop", available: false, default: true, machines: [] }] });
+  expect(called.structuredContent).toEqual({
+    targets: [{ name: "desktop", label: "Desktop", available: false, default: true, machines: [] }],
+    computers: [],
+    cloud: { available: false },
+  });
 
   const appInfo = (await inspector("--advertise-apps", "--app-info", "--method", "tools/list"))
     .trim()

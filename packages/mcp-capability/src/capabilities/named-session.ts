@@ -9,8 +9,8 @@ import type { RunEnv } from "../run-env.js";
  */
 export const namedSessionShape = {
   sessionId: z.string().min(1).max(160).optional().describe("A sessionId from remote-session:create or remote-session:list."),
-  commandId: z.string().min(1).max(160).optional().describe("Instead of sessionId: the commandId a desktop create answered (OpenWork's receipt)."),
-  requestId: z.string().min(1).max(160).optional().describe("Instead of sessionId: the requestId of a request about the session (OpenWork's receipt)."),
+  commandId: z.string().min(1).max(160).optional().describe("Or a create's commandId."),
+  requestId: z.string().min(1).max(160).optional().describe("Or a send's requestId."),
 };
 
 type NamedSession = { sessionId?: string | undefined; commandId?: string | undefined; requestId?: string | undefined };
