@@ -36,7 +36,7 @@ it("compiles against the published declarations and den-api's own registry types
   expect(result.stdout).toBe("");
 });
 
-it("creates, reads and stops a cloud and a desktop session through den-api's registry, with its audit, its tables in their own schema", async () => {
+it("creates, reads and stops a cloud and a desktop session through den-api's capability table, its audit store refusing while down, its tables in their own schema", async () => {
   const { stdout } = await folder.node([join(host, "dist", "main.js")], {
     DATABASE_URL: db.current.url,
     RESOLVER_URL: witness.resolverUrl,
@@ -44,14 +44,37 @@ it("creates, reads and stops a cloud and a desktop session through den-api's reg
   });
   const seen = JSON.parse(stdout);
   expect(seen.search).toEqual(expect.arrayContaining(["remote-session:create", "remote-session:read", "skill:remote-sessions"]));
+  expect(seen.skillSearch).toEqual(expect.arrayContaining(["skill:add-to-marketplace", "skill:create-skill"]));
   expect(seen.cloud.created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "cloud" });
   expect(seen.cloud.read).toMatchObject({ state: "idle", finalAssistantText: expect.stringContaining("hello from den") });
   expect(seen.cloud.stopped).toMatchObject({ sessionId: seen.cloud.created.sessionId, stopped: expect.any(Boolean) });
-  expect(seen.desktop.created).toMatchObject({ sessionId: expect.stringMatching(/^rs_/), target: "desktop", state: "queued" });
-  expect(seen.desktop.read).toMatchObject({ state: "queued" });
+  expect(seen.desktop.created).toMatchObject({
+    sessionId: expect.stringMatching(/^rs_/),
+    commandId: expect.stringMatching(/^rst_/),
+    target: "desktop",
+    state: "queued",
+  });
+  // OpenWork's receipt: a read by the create's commandId finds the same session.
+  expect(seen.desktop.read).toMatchObject({ sessionId: seen.desktop.created.sessionId, state: "queued" });
   expect(seen.desktop.stopped).toMatchObject({ stopped: true });
+  // den-api's own skills answer beside ours: both come from its one BUILTIN_SKILLS table.
   expect(seen.skill).toMatchObject({ kind: "skill", content: expect.stringContaining("name: remote-sessions") });
+  expect(seen.denSkill).toMatchObject({ kind: "skill", name: "Create Skill", content: expect.stringContaining("name: create-skill") });
+  expect(seen.unknown).toMatchObject({ error: "unknown_capability" });
   expect([seen.runnerWithoutToken, seen.mintWithoutSession]).toEqual([401, 401]);
-  expect([...seen.audit].sort()).toEqual(["create ok", "create ok", "stop ok", "stop ok"]);
+  // The audit store down: create, send and stop are refused before anything runs; reads still answer.
+  expect(seen.auditDown).toMatchObject({ create: "audit_unavailable", send: "audit_unavailable", stop: "audit_unavailable", read: "queued" });
+  expect(seen.auditDown.sessionsAfter).toBe(seen.auditDown.sessionsBefore);
+  // Up: an intent before each audited call and its outcome after, nothing for the refused ones.
+  expect([...seen.audit].sort()).toEqual([
+    "remote_session.create.ok",
+    "remote_session.create.ok",
+    "remote_session.create.requested",
+    "remote_session.create.requested",
+    "remote_session.stop.ok",
+    "remote_session.stop.ok",
+    "remote_session.stop.requested",
+    "remote_session.stop.requested",
+  ]);
   expect(seen.schema).toBe("openwork_remote_sessions");
 });

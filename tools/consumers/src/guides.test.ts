@@ -4,7 +4,14 @@ import { describe, expect, it } from "vitest";
 // Each guide's code is a region of a consumer fixture that a consumer test compiles against the
 // packed tarballs and runs; the guide must show it verbatim, so it cannot drift from what works.
 const GUIDES = [
-  { guide: "den-api.md", fixture: "den-api/src/main.ts", region: "den-api", maxLines: 15 },
+  // den-api's edit, file by file: each changed line of den-api's own modules and the new module.
+  { guide: "den-api.md", fixture: "den-api/src/remote-session-capabilities.ts", region: "den-api-actions", maxLines: 12 },
+  { guide: "den-api.md", fixture: "den-api/src/builtin-skills.ts", region: "den-api-skills-import", maxLines: 1 },
+  { guide: "den-api.md", fixture: "den-api/src/builtin-skills.ts", region: "den-api-skills", maxLines: 7 },
+  { guide: "den-api.md", fixture: "den-api/src/remote-sessions.ts", region: "den-api-host", maxLines: 30 },
+  { guide: "den-api.md", fixture: "den-api/src/capability-registry.ts", region: "den-api-table-import", maxLines: 1 },
+  { guide: "den-api.md", fixture: "den-api/src/capability-registry.ts", region: "den-api-table", maxLines: 9 },
+  { guide: "den-api.md", fixture: "den-api/src/main.ts", region: "den-api-boot", maxLines: 5 },
   { guide: "electron-runner.md", fixture: "electron-runner/main.ts", region: "electron-runner" },
   { guide: "new-target.md", fixture: "memo-target/src/memo-target.ts", region: "new-target" },
   { guide: "new-target.md", fixture: "memo-target/test/conformance.test.ts", region: "conformance" },
