@@ -299,10 +299,11 @@ async function executeCapability(
     leave();
     fields.durationMs = Math.round(performance.now() - started);
     logCall(logger, parts.refusals, ctx, fields);
-    // A call the audit log refused was never begun: there is nothing to end.
-    const refusedByAudit = fields.outcome === "audit_unavailable" && !begun;
-    if (own && parts.capabilities[own.action].write && options.audit && !refusedByAudit)
-      await endAudit(options.audit, auditEvent(ctx, own.action, fields), logger);
+    // A log that refuses pairs each outcome with its intent: a call that never began (refused
+    // before it could run, or by the log itself) ends nothing. A plain hook hears every outcome.
+    const audit = options.audit;
+    if (own && parts.capabilities[own.action].write && audit && (typeof audit === "function" || begun))
+      await endAudit(audit, auditEvent(ctx, own.action, fields), logger);
   }
 }
 

@@ -121,8 +121,13 @@ describe("den-api adopting the source", () => {
     expect((await call("remote-session:list", {})).sessions).toEqual(before.listed);
     // Reads are not audited actions: they still answer.
     expect(await call("remote-session:read", { sessionId })).toMatchObject({ sessionId, pending: { id: "per_down" } });
-    // A refused call never began, so nothing ends; the store back, calls run and are recorded.
+    // A refused call never began, so nothing ends; nor does one refused before it could run.
     expect(ended).toHaveLength(1);
+    const readOnly = remoteSessionContext({ organizationId: "org_audit_down", userId: "user_down", orgMembershipId: "mem_down", scopes: ["mcp:read"] });
+    const refused = await failClosed.execute(readOnly, { kind: "remoteSession", name: "remote-session:create" }, { body: { prompt: "no scope" } });
+    expect(refused.structuredContent).toMatchObject({ error: "insufficient_mcp_scope" });
+    expect(ended).toHaveLength(1);
+    // The store back, calls run and are recorded, each intent with its outcome.
     storeDown = false;
     expect(await call("remote-session:stop", { sessionId })).not.toHaveProperty("error");
     expect(ended.map((event) => [event.action, event.outcome])).toEqual([

@@ -4,8 +4,8 @@ import type { Action } from "./parse-name.js";
 /**
  * Calls shaped as OpenWork's own remote-session source takes them. OpenWork ignores body members
  * it does not know, and agents trained on it send its names: a target's other names (OpenWork's
- * `registered` for a desktop: `Target.aliases`) name that target here, and members this source has no use for (`workspaceId` on a send, `commandId` on
- * a read…) are set aside instead of failing the call. What was set aside is named in the result
+ * `registered` for a desktop: `Target.aliases`) name that target here, and members this source has no use for (`workspaceId` on a send or a stop, a
+ * misspelt name…) are set aside instead of failing the call. What was set aside is named in the result
  * (`ignored`), so a misspelt argument is still seen.
  */
 export function fromOpenworkDialect(
@@ -42,5 +42,7 @@ export function openworkTargets(offered: readonly OfferedTarget[]): { computers:
     return Array.isArray(machines) ? machines : [];
   });
   const cloud = offered.find(({ target }) => target.name === "cloud");
-  return { computers: computers.slice(0, OPENWORK_COMPUTERS_SHOWN), cloud: { available: cloud?.availability.available ?? false } };
+  // OpenWork always labels a computer: before a desktop reports its own label, its name.
+  const labelled = computers.slice(0, OPENWORK_COMPUTERS_SHOWN).map((c: { label?: unknown; name?: unknown }) => ({ ...c, label: c.label ?? c.name ?? null }));
+  return { computers: labelled, cloud: { available: cloud?.availability.available ?? false } };
 }

@@ -55,6 +55,11 @@ export function createScriptedTarget(
     sends: [],
     stopsTaken: new Set(),
     availability: async () => ({ available: true }),
+    // Each session's receipt is `cmd_<its id>` (the test knows it without a create result field).
+    sessionOfReceipt: async (_call, receipt) => {
+      const id = receipt.commandId?.startsWith("cmd_") ? receipt.commandId.slice(4) : null;
+      return id && sessions.has(id) ? id : null;
+    },
     create: async (_call, input) => {
       const messages = input.prompt ? [message(newId("msg"), "user", input.prompt)] : [];
       sessions.set(input.sessionId, { state: input.prompt ? "running" : "idle", messages });

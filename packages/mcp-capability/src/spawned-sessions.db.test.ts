@@ -141,6 +141,13 @@ describe("what a session's engine may do", () => {
     expect(foreign).toMatchObject({ isError: true, error: "unknown_session" });
     expect(foreign.message).toBe(missing.message);
     expect(await run(engine, "stop", { sessionId: other })).toMatchObject({ isError: true, error: "unknown_session" });
+    // By a receipt too: its own tree answers; the member's other session is as unknown as a receipt nobody has.
+    expect(await run(engine, "read", { commandId: `cmd_${child}` })).toMatchObject({ isError: false, sessionId: child });
+    const outside = await run(engine, "read", { commandId: `cmd_${other}` });
+    const nobody = await run(engine, "read", { commandId: `cmd_rs_${"z".repeat(26)}` });
+    expect(outside).toMatchObject({ isError: true, error: "unknown_command" });
+    expect(Object.keys(outside)).toEqual(Object.keys(nobody));
+    expect(await run(engine, "stop", { commandId: `cmd_${other}` })).toMatchObject({ isError: true, error: "unknown_command" });
     expect(await run(engine, "send", { sessionId: other, prompt: "steer it" })).toMatchObject({ isError: true, error: "unknown_session" });
     desktop.ask(child, { kind: "permission", id: "per_engine", title: "bash", detail: "rm -rf /", askedAt: new Date().toISOString() });
     expect(await run(engine, "respond", { sessionId: child, requestId: "per_engine", answer: { permission: "always" } })).toMatchObject({

@@ -1,5 +1,5 @@
-// The runner side, for a desktop app's main process (Electron) or any runner: the client, the
-// wake stream and the runner loop, their options, defaults and errors. No server code and
+// The runner side, for a desktop app's main process (Electron) or any runner: the client and the
+// runner loop (which opens the wake stream itself), their options, defaults and errors. No server code and
 // no node:crypto (a bundle test holds this); the wire schemas and types are the main entry's.
 export { type Timers, systemTimers } from "./timers.js";
 export { type Backoff, DEFAULT_BACKOFF } from "./client/backoff.js";

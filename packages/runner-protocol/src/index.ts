@@ -1,7 +1,7 @@
 // Wire contract, v1: what a runner names — the version and capabilities it declares, the limits,
 // the assignments its handlers take and the results and events they give back, its inventory,
-// its token request and answer, the wake events. The rest of the wire schemas (the gateway's side
-// of them) are in `./internal`, for this repository's sibling packages only.
+// its token request and answer. The rest of the wire schemas (the gateway's side of them, the wake
+// events) are in `./internal`, for this repository's sibling packages only.
 export { LIMITS } from "./v1/limits.js";
 export { RUNNER_PROTOCOL_VERSION, RUNNER_CAPABILITIES } from "./v1/capabilities.js";
 export type { WorkKind } from "./v1/work-kinds.js";

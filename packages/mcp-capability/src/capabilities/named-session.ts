@@ -1,4 +1,4 @@
-import { fail } from "@openwork/remote-session-core";
+import { fail, SessionFailure } from "@openwork/remote-session-core";
 import { z } from "zod";
 import type { RunEnv } from "../run-env.js";
 
@@ -8,7 +8,7 @@ import type { RunEnv } from "../run-env.js";
  * `requestId`. Exactly one.
  */
 export const namedSessionShape = {
-  sessionId: z.string().min(1).max(160).optional().describe("A sessionId from remote-session:create or remote-session:list."),
+  sessionId: z.string().min(1).max(160).optional().describe("A sessionId from create or list (or give commandId or requestId instead)."),
   commandId: z.string().min(1).max(160).optional().describe("Or a create's commandId."),
   requestId: z.string().min(1).max(160).optional().describe("Or a send's requestId."),
 };
@@ -22,18 +22,28 @@ export const exactlyOneSession: [(named: NamedSession) => boolean, { message: st
 ];
 
 /**
- * The session a call names: its `sessionId`, or the one a target's receipt belongs to (asked of
- * every target; each looks among this member's own work only). An unknown receipt is OpenWork's
- * `unknown_command` / `unknown_request`, with the step to take.
+ * The session a call names and its target: by `sessionId`, or by the receipt a target handed out
+ * (asked of every target; each looks among this member's own work only). The session then goes
+ * through the same checks as one named by id (a session's engine reaches only its own tree). A
+ * receipt that names nothing the caller may reach is OpenWork's `unknown_command` /
+ * `unknown_request`, whether it is unknown, another member's or outside the engine's tree.
  */
-export async function namedSessionId(env: RunEnv, named: NamedSession): Promise<string> {
-  if (named.sessionId !== undefined) return named.sessionId;
+export async function namedSession(env: RunEnv, named: NamedSession, use: "read" | "stop") {
+  if (named.sessionId !== undefined) return { sessionId: named.sessionId, ...(await env.session(named.sessionId, use)) };
   const receipt = named.commandId !== undefined ? { commandId: named.commandId } : { requestId: named.requestId ?? "" };
+  const unknown = () =>
+    receipt.commandId !== undefined
+      ? fail("unknown_command", `no command ${receipt.commandId} of yours is known here`)
+      : fail("unknown_request", `no request ${receipt.requestId} of yours is known here`);
+  let sessionId: string | null = null;
   for (const target of env.catalog.targets) {
-    const found = await target.sessionOfReceipt?.(env.call, receipt);
-    if (found) return found;
+    sessionId ??= (await target.sessionOfReceipt?.(env.call, receipt)) ?? null;
   }
-  return receipt.commandId !== undefined
-    ? fail("unknown_command", `no command ${receipt.commandId} of yours is known here`)
-    : fail("unknown_request", `no request ${receipt.requestId} of yours is known here`);
+  if (!sessionId) return unknown();
+  try {
+    return { sessionId, ...(await env.session(sessionId, use)) };
+  } catch (error) {
+    if (SessionFailure.isInstance(error) && error.error.error === "unknown_session") return unknown();
+    throw error;
+  }
 }

@@ -8,7 +8,7 @@ import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 import { inProgress, nextRead, nextRespond, nextSend } from "./next-step.js";
 import { provenanceOf } from "./provenance.js";
-import { exactlyOneSession, namedSessionId, namedSessionShape } from "./named-session.js";
+import { exactlyOneSession, namedSession, namedSessionShape } from "./named-session.js";
 
 // The sessions a read names as started by the one read: the newest, as many as a spawner may keep live.
 const SPAWNED_SHOWN = 32;
@@ -90,8 +90,7 @@ export const read = defineCapability({
   write: false,
   args: readArgs,
   run: async (env, { sessionId: named, commandId, requestId, messageId, finalTextFrom = 0, ...input }) => {
-    const sessionId = await namedSessionId(env, { sessionId: named, commandId, requestId });
-    const { session, target } = await env.session(sessionId, "read");
+    const { sessionId, session, target } = await namedSession(env, { sessionId: named, commandId, requestId }, "read");
     const result = messageId ? await readTurn(env, target, session, messageId, input.waitMs) : await readWithin(env, target, session, input);
     if (result.finalAssistantText !== undefined) result.finalAssistantText = result.finalAssistantText.slice(finalTextFrom);
     const next =

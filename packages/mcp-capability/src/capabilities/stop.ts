@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { RunEnv } from "../run-env.js";
 import { defineCapability } from "./capability.js";
 import { nextAfter } from "./next-step.js";
-import { exactlyOneSession, namedSessionId, namedSessionShape } from "./named-session.js";
+import { exactlyOneSession, namedSession, namedSessionShape } from "./named-session.js";
 
 // The latest turn is among the last messages: a turn is its prompt and the replies after it.
 const TURN_LOOKUP_LIMIT = 100;
@@ -32,9 +32,8 @@ export const stop = defineCapability({
     })
     .refine(...exactlyOneSession),
   run: async (env, { sessionId: named, commandId, requestId, messageId, cascade }) => {
-    const sessionId = await namedSessionId(env, { sessionId: named, commandId, requestId });
-    const found = await env.session(sessionId, "stop");
-    const { target } = found;
+    const found = await namedSession(env, { sessionId: named, commandId, requestId }, "stop");
+    const { sessionId, target } = found;
     let session = found.session;
     if (messageId !== undefined) {
       // The guard of OpenWork's stop: a stop meant for one turn never cuts a newer one short.

@@ -62,7 +62,6 @@ async function claimOfKind(
     select kind from desktop_task where id = ${id} and organization_id = ${runner.organizationId} and member_id = ${runner.memberId}`;
   if (!kind || !kinds.includes(kind.kind)) throw new OpenworkRefusal(409, conflict);
   const outcome = await orConflict(409, conflict, () => transaction(ctx, (tx, hints) => claimTask(tx, hints, runner, id, leaseMs)));
-  if (outcome.kind === "claimed") recordClaim(ctx.tracer, outcome.task, runner);
   if (outcome.kind === "replayed" && !(runner.capabilities.includes(RECOVERY) && outcome.task.claim_deadline.getTime() > Date.now())) {
     throw new OpenworkRefusal(409, conflict);
   }
@@ -72,6 +71,8 @@ async function claimOfKind(
     await transaction(ctx, (tx, hints) => failClaimedTask(tx, hints, ctx.dialects, taskKey(outcome.task), MODEL_ACCESS_LOST));
     throw new OpenworkRefusal(409, conflict);
   }
+  // A claim the desktop keeps: one the model check failed never ran, so it is no step of the prompt's trace.
+  if (outcome.kind === "claimed") recordClaim(ctx.tracer, outcome.task, runner);
   return outcome.task;
 }
 
