@@ -49,16 +49,35 @@ export function auditEvent(ctx: RegistryContext, action: Action, fields: Record<
   };
 }
 
-/** Records the intent when the audit can refuse; its failure refuses the call before anything runs. */
-export async function beginAudit(audit: Audit | undefined, intent: AuditIntent, logger: Logger): Promise<void> {
+/** How long `begin` may take before the call is refused: a hung audit store holds no caller longer. */
+export const DEFAULT_AUDIT_TIMEOUT_MS = 5_000;
+
+/** Rejects after `ms`; the timer never keeps the process alive. */
+function timeout(ms: number): { promise: Promise<never>; clear(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const promise = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the audit log did not record the intent within ${ms} ms`)), ms);
+    timer.unref?.();
+  });
+  return { promise, clear: () => clearTimeout(timer) };
+}
+
+/**
+ * Records the intent when the audit can refuse; its failure, or no answer within `timeoutMs`,
+ * refuses the call before anything runs.
+ */
+export async function beginAudit(audit: Audit | undefined, intent: AuditIntent, logger: Logger, timeoutMs = DEFAULT_AUDIT_TIMEOUT_MS): Promise<void> {
   if (!audit || typeof audit === "function") return;
+  const bound = timeout(timeoutMs);
   try {
-    await audit.begin(intent);
+    await Promise.race([audit.begin(intent), bound.promise]);
   } catch (error) {
     logger.error("remote session audit unavailable; call refused", { referenceId: intent.referenceId, action: intent.action, error: errorFacts(error) });
     throw new SessionFailure(
       sessionError("audit_unavailable", "the audit log could not record this call, so nothing was done; try again shortly", { retryAfterMs: 1_000 }),
     );
+  } finally {
+    bound.clear();
   }
 }
 

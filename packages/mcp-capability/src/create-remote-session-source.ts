@@ -119,6 +119,8 @@ export interface RemoteSessionSourceOptions {
    * action, and when it throws the call answers `audit_unavailable` (retryable) with nothing done.
    */
   audit?: Audit;
+  /** How long an `AuditLog`'s `begin` may take; past it the call is refused (`audit_unavailable`). Default 5 s (`DEFAULT_AUDIT_TIMEOUT_MS`). */
+  auditTimeoutMs?: number;
   /**
    * The host's record of the notifications it sent members (webhook, email). When given, a read of
    * a session whose request waits on the human (a permission, a question) carries `notified:
@@ -283,7 +285,7 @@ async function executeCapability(
       spawner: ctx.remoteSession?.sessionId ?? null,
       spawnRules: parts.spawnRules,
     });
-    if (capability.write) await beginAudit(options.audit, auditIntent(ctx, own.action, fields), logger);
+    if (capability.write) await beginAudit(options.audit, auditIntent(ctx, own.action, fields), logger, options.auditTimeoutMs);
     begun = true;
     const payload = await capability.run(env, args);
     fields.sessionId = payload.sessionId;

@@ -135,4 +135,25 @@ describe("den-api adopting the source", () => {
       ["stop", "ok"],
     ]);
   });
+
+  it("refuses a write whose audit log does not answer within its bound, with nothing done", async () => {
+    const cloud = createScriptedTarget("cloud");
+    const hung = createRemoteSessionSource({
+      targets: [cloud],
+      ledger: createSessionLedger(db.current.sql),
+      auditTimeoutMs: 100,
+      audit: { begin: () => new Promise<void>(() => {}), end: () => {} },
+    });
+    const member = remoteSessionContext({
+      organizationId: "org_audit_hung",
+      userId: "user_hung",
+      orgMembershipId: "mem_hung",
+      scopes: ["mcp:read", "mcp:write"],
+    });
+    const started = Date.now();
+    const result = await hung.execute(member, { kind: "remoteSession", name: "remote-session:create" }, { body: { prompt: "never sent" } });
+    expect(result.structuredContent).toMatchObject({ error: "audit_unavailable", retryable: true });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(cloud.sessions.size).toBe(0);
+  });
 });

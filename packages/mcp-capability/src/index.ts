@@ -7,7 +7,7 @@ export {
   createRemoteSessionSource,
 } from "./create-remote-session-source.js";
 export type { NotificationLog } from "./notification-log.js";
-export type { Audit, AuditEvent, AuditIntent, AuditLog } from "./audit.js";
+export { type Audit, type AuditEvent, type AuditIntent, type AuditLog, DEFAULT_AUDIT_TIMEOUT_MS } from "./audit.js";
 export { type RegistryContext, type SearchContext, remoteSessionContext } from "./registry-context.js";
 export { type SessionCredentialOptions, type SessionCredentials, createSessionCredentials } from "./session-credential.js";
 export { type RemoteSessionPolicy, DEFAULT_POLICY } from "./policy.js";

@@ -107,8 +107,13 @@ export interface RemoteSessionHostOptions {
   verifyMemberToken?(token: string): Promise<McpAuth | null>;
   /** Session credentials for engines (spawned sessions); off when not given. */
   sessionCredentials?: HostSessionCredentialOptions;
-  /** Told of every create, send, respond and stop with its outcome (never prompt text). */
+  /**
+   * The audit of every create, send, respond and stop (never prompt text): a function told each
+   * outcome, or an `AuditLog` whose `begin` may refuse the call before it runs (`audit_unavailable`).
+   */
   audit?: RemoteSessionSourceOptions["audit"];
+  /** How long an `AuditLog`'s `begin` may take before the call is refused. Default 5 s. */
+  auditTimeoutMs?: number;
   /** More targets, offered after the cloud and the desktop (a third team's). */
   targets?: readonly Target[];
   /** The target of a create that names none. Default `cloud` when configured, else `desktop`. */

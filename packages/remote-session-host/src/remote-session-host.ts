@@ -68,6 +68,7 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
       logger: parts.logger,
       waitingReadsPerMember: parts.memberLimits.waitingReads,
       ...(options.audit ? { audit: options.audit } : {}),
+      ...(options.auditTimeoutMs === undefined ? {} : { auditTimeoutMs: options.auditTimeoutMs }),
       // A read of a waiting session says which notifications went out for it (`notified`).
       ...(notify ? { notificationLog: sentNotificationsLog(options.sql, notify.userOf) } : {}),
     }),
