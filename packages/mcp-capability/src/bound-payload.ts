@@ -20,7 +20,7 @@ const PAGED = new Set(["messages", "sessions"]);
 // Never shortened: the follow-up calls and the position to go on from.
 const KEPT = new Set(["next", "cursor", "finalTextContinues"]);
 
-const sizeOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+export const sizeOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
 /** How many of `payload[key]`, from the first, fit a result of `max` bytes beside everything else it carries. */
 export function itemsWithin(payload: object, key: string, max: number = RESULT_MAX_BYTES): number {

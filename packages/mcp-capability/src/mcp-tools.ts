@@ -4,6 +4,7 @@ import { type BuiltinSkillSource, createBuiltinSkillSource, type SkillToolResult
 import type { RemoteSessionSource } from "./create-remote-session-source.js";
 import { ALL_SOURCES, type SearchContext, type SourceFilter, remoteSessionContext } from "./registry-context.js";
 import { compareMatches } from "./score-match.js";
+import { fitMatches } from "./fit-matches.js";
 import { errorResult, toolResult, type ToolResult } from "./to-tool-result.js";
 
 /** The part of either SDK generation's `AuthInfo` the adapters read. */
@@ -119,7 +120,7 @@ export function createToolHandlers(options: RemoteSessionToolsOptions) {
         skills?.search(searchContext, args.query, args.limit) ?? [],
       ]);
       const matches = found.flat().sort(compareMatches).slice(0, args.limit);
-      return toolResult({ matches });
+      return toolResult(fitMatches(matches));
     },
     // `signal`: the call's client went away (or cancelled it): a waiting read stops waiting.
     execute: async (
