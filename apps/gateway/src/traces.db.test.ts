@@ -1,8 +1,8 @@
-import { context } from "@opentelemetry/api";
+import { context, SpanStatusCode } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { createEchoEngine, startDesktopRunner } from "@openwork/desktop-runner";
-import { QUICK_OPENWORK_PHASES, startOpenworkDesktopDouble } from "@openwork/desktop-target/testing";
+import { openworkMintRequest, QUICK_OPENWORK_PHASES, startOpenworkDesktopDouble } from "@openwork/desktop-target/testing";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { fixedDevMember } from "./dev-members.js";
@@ -93,6 +93,28 @@ it("follows a prompt on an OpenWork desktop too, from the task's stored trace co
     expect(claim?.attributes).toMatchObject({ "openwork.task_kind": "remote_session.create", "openwork.dialect": "openwork" });
     expect(named("desktop complete").filter(inTrace)).toHaveLength(1);
     expect(named("desktop progress").filter(inTrace).length).toBeGreaterThanOrEqual(1);
+
+    // A completion the gateway refuses (the command was completed otherwise) is a failed step of the same trace.
+    const base = `${test.gateway.baseUrl}/api/den`;
+    const post = (path: string, token: string, body: unknown) =>
+      fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const minted = await post("/v1/automation-runners/token", member.sessionToken, openworkMintRequest("traced-openwork-install"));
+    const { token } = (await minted.json()) as { token: string };
+    const [command] = await test.sql<{ id: string }[]>`
+      select id from desktop_task where kind = 'remote_session.create' and trace_parent like ${`00-${call.spanContext().traceId}-%`}`;
+    const refused = await post(`/v1/remote-session-commands/${command!.id}/complete`, token, {
+      status: "failed",
+      error: { code: "late", message: "too late" },
+    });
+    expect(refused.status).toBe(409);
+    const failed = named("desktop complete")
+      .filter(inTrace)
+      .filter((span) => span.status.code === SpanStatusCode.ERROR);
+    expect(failed.map((span) => span.status.message)).toEqual(["command_complete_conflict"]);
   } finally {
     await desktop.stop();
   }

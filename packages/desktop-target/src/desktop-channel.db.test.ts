@@ -6,6 +6,7 @@ import { createDesktopChannel, type DesktopChannel } from "./desktop-channel.js"
 import { DEFAULT_DESKTOP_TIMINGS } from "./desktop-timings.js";
 import { transaction } from "./store/transaction.js";
 import { type RunnerGateway, SECRET, startRunnerGateway } from "./testing/runner-gateway.js";
+import { openworkMintRequest } from "./testing/openwork-desktop-bridge.js";
 import type { HintBatch, WakeBus, WakeBusHandlers } from "./wake/wake-bus.js";
 
 const db = useTestDatabase();
@@ -131,15 +132,7 @@ describe("the channel's timings", () => {
       sweepIntervalMs: 20,
     });
     // An OpenWork desktop (no lease: presence alone says whether its turn still runs) with a turn delivered and running.
-    const minted = await post("/v1/automation-runners/token", gateway.memberToken(member), {
-      runnerId: "timings-install-01",
-      protocolVersion: 1,
-      supportedExecutionTargets: ["desktop"],
-      capabilities: ["remote_session_v1", "remote_session_control_v1"],
-      appVersion: "1",
-      platform: "linux",
-      concurrency: 1,
-    });
+    const minted = await post("/v1/automation-runners/token", gateway.memberToken(member), openworkMintRequest("timings-install-01"));
     const { token } = (await minted.json()) as { token: string };
     const created = await gateway.sessions.create(gateway.call(member), { title: "timings", prompt: "p" });
     const work = (await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as {

@@ -44,14 +44,20 @@ export async function inRunnerSpan<T>(tracer: Tracer, name: string, request: Req
   });
 }
 
+/** What a span of a task needs of its row. */
+export type TracedTask = Pick<TaskRow, "id" | "kind" | "trace_parent">;
+
 /**
  * A post of a runner that sends no `traceparent` (OpenWork's desktops: their dialect has no such
- * header), as a span of the trace of the call that queued the task, from `startTime` to now.
- * Nothing when the task was queued untraced.
+ * header), as a span of the trace of the call that queued the task, from `startTime` to now;
+ * `refused`: the code the post was refused with (the span is then an error). Nothing when the
+ * task was queued untraced.
  */
-export function recordTaskPost(tracer: Tracer, name: string, task: TaskRow, startTime: number): void {
+export function recordTaskPost(tracer: Tracer, name: string, task: TracedTask, startTime: number, refused?: string): void {
   const parent = parentOf(task.trace_parent);
   if (!parent) return;
   const attributes = { "openwork.task_id": task.id, "openwork.task_kind": task.kind, "openwork.dialect": "openwork" };
-  tracer.startSpan(name, { kind: SpanKind.SERVER, attributes, startTime }, parent).end();
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes, startTime }, parent);
+  if (refused) span.setStatus({ code: SpanStatusCode.ERROR, message: refused });
+  span.end();
 }

@@ -8,6 +8,11 @@ import { abortableSleep } from "./abortable-sleep.js";
 
 type Send = (method: string, path: string, body: unknown, auth: string) => Promise<{ status: number; body: any }>;
 
+/** The token request a released OpenWork desktop sends (`POST /v1/automation-runners/token`). */
+export function openworkMintRequest(runnerId: string, capabilities: readonly string[] = ["remote_session_v1", "remote_session_control_v1"]) {
+  return { runnerId, protocolVersion: 1, supportedExecutionTargets: ["desktop"], capabilities, appVersion: "0.19.0", platform: "darwin", concurrency: 1 };
+}
+
 export interface BridgeOptions {
   baseUrl: string;
   memberToken: string;
@@ -81,15 +86,7 @@ export function openworkBridge(options: BridgeOptions): Bridge {
       const minted = await options.send(
         "POST",
         "/v1/automation-runners/token",
-        {
-          runnerId: options.runnerId,
-          protocolVersion: 1,
-          supportedExecutionTargets: ["desktop"],
-          capabilities,
-          appVersion: "0.19.0",
-          platform: "darwin",
-          concurrency: 1,
-        },
+        openworkMintRequest(options.runnerId, capabilities),
         `Bearer ${options.memberToken}`,
       );
       if (minted.status === 200 && typeof minted.body?.token === "string") return configure(minted.body.token, capabilities);

@@ -2,7 +2,8 @@ import { ChannelRefusal } from "../../channel-refusal.js";
 import { kindsRunnerTakes } from "../../runner-abilities.js";
 import { claimTask } from "../../store/claim-task.js";
 import { RECOVERY } from "../../desktop-result-fields.js";
-import { recordClaim, recordTaskPost } from "../../routes/task-spans.js";
+import { recordClaim } from "../../routes/task-spans.js";
+import { tracedPost } from "./openwork-spans.js";
 import { listWork } from "../../store/list-work.js";
 import { receiveCommand, receiveProgress, receiveRequest } from "./openwork-deliveries.js";
 import { failClaimedTask, MODEL_ACCESS_LOST } from "../../store/fail-claimed-task.js";
@@ -95,17 +96,15 @@ const commandClaim: OpenworkHandler = async (ctx, request, [id]) => {
 };
 
 const commandComplete: OpenworkHandler = async (ctx, request, [id]) => {
-  const started = Date.now();
   const { runner, body } = await runnerCall(ctx, request, CommandCompleteSchema);
   requireCapability(runner, CREATE);
   const receipt =
     body.status === "delivered"
       ? { status: body.status, sessionId: body.sessionId, workspaceId: body.workspaceId, resultSummary: body.resultSummary ?? null }
       : { status: body.status, error: body.error, resultSummary: body.resultSummary ?? null };
-  const task = await orConflict(409, "command_complete_conflict", () =>
-    transaction(ctx, (tx, hints) => receiveCommand(tx, hints, ctx.dialects, runner, id!, receipt)),
+  await tracedPost(ctx, "desktop complete", runner, id!, () =>
+    orConflict(409, "command_complete_conflict", () => transaction(ctx, (tx, hints) => receiveCommand(tx, hints, ctx.dialects, runner, id!, receipt))),
   );
-  recordTaskPost(ctx.tracer, "desktop complete", task, started);
   const delivered = body.status === "delivered";
   return openworkJson(200, {
     command: { id, status: body.status, sessionId: delivered ? body.sessionId : null, workspaceId: delivered ? body.workspaceId : null },
@@ -113,12 +112,10 @@ const commandComplete: OpenworkHandler = async (ctx, request, [id]) => {
 };
 
 const commandSession: OpenworkHandler = async (ctx, request, [id]) => {
-  const started = Date.now();
   const { runner, body } = await runnerCall(ctx, request, SessionReportSchema);
   requireCapability(runner, CREATE);
   try {
-    const task = await transaction(ctx, (tx, hints) => receiveProgress(tx, hints, ctx.dialects, runner, id!, body));
-    recordTaskPost(ctx.tracer, "desktop progress", task, started);
+    await tracedPost(ctx, "desktop progress", runner, id!, () => transaction(ctx, (tx, hints) => receiveProgress(tx, hints, ctx.dialects, runner, id!, body)));
   } catch (error) {
     if (error instanceof ChannelRefusal)
       throw new OpenworkRefusal(error.code === "not_found" ? 404 : 409, error.code === "not_found" ? "command_not_found" : "command_session_conflict");
@@ -169,7 +166,6 @@ const requestClaim: OpenworkHandler = async (ctx, request, [id]) => {
 };
 
 const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
-  const started = Date.now();
   const { runner, body } = await runnerCall(ctx, request, RequestCompleteSchema);
   requireCapability(runner, CONTROL);
   if (body.status === "done") {
@@ -178,10 +174,9 @@ const requestComplete: OpenworkHandler = async (ctx, request, [id]) => {
     const parsed = RequestResultSchemas[body.outcome.action].safeParse(body.outcome.result);
     if (!parsed.success) throw new OpenworkRefusal(400, "invalid_request", `the ${body.outcome.action} result does not match the protocol`);
   }
-  const task = await orConflict(409, "request_complete_conflict", () =>
-    transaction(ctx, (tx, hints) => receiveRequest(tx, hints, ctx.dialects, runner, id!, body)),
+  const task = await tracedPost(ctx, "desktop complete", runner, id!, () =>
+    orConflict(409, "request_complete_conflict", () => transaction(ctx, (tx, hints) => receiveRequest(tx, hints, ctx.dialects, runner, id!, body))),
   );
-  recordTaskPost(ctx.tracer, "desktop complete", task, started);
   return openworkJson(200, { request: { id: task.id, status: body.status } });
 };
 
