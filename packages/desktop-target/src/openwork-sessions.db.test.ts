@@ -626,8 +626,14 @@ describe("an unmodified OpenWork desktop (the double, on OpenWork's own phases)"
         lastError: { error: code, message: expect.stringContaining("local session ses_") },
       });
     }
-    // A failed command carries no session ids, and the gateway takes it as it is.
-    expect(desktop.requests.filter((r) => r.includes("/complete"))).toEqual([expect.stringMatching(/-> 200$/), expect.stringMatching(/-> 200$/)]);
+    // A failed command carries no session ids, and the gateway takes it as it is. The double logs a
+    // request once its answer arrives, which may be after the gateway's commit the loop above saw.
+    const completions = await until(
+      async () => desktop.requests.filter((r) => r.includes("/complete")),
+      (logged) => logged.length >= 2,
+      3_000,
+    );
+    expect(completions).toEqual([expect.stringMatching(/-> 200$/), expect.stringMatching(/-> 200$/)]);
   });
 
   it("answers different_turn to a stop guarded by another turn's message id", async () => {
