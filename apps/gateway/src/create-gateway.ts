@@ -1,6 +1,6 @@
 import type { TracerProvider } from "@opentelemetry/api";
 import type { WorkerResolver } from "@openwork/cloud-target";
-import type { DesktopTimings, StreamLimits, WakeBus } from "@openwork/desktop-target";
+import type { DesktopTimings, HostWorkKind, StreamLimits, WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
 import type { Logger, RateLimit, SpawnRules } from "@openwork/remote-session-core";
 import { silentLogger } from "@openwork/remote-session-core";
@@ -98,6 +98,8 @@ export interface GatewayOptions {
   notify?: Omit<HostNotifyOptions, "userOf" | "memberOf">;
   /** The desktop channel's timings (lease, heartbeat, sweep, presence, claim deadline…) and the cloud's budget (tests shorten them). */
   timings?: Partial<DesktopTimings> & { cloudBudgetMs?: number };
+  /** Work kinds of the host's own on the runner channel (a test host's Automation runs). Default: none. */
+  workKinds?: readonly HostWorkKind[];
 }
 
 const MCP_PATH = "/mcp/agent";
@@ -183,6 +185,7 @@ function hostOptionsOf(options: GatewayOptions, logger: Logger): RemoteSessionHo
       authenticateMember: auth.authenticateMember,
       timings,
       ...(options.streamLimits ? { streamLimits: options.streamLimits } : {}),
+      ...(options.workKinds ? { workKinds: options.workKinds } : {}),
       routes: {
         // Our protocol, and OpenWork's runner channel for the OpenWork desktops already installed.
         dialects: ["desktop-runner", "openwork"],

@@ -3,15 +3,17 @@ import type { Sql } from "postgres";
 import { createDesktopTarget, type DesktopTargetOptions } from "./desktop-target.js";
 import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { builtInDialects, createDialectSet, type Dialect, type DialectSet } from "./dialects/index.js";
+import { type HostWorkKind, hostWorkKinds } from "./host-work-kind.js";
 import { createRunnerRoutes, type RunnerRoutes } from "./routes/create-runner-routes.js";
-import type { TransactionScope } from "./store/transaction.js";
+import { wakeRunners } from "./store/enqueue-task.js";
+import { type TransactionScope, transaction } from "./store/transaction.js";
 import { startSweeper, type SweeperOptions } from "./sweeper.js";
 import { createHintPublisher, type HintPublisher } from "./wake/hints.js";
 import { postgresWakeBus, type WakeBus } from "./wake/wake-bus.js";
 import { createWakeHub, type StreamLimits, type WakeHub } from "./wake/wake-hub.js";
 
 /** What the runner routes take besides what the channel gives them (the database, the hub, the timings, the logger). */
-export type ChannelRoutesOptions = Omit<Parameters<typeof createRunnerRoutes>[0], "sql" | "hub" | "timings" | "logger" | "dialectSet">;
+export type ChannelRoutesOptions = Omit<Parameters<typeof createRunnerRoutes>[0], "sql" | "hub" | "timings" | "logger" | "dialectSet" | "workKinds">;
 
 export interface DesktopChannelOptions {
   /** The host's PostgreSQL handle: the tables, and the default bus's NOTIFY. */
@@ -32,10 +34,16 @@ export interface DesktopChannelOptions {
   dialects?: readonly Dialect[];
   /** The runner routes desktops open: the token secret, the base URL, the member checks, the dialects served… */
   routes: ChannelRoutesOptions;
+  /**
+   * Work kinds of the host's own (an Automation run…), each with its own table, lifecycle and
+   * eligibility, served to runners of our protocol on the same channel, token and wake stream as
+   * the remote-session kinds (protocol 4); the sweeper calls their `sweep`. Default: none.
+   */
+  workKinds?: readonly HostWorkKind[];
   /** The desktop target's own options (web links). */
   target?: Omit<DesktopTargetOptions, "sql" | "hub" | "timings" | "logger" | "dialects">;
   /** The sweeper's options (retention, metrics); `false` when another process sweeps. Started by `start()`. */
-  sweeper?: false | Omit<SweeperOptions, "sql" | "publisher" | "timings" | "logger" | "dialects">;
+  sweeper?: false | Omit<SweeperOptions, "sql" | "publisher" | "timings" | "logger" | "dialects" | "workKinds">;
   /** Open runner streams one process keeps per runner and per member. */
   streamLimits?: Partial<StreamLimits>;
   /** How long the hub's start-up probe waits for its own hint. Default 5 s. */
@@ -59,10 +67,24 @@ export interface DesktopChannel {
   readonly routes: RunnerRoutes;
   /** Resolves once the bus listens and carried the start-up probe's hints back; rejects with the reason it did not. */
   readonly ready: Promise<void>;
+  /**
+   * Wakes the runners of a member (or one runner) for a task of a host's kind, once the host's
+   * transaction that queued it committed: their wake streams say work waits, and they claim it.
+   */
+  announceWork(task: WorkAnnouncement): Promise<void>;
   /** Waits for `ready`, then starts the sweeper (once). Call it after the tables are migrated. */
   start(): Promise<void>;
   /** Stops the sweeper and closes the hub and its bus. `sql` and `listen` stay the host's. */
   close(): Promise<void>;
+}
+
+/** A task of a host's kind that runners should hear of. */
+export interface WorkAnnouncement {
+  taskId: string;
+  organizationId: string;
+  memberId: string;
+  /** Only this runner may take it; absent: any runner of the member. */
+  runnerId?: string;
 }
 
 /**
@@ -88,14 +110,16 @@ export function createDesktopChannel(options: DesktopChannelOptions): DesktopCha
   // One set for the target, the routes and the sweeper: they read the same rows' dialect names.
   const dialects = createDialectSet(options.dialects ?? builtInDialects());
   const target = createDesktopTarget({ ...options.target, sql, hub, timings, dialects, logger });
-  const routes = createRunnerRoutes({ ...options.routes, sql, hub, timings, dialectSet: dialects, logger });
+  // Checked here once, so a mistake in them fails the host's start-up, not a runner's request.
+  const workKinds = hostWorkKinds(options.workKinds).all;
+  const routes = createRunnerRoutes({ ...options.routes, sql, hub, timings, dialectSet: dialects, workKinds, logger });
   let sweeper: { stop(): Promise<void> } | null = null;
   let starting: Promise<void> | null = null;
   let closing: Promise<void> | null = null;
   const start = async () => {
     await hub.ready;
     if (options.sweeper === false || closing) return;
-    sweeper ??= startSweeper({ ...options.sweeper, sql, publisher, timings, dialects, logger });
+    sweeper ??= startSweeper({ ...options.sweeper, sql, publisher, timings, dialects, workKinds, logger });
   };
   return {
     timings,
@@ -105,6 +129,10 @@ export function createDesktopChannel(options: DesktopChannelOptions): DesktopCha
     target,
     routes,
     ready: hub.ready,
+    announceWork: (task) =>
+      transaction({ sql, publisher }, (tx, hints) =>
+        wakeRunners(tx, hints, { id: task.taskId, organization_id: task.organizationId, member_id: task.memberId, pinned_runner_id: task.runnerId ?? null }),
+      ),
     start: () => (starting ??= start()),
     close: () =>
       (closing ??= (async () => {

@@ -1,5 +1,7 @@
 // The desktop channel, built once per process: its bus, publisher, hub, Target, runner routes, sweeper and timings.
-export { type DesktopChannel, type DesktopChannelOptions, type ChannelRoutesOptions, createDesktopChannel } from "./desktop-channel.js";
+export { type DesktopChannel, type DesktopChannelOptions, type ChannelRoutesOptions, type WorkAnnouncement, createDesktopChannel } from "./desktop-channel.js";
+// Work kinds of the host's own on the same channel (an Automation run…): what a host implements.
+export type { HostWorkKind, WorkRunner, WorkClaim, WorkLease, WorkRefusal, WorkCompletion } from "./host-work-kind.js";
 export { type DesktopTimings, DEFAULT_DESKTOP_TIMINGS } from "./desktop-timings.js";
 export { migrateDesktopTarget } from "./migrate-desktop-target.js";
 

@@ -3,6 +3,7 @@ import type { LedgerRetention } from "@openwork/remote-session-core/internal";
 import type { Sql } from "postgres";
 import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { builtInDialects, createDialectSet, type DialectSet } from "./dialects/index.js";
+import type { HostWorkKind } from "./host-work-kind.js";
 import { sweepTasks } from "./store/sweep-tasks.js";
 import type { HintPublisher } from "./wake/hints.js";
 
@@ -28,6 +29,8 @@ export interface SweeperOptions {
   onSweep?(moved: { interrupted: number; expired: number }): void;
   /** The dialects the channel knows (`builtInDialects()` by default): which desktops are seen by their polls. */
   dialects?: DialectSet;
+  /** The host's own work kinds: each sweep calls their `sweep` (their leases and deadlines are theirs). */
+  workKinds?: readonly HostWorkKind[];
   logger?: Logger;
 }
 
@@ -39,6 +42,17 @@ export interface SweeperOptions {
  */
 /** How long a relayed read's answer waits for its reader (one who got `pending` reads again with its cursor). */
 const UNREAD_ANSWER_SECONDS = 5 * 60;
+
+/** Each host kind's own sweep; one that fails is logged and the others still run. */
+async function sweepHostKinds(kinds: readonly HostWorkKind[], logger: Logger): Promise<void> {
+  for (const kind of kinds) {
+    try {
+      await kind.sweep?.();
+    } catch (error) {
+      logger.warn("desktop sweeper: a work kind's sweep failed", { kind: kind.kind, error: errorFacts(error) });
+    }
+  }
+}
 
 export function startSweeper(options: SweeperOptions): { stop(): Promise<void> } {
   const { sweepIntervalMs: intervalMs, presenceWindowMs } = resolveTimings(options.timings);
@@ -80,6 +94,7 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
     } catch (error) {
       logger.warn("desktop sweeper: sweep failed", { error: errorFacts(error) });
     }
+    await sweepHostKinds(options.workKinds ?? [], logger);
   };
   const loop = () => {
     if (stopped) return;

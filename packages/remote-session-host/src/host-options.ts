@@ -4,6 +4,7 @@ import type {
   Dialect,
   DesktopTargetOptions,
   DesktopTimings,
+  HostWorkKind,
   RunnerRoutesOptions,
   StreamLimits,
   SweeperOptions,
@@ -50,7 +51,13 @@ export interface HostDesktopOptions {
     | "sessionMcp"
     | "dialectSet"
     | "tracerProvider"
+    | "workKinds"
   >;
+  /**
+   * Work kinds of the host's own (an Automation run…) on the same runner channel, token and wake
+   * stream as the remote sessions, each in its own table (protocol 4). Default: none.
+   */
+  workKinds?: readonly HostWorkKind[];
   /**
    * Every timing of the desktop channel (presence window, lease, heartbeat, keepalive, claim
    * deadline, relay wait, sweep interval); the rest are `DEFAULT_DESKTOP_TIMINGS`'. One value

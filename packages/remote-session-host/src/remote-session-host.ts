@@ -153,6 +153,7 @@ function desktopChannelOf({ options, logger, credentials, metrics, drainWake, tr
     ...(desktop.timings ? { timings: desktop.timings } : {}),
     ...(desktop.dialects ? { dialects: desktop.dialects } : {}),
     ...(desktop.streamLimits ? { streamLimits: desktop.streamLimits } : {}),
+    ...(desktop.workKinds ? { workKinds: desktop.workKinds } : {}),
     routes: {
       ...desktop.routes,
       tracerProvider,

@@ -6,7 +6,7 @@ export { type Backoff, DEFAULT_BACKOFF } from "./client/backoff.js";
 export { type ClientErrorCode, RunnerProtocolError } from "./client/runner-protocol-error.js";
 export type { RetryOptions } from "./client/http-transport.js";
 export { type RunnerClient, type RunnerClientOptions, createRunnerClient, requestRunnerToken } from "./client/runner-client.js";
-export type { TaskContext, TaskHandler, TaskOutcome } from "./runner/run-task.js";
+export type { TaskContext, TaskHandler, TaskOutcome, WorkHandler } from "./runner/run-task.js";
 export type { SessionMcpView } from "./runner/session-mcp-holder.js";
 export { type TaskAbortReason, TaskAbortedError, taskAbortReason } from "./runner/task-aborted.js";
 export { type Runner, type RunnerHandlers, type RunnerLogger, type RunRunnerOptions, DEFAULT_COALESCING, runRunner } from "./runner/run-runner.js";

@@ -8,9 +8,9 @@ export type { WorkKind } from "./v1/work-kinds.js";
 export type { Model } from "./v1/common.js";
 export type { TokenMintRequest, TokenMintResponse } from "./v1/registration.js";
 export { InventoryModelSchema, type InventoryModel, type InventoryRequest } from "./v1/inventory.js";
-export type { Assignment, CreateAssignment, SendAssignment, RespondAssignment, Answer } from "./v1/assignment.js";
+export type { Assignment, CreateAssignment, SendAssignment, RespondAssignment, Answer, WorkAssignment, ClaimedAssignment } from "./v1/assignment.js";
 export type { SessionMcp } from "./v1/session-mcp.js";
 export type { TaskEventInput } from "./v1/task-events.js";
-export type { TaskResult } from "./v1/complete.js";
+export type { TaskResult, WorkResult } from "./v1/complete.js";
 // What a verified runner token says (`verifyRunnerToken` of `./server` answers it).
 export type { RunnerTokenClaims } from "./v1/token-claims.js";

@@ -4,13 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedDevMember, memberContext, serveGateway } from "@openwork/gateway";
 import { parseName } from "@openwork/mcp-capability";
+import { createRunnerClient, requestRunnerToken, runRunner, type TaskOutcome, taskAbortReason } from "@openwork/runner-protocol/client";
+import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { automationRuns, listAutomationRuns, migrateAutomationRuns, scheduleAutomationRun } from "./automation-runs.js";
 import { type ConsumerFolder, installConsumer } from "./consumer-folder.js";
 
 // An Electron-main-shaped runner: an entry importing `@openwork/runner-protocol/client` from the
-// tarballs, bundled by esbuild into one file, run alone against the reference gateway.
+// tarballs, bundled by esbuild into one file, run alone against the reference gateway — one loop
+// for the remote sessions and a test host's own kind of work (`automation.run`, in its own table),
+// with one token and one wake stream.
 const db = useTestDatabase();
 const member = fixedDevMember("bundle", ["mcp:write"]);
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -49,19 +54,45 @@ it("bundles the client from the installed tarball into one file without node:cry
   expect(code).not.toMatch(/node:crypto|from "crypto"|require\("crypto"\)|createHmac/);
 });
 
-it("registers, claims a desktop task made through the gateway's capability, posts its reply and completes", async () => {
+// The desktop dispatch budget (p99 on loopback is 100 ms; one sample under a loaded test run gets room).
+const DISPATCH_BUDGET_MS = 1_000;
+
+async function startGateway() {
   const sql = postgres(db.current.url, { max: 10, onnotice: () => {} });
   cleanups.push(() => sql.end({ timeout: 5 }));
+  await migrateAutomationRuns(sql);
   const gateway = await serveGateway({
     sql,
     members: () => [member],
     cloudEnabled: () => false,
     runnerTokenSecret: "bundle-runner-secret-0123456789abcdef",
     port: 0,
+    workKinds: [automationRuns(sql)],
+    // Short leases and sweeps: the lease-loss test waits for them.
+    timings: { leaseMs: 1_500, heartbeatIntervalMs: 300, sweepIntervalMs: 200 },
   });
   cleanups.push(() => gateway.close());
+  const execute = (name: string, body: Record<string, unknown>) => gateway.source.execute(memberContext(member), parseName(name)!, { body });
+  const scheduleRun = async (prompt: string) => {
+    const taskId = await scheduleAutomationRun(sql, member, { prompt });
+    await gateway.host.desktop.announceWork({ taskId, organizationId: member.organizationId, memberId: member.memberId });
+    return taskId;
+  };
+  return { sql, gateway, execute, scheduleRun };
+}
+
+const until = async (what: string, check: () => boolean | Promise<boolean>, output: () => string) => {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+it("one loop, one token: the bundled runner takes a desktop session and an automation run, each dispatched within the budget and listed only with its own kind", async () => {
+  const { sql, gateway, execute, scheduleRun } = await startGateway();
   const child = spawn(process.execPath, [bundle], {
-    env: { PATH: process.env.PATH, GATEWAY_URL: gateway.baseUrl, MEMBER_SESSION_TOKEN: member.sessionToken },
+    env: { PATH: process.env.PATH, GATEWAY_URL: gateway.baseUrl, MEMBER_SESSION_TOKEN: member.sessionToken, TASKS: "2" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   cleanups.push(() => child.kill("SIGKILL"));
@@ -69,18 +100,103 @@ it("registers, claims a desktop task made through the gateway's capability, post
   child.stdout.on("data", (chunk: Buffer) => (output += chunk));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  const deadline = Date.now() + 20_000;
-  while (gateway.hub.stats().runnerStreams < 1) {
-    if (Date.now() > deadline) throw new Error(`the bundled runner never opened its wake stream:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(
+    "the bundled runner never opened its wake stream",
+    () => gateway.hub.stats().runnerStreams >= 1,
+    () => output,
+  );
 
-  const execute = (name: string, body: Record<string, unknown>) => gateway.source.execute(memberContext(member), parseName(name)!, { body });
   const created = await execute("remote-session:create", { target: "desktop", title: "bundle", prompt: "hello from the host" });
   expect(created.isError).toBeUndefined();
   const sessionId = String(created.structuredContent!.sessionId);
+  const runId = await scheduleRun("summarise the week in five words");
   expect(await exited, output).toBe(0);
-  expect(output).toContain("task done");
+  expect(output).toContain("task remote_session.create done");
+  expect(output).toContain("task automation.run done");
+  // One runner, one token, one stream: the gateway saw one registration.
+  expect((await sql`select runner_id from desktop_runner where member_id = ${member.memberId}`).map((r) => r.runner_id)).toEqual(["runner-electron-bundle"]);
+
   const read = await execute("remote-session:read", { sessionId });
   expect(read.structuredContent).toMatchObject({ sessionId, state: "idle", finalAssistantText: "bundled runner heard 4 words" });
+  const [run] = await listAutomationRuns(sql, member);
+  expect(run).toMatchObject({ id: runId, state: "succeeded", attempt: 1, completion: { status: "done", result: { summary: "bundled runner heard 6 words" } } });
+  const events = await sql`select type from automation_run_event where run_id = ${runId} order by sequence`;
+  expect(events.map((e) => e.type)).toEqual(["status", "assistant.delta", "assistant.final", "terminal"]);
+
+  // Each dispatched (queued → claimed) within the budget.
+  const [task] = await sql`select created_at, claimed_at from desktop_task where session_id = ${sessionId}`;
+  expect(task!.claimed_at.getTime() - task!.created_at.getTime()).toBeLessThan(DISPATCH_BUDGET_MS);
+  expect(run!.claimed_at!.getTime() - run!.created_at.getTime()).toBeLessThan(DISPATCH_BUDGET_MS);
+
+  // Each kind's listing holds its own kind only.
+  expect((await listAutomationRuns(sql, member)).map((r) => r.id)).toEqual([runId]);
+  const listed = await execute("remote-session:list", {});
+  const ids = (listed.structuredContent!.sessions as { sessionId: string }[]).map((s) => s.sessionId);
+  expect(ids).toContain(sessionId);
+  expect(ids.some((id) => id.startsWith("arun_"))).toBe(false);
+});
+
+it("a lost lease is handled as each kind says: the turn is interrupted, the automation run is lost, and the runner stops both", async () => {
+  const { sql, gateway, execute, scheduleRun } = await startGateway();
+  const minted = await requestRunnerToken({
+    baseUrl: gateway.baseUrl,
+    memberToken: member.sessionToken,
+    request: {
+      runnerId: "runner-lease-loss",
+      name: "Sleepy",
+      platform: "linux",
+      appVersion: "1.0.0",
+      protocolVersion: RUNNER_PROTOCOL_VERSION,
+      capabilities: [...RUNNER_CAPABILITIES],
+    },
+  });
+  const ended: (TaskOutcome & { reason?: string })[] = [];
+  const reasons = new Map<string, string | undefined>();
+  const hold = async (taskId: string, signal: AbortSignal) => {
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    reasons.set(taskId, taskAbortReason(signal));
+  };
+  const runner = runRunner({
+    client: createRunnerClient({ baseUrl: gateway.baseUrl, token: minted.token }),
+    gatewayProtocolVersion: minted.protocolVersion,
+    concurrency: 2,
+    // The runner's first heartbeat comes after the 1.5 s lease has run out and been swept.
+    heartbeatIntervalMs: 4_000,
+    handlers: {
+      "remote_session.create": async (task, { signal }) => {
+        await hold(task.taskId, signal);
+        return { status: "done", localSessionId: "never" };
+      },
+    },
+    workHandlers: {
+      "automation.run": async (run, { signal }) => {
+        await hold(run.taskId, signal);
+        return { status: "done" };
+      },
+    },
+    onTaskEnd: (outcome) => void ended.push(outcome),
+  });
+  cleanups.push(() => runner.stop());
+  await until(
+    "the runner never opened its wake stream",
+    () => gateway.hub.stats().runnerStreams >= 1,
+    () => "",
+  );
+  const created = await execute("remote-session:create", { target: "desktop", title: "sleepy", prompt: "wait for me" });
+  const sessionId = String(created.structuredContent!.sessionId);
+  const runId = await scheduleRun("nightly report");
+  await until(
+    "both tasks never ended",
+    () => ended.length >= 2,
+    () => JSON.stringify(ended),
+  );
+
+  expect(ended.map((o) => [o.kind, o.status]).sort()).toEqual([
+    ["automation.run", "lease_lost"],
+    ["remote_session.create", "lease_lost"],
+  ]);
+  expect([...reasons.values()]).toEqual(["lease_lost", "lease_lost"]);
+  const [task] = await sql`select state from desktop_task where session_id = ${sessionId}`;
+  expect(task!.state).toBe("interrupted");
+  expect((await listAutomationRuns(sql, member)).find((r) => r.id === runId)).toMatchObject({ state: "lost", attempt: 1 });
 });

@@ -4,6 +4,7 @@ import { normalizeAudience } from "@openwork/runner-protocol/internal";
 import { Hono } from "hono";
 import { builtInDialects, createDialectSet } from "../dialects/index.js";
 import { resolveTimings } from "../desktop-timings.js";
+import { hostWorkKinds } from "../host-work-kind.js";
 import { MAX_TASK_EVENT_BYTES } from "../store/append-events.js";
 import type { DialectRouteOptions } from "../dialects/dialect.js";
 import { createRegistrationCache } from "./registration-cache.js";
@@ -47,6 +48,7 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     proxyTrust: { origins: [], prefix: "/api/den" },
     ...options,
     dialects: options.dialectSet ?? createDialectSet(builtInDialects()),
+    workKinds: hostWorkKinds(options.workKinds),
     tracer: (options.tracerProvider ?? trace.getTracerProvider()).getTracer("@openwork/desktop-target"),
     publisher: options.hub.publisher,
     presenceWindowMs,

@@ -15,7 +15,8 @@ import { heartbeatLease } from "../store/heartbeat-lease.js";
 import { listWork } from "../store/list-work.js";
 import type { RunnerIdentity } from "../store/task-row.js";
 import { transaction } from "../store/transaction.js";
-import { accepted, checkedAssignment, checkedClaim, claimOldest, claimTimeRefusal, refuseClaim } from "./next-assignment.js";
+import { accepted, checkedAssignment, claimTimeRefusal, refuseClaim } from "./next-assignment.js";
+import { claimAnyKind, claimHostWork } from "./claim-host-work.js";
 import { readJsonBody } from "./read-json-body.js";
 import { sessionMcpForHeld } from "./session-mcp.js";
 import type { RouteContext } from "./route-context.js";
@@ -42,9 +43,7 @@ export async function handleClaim(ctx: RouteContext, runner: RunnerIdentity, tas
 /** `POST tasks/claim-next` (protocol 3): the oldest task this runner may take now, or `{ assignment: null }`. */
 export async function handleClaimNext(ctx: RouteContext, runner: RunnerIdentity, request: Request): Promise<Response> {
   const { kinds } = parseOrRefuse(ClaimNextRequestSchema, await readJsonBody(request));
-  const taken = kindsToClaim(runner, kinds);
-  // `more` spares the runner a claim that would find nothing: it asks again only while more waits.
-  return json(200, await checkedClaim(ctx, runner, await claimOldest(ctx, runner, taken), taken));
+  return json(200, await claimAnyKind(ctx, runner, kinds));
 }
 
 /** `POST tasks/:id/heartbeat`. */
@@ -75,6 +74,7 @@ export async function handleComplete(ctx: RouteContext, verified: VerifiedRunner
   const body = parseOrRefuse(CompleteRequestSchema, await readJsonBody(request));
   const { runner, answer, next } = await inRunnerSpan(ctx.tracer, "desktop complete", request, taskId, () => completeAndClaim(ctx, verified, taskId, body));
   ctx.logger.info("desktop runner: task completed", { taskId, runnerId: runner.runnerId, status: body.status });
-  const assignment = body.next ? { next: await checkedAssignment(ctx, runner, next, kindsToClaim(runner, body.next.kinds), taskId) } : {};
-  return json(200, { ...answer, ...assignment });
+  if (!body.next) return json(200, answer);
+  const ours = await checkedAssignment(ctx, runner, next, kindsToClaim(runner, body.next.kinds), taskId);
+  return json(200, { ...answer, next: ours ?? (await claimHostWork(ctx, runner, body.next.kinds)) });
 }

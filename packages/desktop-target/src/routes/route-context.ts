@@ -10,6 +10,7 @@ import type { WakeHub } from "../wake/wake-hub.js";
 import type { RegistrationCache } from "./registration-cache.js";
 import type { VerifiedTokens } from "./verified-tokens.js";
 import type { ProxyTrust } from "./entry-point.js";
+import type { HostWorkKind, HostWorkKinds } from "../host-work-kind.js";
 import type { IssueSessionMcp } from "./session-mcp.js";
 
 /** What the host gives the runner routes. */
@@ -75,6 +76,11 @@ export interface RunnerRoutesOptions {
   timings?: Partial<RouteTimings>;
   /** Told of each first claim: how long the task waited for a runner (a dispatch-latency metric). */
   onClaimed?(waitedMs: number): void;
+  /**
+   * Work kinds of the host's own (an Automation run…) served on our protocol's channel beside the
+   * remote-session kinds (protocol 4), each with its own table and lifecycle. Default: none.
+   */
+  workKinds?: readonly HostWorkKind[];
   logger?: Logger;
 }
 
@@ -87,13 +93,15 @@ export type RouteTimings = Pick<
 export type RouteContext = Required<
   Omit<
     RunnerRoutesOptions,
-    "mayUseModel" | "prefix" | "dialects" | "dialectSet" | "tracerProvider" | "onClaimed" | "openworkBasePaths" | "timings" | "sessionMcp"
+    "mayUseModel" | "prefix" | "dialects" | "dialectSet" | "tracerProvider" | "onClaimed" | "openworkBasePaths" | "timings" | "sessionMcp" | "workKinds"
   >
 > &
   Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed" | "sessionMcp"> &
   RouteTimings & {
     /** The dialects the channel knows: what a runner's, task's or session's dialect name means. */
     dialects: DialectSet;
+    /** The host's own work kinds, by name and by task id. */
+    workKinds: HostWorkKinds;
     /** Spans of claims and of runners' posts, in the trace of the call that queued the task. */
     tracer: Tracer;
     /** The hub's publisher: the routes' transactions send their hints through it. */

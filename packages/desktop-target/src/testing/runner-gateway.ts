@@ -75,7 +75,7 @@ export async function startRunnerGateway(
     bus?: (sql: Sql) => WakeBus;
   } = {},
 ): Promise<RunnerGateway> {
-  const { timings, sweeper = false, onStatement, bus, ...routeOverrides } = overrides;
+  const { timings, sweeper = false, onStatement, bus, workKinds, ...routeOverrides } = overrides;
   const sql = postgres(databaseUrl, { max: 10, onnotice: () => {}, ...(onStatement ? { debug: (_connection, statement) => onStatement(statement) } : {}) });
   await migrateDesktopTarget(sql);
   const logger = capturingLogger();
@@ -103,6 +103,7 @@ export async function startRunnerGateway(
       ...routeOverrides,
     },
     sweeper,
+    ...(workKinds ? { workKinds } : {}),
     logger,
   });
   await channel.start();

@@ -1,6 +1,13 @@
 import type { z } from "zod";
-import { type Assignment, ClaimNextRequestSchema, type ClaimNextResponse, ClaimNextResponseSchema, ClaimResponseSchema } from "../v1/assignment.js";
-import { type CompleteRequest, CompleteRequestSchema, CompleteResponseSchema } from "../v1/complete.js";
+import {
+  type Assignment,
+  type ClaimedAssignment,
+  ClaimNextRequestSchema,
+  type ClaimNextResponse,
+  ClaimNextResponseSchema,
+  ClaimResponseSchema,
+} from "../v1/assignment.js";
+import { AnyCompleteRequestSchema, type CompleteRequest, CompleteResponseSchema, type WorkCompleteRequest } from "../v1/complete.js";
 import { HeartbeatRequestSchema, HeartbeatResponseSchema } from "../v1/heartbeat.js";
 import { type InventoryRequest, InventoryRequestSchema, InventoryResponseSchema } from "../v1/inventory.js";
 import { describeIssues } from "../v1/issues.js";
@@ -28,10 +35,15 @@ export interface RunnerClient {
   work(signal?: AbortSignal): Promise<z.infer<typeof WorkResponseSchema>>;
   /** Claims a task; 404/409 mean someone else has it or it is gone. */
   claim(taskId: string, signal?: AbortSignal): Promise<Assignment>;
-  /** Protocol 3: claims the oldest task this runner may take now (of `kinds`), or null when there is none. */
+  /**
+   * Protocol 3: claims the oldest task this runner may take now (of `kinds`), or null when there
+   * is none. From protocol 4 `kinds` may name the host's own kinds (`automation.run`): only then
+   * can the answer be one of theirs.
+   */
   claimNext(kinds?: readonly WorkKind[], signal?: AbortSignal): Promise<Assignment | null>;
+  claimNext(kinds: readonly string[], signal?: AbortSignal): Promise<ClaimedAssignment | null>;
   /** `claimNext`'s whole answer: the assignment, and whether more of those kinds waits (`more`). */
-  claimNextReply(kinds?: readonly WorkKind[], signal?: AbortSignal): Promise<ClaimNextResponse>;
+  claimNextReply(kinds?: readonly string[], signal?: AbortSignal): Promise<ClaimNextResponse>;
   /** `options.refreshMcp`: ask for a fresh MCP entry for the turn's engine (it nears its expiry). */
   heartbeat(
     taskId: string,
@@ -40,7 +52,13 @@ export interface RunnerClient {
     options?: { refreshMcp?: true } & TaskTrace,
   ): Promise<z.infer<typeof HeartbeatResponseSchema>>;
   postEvents(taskId: string, attempt: number, events: TaskEvent[], signal?: AbortSignal, trace?: TaskTrace): Promise<z.infer<typeof PostEventsResponseSchema>>;
-  complete(taskId: string, result: CompleteRequest, signal?: AbortSignal, trace?: TaskTrace): Promise<z.infer<typeof CompleteResponseSchema>>;
+  /** A remote-session task's completion, or (protocol 4) one of a host's kind. */
+  complete(
+    taskId: string,
+    result: CompleteRequest | WorkCompleteRequest,
+    signal?: AbortSignal,
+    trace?: TaskTrace,
+  ): Promise<z.infer<typeof CompleteResponseSchema>>;
   /** Reports what this machine has (its workspaces, their engines and models), replacing the last report. A gateway without the route answers 404. */
   putInventory(inventory: InventoryRequest, signal?: AbortSignal): Promise<z.infer<typeof InventoryResponseSchema>>;
   /** Absolute URL of the SSE wake stream. */
@@ -78,7 +96,9 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
     claim: async (taskId, signal) => (await call("POST", RUNNER_PATHS.claim(taskId), {}, ClaimResponseSchema, signal)).assignment,
     claimNextReply: (kinds, signal) =>
       call("POST", RUNNER_PATHS.claimNext, outgoing(ClaimNextRequestSchema, kinds ? { kinds: [...kinds] } : {}), ClaimNextResponseSchema, signal),
-    claimNext: async (kinds, signal) => (await client.claimNextReply(kinds, signal)).assignment,
+    // The gateway answers a host's kind only to a claim that named it: the overloads say so.
+    claimNext: (async (kinds?: readonly string[], signal?: AbortSignal) =>
+      (await client.claimNextReply(kinds, signal)).assignment) as RunnerClient["claimNext"],
     heartbeat: (taskId, attempt, signal, { refreshMcp, traceparent } = {}) =>
       call(
         "POST",
@@ -98,7 +118,7 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
         traceHeaders(trace),
       ),
     complete: async (taskId, result, signal, trace) =>
-      call("POST", RUNNER_PATHS.complete(taskId), outgoing(CompleteRequestSchema, result), CompleteResponseSchema, signal, traceHeaders(trace)),
+      call("POST", RUNNER_PATHS.complete(taskId), outgoing(AnyCompleteRequestSchema, result), CompleteResponseSchema, signal, traceHeaders(trace)),
     putInventory: (inventory, signal) => call("PUT", RUNNER_PATHS.inventory, outgoing(InventoryRequestSchema, inventory), InventoryResponseSchema, signal),
     eventsUrl: routesUrl + RUNNER_PATHS.events,
     authorization,

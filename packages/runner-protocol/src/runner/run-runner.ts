@@ -3,11 +3,11 @@ import type { RunnerClient } from "../client/runner-client.js";
 import { RunnerProtocolError } from "../client/runner-protocol-error.js";
 import { openWakeStream } from "../client/wake-stream.js";
 import { type Timers, sleep, systemTimers } from "../timers.js";
-import type { Assignment, CreateAssignment, RespondAssignment, SendAssignment } from "../v1/assignment.js";
-import { CLAIM_NEXT_PROTOCOL } from "../v1/capabilities.js";
-import type { WorkKind } from "../v1/work-kinds.js";
+import type { ClaimedAssignment, CreateAssignment, RespondAssignment, SendAssignment } from "../v1/assignment.js";
+import { CLAIM_NEXT_PROTOCOL, HOST_KINDS_PROTOCOL } from "../v1/capabilities.js";
+import { isBuiltInKind, MAX_CLAIM_KINDS, WORK_KINDS, WorkKindNameSchema } from "../v1/work-kinds.js";
 import type { Coalescing } from "./event-outbox.js";
-import { type TaskHandler, type TaskOutcome, isGone, runTask } from "./run-task.js";
+import { type AnyHandler, type TaskHandler, type TaskOutcome, type WorkHandler, isGone, runTask } from "./run-task.js";
 
 /**
  * How a runner speaking protocol 3 posts a streaming turn: the first post at once, then at most
@@ -18,7 +18,7 @@ import { type TaskHandler, type TaskOutcome, isGone, runTask } from "./run-task.
 // text ever waits.
 export const DEFAULT_COALESCING: Coalescing = { windowMs: 250, maxWindowMs: 1_000 };
 
-/** One handler per kind of work the runner takes; a kind without a handler is never claimed. */
+/** One handler per remote-session kind the runner takes; a kind without a handler is never claimed. */
 export interface RunnerHandlers {
   "remote_session.create"?: TaskHandler<CreateAssignment>;
   "remote_session.send"?: TaskHandler<SendAssignment>;
@@ -29,7 +29,7 @@ export interface RunnerHandlers {
  * Work that unblocks a running turn rather than starting one: it never waits for a free slot
  * (the turn it answers holds one), so a runner with every slot busy still takes it.
  */
-const CONTROL_KINDS: ReadonlySet<WorkKind> = new Set(["remote_session.respond"]);
+const CONTROL_KINDS: ReadonlySet<string> = new Set(["remote_session.respond"]);
 
 /** What the loop reports; ids, codes and counts only, never prompt text. */
 export interface RunnerLogger {
@@ -40,6 +40,13 @@ export interface RunnerLogger {
 export interface RunRunnerOptions {
   client: RunnerClient;
   handlers: RunnerHandlers;
+  /**
+   * Handlers of work kinds the host registered on the same channel (protocol 4), by kind name
+   * (`{ "automation.run": runAutomation }`): claimed, leased, heartbeaten and completed by this
+   * one loop, with this one token and wake stream, sharing its slots with the turns. Idle against
+   * a gateway older than protocol 4 (it serves no such kinds).
+   */
+  workHandlers?: Readonly<Record<string, WorkHandler>>;
   /** Tasks run at once. Default 1. */
   concurrency?: number;
   /**
@@ -84,7 +91,12 @@ export interface Runner {
  * retry.
  */
 export function runRunner(options: RunRunnerOptions): Runner {
-  const handled = (Object.keys(options.handlers) as WorkKind[]).filter((kind) => options.handlers[kind]);
+  const hostKinds = hostKindsOf(options.workHandlers ?? {});
+  const servesHostKinds = (options.gatewayProtocolVersion ?? 1) >= HOST_KINDS_PROTOCOL;
+  if (hostKinds.length > 0 && !servesHostKinds) {
+    options.logger?.warn("runner: the gateway predates the host's work kinds; their handlers stay idle", { kinds: hostKinds });
+  }
+  const handled = [...WORK_KINDS.filter((kind) => options.handlers[kind]), ...(servesHostKinds ? hostKinds : [])];
   const loop: RunnerLoop = {
     options,
     timers: options.timers ?? systemTimers,
@@ -96,7 +108,7 @@ export function runRunner(options: RunRunnerOptions): Runner {
     running: new Map(),
     handled,
     // Control work is listened for only by a runner that can take it; else a busy runner rests.
-    takesControl: [...CONTROL_KINDS].some((kind) => options.handlers[kind]),
+    takesControl: handled.some((kind) => CONTROL_KINDS.has(kind)),
     kicked: false,
     kick: new AbortController(),
     wakes: 0,
@@ -143,8 +155,8 @@ interface RunnerLoop {
   readonly stopping: AbortController;
   /** The running tasks, by task id. */
   readonly running: Map<string, Promise<void>>;
-  /** The kinds with a handler. */
-  readonly handled: WorkKind[];
+  /** The kinds with a handler (the host's only when the gateway serves them). */
+  readonly handled: string[];
   readonly takesControl: boolean;
   kicked: boolean;
   kick: AbortController;
@@ -179,9 +191,28 @@ async function pollUntilStopped(loop: RunnerLoop, pollIntervalMs: number): Promi
   }
 }
 
-function start(loop: RunnerLoop, assignment: Assignment): void {
+/** The kind names of the host's handlers, checked: a built-in kind or a malformed name is a programming error. */
+function hostKindsOf(handlers: Readonly<Record<string, WorkHandler>>): string[] {
+  const kinds = Object.keys(handlers).filter((kind) => handlers[kind]);
+  for (const kind of kinds) {
+    if (isBuiltInKind(kind) || !WorkKindNameSchema.safeParse(kind).success) {
+      throw new TypeError(`workHandlers: "${kind}" is not a host's work kind (dotted lowercase words, not a remote_session kind)`);
+    }
+  }
+  if (kinds.length + WORK_KINDS.length > MAX_CLAIM_KINDS) throw new TypeError(`workHandlers: at most ${MAX_CLAIM_KINDS - WORK_KINDS.length} kinds`);
+  return kinds;
+}
+
+/** The handler of an assignment's kind, if the runner has one. */
+function handlerOf(options: RunRunnerOptions, assignment: ClaimedAssignment): AnyHandler | undefined {
+  // The kind picked the handler, so it gets the assignment of its own kind.
+  const handler = isBuiltInKind(assignment.kind) ? options.handlers[assignment.kind] : options.workHandlers?.[assignment.kind];
+  return handler as AnyHandler | undefined;
+}
+
+function start(loop: RunnerLoop, assignment: ClaimedAssignment): void {
   const { options, log, running, stopping, claimsNext } = loop;
-  const handler = options.handlers[assignment.kind] as TaskHandler | undefined;
+  const handler = handlerOf(options, assignment);
   if (!handler) return;
   const wakesAtStart = loop.wakes;
   log?.info("runner: claimed", { taskId: assignment.taskId, kind: assignment.kind, attempt: assignment.attempt });
@@ -222,7 +253,7 @@ function slotFree(loop: RunnerLoop): boolean {
   return loop.running.size < loop.concurrency;
 }
 
-function fits(loop: RunnerLoop, kind: WorkKind): boolean {
+function fits(loop: RunnerLoop, kind: string): boolean {
   return slotFree(loop) || CONTROL_KINDS.has(kind);
 }
 

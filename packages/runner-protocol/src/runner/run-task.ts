@@ -2,9 +2,9 @@ import type { Backoff } from "../client/backoff.js";
 import type { RunnerClient } from "../client/runner-client.js";
 import { RunnerProtocolError } from "../client/runner-protocol-error.js";
 import { type Timers, sleep } from "../timers.js";
-import type { Assignment } from "../v1/assignment.js";
-import type { WorkKind } from "../v1/work-kinds.js";
-import type { TaskResult } from "../v1/complete.js";
+import type { Assignment, ClaimedAssignment, WorkAssignment } from "../v1/assignment.js";
+import { isBuiltInKind } from "../v1/work-kinds.js";
+import type { TaskResult, WorkResult } from "../v1/complete.js";
 import { LIMITS } from "../v1/limits.js";
 import type { TaskEventInput } from "../v1/task-events.js";
 import { type Coalescing, EventOutbox } from "./event-outbox.js";
@@ -28,15 +28,30 @@ export interface TaskContext {
 /** Runs one kind of assignment and says how it ended. Throwing counts as `execution_failed`. */
 export type TaskHandler<A extends Assignment = Assignment> = (assignment: A, context: TaskContext) => Promise<TaskResult>;
 
+/**
+ * Runs an assignment of a kind the host registered (`automation.run`, protocol 4): its own fields
+ * are in `assignment.input`, its result's in `result`. The lease, heartbeats, cancellation,
+ * events and completion are the runner's, as for a remote-session task. Throwing counts as
+ * `execution_failed`.
+ */
+export type WorkHandler = (assignment: WorkAssignment, context: TaskContext) => Promise<WorkResult>;
+
+/** Either handler, as the loop holds it once it picked it by the assignment's kind. */
+export type AnyHandler = (assignment: ClaimedAssignment, context: TaskContext) => Promise<TaskResult | WorkResult>;
+
+/** Whether an assignment is of a remote-session kind (not one the host registered). */
+const isRemoteSession = (assignment: ClaimedAssignment): assignment is Assignment => isBuiltInKind(assignment.kind);
+
 /** How one claimed attempt ended, as the runner saw it. */
 export interface TaskOutcome {
   taskId: string;
-  kind: Assignment["kind"];
+  /** A remote-session kind, or one the host registered. */
+  kind: string;
   attempt: number;
   /** The completion posted, or why none was. */
   status: TaskResult["status"] | "lease_lost" | "runner_stopped";
   /** The task the gateway claimed for the runner with this completion (protocol 3). */
-  next?: Assignment;
+  next?: ClaimedAssignment;
   /**
    * The completion asked for a next task of every kind that fits once this one ends, and the
    * gateway had none: looking again at once would find none either (new work sends a wake-up).
@@ -54,10 +69,10 @@ export interface TaskOutcome {
 const MAX_HEARTBEAT_MISSES = 2;
 
 export async function runTask(
-  assignment: Assignment,
+  assignment: ClaimedAssignment,
   deps: {
     client: RunnerClient;
-    handler: TaskHandler;
+    handler: AnyHandler;
     timers: Timers;
     backoff?: Backoff;
     heartbeatIntervalMs?: number;
@@ -68,7 +83,7 @@ export async function runTask(
     /** How a streaming turn's events gather into few posts (see EventOutbox). */
     coalescing?: Coalescing;
     /** Protocol 3: the kinds the runner can take once this task ends, claimed with the completion. */
-    nextKinds?: () => WorkKind[];
+    nextKinds?: () => string[];
   },
 ): Promise<TaskOutcome> {
   const { taskId, attempt } = assignment;
@@ -91,14 +106,15 @@ export async function runTask(
     ...(deps.coalescing ? { coalescing: deps.coalescing } : {}),
   });
 
-  const mcp = holdSessionMcp(assignment.kind === "remote_session.respond" ? undefined : assignment.mcp);
+  // A turn's engine gets the gateway's MCP entry; an answer and a host's kind have none.
+  const mcp = holdSessionMcp(isRemoteSession(assignment) && assignment.kind !== "remote_session.respond" ? assignment.mcp : undefined);
   const heartbeats = heartbeatLoop(assignment, deps, leaseOver.signal, {
     onLost: lost,
     onCancel: () => abortWork(work, "cancel_requested"),
     mcp,
   });
 
-  let result: TaskResult;
+  let result: TaskResult | WorkResult;
   try {
     result = await deps.handler(assignment, { signal: work.signal, emit: (event) => outbox.emit(event), mcp });
   } catch (error) {
@@ -115,7 +131,7 @@ export async function runTask(
 
 /** An attempt whose handler has returned: what its completion and end need. */
 interface SettledAttempt {
-  assignment: Assignment;
+  assignment: ClaimedAssignment;
   deps: Parameters<typeof runTask>[1];
   outbox: EventOutbox;
   /** Aborts when the lease is over or the runner stops: the completion's signal. */
@@ -131,7 +147,7 @@ function abortWork(work: AbortController, reason: TaskAbortReason): void {
 }
 
 /** Ends the lease, waits for the heartbeats to stop and says how the attempt ended. */
-async function endAttempt(settled: SettledAttempt, status: TaskOutcome["status"], next?: Assignment | null): Promise<TaskOutcome> {
+async function endAttempt(settled: SettledAttempt, status: TaskOutcome["status"], next?: ClaimedAssignment | null): Promise<TaskOutcome> {
   const { assignment, deps } = settled;
   settled.leaseOver.abort();
   await settled.heartbeats;
@@ -146,7 +162,7 @@ async function endAttempt(settled: SettledAttempt, status: TaskOutcome["status"]
 }
 
 /** Posts the terminal event and the completion (with the next kinds to claim, protocol 3), retried until settled. */
-async function completeAttempt(settled: SettledAttempt, result: TaskResult): Promise<TaskOutcome> {
+async function completeAttempt(settled: SettledAttempt, result: TaskResult | WorkResult): Promise<TaskOutcome> {
   const { assignment, deps, outbox, channel } = settled;
   const { taskId, attempt } = assignment;
   outbox.emit({
@@ -169,7 +185,7 @@ async function completeAttempt(settled: SettledAttempt, result: TaskResult): Pro
 }
 
 function heartbeatLoop(
-  assignment: Assignment,
+  assignment: ClaimedAssignment,
   deps: { client: RunnerClient; timers: Timers; heartbeatIntervalMs?: number },
   over: AbortSignal,
   on: { onLost: () => void; onCancel: () => void; mcp: SessionMcpHolder },

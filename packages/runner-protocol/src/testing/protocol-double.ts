@@ -112,7 +112,7 @@ export async function startProtocolDouble(
     Object.assign(task, { state: "claimed", attempt: task.attempt + 1, runnerId: runner.r, leaseExpiresAt: Date.now() + LEASE_MS, events: [] });
     return assignmentOf(task);
   };
-  const claimNextFor = (runner: RunnerTokenClaims, kinds: readonly Assignment["kind"][] | undefined) => {
+  const claimNextFor = (runner: RunnerTokenClaims, kinds: readonly string[] | undefined) => {
     const task = [...tasks.values()].find((t) => eligible(t, runner) && (!kinds || kinds.includes(t.kind)));
     return task ? claim(task, runner) : null;
   };

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { AttemptSchema, GatewayIdSchema, LocalIdSchema, ModelReplySchema, RequestIdSchema, TimestampSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
 import { SessionMcpSchema } from "./session-mcp.js";
-import { WORK_KINDS } from "./work-kinds.js";
+import { ClaimKindsSchema, isBuiltInKind, WorkKindNameSchema } from "./work-kinds.js";
 
 // An assignment is a reply: the runner reads it, so every object in it ignores fields a newer
 // gateway adds (at any depth), and a new field never costs an old runner its task.
@@ -89,16 +89,38 @@ export type CreateAssignment = z.infer<typeof CreateAssignmentSchema>;
 export type SendAssignment = z.infer<typeof SendAssignmentSchema>;
 export type RespondAssignment = z.infer<typeof RespondAssignmentSchema>;
 
+/**
+ * An assignment of a work kind the host registered (protocol 4, e.g. `automation.run`): the lease
+ * every kind shares, and the kind's own fields in `input`, which the host defines and the
+ * runner's handler for that kind reads.
+ */
+export const WorkAssignmentSchema = z.looseObject({
+  taskId: GatewayIdSchema,
+  kind: WorkKindNameSchema.refine((kind) => !isBuiltInKind(kind), "a remote-session kind has its own assignment"),
+  attempt: AttemptSchema,
+  leaseExpiresAt: TimestampSchema,
+  heartbeatIntervalMs: lease.heartbeatIntervalMs,
+  traceparent: lease.traceparent,
+  input: z.record(z.string(), z.unknown()),
+});
+export type WorkAssignment = z.infer<typeof WorkAssignmentSchema>;
+
+/** Any claimed assignment: a remote-session one, or one of a kind the host registered. */
+export const ClaimedAssignmentSchema = z.union([AssignmentSchema, WorkAssignmentSchema]);
+export type ClaimedAssignment = Assignment | WorkAssignment;
+
 export const ClaimResponseSchema = z.looseObject({ assignment: AssignmentSchema });
 export type ClaimResponse = z.infer<typeof ClaimResponseSchema>;
 
 /**
  * `POST tasks/claim-next` (protocol 3): claim the oldest task this runner may take now, of the
- * kinds it names (default: every kind it has the capabilities for). One request instead of a work
- * listing and a claim per try, and no claim conflicts: candidates others hold are skipped.
+ * kinds it names (default: every remote-session kind it has the capabilities for). One request
+ * instead of a work listing and a claim per try, and no claim conflicts: candidates others hold
+ * are skipped. From protocol 4 the kinds may include the host's own; a kind the gateway does not
+ * serve finds nothing.
  */
 export const ClaimNextRequestSchema = z.strictObject({
-  kinds: z.array(z.enum(WORK_KINDS)).min(1).max(WORK_KINDS.length).optional(),
+  kinds: ClaimKindsSchema.optional(),
 });
 export type ClaimNextRequest = z.infer<typeof ClaimNextRequestSchema>;
 
@@ -107,5 +129,5 @@ export type ClaimNextRequest = z.infer<typeof ClaimNextRequestSchema>;
  * kinds asked still waits, so a runner with a free slot asks again; false: asking again now finds
  * nothing (new work sends a wake-up). Absent from a gateway that predates it: ask until null.
  */
-export const ClaimNextResponseSchema = z.looseObject({ assignment: AssignmentSchema.nullable(), more: z.boolean().optional() });
+export const ClaimNextResponseSchema = z.looseObject({ assignment: ClaimedAssignmentSchema.nullable(), more: z.boolean().optional() });
 export type ClaimNextResponse = z.infer<typeof ClaimNextResponseSchema>;

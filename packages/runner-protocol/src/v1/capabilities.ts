@@ -8,11 +8,17 @@ import type { WorkKind } from "./work-kinds.js";
  * `remote_session_v1`, which means OpenWork's command protocol to OpenWork desktops).
  * 3: `POST tasks/claim-next` (claim any eligible task in one request) and completions that carry
  * the attempt's last events. A runner uses them only with a gateway that answered 3 or more.
+ * 4: work kinds of the host's own (`automation.run`, …) beside the remote-session ones, on the same
+ * claim, lease, heartbeat, events and completion: a claim may name any kind, and one the gateway
+ * does not serve finds nothing instead of a 400.
  */
-export const RUNNER_PROTOCOL_VERSION = 3;
+export const RUNNER_PROTOCOL_VERSION = 4;
 
 /** The gateway protocol from which a runner may use `claim-next` and events on `complete`. */
 export const CLAIM_NEXT_PROTOCOL = 3;
+
+/** The gateway protocol from which a runner may name the host's own work kinds in its claims. */
+export const HOST_KINDS_PROTOCOL = 4;
 
 /**
  * Capabilities a runner of this protocol may declare. New work is gated by a capability, never by

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { AttemptSchema, ErrorDetailSchema, GatewayIdSchema, LocalIdSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
 import { TaskEventSchema } from "./task-events.js";
-import { WORK_KINDS } from "./work-kinds.js";
-import { AssignmentSchema } from "./assignment.js";
+import { ClaimKindsSchema } from "./work-kinds.js";
+import { ClaimedAssignmentSchema } from "./assignment.js";
 
 /**
  * Protocol 3: the attempt's last events, appended in the completion's transaction (one request
@@ -21,7 +21,7 @@ const trailingEvents = {
    * Protocol 3: claim the runner's next task in the same request (as `claim-next` with these
    * kinds); the answer carries it as `next`. A replayed completion answers the same task again.
    */
-  next: z.strictObject({ kinds: z.array(z.enum(WORK_KINDS)).min(1).max(WORK_KINDS.length).optional() }).optional(),
+  next: z.strictObject({ kinds: ClaimKindsSchema.optional() }).optional(),
 };
 
 /** The attempt finished its work. */
@@ -62,10 +62,28 @@ export type CompleteRequest = z.infer<typeof CompleteRequestSchema>;
 /** A completion without its attempt, events or next claim: what a handler returns. */
 export type TaskResult = CompleteRequest extends infer R ? (R extends CompleteRequest ? Omit<R, "attempt" | "events" | "next"> : never) : never;
 
+/**
+ * `POST tasks/:id/complete` of a kind the host registered (protocol 4): the attempt ends done with
+ * the kind's own `result` fields, failed, or cancelled, with the same trailing events and next
+ * claim as a remote-session task. The host reads `result` with its own schema.
+ */
+export const WorkCompleteRequestSchema = z.discriminatedUnion("status", [
+  z.strictObject({ attempt: AttemptSchema, status: z.literal("done"), result: z.record(z.string(), z.unknown()).optional(), ...trailingEvents }),
+  z.strictObject({ attempt: AttemptSchema, status: z.literal("failed"), error: ErrorDetailSchema, ...trailingEvents }),
+  z.strictObject({ attempt: AttemptSchema, status: z.literal("cancelled"), reason: z.string().max(LIMITS.reason).optional(), ...trailingEvents }),
+]);
+export type WorkCompleteRequest = z.infer<typeof WorkCompleteRequestSchema>;
+
+/** What a handler of a host's kind returns: its completion without the attempt, events or next claim. */
+export type WorkResult = WorkCompleteRequest extends infer R ? (R extends WorkCompleteRequest ? Omit<R, "attempt" | "events" | "next"> : never) : never;
+
+/** Either completion, as the runner sends it; the gateway reads it by the task's kind. */
+export const AnyCompleteRequestSchema = z.union([CompleteRequestSchema, WorkCompleteRequestSchema]);
+
 export const CompleteResponseSchema = z.looseObject({
   taskId: GatewayIdSchema,
   state: z.string().max(40),
   /** The task claimed for the runner when the completion asked for one (`next`); null when none waits. */
-  next: AssignmentSchema.nullable().optional(),
+  next: ClaimedAssignmentSchema.nullable().optional(),
 });
 export type CompleteResponse = z.infer<typeof CompleteResponseSchema>;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { GatewayIdSchema, TimestampSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
-import { WORK_KINDS } from "./work-kinds.js";
+import { isBuiltInKind, WORK_KINDS } from "./work-kinds.js";
 
 /** One offer of work: the runner claims it by id to learn the rest. */
 export const WorkItemSchema = z.looseObject({
@@ -12,15 +12,14 @@ export const WorkItemSchema = z.looseObject({
 });
 export type WorkItem = z.infer<typeof WorkItemSchema>;
 
-const KNOWN_KINDS: ReadonlySet<string> = new Set(WORK_KINDS);
-
 /**
  * An offer of a kind this runner does not know, from a newer gateway. It should not list one the
- * runner has no capability for; if it does, the runner passes it over instead of failing the
- * whole listing. Offers of known kinds are read in full.
+ * runner has no capability for (the host's own kinds are claimed through `claim-next` only); if
+ * it does, the runner passes it over instead of failing the whole listing. Offers of known kinds
+ * are read in full.
  */
 const isUnknownKindOffer = (item: unknown): boolean =>
-  typeof item === "object" && item !== null && typeof (item as { kind?: unknown }).kind === "string" && !KNOWN_KINDS.has((item as { kind: string }).kind);
+  typeof item === "object" && item !== null && typeof (item as { kind?: unknown }).kind === "string" && !isBuiltInKind((item as { kind: string }).kind);
 
 /** The answer to `GET work`: the tasks this runner may claim now, oldest first. */
 export const WorkResponseSchema = z.looseObject({

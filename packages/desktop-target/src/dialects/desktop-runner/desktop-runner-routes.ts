@@ -5,6 +5,7 @@ import { handleEventsStream } from "../../routes/handle-events-stream.js";
 import { handleInventory } from "../../routes/handle-inventory.js";
 import { handlePresence } from "../../routes/handle-presence.js";
 import { handleEnableRunner, handleListRunners, handleRenameRunner, handleRevokeRunner } from "../../routes/handle-runner-admin.js";
+import { handleHostComplete, handleHostEvents, handleHostHeartbeat } from "../../routes/handle-host-work.js";
 import { handleClaim, handleClaimNext, handleComplete, handleHeartbeat, handleTaskEvents, handleWork } from "../../routes/handle-runner-requests.js";
 import { handleToken } from "../../routes/handle-token.js";
 import type { RouteContext } from "../../routes/route-context.js";
@@ -14,12 +15,19 @@ import { channelErrors, noSuchRoute, refuseHead } from "../../routes/route-error
 // take no braces inside a parameter's pattern, so the length is checked by the handler.)
 const TASK_ID = /^rst_[0-9a-z]{26}$/;
 const TASK = "/tasks/:taskId{rst_[0-9a-z]+}";
+// A task of a kind the host registered: its id starts with the kind's prefix (`arun_…`).
+const HOST_TASK_ID = /^[a-z][a-z0-9]{0,15}_[A-Za-z0-9_-]{1,120}$/;
+const HOST_TASK = "/tasks/:taskId";
 // Runner ids as registered: 8–160 characters, no slash.
 const RUNNER = "/runners/:runnerId";
 
 const taskIdOf = (c: Context): string => {
   const taskId = c.req.param("taskId") ?? "";
   return TASK_ID.test(taskId) ? taskId : noSuchRoute();
+};
+const hostTaskIdOf = (c: Context): string => {
+  const taskId = c.req.param("taskId") ?? "";
+  return HOST_TASK_ID.test(taskId) ? taskId : noSuchRoute();
 };
 const runnerIdOf = (c: Context): string => {
   const runnerId = c.req.param("runnerId") ?? "";
@@ -38,6 +46,10 @@ export function desktopRunnerRoutes(ctx: RouteContext, options: { prefix: string
   const registered = (c: Context) => authenticateRunner(ctx, c.req.raw, "desktop-runner");
   const task = async (c: Context) => {
     const taskId = taskIdOf(c);
+    return [await registered(c), taskId] as const;
+  };
+  const hostTask = async (c: Context) => {
+    const taskId = hostTaskIdOf(c);
     return [await registered(c), taskId] as const;
   };
   const app = new Hono();
@@ -62,6 +74,10 @@ export function desktopRunnerRoutes(ctx: RouteContext, options: { prefix: string
     const taskId = taskIdOf(c);
     return handleComplete(ctx, await verifyRunner(ctx, c.req.raw, "desktop-runner"), taskId, c.req.raw);
   });
+  // Tasks of the host's own kinds (protocol 4), claimed through claim-next only.
+  app.post(`${HOST_TASK}/heartbeat`, async (c) => handleHostHeartbeat(ctx, ...(await hostTask(c)), c.req.raw));
+  app.post(`${HOST_TASK}/events`, async (c) => handleHostEvents(ctx, ...(await hostTask(c)), c.req.raw));
+  app.post(`${HOST_TASK}/complete`, async (c) => handleHostComplete(ctx, ...(await hostTask(c)), c.req.raw));
   app.all("*", noSuchRoute);
   return app;
 }
