@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import type { HostWorkKind, WorkClaim, WorkCompletion, WorkLease, WorkRefusal, WorkRunner } from "@openwork/desktop-target";
 import type { Sql } from "postgres";
 
@@ -111,7 +112,8 @@ async function complete(sql: Sql, runner: WorkRunner, id: string, completion: Wo
   const run = await ownRun(sql, runner, id);
   if (!run) return notFound;
   if (run.completion) {
-    const same = JSON.stringify({ ...run.completion, events: undefined }) === JSON.stringify({ ...completion, events: undefined });
+    const { events: _, ...asked } = completion;
+    const same = isDeepStrictEqual(run.completion, JSON.parse(JSON.stringify(asked)));
     return same ? { state: run.state } : { refused: "completion_conflict", message: "the run was completed differently" };
   }
   if (run.state !== "running" || run.attempt !== completion.attempt) return leaseLost;

@@ -2,14 +2,13 @@ import { spawn } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fixedDevMember, memberContext, serveGateway } from "@openwork/gateway";
-import { parseName } from "@openwork/mcp-capability";
+import { fixedDevMember } from "@openwork/gateway";
 import { createRunnerClient, requestRunnerToken, runRunner, type TaskOutcome, taskAbortReason } from "@openwork/runner-protocol/client";
 import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
 import { useTestDatabase } from "@openwork/test-postgres";
-import postgres from "postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { automationRuns, listAutomationRuns, migrateAutomationRuns, scheduleAutomationRun } from "./automation-runs.js";
+import { listAutomationRuns } from "./automation-runs.js";
+import { startKindGateway, until } from "./kind-gateway.js";
 import { type ConsumerFolder, installConsumer } from "./consumer-folder.js";
 
 // An Electron-main-shaped runner: an entry importing `@openwork/runner-protocol/client` from the
@@ -57,37 +56,7 @@ it("bundles the client from the installed tarball into one file without node:cry
 // The desktop dispatch budget (p99 on loopback is 100 ms; one sample under a loaded test run gets room).
 const DISPATCH_BUDGET_MS = 1_000;
 
-async function startGateway() {
-  const sql = postgres(db.current.url, { max: 10, onnotice: () => {} });
-  cleanups.push(() => sql.end({ timeout: 5 }));
-  await migrateAutomationRuns(sql);
-  const gateway = await serveGateway({
-    sql,
-    members: () => [member],
-    cloudEnabled: () => false,
-    runnerTokenSecret: "bundle-runner-secret-0123456789abcdef",
-    port: 0,
-    workKinds: [automationRuns(sql)],
-    // Short leases and sweeps: the lease-loss test waits for them.
-    timings: { leaseMs: 1_500, heartbeatIntervalMs: 300, sweepIntervalMs: 200 },
-  });
-  cleanups.push(() => gateway.close());
-  const execute = (name: string, body: Record<string, unknown>) => gateway.source.execute(memberContext(member), parseName(name)!, { body });
-  const scheduleRun = async (prompt: string) => {
-    const taskId = await scheduleAutomationRun(sql, member, { prompt });
-    await gateway.host.desktop.announceWork({ taskId, organizationId: member.organizationId, memberId: member.memberId });
-    return taskId;
-  };
-  return { sql, gateway, execute, scheduleRun };
-}
-
-const until = async (what: string, check: () => boolean | Promise<boolean>, output: () => string) => {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
+const startGateway = () => startKindGateway(db.current.url, [member], cleanups);
 
 it("one loop, one token: the bundled runner takes a desktop session and an automation run, each dispatched within the budget and listed only with its own kind", async () => {
   const { sql, gateway, execute, scheduleRun } = await startGateway();

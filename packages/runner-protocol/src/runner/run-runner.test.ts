@@ -42,6 +42,13 @@ async function setup(
 const done = async () => ({ status: "done" as const, localSessionId: "ses_1" });
 
 describe("runRunner", () => {
+  it("refuses, before it starts, a handler of the host's kinds named like a remote-session kind or malformed", async () => {
+    const { start } = await setup();
+    const work = async () => ({ status: "done" as const });
+    expect(() => start({ handlers: {}, workHandlers: { "remote_session.create": work } })).toThrow(TypeError);
+    expect(() => start({ handlers: {}, workHandlers: { automation: work } })).toThrow(/dotted lowercase words/);
+  });
+
   it("finds work with the backstop poll when there is no wake stream", async () => {
     const { double, start, endOf } = await setup();
     start({ handlers: { "remote_session.create": done }, wakeStream: false, pollIntervalMs: 100 });

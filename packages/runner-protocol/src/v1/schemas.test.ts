@@ -1,7 +1,7 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { describe, expect, it } from "vitest";
-import { AssignmentSchema, ClaimRequestSchema } from "./assignment.js";
-import { CompleteRequestSchema } from "./complete.js";
+import { AssignmentSchema, ClaimedAssignmentSchema, ClaimNextRequestSchema, ClaimRequestSchema } from "./assignment.js";
+import { CompleteRequestSchema, WorkCompleteRequestSchema } from "./complete.js";
 import { HeartbeatRequestSchema, HeartbeatResponseSchema } from "./heartbeat.js";
 import { InventoryRequestSchema } from "./inventory.js";
 import { LIMITS } from "./limits.js";
@@ -107,6 +107,35 @@ describe("requests the gateway accepts are strict", () => {
     expect(TaskEventSchema.safeParse({ sequence: 1, type: "status", payload: { status: "sleeping" } }).success).toBe(false);
     expect(TaskEventSchema.safeParse({ sequence: 0, type: "status", payload: { status: "idle" } }).success).toBe(false);
     expect(TaskEventSchema.safeParse({ sequence: 1, type: "user.prompt", payload: {} }).success).toBe(false);
+  });
+});
+
+describe("the host's own work kinds (protocol 4)", () => {
+  const run = { taskId: "arun_1", kind: "automation.run", attempt: 1, leaseExpiresAt: at, heartbeatIntervalMs: 10_000, input: { prompt: "digest" } };
+
+  it("a claim may name them, well-formed and bounded", () => {
+    expect(ClaimNextRequestSchema.parse({ kinds: ["remote_session.create", "automation.run"] }).kinds).toHaveLength(2);
+    expect(ClaimNextRequestSchema.safeParse({ kinds: ["automation"] }).success).toBe(false);
+    expect(ClaimNextRequestSchema.safeParse({ kinds: ["Automation.Run"] }).success).toBe(false);
+    expect(ClaimNextRequestSchema.safeParse({ kinds: Array.from({ length: 17 }, (_, i) => `kind.k${i}`) }).success).toBe(false);
+  });
+
+  it("their assignment is read loosely, with the kind's own fields in input, and never passes for a remote-session one", () => {
+    expect(ClaimedAssignmentSchema.parse({ ...run, priority: "high", input: { prompt: "digest", nested: { x: 1 } } })).toMatchObject({
+      kind: "automation.run",
+      priority: "high",
+      input: { nested: { x: 1 } },
+    });
+    expect(ClaimedAssignmentSchema.parse(createAssignment)).toMatchObject({ kind: "remote_session.create", title: "Fix the build" });
+    // A malformed remote-session assignment does not slip through as a host's kind.
+    expect(ClaimedAssignmentSchema.safeParse({ ...createAssignment, title: undefined, input: {} }).success).toBe(false);
+    expect(ClaimedAssignmentSchema.safeParse({ ...run, input: undefined }).success).toBe(false);
+  });
+
+  it("their completion is strict, with a result of the kind's own fields", () => {
+    expect(WorkCompleteRequestSchema.parse({ attempt: 1, status: "done", result: { summary: "ok" } })).toMatchObject({ result: { summary: "ok" } });
+    expect(WorkCompleteRequestSchema.safeParse({ attempt: 1, status: "done", localSessionId: "ses_1" }).success).toBe(false);
+    expect(WorkCompleteRequestSchema.safeParse({ attempt: 1, status: "failed" }).success).toBe(false);
   });
 });
 

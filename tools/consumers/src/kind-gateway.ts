@@ -1,0 +1,42 @@
+import { type DevMember, memberContext, serveGateway } from "@openwork/gateway";
+import { parseName } from "@openwork/mcp-capability";
+import postgres from "postgres";
+import { automationRuns, migrateAutomationRuns, scheduleAutomationRun } from "./automation-runs.js";
+
+/**
+ * The reference gateway with a test host's own kind of work (`automation.run`, in its own table)
+ * on its runner channel, short leases and sweeps; what it holds is closed by `cleanups`.
+ */
+export async function startKindGateway(databaseUrl: string, members: DevMember[], cleanups: (() => unknown)[]) {
+  const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
+  cleanups.push(() => sql.end({ timeout: 5 }));
+  await migrateAutomationRuns(sql);
+  const gateway = await serveGateway({
+    sql,
+    members: () => members,
+    cloudEnabled: () => false,
+    runnerTokenSecret: "bundle-runner-secret-0123456789abcdef",
+    port: 0,
+    workKinds: [automationRuns(sql)],
+    timings: { leaseMs: 1_500, heartbeatIntervalMs: 300, sweepIntervalMs: 200 },
+  });
+  cleanups.push(() => gateway.close());
+  const [first] = members;
+  const execute = (name: string, body: Record<string, unknown>, member = first!) => gateway.source.execute(memberContext(member), parseName(name)!, { body });
+  /** Schedules an automation run in the host's table, then tells the member's runners. */
+  const scheduleRun = async (prompt: string, member = first!) => {
+    const taskId = await scheduleAutomationRun(sql, member, { prompt });
+    await gateway.host.desktop.announceWork({ taskId, organizationId: member.organizationId, memberId: member.memberId });
+    return taskId;
+  };
+  return { sql, gateway, execute, scheduleRun };
+}
+
+/** Waits until `check` holds (20 s at most), then says what `output` shows. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, output: () => string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
