@@ -1,6 +1,9 @@
 // Dispatch latency: execute_capability(remote-session:create, desktop) returns → the runner holds
-// the claimed assignment, over real HTTP. Beside it, in the same run and Postgres: the same with
+// the claimed assignment, over real HTTP. Beside it, in the same run and Postgres: a host's own
+// kind of work (an automation run in its own table) taken by the same runner loop, the same with
 // the SSE stream off (the 60 s backstop poll), and graphile-worker's add → start.
+import { automationRuns, migrateAutomationRuns, scheduleAutomationRun } from "@openwork/consumers/automation-runs";
+import postgres from "postgres";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { startOpenworkDesktopDouble } from "@openwork/desktop-target/testing";
 import { RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
@@ -49,6 +52,12 @@ function startRunner(client: Awaited<ReturnType<Awaited<ReturnType<typeof benchG
         return { status: "done", localSessionId: "ses_bench" };
       },
     },
+    workHandlers: {
+      "automation.run": async () => {
+        notify?.(performance.now());
+        return { status: "done" };
+      },
+    },
   });
   const next = () => new Promise<number>((resolve) => (notify = resolve));
   return { runner, next };
@@ -57,13 +66,26 @@ function startRunner(client: Awaited<ReturnType<Awaited<ReturnType<typeof benchG
 const db = await benchDatabase("dispatch");
 const rows: Record<string, Record<string, unknown>> = {};
 try {
-  const fixture = await benchGateway(db.url);
+  const kindSql = postgres(db.url, { max: 5, onnotice: () => {} });
+  await migrateAutomationRuns(kindSql);
+  const fixture = await benchGateway(db.url, { workKinds: [automationRuns(kindSql)] });
   const mcp = await fixture.mcpClient();
 
   const sse = startRunner(await fixture.runnerClient("bench-runner-sse"), true);
   while (fixture.gateway.hub.stats().runnerStreams < 1) await sleep(20);
   await measure(mcp, sse.next, 20, true); // warm-up
   rows["runner on SSE (ours)"] = { ...summarize(await measure(mcp, sse.next, SAMPLES, true)), unit: "ms" };
+  // The host's kind on the same loop: the run queued in the host's table and announced → its handler starts.
+  const runs: number[] = [];
+  for (let i = 0; i < SAMPLES + 20; i++) {
+    const held = sse.next();
+    const taskId = await scheduleAutomationRun(kindSql, member, { prompt: `run ${i}` });
+    await fixture.gateway.host.desktop.announceWork({ taskId, organizationId: member.organizationId, memberId: member.memberId });
+    const announcedAt = performance.now();
+    const latency = (await held) - announcedAt;
+    if (i >= 20) runs.push(latency);
+  }
+  rows["host's kind (automation.run), same runner on SSE"] = { ...summarize(runs), unit: "ms" };
   await sse.runner.stop();
 
   const polling = startRunner(await fixture.runnerClient("bench-runner-poll"), false);
@@ -113,6 +135,7 @@ try {
   await openwork.stop();
   await mcp.close();
   await fixture.close();
+  await kindSql.end({ timeout: 5 });
 
   // graphile-worker on the same Postgres: add → start of a no-op task, one at a time.
   let started: ((at: number) => void) | undefined;
@@ -139,7 +162,8 @@ try {
   await db.stop();
 }
 await report("dispatch", db.server, rows, [
-  "ours: from the MCP tool result arriving at the client to the runner's handler starting (SSE hint → GET work → claim).",
+  "ours: from the MCP tool result arriving at the client to the runner's handler starting (SSE hint → claim-next).",
+  "host's kind: from the host's announceWork() resolving (run inserted in its own table first) to the same runner's work handler starting.",
   "OpenWork desktop (its own dialect, a double written from the wire spec): to its command claim. It has no stream for commands:",
   "  a create waits for its next 60 s poll (uniform 0–60 s, ~30 s on average) unless something calls wake() (resume from sleep).",
   "graphile-worker 0.16.6: from addJob() called to the task function starting (LISTEN/NOTIFY).",

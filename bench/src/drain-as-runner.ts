@@ -49,7 +49,8 @@ export async function drainWithClaimNext(client: RunnerClient): Promise<{ done: 
       next: {},
     });
     done++;
-    assignment = answer.next ?? (await client.claimNext());
+    // Its next claim named no kind of the host's: what it hands back is a remote-session task.
+    assignment = (answer.next as typeof assignment | undefined) ?? (await client.claimNext());
   }
   return { done, conflicts: 0 };
 }
