@@ -1,8 +1,8 @@
 // Dispatch latency: execute_capability(remote-session:create, desktop) returns → the runner holds
 // the claimed assignment, over real HTTP. Beside it, in the same run and Postgres: a host's own
-// kind of work (an automation run in its own table) taken by the same runner loop, the same with
+// kind of work (den-api's Automation runs, in their own table) taken by the same runner loop, the same with
 // the SSE stream off (the 60 s backstop poll), and graphile-worker's add → start.
-import { automationRuns, migrateAutomationRuns, scheduleAutomationRun } from "@openwork/consumers/automation-runs";
+import { automationRuns, migrateAutomations, queueAutomationRun } from "@openwork/consumers/automations";
 import postgres from "postgres";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { startOpenworkDesktopDouble } from "@openwork/desktop-target/testing";
@@ -67,7 +67,7 @@ const db = await benchDatabase("dispatch");
 const rows: Record<string, Record<string, unknown>> = {};
 try {
   const kindSql = postgres(db.url, { max: 5, onnotice: () => {} });
-  await migrateAutomationRuns(kindSql);
+  await migrateAutomations(kindSql);
   const fixture = await benchGateway(db.url, { workKinds: [automationRuns(kindSql)] });
   const mcp = await fixture.mcpClient();
 
@@ -79,7 +79,7 @@ try {
   const runs: number[] = [];
   for (let i = 0; i < SAMPLES + 20; i++) {
     const held = sse.next();
-    const taskId = await scheduleAutomationRun(kindSql, member, { prompt: `run ${i}` });
+    const taskId = await queueAutomationRun(kindSql, member, { name: "bench", instructions: `run ${i}` });
     await fixture.gateway.host.desktop.announceWork({ taskId, organizationId: member.organizationId, memberId: member.memberId });
     const announcedAt = performance.now();
     const latency = (await held) - announcedAt;

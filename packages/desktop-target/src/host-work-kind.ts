@@ -44,8 +44,8 @@ export interface WorkRefusal {
   message: string;
 }
 
-/** A completion of a host's task as the kind receives it: the runner's body without its next claim. */
-export type WorkCompletion = Omit<WorkCompleteRequest, "next">;
+/** A completion of a host's task as the kind receives it: the runner's body without its next claim (each `status` with its own fields). */
+export type WorkCompletion = WorkCompleteRequest extends infer R ? (R extends WorkCompleteRequest ? Omit<R, "next"> : never) : never;
 
 /**
  * A kind of work a host runs on the desktops' channel beside the remote-session kinds (an

@@ -36,7 +36,7 @@ it("compiles against the published declarations and den-api's own registry types
   expect(result.stdout).toBe("");
 });
 
-it("creates, reads and stops a cloud and a desktop session through den-api's capability table, its audit store refusing while down, its tables in their own schema", async () => {
+it("creates, reads and stops a cloud and a desktop session through den-api's capability table, its audit store refusing while down, its tables in their own schema, and one desktop loop runs a turn and an Automation", async () => {
   const { stdout } = await folder.node([join(host, "dist", "main.js")], {
     DATABASE_URL: db.current.url,
     RESOLVER_URL: witness.resolverUrl,
@@ -69,6 +69,8 @@ it("creates, reads and stops a cloud and a desktop session through den-api's cap
   expect([...seen.audit].sort()).toEqual([
     "remote_session.create.ok",
     "remote_session.create.ok",
+    "remote_session.create.ok",
+    "remote_session.create.requested",
     "remote_session.create.requested",
     "remote_session.create.requested",
     "remote_session.stop.ok",
@@ -77,4 +79,8 @@ it("creates, reads and stops a cloud and a desktop session through den-api's cap
     "remote_session.stop.requested",
   ]);
   expect(seen.schema).toBe("openwork_remote_sessions");
+  // One runner loop, one token: den-api's Automation run and a desktop turn, each in its own table and words.
+  expect(seen.oneLoop.ended).toEqual(["automation.run:done", "remote_session.create:done"]);
+  expect(seen.oneLoop.turn).toMatchObject({ state: "idle", finalAssistantText: "den desktop did: one loop" });
+  expect(seen.oneLoop.run).toEqual([{ id: seen.oneLoop.runId, status: "succeeded", attempt_count: 1, result_summary: "den desktop ran Morning digest" }]);
 });

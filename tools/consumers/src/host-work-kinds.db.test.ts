@@ -3,10 +3,10 @@ import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-p
 import { createRunnerClient, requestRunnerToken, runRunner, type TaskOutcome } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listAutomationRuns } from "./automation-runs.js";
+import { listAutomationRuns } from "../fixtures/den-api/src/automations.js";
 import { startKindGateway, until } from "./kind-gateway.js";
 
-// The runner channel's side of a host's own work kind, from outside the packages: every bad
+// The runner channel's side of a host's own work kind (den-api's Automations), from outside the packages: every bad
 // input a typed refusal that changes nothing, another member's task looking like no task, a
 // claim naming a kind nobody serves finding nothing, and a runner of an older gateway never
 // naming the host's kinds.
@@ -41,7 +41,7 @@ async function post(token: string, path: string, body: unknown) {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-const runOf = async (id: string) => (await env.sql`select state, attempt, runner_id, completion from automation_run where id = ${id}`)[0];
+const runOf = async (id: string) => (await env.sql`select status, attempt_count, lease_owner, completion from automation_run where id = ${id}`)[0];
 
 describe("a host's work kind on the runner channel", () => {
   it("refuses bad bodies, another member's runner and unknown task ids with typed errors that change nothing", async () => {
@@ -50,7 +50,7 @@ describe("a host's work kind on the runner channel", () => {
     const claimed = await post(token, "/tasks/claim-next", { kinds: ["automation.run"] });
     expect(claimed).toMatchObject({
       status: 200,
-      body: { assignment: { taskId: runId, kind: "automation.run", attempt: 1, input: { prompt: "weekly digest" } } },
+      body: { assignment: { taskId: runId, kind: "automation.run", attempt: 1, input: { instructions: "weekly digest" } } },
     });
     const before = await runOf(runId);
 
@@ -95,7 +95,7 @@ describe("a host's work kind on the runner channel", () => {
     expect(await post(token, "/tasks/claim-next", { kinds: ["reports.build"] })).toMatchObject({ status: 200, body: { assignment: null } });
     // Naming no kind claims the remote-session kinds only: the run stays for a runner that names it.
     expect(await post(token, "/tasks/claim-next", {})).toMatchObject({ status: 200, body: { assignment: null } });
-    expect(await runOf(runId)).toMatchObject({ state: "scheduled", attempt: 0 });
+    expect(await runOf(runId)).toMatchObject({ status: "queued", attempt_count: 0 });
     expect(await post(token, "/tasks/claim-next", { kinds: ["automation.run"] })).toMatchObject({ status: 200, body: { assignment: { taskId: runId } } });
   });
 
@@ -127,6 +127,6 @@ describe("a host's work kind on the runner channel", () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(ended.map((o) => o.kind)).toEqual(["remote_session.create"]);
     expect(created.structuredContent).toMatchObject({ target: "desktop" });
-    expect((await listAutomationRuns(env.sql, bob)).find((r) => r.id === runId)).toMatchObject({ state: "scheduled", attempt: 0 });
+    expect((await listAutomationRuns(env.sql, bob)).find((r) => r.id === runId)).toMatchObject({ status: "queued", attempt_count: 0 });
   });
 });

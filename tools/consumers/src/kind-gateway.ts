@@ -1,31 +1,31 @@
 import { type DevMember, memberContext, serveGateway } from "@openwork/gateway";
 import { parseName } from "@openwork/mcp-capability";
 import postgres from "postgres";
-import { automationRuns, migrateAutomationRuns, scheduleAutomationRun } from "./automation-runs.js";
+import { automationRuns, migrateAutomations, queueAutomationRun } from "../fixtures/den-api/src/automations.js";
 
 /**
- * The reference gateway with a test host's own kind of work (`automation.run`, in its own table)
- * on its runner channel, short leases and sweeps; what it holds is closed by `cleanups`.
+ * The reference gateway with den-api's Automations (the den-api fixture's, in their own table) as
+ * a work kind on its runner channel, short leases and sweeps; what it holds is closed by `cleanups`.
  */
-export async function startKindGateway(databaseUrl: string, members: DevMember[], cleanups: (() => unknown)[]) {
+export async function startKindGateway(databaseUrl: string, members: DevMember[], cleanups: (() => unknown)[], kind: { maxAttempts?: number } = {}) {
   const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
   cleanups.push(() => sql.end({ timeout: 5 }));
-  await migrateAutomationRuns(sql);
+  await migrateAutomations(sql);
   const gateway = await serveGateway({
     sql,
     members: () => members,
     cloudEnabled: () => false,
     runnerTokenSecret: "bundle-runner-secret-0123456789abcdef",
     port: 0,
-    workKinds: [automationRuns(sql)],
+    workKinds: [automationRuns(sql, kind)],
     timings: { leaseMs: 1_500, heartbeatIntervalMs: 300, sweepIntervalMs: 200 },
   });
   cleanups.push(() => gateway.close());
   const [first] = members;
   const execute = (name: string, body: Record<string, unknown>, member = first!) => gateway.source.execute(memberContext(member), parseName(name)!, { body });
-  /** Schedules an automation run in the host's table, then tells the member's runners. */
-  const scheduleRun = async (prompt: string, member = first!) => {
-    const taskId = await scheduleAutomationRun(sql, member, { prompt });
+  /** Queues an Automation run in den-api's table, then tells the member's runners. */
+  const scheduleRun = async (instructions: string, member = first!) => {
+    const taskId = await queueAutomationRun(sql, member, { name: "test automation", instructions });
     await gateway.host.desktop.announceWork({ taskId, organizationId: member.organizationId, memberId: member.memberId });
     return taskId;
   };

@@ -7,14 +7,14 @@ import { createRunnerClient, requestRunnerToken, runRunner, type TaskOutcome, ta
 import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { listAutomationRuns } from "./automation-runs.js";
+import { listAutomationRuns } from "../fixtures/den-api/src/automations.js";
 import { startKindGateway, until } from "./kind-gateway.js";
 import { type ConsumerFolder, installConsumer } from "./consumer-folder.js";
 
 // An Electron-main-shaped runner: an entry importing `@openwork/runner-protocol/client` from the
 // tarballs, bundled by esbuild into one file, run alone against the reference gateway — one loop
-// for the remote sessions and a test host's own kind of work (`automation.run`, in its own table),
-// with one token and one wake stream.
+// for the remote sessions and den-api's Automations (`automation.run`, in their own table), with
+// one token and one wake stream.
 const db = useTestDatabase();
 const member = fixedDevMember("bundle", ["mcp:write"]);
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -56,7 +56,8 @@ it("bundles the client from the installed tarball into one file without node:cry
 // The desktop dispatch budget (p99 on loopback is 100 ms; one sample under a loaded test run gets room).
 const DISPATCH_BUDGET_MS = 1_000;
 
-const startGateway = () => startKindGateway(db.current.url, [member], cleanups);
+// One attempt per run: a lost lease fails it at once (den-api's rule for a run's last attempt).
+const startGateway = () => startKindGateway(db.current.url, [member], cleanups, { maxAttempts: 1 });
 
 it("one loop, one token: the bundled runner takes a desktop session and an automation run, each dispatched within the budget and listed only with its own kind", async () => {
   const { sql, gateway, execute, scheduleRun } = await startGateway();
@@ -88,14 +89,14 @@ it("one loop, one token: the bundled runner takes a desktop session and an autom
   const read = await execute("remote-session:read", { sessionId });
   expect(read.structuredContent).toMatchObject({ sessionId, state: "idle", finalAssistantText: "bundled runner heard 4 words" });
   const [run] = await listAutomationRuns(sql, member);
-  expect(run).toMatchObject({ id: runId, state: "succeeded", attempt: 1, completion: { status: "done", result: { summary: "bundled runner heard 6 words" } } });
+  expect(run).toMatchObject({ id: runId, status: "succeeded", attempt_count: 1, result_summary: "bundled runner heard 6 words", error: null });
   const events = await sql`select type from automation_run_event where run_id = ${runId} order by sequence`;
   expect(events.map((e) => e.type)).toEqual(["status", "assistant.delta", "assistant.final", "terminal"]);
 
   // Each dispatched (queued → claimed) within the budget.
   const [task] = await sql`select created_at, claimed_at from desktop_task where session_id = ${sessionId}`;
   expect(task!.claimed_at.getTime() - task!.created_at.getTime()).toBeLessThan(DISPATCH_BUDGET_MS);
-  expect(run!.claimed_at!.getTime() - run!.created_at.getTime()).toBeLessThan(DISPATCH_BUDGET_MS);
+  expect(run!.started_at!.getTime() - run!.created_at.getTime()).toBeLessThan(DISPATCH_BUDGET_MS);
 
   // Each kind's listing holds its own kind only.
   expect((await listAutomationRuns(sql, member)).map((r) => r.id)).toEqual([runId]);
@@ -105,7 +106,7 @@ it("one loop, one token: the bundled runner takes a desktop session and an autom
   expect(ids.some((id) => id.startsWith("arun_"))).toBe(false);
 });
 
-it("a lost lease is handled as each kind says: the turn is interrupted, the automation run is lost, and the runner stops both", async () => {
+it("a lost lease is handled as each kind says: the turn is interrupted, the automation run on its last attempt fails with lease_lost, and the runner stops both", async () => {
   const { sql, gateway, execute, scheduleRun } = await startGateway();
   const minted = await requestRunnerToken({
     baseUrl: gateway.baseUrl,
@@ -167,5 +168,9 @@ it("a lost lease is handled as each kind says: the turn is interrupted, the auto
   expect([...reasons.values()]).toEqual(["lease_lost", "lease_lost"]);
   const [task] = await sql`select state from desktop_task where session_id = ${sessionId}`;
   expect(task!.state).toBe("interrupted");
-  expect((await listAutomationRuns(sql, member)).find((r) => r.id === runId)).toMatchObject({ state: "lost", attempt: 1 });
+  expect((await listAutomationRuns(sql, member)).find((r) => r.id === runId)).toMatchObject({
+    status: "failed",
+    attempt_count: 1,
+    error: { code: "lease_lost" },
+  });
 });
