@@ -2,6 +2,7 @@ import { createSessionLedger, type LedgerSession, type MemberScope, type Model }
 import { createRunnerClient } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { openworkMintRequest } from "./testing/openwork-desktop-bridge.js";
 import { type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
 
 const db = useTestDatabase();
@@ -64,16 +65,9 @@ it("hands an OpenWork desktop a follow-up's model in its request, and fails one 
     });
     return { status: response.status, body: (await response.json()) as Record<string, any> };
   };
-  const mintBody = {
-    runnerId: "openwork-model-01",
-    protocolVersion: 1,
-    supportedExecutionTargets: ["desktop"],
-    capabilities: ["remote_session_v1", "remote_session_control_v1"],
-    appVersion: "0.19.0",
-    platform: "darwin",
-    concurrency: 1,
+  const { token } = (await post("/v1/automation-runners/token", gateway.memberToken(owner), openworkMintRequest("openwork-model-01"))).body as {
+    token: string;
   };
-  const { token } = (await post("/v1/automation-runners/token", gateway.memberToken(owner), mintBody)).body as { token: string };
   const work = async () =>
     (
       (await (await fetch(`${gateway.baseUrl}/v1/automation-runner/work`, { headers: { authorization: `Bearer ${token}` } })).json()) as {

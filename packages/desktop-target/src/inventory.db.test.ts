@@ -3,6 +3,7 @@ import type { InventoryRequest } from "@openwork/runner-protocol";
 import { createRunnerClient, type RunnerClient } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openworkMintRequest } from "./testing/openwork-desktop-bridge.js";
 import { type RunnerGateway, startRunnerGateway } from "./testing/runner-gateway.js";
 
 // What a desktop has — workspaces, engines, models — reported over both dialects' inventory
@@ -44,7 +45,7 @@ async function desktop(member: MemberScope, runnerId: string, workspaces: Invent
 
 /** An OpenWork desktop of the member, minted through OpenWork's own route: its runner token. */
 async function openworkDesktop(member: MemberScope, runnerId: string, capabilities: string[]): Promise<string> {
-  const mint = { runnerId, protocolVersion: 1, supportedExecutionTargets: ["desktop"], capabilities, appVersion: "0.19.0", platform: "darwin", concurrency: 1 };
+  const mint = openworkMintRequest(runnerId, capabilities);
   const headers = { authorization: `Bearer ${gateway.memberToken(member)}`, "content-type": "application/json" };
   const minted = await gateway.request("/v1/automation-runners/token", { method: "POST", headers, body: JSON.stringify(mint) });
   return ((await minted.json()) as { token: string }).token;

@@ -36,17 +36,21 @@ export interface AuditLog {
 /** Either an after-the-fact hook (told of every outcome, refuses nothing) or a log that refuses. */
 export type Audit = ((event: AuditEvent) => void | Promise<void>) | AuditLog;
 
-/** The call's audit record, whatever it became. */
-export function auditEvent(ctx: RegistryContext, action: Action, fields: Record<string, unknown>): AuditEvent {
+/** What an audited call is about to do: its action, who asks, the session it names, its reference. */
+export function auditIntent(ctx: RegistryContext, action: Action, fields: Record<string, unknown>): AuditIntent {
   return {
     action,
     organizationId: ctx.organizationId,
     userId: ctx.principal.userId,
     memberId: ctx.member?.orgMembershipId ?? null,
     ...(typeof fields.sessionId === "string" ? { sessionId: fields.sessionId } : {}),
-    outcome: String(fields.outcome),
     referenceId: String(fields.referenceId),
   };
+}
+
+/** The call's audit record, whatever it became. */
+export function auditEvent(ctx: RegistryContext, action: Action, fields: Record<string, unknown>): AuditEvent {
+  return { ...auditIntent(ctx, action, fields), outcome: String(fields.outcome) };
 }
 
 /** How long `begin` may take before the call is refused: a hung audit store holds no caller longer. */

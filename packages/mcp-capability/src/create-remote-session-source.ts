@@ -32,7 +32,7 @@ import { toolResult, type ToolResult } from "./to-tool-result.js";
 import { createMemberSlots, type MemberSlots } from "./member-slots.js";
 import { createNotifiedLookup, type NotificationLog } from "./notification-log.js";
 import { RefusalLog } from "./refusal-log.js";
-import { type Audit, type AuditIntent, auditEvent, beginAudit, endAudit } from "./audit.js";
+import { type Audit, auditEvent, auditIntent, beginAudit, endAudit } from "./audit.js";
 
 /** A match in the shape den-api's capability registry ranks and returns. */
 export interface CapabilityMatch {
@@ -323,11 +323,6 @@ function logCall(logger: Logger, refusals: RefusalLog, ctx: RegistryContext, fie
 }
 
 /** The intent of a call about to run (its session, when it names one). */
-function auditIntent(ctx: RegistryContext, action: Action, fields: Record<string, unknown>): AuditIntent {
-  const { outcome: _none, ...intent } = auditEvent(ctx, action, { ...fields, outcome: "" });
-  return intent;
-}
-
 /**
  * What an organization whose remote sessions were switched off keeps, as den-api's registry does:
  * reading, listing and stopping the sessions it already has, so a rollout revert never strands
