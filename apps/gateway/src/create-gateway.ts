@@ -1,6 +1,6 @@
 import type { TracerProvider } from "@opentelemetry/api";
 import type { WorkerResolver } from "@openwork/cloud-target";
-import type { DesktopTimings, HostWorkKind, StreamLimits, WakeBus } from "@openwork/desktop-target";
+import type { DesktopTimings, HostWorkKind, OpenworkRuns, StreamLimits, WakeBus } from "@openwork/desktop-target";
 import { createEchoTarget } from "@openwork/echo-target";
 import type { Logger, RateLimit, SpawnRules } from "@openwork/remote-session-core";
 import { silentLogger } from "@openwork/remote-session-core";
@@ -100,6 +100,8 @@ export interface GatewayOptions {
   timings?: Partial<DesktopTimings> & { cloudBudgetMs?: number };
   /** Work kinds of the host's own on the runner channel (a test host's Automation runs). Default: none. */
   workKinds?: readonly HostWorkKind[];
+  /** The host's Automation runs for OpenWork desktops on OpenWork's paths (a test host's). Default: none. */
+  openworkRuns?: OpenworkRuns;
 }
 
 const MCP_PATH = "/mcp/agent";
@@ -191,6 +193,7 @@ function hostOptionsOf(options: GatewayOptions, logger: Logger): RemoteSessionHo
         dialects: ["desktop-runner", "openwork"],
         ...(options.openworkBasePaths ? { openworkBasePaths: options.openworkBasePaths } : {}),
         proxyTrust: { origins: options.trustedProxyOrigins ?? [], prefix: "/api/den" },
+        ...(options.openworkRuns ? { openworkRuns: options.openworkRuns } : {}),
       },
     },
     ...(options.cloudResolver

@@ -83,7 +83,7 @@ export interface WorkAnnouncement {
   taskId: string;
   organizationId: string;
   memberId: string;
-  /** Only this runner may take it; absent: any runner of the member. */
+  /** Wake only this runner (who may claim the task is the kind's eligibility); absent: every runner of the member. */
   runnerId?: string;
 }
 

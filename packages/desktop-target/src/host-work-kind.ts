@@ -90,6 +90,7 @@ export interface HostWorkKinds {
   ofTask(taskId: string): HostWorkKind | undefined;
 }
 
+const MAX_HOST_KINDS = 13;
 const KIND_NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 const ID_PREFIX = /^[a-z][a-z0-9]{0,15}_$/;
 
@@ -98,6 +99,8 @@ const ID_PREFIX = /^[a-z][a-z0-9]{0,15}_$/;
  * remote-session ones. A mistake here is the host's programming error: a TypeError at start-up.
  */
 export function hostWorkKinds(kinds: readonly HostWorkKind[] = []): HostWorkKinds {
+  // A claim names at most 16 kinds, three of them the remote-session ones.
+  if (kinds.length > MAX_HOST_KINDS) throw new TypeError(`at most ${MAX_HOST_KINDS} work kinds of the host's own`);
   const byName = new Map<string, HostWorkKind>();
   const byPrefix = new Map<string, HostWorkKind>();
   for (const kind of kinds) {

@@ -17,6 +17,7 @@ export { type SweeperOptions, startSweeper } from "./sweeper.js";
 export { type RunnerRoutes, createRunnerRoutes } from "./routes/create-runner-routes.js";
 export type { RunnerRoutesOptions } from "./routes/route-context.js";
 export { OPENWORK_BASE_PATHS, openworkDialect } from "./dialects/openwork/openwork-dialect.js";
+export type { OpenworkRuns, OpenworkRunItem } from "./dialects/openwork/openwork-runs.js";
 // Runner channels as values: the built-in ones, and the set a channel reads rows' dialect names with.
 export { desktopRunnerDialect } from "./dialects/desktop-runner/desktop-runner-dialect.js";
 export { builtInDialects } from "./dialects/index.js";

@@ -1,7 +1,10 @@
 import { type DevMember, memberContext, serveGateway } from "@openwork/gateway";
 import { parseName } from "@openwork/mcp-capability";
 import postgres from "postgres";
+import { openworkAutomationRoutes } from "../fixtures/den-api/src/automation-routes.js";
 import { automationRuns, migrateAutomations, queueAutomationRun } from "../fixtures/den-api/src/automations.js";
+
+const SECRET = "bundle-runner-secret-0123456789abcdef";
 
 /**
  * The reference gateway with den-api's Automations (the den-api fixture's, in their own table) as
@@ -15,9 +18,11 @@ export async function startKindGateway(databaseUrl: string, members: DevMember[]
     sql,
     members: () => members,
     cloudEnabled: () => false,
-    runnerTokenSecret: "bundle-runner-secret-0123456789abcdef",
+    runnerTokenSecret: SECRET,
     port: 0,
     workKinds: [automationRuns(sql, kind)],
+    // The same runs for desktops still on OpenWork's channel, through den-api's own run routes.
+    openworkRuns: openworkAutomationRoutes(sql, { secret: SECRET, leaseMs: 1_500 }),
     timings: { leaseMs: 1_500, heartbeatIntervalMs: 300, sweepIntervalMs: 200 },
   });
   cleanups.push(() => gateway.close());

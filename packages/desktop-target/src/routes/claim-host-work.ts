@@ -1,4 +1,5 @@
 import type { WorkAssignment } from "@openwork/runner-protocol";
+import { errorFacts } from "@openwork/remote-session-core";
 import { isBuiltInKind } from "@openwork/runner-protocol/internal";
 import type { HostWorkKind, WorkClaim, WorkRunner } from "../host-work-kind.js";
 import { kindsToClaim } from "../runner-abilities.js";
@@ -29,18 +30,28 @@ function toWorkAssignment(ctx: RouteContext, kind: HostWorkKind, claim: WorkClai
 
 /**
  * Claims the runner's next task of the host's kinds it named, in the order named; null when none
- * waits. A kind the channel does not serve finds nothing.
+ * waits. A kind the channel does not serve finds nothing; one whose claim fails is logged and
+ * passed over (the runner's next look tries it again), never the runner's error.
  */
 export async function claimHostWork(ctx: RouteContext, runner: RunnerIdentity, asked: readonly string[] | undefined): Promise<WorkAssignment | null> {
   for (const name of asked ?? []) {
     const kind = isBuiltInKind(name) ? undefined : ctx.workKinds.byName(name);
-    const claim = kind ? await kind.claimNext(workRunner(runner), ctx.leaseMs) : null;
+    const claim = kind ? await claimOf(ctx, kind, runner) : null;
     if (kind && claim) {
       ctx.logger.info("desktop runner: task claimed", { taskId: claim.taskId, runnerId: runner.runnerId, attempt: claim.attempt, kind: kind.kind });
       return toWorkAssignment(ctx, kind, claim);
     }
   }
   return null;
+}
+
+async function claimOf(ctx: RouteContext, kind: HostWorkKind, runner: RunnerIdentity): Promise<WorkClaim | null> {
+  try {
+    return await kind.claimNext(workRunner(runner), ctx.leaseMs);
+  } catch (error) {
+    ctx.logger.warn("desktop runner: a work kind's claim failed", { kind: kind.kind, runnerId: runner.runnerId, error: errorFacts(error) });
+    return null;
+  }
 }
 
 /** Whether a claim names a kind of the host's that this channel serves. */
@@ -50,8 +61,8 @@ export const asksHostWork = (ctx: RouteContext, asked: readonly string[] | undef
 /**
  * The runner's next task of the kinds it named: the oldest remote-session one, else one of the
  * host's kinds (protocol 4). `more` spares the runner a claim that would find nothing: it asks
- * again only while more waits — always, when it named a host's kind (whose queue the channel
- * cannot see), so a host's task waits at most one more claim.
+ * again only while more waits — and whenever it was handed a task while it named a host's kind
+ * (whose queue the channel cannot see), so a host's task waits at most one more claim.
  */
 export async function claimAnyKind(
   ctx: RouteContext,

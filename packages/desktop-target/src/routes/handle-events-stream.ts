@@ -16,6 +16,8 @@ export interface StreamFraming {
   keepalive: string;
   /** Whether the stream carries work hints (a dialect's stream may carry only work this gateway never has). */
   hints: boolean;
+  /** For a stream without work hints: the frame of a wake-up it does carry (OpenWork's for the host's runs), or null. */
+  hintOf?(ctx: RouteContext, runner: RunnerIdentity, notice: Pick<WakeNotice, "w" | "t">): string | null;
 }
 
 /**
@@ -129,9 +131,14 @@ function write(stream: WakeStream, text: string): void {
 }
 
 function sendNotice(stream: WakeStream, notice: Pick<WakeNotice, "w" | "t">): void {
-  if (!stream.framing.hints || notice.w <= stream.lastSent) return;
+  if (notice.w <= stream.lastSent) return;
+  const { framing, ctx, runner } = stream;
+  const frame = framing.hints
+    ? wakeFrame({ type: "remote_session_work_available", cursor: String(notice.w), taskId: notice.t }, String(notice.w))
+    : (framing.hintOf?.(ctx, runner, notice) ?? null);
+  if (frame === null) return;
   stream.lastSent = notice.w;
-  write(stream, wakeFrame({ type: "remote_session_work_available", cursor: String(notice.w), taskId: notice.t }, String(notice.w)));
+  write(stream, frame);
 }
 
 function deliver(stream: WakeStream, signal: WakeSignal): void {

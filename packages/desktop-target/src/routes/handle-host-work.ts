@@ -2,7 +2,7 @@ import { HeartbeatRequestSchema, PostEventsRequestSchema, type WorkCompleteReque
 import { ChannelRefusal } from "../channel-refusal.js";
 import { type HostWorkKind, isRefusal, type WorkRefusal } from "../host-work-kind.js";
 import type { RunnerIdentity } from "../store/task-row.js";
-import { claimAnyKind, workRunner } from "./claim-host-work.js";
+import { workRunner } from "./claim-host-work.js";
 import { readJsonBody } from "./read-json-body.js";
 import type { RouteContext } from "./route-context.js";
 import { json, parseOrRefuse } from "./to-response.js";
@@ -43,12 +43,13 @@ export async function handleHostEvents(ctx: RouteContext, runner: RunnerIdentity
 }
 
 /**
- * `POST tasks/:id/complete` of a host's task, then the runner's next task when it asked for one:
- * a remote-session task first (its interactive turns come before the host's work), then the host's.
+ * `POST tasks/:id/complete` of a host's task. It claims no next task and leaves `next` out of the
+ * answer, as a gateway that does not claim with completions does: a replayed completion could not
+ * hand the same one back, so the runner claims again.
  */
 export async function handleHostComplete(ctx: RouteContext, runner: RunnerIdentity, taskId: string, request: Request): Promise<Response> {
-  const { next, ...completion }: WorkCompleteRequest = parseOrRefuse(WorkCompleteRequestSchema, await readJsonBody(request));
+  const { next: _, ...completion }: WorkCompleteRequest = parseOrRefuse(WorkCompleteRequestSchema, await readJsonBody(request));
   const { state } = answered(await kindOfTask(ctx, taskId).complete(workRunner(runner), taskId, completion), taskId);
   ctx.logger.info("desktop runner: task completed", { taskId, runnerId: runner.runnerId, status: completion.status });
-  return json(200, { taskId, state, ...(next ? { next: (await claimAnyKind(ctx, runner, next.kinds)).assignment } : {}) });
+  return json(200, { taskId, state });
 }

@@ -16,7 +16,7 @@ import { listWork } from "../store/list-work.js";
 import type { RunnerIdentity } from "../store/task-row.js";
 import { transaction } from "../store/transaction.js";
 import { accepted, checkedAssignment, claimTimeRefusal, refuseClaim } from "./next-assignment.js";
-import { claimAnyKind, claimHostWork } from "./claim-host-work.js";
+import { claimAnyKind } from "./claim-host-work.js";
 import { readJsonBody } from "./read-json-body.js";
 import { sessionMcpForHeld } from "./session-mcp.js";
 import type { RouteContext } from "./route-context.js";
@@ -74,7 +74,6 @@ export async function handleComplete(ctx: RouteContext, verified: VerifiedRunner
   const body = parseOrRefuse(CompleteRequestSchema, await readJsonBody(request));
   const { runner, answer, next } = await inRunnerSpan(ctx.tracer, "desktop complete", request, taskId, () => completeAndClaim(ctx, verified, taskId, body));
   ctx.logger.info("desktop runner: task completed", { taskId, runnerId: runner.runnerId, status: body.status });
-  if (!body.next) return json(200, answer);
-  const ours = await checkedAssignment(ctx, runner, next, kindsToClaim(runner, body.next.kinds), taskId);
-  return json(200, { ...answer, next: ours ?? (await claimHostWork(ctx, runner, body.next.kinds)) });
+  const assignment = body.next ? { next: await checkedAssignment(ctx, runner, next, kindsToClaim(runner, body.next.kinds), taskId) } : {};
+  return json(200, { ...answer, ...assignment });
 }

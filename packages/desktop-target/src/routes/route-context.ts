@@ -11,6 +11,7 @@ import type { RegistrationCache } from "./registration-cache.js";
 import type { VerifiedTokens } from "./verified-tokens.js";
 import type { ProxyTrust } from "./entry-point.js";
 import type { HostWorkKind, HostWorkKinds } from "../host-work-kind.js";
+import type { OpenworkRuns } from "../dialects/openwork/openwork-runs.js";
 import type { IssueSessionMcp } from "./session-mcp.js";
 
 /** What the host gives the runner routes. */
@@ -81,6 +82,12 @@ export interface RunnerRoutesOptions {
    * remote-session kinds (protocol 4), each with its own table and lifecycle. Default: none.
    */
   workKinds?: readonly HostWorkKind[];
+  /**
+   * The host's Automation runs for OpenWork desktops, when `dialects` serves OpenWork's paths: listed
+   * in their work, `/v1/automation-runs/*` answered by the host, and woken for. Default: none (those
+   * desktops are told no run is claimable).
+   */
+  openworkRuns?: OpenworkRuns;
   logger?: Logger;
 }
 
@@ -93,10 +100,20 @@ export type RouteTimings = Pick<
 export type RouteContext = Required<
   Omit<
     RunnerRoutesOptions,
-    "mayUseModel" | "prefix" | "dialects" | "dialectSet" | "tracerProvider" | "onClaimed" | "openworkBasePaths" | "timings" | "sessionMcp" | "workKinds"
+    | "mayUseModel"
+    | "prefix"
+    | "dialects"
+    | "dialectSet"
+    | "tracerProvider"
+    | "onClaimed"
+    | "openworkBasePaths"
+    | "timings"
+    | "sessionMcp"
+    | "workKinds"
+    | "openworkRuns"
   >
 > &
-  Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed" | "sessionMcp"> &
+  Pick<RunnerRoutesOptions, "mayUseModel" | "onClaimed" | "sessionMcp" | "openworkRuns"> &
   RouteTimings & {
     /** The dialects the channel knows: what a runner's, task's or session's dialect name means. */
     dialects: DialectSet;

@@ -5,12 +5,15 @@ import { openworkBridge } from "./openwork-desktop-bridge.js";
 // A double of OpenWork's released, automation-only desktop runner (R0) and its bridge: its connect
 // loop, its backoff that resets on any HTTP answer, its reconcile; with a member token, the
 // bridge mints (`model_attention_v1`) and mints again every `refreshMs` (5 min in the field), each
-// new token starting a new connection. It runs no Automations (none are ever assigned here); it
-// counts what it sends.
+// new token starting a new connection. A run it claims it runs as R0 does: one event per request
+// (`user`, `assistant`, `usage`, `terminal`), then the completion `succeeded`; it counts what it
+// sends.
 
 export interface R0Double {
   /** Every request sent, as `METHOD path -> status` (or `-> network` for no answer). */
   readonly requests: string[];
+  /** The runs it completed, by id. */
+  readonly completedRuns: string[];
   stop(): Promise<void>;
 }
 
@@ -25,6 +28,7 @@ export type R0DoubleOptions =
 /** Starts the R0 connect loop against `baseUrl`. */
 export async function startR0Double(options: R0DoubleOptions): Promise<R0Double> {
   const requests: string[] = [];
+  const completedRuns: string[] = [];
   const stopped = new AbortController();
   let backoff = 0;
   let lastEventId: string | undefined;
@@ -62,13 +66,45 @@ export async function startR0Double(options: R0DoubleOptions): Promise<R0Double>
     }
   };
   const sleep = (ms: number) => abortableSleep(ms, stopped.signal);
-  // Reconcile: GET work, items[0] with a runId is claimed; anything else ends it. Errors are dropped.
+  const post = (path: string, body: unknown) => send("POST", path, { body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  // A claimed run: its events one per request, then its completion (R0's order).
+  const execute = async (assignment: { runId: string; attempt: number; instructions: string }) => {
+    const path = `/v1/automation-runs/${encodeURIComponent(assignment.runId)}`;
+    const { attempt } = assignment;
+    const summary = `R0 ran: ${assignment.instructions.slice(0, 40)}`;
+    const events = [
+      { type: "user", payload: { text: assignment.instructions, executionTarget: "desktop" } },
+      { type: "assistant", payload: { text: summary, sessionId: "r0-local-session", workspaceId: "r0-workspace" } },
+      { type: "usage", payload: { inputTokens: 12, outputTokens: 5, costMicros: null } },
+      { type: "terminal", payload: { status: "succeeded", executionTarget: "desktop", sessionId: "r0-local-session" } },
+    ];
+    for (const [i, event] of events.entries()) {
+      const posted = await post(`${path}/events`, { attempt, sequence: i + 1, ...event, createdAt: Date.now() });
+      if (!posted?.ok) return;
+    }
+    const usage = { inputTokens: 12, outputTokens: 5, costMicros: null };
+    const done = await post(`${path}/complete`, {
+      attempt,
+      status: "succeeded",
+      sessionId: "r0-local-session",
+      workspaceId: "r0-workspace",
+      resultSummary: summary,
+      usage,
+      error: null,
+    });
+    if (done?.ok) completedRuns.push(assignment.runId);
+  };
+  // Reconcile: GET work, items[0] with a runId is claimed (and run); anything else ends it. Errors are dropped.
   const reconcile = async () => {
     const response = await send("GET", "/v1/automation-runner/work");
     const body = response?.ok ? ((await response.json().catch(() => null)) as { items?: { runId?: string }[] } | null) : null;
     const first = body?.items?.[0];
-    if (first?.runId)
-      await send("POST", `/v1/automation-runs/${encodeURIComponent(first.runId)}/claim`, { body: "{}", headers: { "content-type": "application/json" } });
+    if (!first?.runId) return;
+    const claimed = await post(`/v1/automation-runs/${encodeURIComponent(first.runId)}/claim`, {});
+    const answer = claimed?.ok
+      ? ((await claimed.json().catch(() => null)) as { assignment?: { runId: string; attempt: number; instructions: string } | null } | null)
+      : null;
+    if (answer?.assignment) await execute(answer.assignment);
   };
 
   await bridge?.mintNow();
@@ -120,6 +156,7 @@ export async function startR0Double(options: R0DoubleOptions): Promise<R0Double>
 
   return {
     requests,
+    completedRuns,
     stop: async () => {
       stopped.abort();
       await Promise.all([loop, refreshing]);

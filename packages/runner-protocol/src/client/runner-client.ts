@@ -43,7 +43,8 @@ export interface RunnerClient {
   claimNext(kinds?: readonly WorkKind[], signal?: AbortSignal): Promise<Assignment | null>;
   claimNext(kinds: readonly string[], signal?: AbortSignal): Promise<ClaimedAssignment | null>;
   /** `claimNext`'s whole answer: the assignment, and whether more of those kinds waits (`more`). */
-  claimNextReply(kinds?: readonly string[], signal?: AbortSignal): Promise<ClaimNextResponse>;
+  claimNextReply(kinds?: readonly WorkKind[], signal?: AbortSignal): Promise<ClaimNextResponse & { assignment: Assignment | null }>;
+  claimNextReply(kinds: readonly string[], signal?: AbortSignal): Promise<ClaimNextResponse>;
   /** `options.refreshMcp`: ask for a fresh MCP entry for the turn's engine (it nears its expiry). */
   heartbeat(
     taskId: string,
@@ -76,6 +77,9 @@ export interface TaskTrace {
 const traceHeaders = (trace: TaskTrace | undefined): Record<string, string> | undefined =>
   trace?.traceparent ? { traceparent: trace.traceparent } : undefined;
 
+/** `claimNextReply` without its overloads: any kinds, or none (every remote-session kind). */
+const replyOf = (client: RunnerClient) => client.claimNextReply as (kinds?: readonly string[], signal?: AbortSignal) => Promise<ClaimNextResponse>;
+
 /** Creates the runner-side client (ky underneath, retries with backoff on transient failures). */
 export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
   const routesUrl = routesUrlOf(options.baseUrl, options.prefix);
@@ -94,11 +98,16 @@ export function createRunnerClient(options: RunnerClientOptions): RunnerClient {
   const client: RunnerClient = {
     work: (signal) => call("GET", RUNNER_PATHS.work, undefined, WorkResponseSchema, signal),
     claim: async (taskId, signal) => (await call("POST", RUNNER_PATHS.claim(taskId), {}, ClaimResponseSchema, signal)).assignment,
-    claimNextReply: (kinds, signal) =>
-      call("POST", RUNNER_PATHS.claimNext, outgoing(ClaimNextRequestSchema, kinds ? { kinds: [...kinds] } : {}), ClaimNextResponseSchema, signal),
+    claimNextReply: ((kinds?: readonly string[], signal?: AbortSignal) =>
+      call(
+        "POST",
+        RUNNER_PATHS.claimNext,
+        outgoing(ClaimNextRequestSchema, kinds ? { kinds: [...kinds] } : {}),
+        ClaimNextResponseSchema,
+        signal,
+      )) as RunnerClient["claimNextReply"],
     // The gateway answers a host's kind only to a claim that named it: the overloads say so.
-    claimNext: (async (kinds?: readonly string[], signal?: AbortSignal) =>
-      (await client.claimNextReply(kinds, signal)).assignment) as RunnerClient["claimNext"],
+    claimNext: (async (kinds?: readonly string[], signal?: AbortSignal) => (await replyOf(client)(kinds, signal)).assignment) as RunnerClient["claimNext"],
     heartbeat: (taskId, attempt, signal, { refreshMcp, traceparent } = {}) =>
       call(
         "POST",

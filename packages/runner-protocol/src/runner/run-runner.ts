@@ -107,6 +107,7 @@ export function runRunner(options: RunRunnerOptions): Runner {
     stopping: new AbortController(),
     running: new Map(),
     handled,
+    takesHostKinds: handled.some((kind) => !isBuiltInKind(kind)),
     // Control work is listened for only by a runner that can take it; else a busy runner rests.
     takesControl: handled.some((kind) => CONTROL_KINDS.has(kind)),
     kicked: false,
@@ -157,6 +158,8 @@ interface RunnerLoop {
   readonly running: Map<string, Promise<void>>;
   /** The kinds with a handler (the host's only when the gateway serves them). */
   readonly handled: string[];
+  /** Some of them are the host's. */
+  readonly takesHostKinds: boolean;
   readonly takesControl: boolean;
   kicked: boolean;
   kick: AbortController;
@@ -223,12 +226,12 @@ function start(loop: RunnerLoop, assignment: ClaimedAssignment): void {
     backoff: loop.backoff,
     stopSignal: stopping.signal,
     eventsOnComplete: claimsNext,
-    // The slot this task frees is taken again in the same request: no look in between.
-    ...(claimsNext
-      ? {
-          coalescing: options.coalescing ?? DEFAULT_COALESCING,
-          nextKinds: () => loop.handled.filter((kind) => CONTROL_KINDS.has(kind) || running.size - 1 < loop.concurrency),
-        }
+    // The slot this task frees is taken again in the same request: no look in between. Only for a
+    // remote-session task, and only its kinds: the gateway hands back such a next task again when
+    // the completion is replayed, which it cannot do for a host's task.
+    ...(claimsNext ? { coalescing: options.coalescing ?? DEFAULT_COALESCING } : {}),
+    ...(claimsNext && isBuiltInKind(assignment.kind)
+      ? { nextKinds: () => loop.handled.filter((kind) => isBuiltInKind(kind) && (CONTROL_KINDS.has(kind) || running.size - 1 < loop.concurrency)) }
       : {}),
     ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
   })
@@ -243,8 +246,9 @@ function start(loop: RunnerLoop, assignment: ClaimedAssignment): void {
       running.delete(assignment.taskId);
       if (outcome?.next && !stopping.signal.aborted) start(loop, outcome.next);
       // The completion already looked for what this slot can take: a look now would find nothing,
-      // unless work was announced while the slot was busy (its look may have come first).
-      else if (!outcome?.nothingNext || loop.wakes !== wakesAtStart) wakeLoop(loop);
+      // unless work was announced while the slot was busy (its look may have come first), or the
+      // loop also takes the host's kinds (which a completion never claims).
+      else if (!outcome?.nothingNext || loop.wakes !== wakesAtStart || loop.takesHostKinds) wakeLoop(loop);
     });
   running.set(assignment.taskId, task);
 }

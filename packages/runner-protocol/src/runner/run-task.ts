@@ -50,8 +50,8 @@ export interface TaskOutcome {
   attempt: number;
   /** The completion posted, or why none was. */
   status: TaskResult["status"] | "lease_lost" | "runner_stopped";
-  /** The task the gateway claimed for the runner with this completion (protocol 3). */
-  next?: ClaimedAssignment;
+  /** The task the gateway claimed for the runner with this completion (protocol 3; never a host's kind). */
+  next?: Assignment;
   /**
    * The completion asked for a next task of every kind that fits once this one ends, and the
    * gateway had none: looking again at once would find none either (new work sends a wake-up).
@@ -147,7 +147,7 @@ function abortWork(work: AbortController, reason: TaskAbortReason): void {
 }
 
 /** Ends the lease, waits for the heartbeats to stop and says how the attempt ended. */
-async function endAttempt(settled: SettledAttempt, status: TaskOutcome["status"], next?: ClaimedAssignment | null): Promise<TaskOutcome> {
+async function endAttempt(settled: SettledAttempt, status: TaskOutcome["status"], next?: Assignment | null): Promise<TaskOutcome> {
   const { assignment, deps } = settled;
   settled.leaseOver.abort();
   await settled.heartbeats;

@@ -3,7 +3,7 @@ import { AttemptSchema, ErrorDetailSchema, GatewayIdSchema, LocalIdSchema } from
 import { LIMITS } from "./limits.js";
 import { TaskEventSchema } from "./task-events.js";
 import { ClaimKindsSchema } from "./work-kinds.js";
-import { ClaimedAssignmentSchema } from "./assignment.js";
+import { AssignmentSchema } from "./assignment.js";
 
 /**
  * Protocol 3: the attempt's last events, appended in the completion's transaction (one request
@@ -20,6 +20,7 @@ const trailingEvents = {
   /**
    * Protocol 3: claim the runner's next task in the same request (as `claim-next` with these
    * kinds); the answer carries it as `next`. A replayed completion answers the same task again.
+   * Only remote-session kinds are claimed this way; a host's kind named here finds nothing.
    */
   next: z.strictObject({ kinds: ClaimKindsSchema.optional() }).optional(),
 };
@@ -83,7 +84,11 @@ export const AnyCompleteRequestSchema = z.union([CompleteRequestSchema, WorkComp
 export const CompleteResponseSchema = z.looseObject({
   taskId: GatewayIdSchema,
   state: z.string().max(40),
-  /** The task claimed for the runner when the completion asked for one (`next`); null when none waits. */
-  next: ClaimedAssignmentSchema.nullable().optional(),
+  /**
+   * The task claimed for the runner when the completion asked for one (`next`); null when none
+   * waits. Always a remote-session task: a replayed completion hands the same one back, which the
+   * gateway cannot promise for a host's kind (their tasks are claimed with `claim-next`).
+   */
+  next: AssignmentSchema.nullable().optional(),
 });
 export type CompleteResponse = z.infer<typeof CompleteResponseSchema>;

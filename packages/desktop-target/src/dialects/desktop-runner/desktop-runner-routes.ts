@@ -25,9 +25,10 @@ const taskIdOf = (c: Context): string => {
   const taskId = c.req.param("taskId") ?? "";
   return TASK_ID.test(taskId) ? taskId : noSuchRoute();
 };
-const hostTaskIdOf = (c: Context): string => {
+// An id no registered kind's prefix starts is no route, before any token is read (as for `rst_` ids).
+const hostTaskIdOf = (ctx: RouteContext, c: Context): string => {
   const taskId = c.req.param("taskId") ?? "";
-  return HOST_TASK_ID.test(taskId) ? taskId : noSuchRoute();
+  return HOST_TASK_ID.test(taskId) && ctx.workKinds.ofTask(taskId) ? taskId : noSuchRoute();
 };
 const runnerIdOf = (c: Context): string => {
   const runnerId = c.req.param("runnerId") ?? "";
@@ -49,7 +50,7 @@ export function desktopRunnerRoutes(ctx: RouteContext, options: { prefix: string
     return [await registered(c), taskId] as const;
   };
   const hostTask = async (c: Context) => {
-    const taskId = hostTaskIdOf(c);
+    const taskId = hostTaskIdOf(ctx, c);
     return [await registered(c), taskId] as const;
   };
   const app = new Hono();

@@ -1,4 +1,5 @@
 import { sseFrame } from "@openwork/remote-session-core/wire";
+import { runHint } from "./openwork-runs.js";
 import type { TaskKind } from "../../store/task-row.js";
 import type { Dialect } from "../dialect.js";
 import { relayRead, relayStop } from "./openwork-relay.js";
@@ -43,7 +44,8 @@ export const openworkDialect = {
   eligibility: (sql, runner) =>
     sql`t.kind = any(${kindsTaken(runner.capabilities)}::text[]) and t.required_capabilities <@ ${[...NATIVE_REQUIREMENTS, ...runner.capabilities]}::text[]`,
   authentication: { checksAudience: false, lostMembership: "runner_unauthorized", recordsTokenRunner: true, capabilitiesFrom: "token" },
-  framing: { opening: KEEPALIVE, keepalive: KEEPALIVE, hints: false },
+  // Keepalives, and a wake-up only for the host's Automation runs (when it hands them to this dialect).
+  framing: { opening: KEEPALIVE, keepalive: KEEPALIVE, hints: false, hintOf: (ctx, runner, notice) => runHint(ctx.openworkRuns, runner, notice) },
   presence: "polls",
   reportsProgress: true,
   holdsByCommand: true,

@@ -26,6 +26,7 @@ import {
   RunEventSchema,
   RunHeartbeatSchema,
 } from "./openwork-wire.js";
+import { runItems } from "./openwork-runs.js";
 import { OPENWORK_SESSION_ROUTES } from "./openwork-session-routes.js";
 
 const mint =
@@ -86,16 +87,19 @@ const events: OpenworkHandler = async (ctx, request) => {
   return handleEventsStream(ctx, runner, request);
 };
 
-// Automation runs: this gateway schedules none, so no run is ever claimable. The answers are
-// OpenWork's for a run that is not (or no longer) this runner's: never a 404 a desktop would log
-// as a broken server, never a 401/403 that would retire its credential.
+// Automation runs are the host's (`openworkRuns`): its routes answer them. Without them no run is
+// ever claimable, and the answers are OpenWork's for a run that is not (or no longer) this
+// runner's: never a 404 a desktop would log as a broken server, never a 401/403 that would retire
+// its credential.
 const runClaim: OpenworkHandler = async (ctx, request) => {
+  if (ctx.openworkRuns) return ctx.openworkRuns.fetch(request);
   await runnerCall(ctx, request, EmptyBodySchema);
   return openworkJson(200, { assignment: null });
 };
 const runLeaseLost =
   (schema: typeof RunHeartbeatSchema | typeof RunEventSchema | typeof RunCompleteSchema): OpenworkHandler =>
   async (ctx, request) => {
+    if (ctx.openworkRuns) return ctx.openworkRuns.fetch(request);
     await runnerCall(ctx, request, schema);
     throw new OpenworkRefusal(409, "runner_lease_lost");
   };
@@ -108,10 +112,15 @@ const inventory: OpenworkHandler = async (ctx, request) => {
   return openworkJson(200, { ok: true, updatedAt: updated.getTime() });
 };
 
-const work: OpenworkHandler = async (ctx, request) => {
-  const { runner } = await runnerCall(ctx, request, null);
-  return openworkJson(200, { items: await OPENWORK_SESSION_ROUTES.workItems(ctx, runner) });
-};
+// The host's runs first: an automation-only desktop takes the first item that names a run. Never
+// on the session-runner path (OpenWork's rule).
+const work =
+  (withRuns: boolean): OpenworkHandler =>
+  async (ctx, request) => {
+    const { runner } = await runnerCall(ctx, request, null);
+    const runs = withRuns ? await runItems(ctx.openworkRuns, runner) : [];
+    return openworkJson(200, { items: [...runs, ...(await OPENWORK_SESSION_ROUTES.workItems(ctx, runner))] });
+  };
 
 const ROUTES: readonly OpenworkRoute[] = [
   ["POST", "/v1/automation-runners/token", mint(false)],
@@ -119,8 +128,8 @@ const ROUTES: readonly OpenworkRoute[] = [
   ["GET", "/v1/automation-runners/presence", presence],
   ["GET", "/v1/automation-runners", runners],
   ["GET", "/v1/automation-runners/events", events],
-  ["GET", "/v1/automation-runner/work", work],
-  ["GET", "/v1/session-runners/work", work],
+  ["GET", "/v1/automation-runner/work", work(true)],
+  ["GET", "/v1/session-runners/work", work(false)],
   ["PUT", "/v1/automation-runner/inventory", inventory],
   ["PUT", "/v1/session-runners/inventory", inventory],
   ["POST", "/v1/automation-runs/:id/claim", runClaim],
