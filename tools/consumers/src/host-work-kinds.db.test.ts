@@ -1,6 +1,4 @@
 import { fixedDevMember } from "@openwork/gateway";
-import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
-import { createRunnerClient, requestRunnerToken, runRunner, type TaskOutcome } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAutomationRuns } from "../fixtures/den-api/src/automations.js";
@@ -23,13 +21,7 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-async function mint(member: typeof alice, runnerId: string, protocolVersion = RUNNER_PROTOCOL_VERSION) {
-  return requestRunnerToken({
-    baseUrl: env.gateway.baseUrl,
-    memberToken: member.sessionToken,
-    request: { runnerId, name: runnerId, platform: "linux", appVersion: "1.0.0", protocolVersion, capabilities: [...RUNNER_CAPABILITIES] },
-  });
-}
+const mint = (member: typeof alice, runnerId: string, protocolVersion?: number) => env.mint(member, runnerId, protocolVersion);
 
 /** A raw runner request: the status and the JSON body. */
 async function post(token: string, path: string, body: unknown) {
@@ -101,17 +93,16 @@ describe("a host's work kind on the runner channel", () => {
 
   it("a runner whose gateway answered protocol 3 never names the host's kinds: the run waits while its turns run", async () => {
     const runId = await env.scheduleRun("not for an old gateway", bob);
-    const minted = await mint(bob, "runner-bob-protocol-3", 3);
+    const { runner, ended, minted } = await env.startDesktop(
+      bob,
+      "runner-bob-protocol-3",
+      {
+        handlers: { "remote_session.create": async () => ({ status: "done", localSessionId: "local-old" }) },
+        workHandlers: { "automation.run": async () => ({ status: "done" }) },
+      },
+      3,
+    );
     expect(minted.protocolVersion).toBe(3);
-    const ended: TaskOutcome[] = [];
-    const runner = runRunner({
-      client: createRunnerClient({ baseUrl: env.gateway.baseUrl, token: minted.token }),
-      gatewayProtocolVersion: minted.protocolVersion,
-      handlers: { "remote_session.create": async () => ({ status: "done", localSessionId: "local-old" }) },
-      workHandlers: { "automation.run": async () => ({ status: "done" }) },
-      onTaskEnd: (outcome) => void ended.push(outcome),
-    });
-    cleanups.push(() => runner.stop());
     await until(
       "the runner never opened its wake stream",
       () => env.gateway.hub.stats().runnerStreams >= 1,

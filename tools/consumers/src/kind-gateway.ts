@@ -1,5 +1,7 @@
 import { type DevMember, memberContext, serveGateway } from "@openwork/gateway";
 import { parseName } from "@openwork/mcp-capability";
+import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import { createRunnerClient, requestRunnerToken, type RunRunnerOptions, runRunner, type TaskOutcome } from "@openwork/runner-protocol/client";
 import postgres from "postgres";
 import { openworkAutomationRoutes } from "../fixtures/den-api/src/automation-routes.js";
 import { automationRuns, migrateAutomations, queueAutomationRun } from "../fixtures/den-api/src/automations.js";
@@ -34,7 +36,28 @@ export async function startKindGateway(databaseUrl: string, members: DevMember[]
     await gateway.host.desktop.announceWork({ taskId, organizationId: member.organizationId, memberId: member.memberId });
     return taskId;
   };
-  return { sql, gateway, execute, scheduleRun };
+  /** Registers a desktop of `member` on this gateway's protocol (`protocolVersion` at its mint). */
+  const mint = (member: DevMember, runnerId: string, protocolVersion = RUNNER_PROTOCOL_VERSION) =>
+    requestRunnerToken({
+      baseUrl: gateway.baseUrl,
+      memberToken: member.sessionToken,
+      request: { runnerId, name: runnerId, platform: "linux", appVersion: "2.0.0", protocolVersion, capabilities: [...RUNNER_CAPABILITIES] },
+    });
+  /** A desktop running one `runRunner` loop with these handlers; `ended` holds how its tasks ended. Stopped by `cleanups`. */
+  const startDesktop = async (
+    member: DevMember,
+    runnerId: string,
+    loop: Omit<RunRunnerOptions, "client" | "gatewayProtocolVersion" | "onTaskEnd">,
+    protocolVersion = RUNNER_PROTOCOL_VERSION,
+  ) => {
+    const minted = await mint(member, runnerId, protocolVersion);
+    const ended: TaskOutcome[] = [];
+    const client = createRunnerClient({ baseUrl: gateway.baseUrl, token: minted.token });
+    const runner = runRunner({ ...loop, client, gatewayProtocolVersion: minted.protocolVersion, onTaskEnd: (outcome) => void ended.push(outcome) });
+    cleanups.push(() => runner.stop());
+    return { runner, ended, minted };
+  };
+  return { sql, gateway, execute, scheduleRun, mint, startDesktop };
 }
 
 /** Waits until `check` holds (20 s at most), then says what `output` shows. */

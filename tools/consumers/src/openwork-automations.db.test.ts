@@ -1,7 +1,5 @@
 import { fixedDevMember } from "@openwork/gateway";
 import { startR0Double } from "@openwork/desktop-target/testing";
-import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
-import { createRunnerClient, requestRunnerToken, runRunner, type TaskOutcome } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAutomationRuns } from "../fixtures/den-api/src/automations.js";
@@ -61,27 +59,10 @@ describe("den-api's Automations during the rollout", () => {
 
   it("with an old and a new desktop online, each run is claimed once, by whichever door asks first", async () => {
     const r0 = await startR0("r0-install-0002");
-    const minted = await requestRunnerToken({
-      baseUrl: env.gateway.baseUrl,
-      memberToken: member.sessionToken,
-      request: {
-        runnerId: "new-desktop-0001",
-        name: "New",
-        platform: "linux",
-        appVersion: "2.0.0",
-        protocolVersion: RUNNER_PROTOCOL_VERSION,
-        capabilities: [...RUNNER_CAPABILITIES],
-      },
-    });
-    const ended: TaskOutcome[] = [];
-    const runner = runRunner({
-      client: createRunnerClient({ baseUrl: env.gateway.baseUrl, token: minted.token }),
-      gatewayProtocolVersion: minted.protocolVersion,
+    const { runner, ended } = await env.startDesktop(member, "new-desktop-0001", {
       handlers: {},
       workHandlers: { "automation.run": async (run) => ({ status: "done", result: { summary: `new desktop ran ${String(run.input.instructions)}` } }) },
-      onTaskEnd: (outcome) => void ended.push(outcome),
     });
-    cleanups.push(() => runner.stop());
     await until(
       "the new desktop never opened its stream",
       () => env.gateway.hub.stats().runnerStreams >= 2,

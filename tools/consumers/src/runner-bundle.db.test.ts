@@ -3,8 +3,7 @@ import { copyFile, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fixedDevMember } from "@openwork/gateway";
-import { createRunnerClient, requestRunnerToken, runRunner, type TaskOutcome, taskAbortReason } from "@openwork/runner-protocol/client";
-import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
+import { taskAbortReason } from "@openwork/runner-protocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { listAutomationRuns } from "../fixtures/den-api/src/automations.js";
@@ -107,28 +106,14 @@ it("one loop, one token: the bundled runner takes a desktop session and an autom
 });
 
 it("a lost lease is handled as each kind says: the turn is interrupted, the automation run on its last attempt fails with lease_lost, and the runner stops both", async () => {
-  const { sql, gateway, execute, scheduleRun } = await startGateway();
-  const minted = await requestRunnerToken({
-    baseUrl: gateway.baseUrl,
-    memberToken: member.sessionToken,
-    request: {
-      runnerId: "runner-lease-loss",
-      name: "Sleepy",
-      platform: "linux",
-      appVersion: "1.0.0",
-      protocolVersion: RUNNER_PROTOCOL_VERSION,
-      capabilities: [...RUNNER_CAPABILITIES],
-    },
-  });
-  const ended: (TaskOutcome & { reason?: string })[] = [];
+  const env = await startGateway();
+  const { sql, gateway, execute, scheduleRun } = env;
   const reasons = new Map<string, string | undefined>();
   const hold = async (taskId: string, signal: AbortSignal) => {
     await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
     reasons.set(taskId, taskAbortReason(signal));
   };
-  const runner = runRunner({
-    client: createRunnerClient({ baseUrl: gateway.baseUrl, token: minted.token }),
-    gatewayProtocolVersion: minted.protocolVersion,
+  const { ended } = await env.startDesktop(member, "runner-lease-loss", {
     concurrency: 2,
     // The runner's first heartbeat comes after the 1.5 s lease has run out and been swept.
     heartbeatIntervalMs: 4_000,
@@ -144,9 +129,7 @@ it("a lost lease is handled as each kind says: the turn is interrupted, the auto
         return { status: "done" };
       },
     },
-    onTaskEnd: (outcome) => void ended.push(outcome),
   });
-  cleanups.push(() => runner.stop());
   await until(
     "the runner never opened its wake stream",
     () => gateway.hub.stats().runnerStreams >= 1,
