@@ -9,5 +9,13 @@ export { type RunnerClient, type RunnerClientOptions, createRunnerClient, reques
 export type { TaskContext, TaskHandler, TaskOutcome, WorkHandler } from "./runner/run-task.js";
 export type { SessionMcpView } from "./runner/session-mcp-holder.js";
 export { type TaskAbortReason, TaskAbortedError, taskAbortReason } from "./runner/task-aborted.js";
-export { type Runner, type RunnerHandlers, type RunnerLogger, type RunRunnerOptions, DEFAULT_COALESCING, runRunner } from "./runner/run-runner.js";
+export {
+  type Runner,
+  type RunnerHandlers,
+  type RunnerLogger,
+  type RunRunnerOptions,
+  DEFAULT_COALESCING,
+  DEFAULT_STREAM_POLL_INTERVAL_MS,
+  runRunner,
+} from "./runner/run-runner.js";
 export type { Coalescing } from "./runner/event-outbox.js";

@@ -35,7 +35,9 @@ export async function startCountingRunners(options: {
     runners.push(
       runRunner({
         client: createRunnerClient({ baseUrl: options.baseUrl, token: minted.token, retry: { limit: options.retryLimit, backoff } }),
+        // The same backstop with the stream open: these tests lose hints on purpose (a bus killed).
         pollIntervalMs: options.pollIntervalMs,
+        streamPollIntervalMs: options.pollIntervalMs,
         backoff,
         handlers: {
           "remote_session.create": async (task) => {

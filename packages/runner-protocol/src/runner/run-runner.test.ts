@@ -57,6 +57,43 @@ describe("runRunner", () => {
     expect((await endOf(taskId)).status).toBe("done");
   });
 
+  it("does not poll while its wake stream is open: a lost hint costs the stream's backstop interval, not the short poll", async () => {
+    const { double, start, endOf } = await setup();
+    start({ handlers: { "remote_session.create": done }, pollIntervalMs: 100, streamPollIntervalMs: 1_500 });
+    await eventually(() => (double.openStreams() > 0 ? true : undefined));
+    // The look the stream's opening made is over; from here a 100 ms poll would ask ten times a second.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const asked = double.claimNexts() + double.requests.filter((r) => r.path.endsWith("/work")).length;
+    double.dropHints(true);
+    const queuedAt = Date.now();
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect((await double.inspect(taskId)).state).toBe("queued");
+    expect(double.claimNexts() + double.requests.filter((r) => r.path.endsWith("/work")).length).toBe(asked);
+    expect((await endOf(taskId)).status).toBe("done");
+    expect(Date.now() - queuedAt).toBeLessThan(1_500 + 1_000);
+  });
+
+  it("polls at the short interval once its wake stream is down, starting with a look when it goes", async () => {
+    let streamDown = false;
+    const refusing: typeof fetch = (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      // The wake stream only (a task's `…/tasks/:id/events` posts still go through).
+      return streamDown && url.endsWith("/v1/desktop-runner/events") ? Promise.reject(new TypeError("stream refused")) : fetch(input, init);
+    };
+    const { double, start, endOf } = await setup({ fetch: refusing });
+    start({ handlers: { "remote_session.create": done }, pollIntervalMs: 150, streamPollIntervalMs: 600_000 });
+    await eventually(() => (double.openStreams() > 0 ? true : undefined));
+    streamDown = true;
+    double.dropHints(true);
+    double.closeStreams();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    const queuedAt = Date.now();
+    expect((await endOf(taskId)).status).toBe("done");
+    expect(Date.now() - queuedAt).toBeLessThan(1_000);
+  });
+
   it("polls at once on wake() (power resume)", async () => {
     const { double, start, endOf } = await setup();
     const runner = start({ handlers: { "remote_session.create": done }, wakeStream: false, pollIntervalMs: 600_000 });

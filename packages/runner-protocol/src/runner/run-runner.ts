@@ -18,6 +18,9 @@ import { type AnyHandler, type TaskHandler, type TaskOutcome, type WorkHandler, 
 // text ever waits.
 export const DEFAULT_COALESCING: Coalescing = { windowMs: 250, maxWindowMs: 1_000 };
 
+/** The backstop poll of a runner whose wake stream is open: a lost hint costs at most this. */
+export const DEFAULT_STREAM_POLL_INTERVAL_MS = 10 * 60_000;
+
 /** One handler per remote-session kind the runner takes; a kind without a handler is never claimed. */
 export interface RunnerHandlers {
   "remote_session.create"?: TaskHandler<CreateAssignment>;
@@ -57,8 +60,14 @@ export interface RunRunnerOptions {
   gatewayProtocolVersion?: number;
   /** Listen on the SSE wake stream. Default true; without it the runner only polls. */
   wakeStream?: boolean;
-  /** The backstop poll when no wake-up comes. Default 60 s. */
+  /** The backstop poll while the wake stream is down (or off). Default 60 s. */
   pollIntervalMs?: number;
+  /**
+   * The backstop poll while the wake stream is open: the most a lost hint delays a task (the
+   * gateway's replay covers a stream that broke; this covers a hint its bus dropped). Default
+   * 10 min (`DEFAULT_STREAM_POLL_INTERVAL_MS`), so an idle desktop asks about once per 10 minutes.
+   */
+  streamPollIntervalMs?: number;
   /** Overrides the heartbeat interval the gateway gives in each assignment. */
   heartbeatIntervalMs?: number;
   /** A dead stream is one silent this long. Default 45 s. */
@@ -112,9 +121,10 @@ export function runRunner(options: RunRunnerOptions): Runner {
     takesControl: handled.some((kind) => CONTROL_KINDS.has(kind)),
     kicked: false,
     kick: new AbortController(),
+    streamOpen: false,
     wakes: 0,
   };
-  const pollIntervalMs = options.pollIntervalMs ?? 60_000;
+  const idle = { pollIntervalMs: options.pollIntervalMs ?? 60_000, streamPollIntervalMs: options.streamPollIntervalMs ?? DEFAULT_STREAM_POLL_INTERVAL_MS };
   const wake = () => wakeLoop(loop);
 
   const stream =
@@ -125,14 +135,24 @@ export function runRunner(options: RunRunnerOptions): Runner {
           onEvent: (event) => {
             if (event.type === "remote_session_work_available") wake();
           },
-          onOpen: wake,
-          onError: (error) => report(loop, error, "wake stream"),
+          onOpen: () => {
+            loop.streamOpen = true;
+            wake();
+          },
+          onError: (error) => {
+            report(loop, error, "wake stream");
+            // The stream went down: back to the short poll, starting with a look now.
+            if (loop.streamOpen) wake();
+            loop.streamOpen = false;
+          },
           backoff: loop.backoff,
           timers: loop.timers,
+          // The stream goes through the client's network, as its requests do (Electron's net.fetch…).
+          ...(options.client.options.fetch ? { fetch: options.client.options.fetch } : {}),
           ...(options.wakeSilenceMs ? { silenceMs: options.wakeSilenceMs } : {}),
         });
 
-  const looping = pollUntilStopped(loop, pollIntervalMs);
+  const looping = pollUntilStopped(loop, idle);
 
   return {
     wake,
@@ -163,6 +183,8 @@ interface RunnerLoop {
   readonly takesControl: boolean;
   kicked: boolean;
   kick: AbortController;
+  /** The wake stream is open: the backstop poll waits `streamPollIntervalMs`. */
+  streamOpen: boolean;
   // Wake-ups so far: one that came while a task held its slot may have found no slot to claim with.
   wakes: number;
 }
@@ -180,8 +202,11 @@ function report(loop: RunnerLoop, error: unknown, during: string): void {
   if (protocolError?.credentialRetired) loop.options.onCredentialRetired?.(protocolError);
 }
 
-/** Drains work, then sleeps until a wake-up or the backstop poll (backing off while the gateway fails), until stopped. */
-async function pollUntilStopped(loop: RunnerLoop, pollIntervalMs: number): Promise<void> {
+/**
+ * Drains work, then sleeps until a wake-up or the backstop poll — the long one while the wake
+ * stream is open, the short one while it is down — backing off while the gateway fails, until stopped.
+ */
+async function pollUntilStopped(loop: RunnerLoop, idle: { pollIntervalMs: number; streamPollIntervalMs: number }): Promise<void> {
   const drain = loop.claimsNext ? drainNext : drainListed;
   let failures = 0;
   while (!loop.stopping.signal.aborted) {
@@ -189,7 +214,8 @@ async function pollUntilStopped(loop: RunnerLoop, pollIntervalMs: number): Promi
     loop.kick = new AbortController();
     failures = (await drain(loop)) ? 0 : failures + 1;
     if (loop.kicked) continue;
-    const waitMs = failures === 0 ? pollIntervalMs : backoffDelay(failures - 1, loop.backoff);
+    const pollMs = loop.streamOpen ? idle.streamPollIntervalMs : idle.pollIntervalMs;
+    const waitMs = failures === 0 ? pollMs : backoffDelay(failures - 1, loop.backoff);
     await sleep(loop.timers, waitMs, AbortSignal.any([loop.kick.signal, loop.stopping.signal]));
   }
 }

@@ -143,6 +143,7 @@ export async function startProtocolDouble(
     task.events.push(...fresh);
   };
   let claimNexts = 0;
+  let hintsDropped = false;
   const writeNotification = (stream: ServerResponse, n: { id: number; taskId: string }) =>
     stream.write(wakeFrame({ type: "remote_session_work_available", cursor: String(n.id), taskId: n.taskId }, String(n.id)));
 
@@ -283,7 +284,8 @@ export async function startProtocolDouble(
     });
     const notification = { id: notifications.length + 1, taskId };
     notifications.push(notification);
-    for (const stream of streams) writeNotification(stream, notification);
+    // A dropped hint is one the gateway's bus lost: the task waits for the runner's backstop poll.
+    if (!hintsDropped) for (const stream of streams) writeNotification(stream, notification);
     return { taskId };
   };
 
@@ -292,6 +294,10 @@ export async function startProtocolDouble(
     enqueueCreate(input: Parameters<RunnerChannelHarness["enqueueCreate"]>[0] & { model?: Model }): Promise<{ taskId: string }>;
     memberToken: string;
     closeStreams(): void;
+    /** From now on, queued tasks send no hint (a bus that loses them), or do again. */
+    dropHints(dropped: boolean): void;
+    /** Open wake streams. */
+    openStreams(): number;
     requests: typeof server.requests;
     /** How many `claim-next` requests it answered. */
     claimNexts(): number;
@@ -327,6 +333,8 @@ export async function startProtocolDouble(
     closeStreams: () => {
       for (const stream of streams) stream.destroy();
     },
+    dropHints: (dropped) => void (hintsDropped = dropped),
+    openStreams: () => streams.size,
     close: () => server.close(),
   };
   return harness;
