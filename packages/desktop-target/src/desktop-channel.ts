@@ -3,7 +3,7 @@ import type { Sql } from "postgres";
 import { createDesktopTarget, type DesktopTargetOptions } from "./desktop-target.js";
 import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { builtInDialects, createDialectSet, type Dialect, type DialectSet } from "./dialects/index.js";
-import { type HostWorkKind, hostWorkKinds } from "./host-work-kind.js";
+import type { HostWorkKind } from "./host-work-kind.js";
 import { createRunnerRoutes, type RunnerRoutes } from "./routes/create-runner-routes.js";
 import { wakeRunners } from "./store/enqueue-task.js";
 import { type TransactionScope, transaction } from "./store/transaction.js";
@@ -110,8 +110,8 @@ export function createDesktopChannel(options: DesktopChannelOptions): DesktopCha
   // One set for the target, the routes and the sweeper: they read the same rows' dialect names.
   const dialects = createDialectSet(options.dialects ?? builtInDialects());
   const target = createDesktopTarget({ ...options.target, sql, hub, timings, dialects, logger });
-  // Checked here once, so a mistake in them fails the host's start-up, not a runner's request.
-  const workKinds = hostWorkKinds(options.workKinds).all;
+  // The routes check the kinds as they are built, here: a mistake fails the host's start-up.
+  const workKinds = options.workKinds ?? [];
   const routes = createRunnerRoutes({ ...options.routes, sql, hub, timings, dialectSet: dialects, workKinds, logger });
   let sweeper: { stop(): Promise<void> } | null = null;
   let starting: Promise<void> | null = null;

@@ -1,4 +1,4 @@
-import type { WorkAssignment } from "@openwork/runner-protocol";
+import type { ClaimedAssignment, WorkAssignment } from "@openwork/runner-protocol";
 import { errorFacts } from "@openwork/remote-session-core";
 import { isBuiltInKind } from "@openwork/runner-protocol/internal";
 import type { HostWorkKind, WorkClaim, WorkRunner } from "../host-work-kind.js";
@@ -68,7 +68,7 @@ export async function claimAnyKind(
   ctx: RouteContext,
   runner: RunnerIdentity,
   kinds: readonly string[] | undefined,
-): Promise<{ assignment: unknown; more: boolean }> {
+): Promise<{ assignment: ClaimedAssignment | null; more: boolean }> {
   const taken = kindsToClaim(runner, kinds);
   const ours = await checkedClaim(ctx, runner, await claimOldest(ctx, runner, taken), taken);
   if (!asksHostWork(ctx, kinds)) return ours;
