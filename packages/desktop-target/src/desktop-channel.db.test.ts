@@ -129,6 +129,7 @@ describe("the channel's timings", () => {
       keepaliveMs: 1_000,
       membershipCheckMs: 200,
       presenceWindowMs: window,
+      presenceFlushMs: window / 4,
       sweepIntervalMs: 20,
     });
     // An OpenWork desktop (no lease: presence alone says whether its turn still runs) with a turn delivered and running.

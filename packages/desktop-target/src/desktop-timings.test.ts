@@ -4,7 +4,14 @@ import { DEFAULT_STREAM_LIMITS } from "./wake/wake-hub.js";
 
 describe("desktop timings", () => {
   it("resolves the given timings over the defaults, and refuses one that is not a positive number", () => {
-    expect(resolveTimings({ presenceWindowMs: 60_000, leaseMs: undefined })).toEqual({ ...DEFAULT_DESKTOP_TIMINGS, presenceWindowMs: 60_000 });
+    expect(resolveTimings({ presenceWindowMs: 60_000, leaseMs: undefined })).toEqual({
+      ...DEFAULT_DESKTOP_TIMINGS,
+      presenceWindowMs: 60_000,
+      // A quarter of a window shorter than 2 minutes, so a desktop stays seen between flushes.
+      presenceFlushMs: 15_000,
+    });
+    expect(resolveTimings({ presenceWindowMs: 60_000, presenceFlushMs: 50_000 }).presenceFlushMs).toBe(50_000);
+    expect(() => resolveTimings({ presenceWindowMs: 60_000, presenceFlushMs: 60_000 })).toThrow(/presenceFlushMs must be less than presenceWindowMs/);
     expect(() => resolveTimings({ leaseMs: -1 })).toThrow(/leaseMs must be a positive number/);
     expect(() => resolveTimings({ sweepIntervalMs: Number.NaN })).toThrow(/sweepIntervalMs/);
     expect(() => resolveTimings({ presenceWindow: 5 } as never)).toThrow(/unknown timing presenceWindow/);

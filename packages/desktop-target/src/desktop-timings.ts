@@ -16,6 +16,14 @@ export interface DesktopTimings {
   heartbeatIntervalMs: number;
   /** Keepalive interval of the runners' SSE stream. Default 15 s. */
   keepaliveMs: number;
+  /**
+   * How often a process writes the presence of the desktops whose streams it holds, in one
+   * statement for all of them, and checks them for revocations whose hint was lost (a stream's
+   * revocation bound). Default 30 s, or a quarter of `presenceWindowMs` when that is shorter;
+   * less than `presenceWindowMs`. A process that dies stops writing: its desktops go offline one
+   * presence window after its last flush.
+   */
+  presenceFlushMs: number;
   /** How often an open stream re-checks membership. Default 15 s. */
   membershipCheckMs: number;
   /** How long a task without `deliverBy` waits for its desktop before it expires. Default 10 min. */
@@ -41,6 +49,7 @@ export const DEFAULT_DESKTOP_TIMINGS: Readonly<DesktopTimings> = Object.freeze({
   leaseMs: 30_000,
   heartbeatIntervalMs: 10_000,
   keepaliveMs: 15_000,
+  presenceFlushMs: 30_000,
   membershipCheckMs: 15_000,
   claimDeadlineMs: 10 * 60_000,
   relayWaitMs: 20_000,
@@ -63,6 +72,10 @@ export function resolveTimings(given: Partial<DesktopTimings> = {}): DesktopTimi
     if (key === "registrationCacheMs") checkRegistrationCacheMs(value);
     else if (!Number.isFinite(value) || value <= 0) throw new TypeError(`desktop timings: ${key} must be a positive number of milliseconds`);
     timings[key] = value;
+  }
+  if (given.presenceFlushMs === undefined) timings.presenceFlushMs = Math.min(DEFAULT_DESKTOP_TIMINGS.presenceFlushMs, timings.presenceWindowMs / 4);
+  else if (timings.presenceFlushMs >= timings.presenceWindowMs) {
+    throw new TypeError("desktop timings: presenceFlushMs must be less than presenceWindowMs: a desktop would go offline between two flushes");
   }
   return timings;
 }

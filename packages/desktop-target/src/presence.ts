@@ -1,4 +1,4 @@
-import type { RunnerRow } from "./store/runner-row.js";
+import type { SeenRunnerRow } from "./store/runner-row.js";
 
 /** A desktop runner as `list` and `targets` show it. */
 export type RunnerPresence = {
@@ -11,13 +11,13 @@ export type RunnerPresence = {
 };
 
 /** Presence per machine, most recently seen first. */
-export function presenceOf(runners: RunnerRow[], windowMs: number, now: number = Date.now()): RunnerPresence[] {
+export function presenceOf(runners: SeenRunnerRow[], windowMs: number, now: number = Date.now()): RunnerPresence[] {
   return runners.map((runner) => ({
     runnerId: runner.runner_id,
     name: runner.name,
     platform: runner.platform,
     // Seen lately, and its wake stream (if it had one) not closed since.
-    online: now - runner.last_seen_at.getTime() <= windowMs && !(runner.disconnected_at && runner.disconnected_at >= runner.last_seen_at),
-    lastSeenAt: runner.last_seen_at.toISOString(),
+    online: now - runner.seen_at.getTime() <= windowMs && !(runner.disconnected_at && runner.disconnected_at >= runner.seen_at),
+    lastSeenAt: runner.seen_at.toISOString(),
   }));
 }

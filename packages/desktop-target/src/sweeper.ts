@@ -4,6 +4,7 @@ import type { Sql } from "postgres";
 import { type DesktopTimings, resolveTimings } from "./desktop-timings.js";
 import { builtInDialects, createDialectSet, type DialectSet } from "./dialects/index.js";
 import type { HostWorkKind } from "./host-work-kind.js";
+import { seenAt } from "./store/replica-presence.js";
 import { sweepTasks } from "./store/sweep-tasks.js";
 import type { HintPublisher } from "./wake/hints.js";
 
@@ -74,15 +75,19 @@ export function startSweeper(options: SweeperOptions): { stop(): Promise<void> }
     const runners = await options.sql`
       /* across organizations: retention */
       delete from desktop_runner where (organization_id, member_id, runner_id) in (
-        select organization_id, member_id, runner_id from desktop_runner where last_seen_at < now() - make_interval(secs => ${runnerRetentionSeconds})
+        select organization_id, member_id, runner_id from desktop_runner r where ${seenAt(options.sql, "r")} < now() - make_interval(secs => ${runnerRetentionSeconds})
         limit 500 for update skip locked)`;
+    // A replica unseen for two presence windows holds no desktop online any more: its row only says so.
+    const replicas = await options.sql`
+      /* across organizations: retention */
+      delete from desktop_replica where seen_at < now() - make_interval(secs => ${(2 * presenceWindowMs) / 1000})`;
     // A relayed read's answer nobody came back for is dropped: answers are handed on, never kept.
     const answers = await options.sql`
       /* across organizations: retention */
       update desktop_task set answer = null where (organization_id, id) in (
         select organization_id, id from desktop_task where answer is not null and finished_at < now() - make_interval(secs => ${UNREAD_ANSWER_SECONDS})
         limit 500 for update skip locked)`;
-    const removed = { ...pruned, wakes: wakes.count, runners: runners.count, answers: answers.count };
+    const removed = { ...pruned, wakes: wakes.count, runners: runners.count, replicas: replicas.count, answers: answers.count };
     if (Object.values(removed).some((n) => n > 0)) logger.info("desktop sweeper: retention", removed);
   };
   const sweep = async () => {

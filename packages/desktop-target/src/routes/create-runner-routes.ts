@@ -8,6 +8,7 @@ import { hostWorkKinds } from "../host-work-kind.js";
 import { MAX_TASK_EVENT_BYTES } from "../store/append-events.js";
 import type { DialectRouteOptions } from "../dialects/dialect.js";
 import { createRegistrationCache } from "./registration-cache.js";
+import { createStreamPresence } from "./stream-presence.js";
 import { createVerifiedTokens } from "./verified-tokens.js";
 import type { RouteContext, RunnerRoutesOptions } from "./route-context.js";
 import { channelErrors } from "./route-errors.js";
@@ -32,21 +33,32 @@ export interface RunnerRoutes {
  * anything of another member or another runner is a 404.
  */
 export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunnerTargets?: DialectRouteOptions["sessionRunnerTargets"] }): RunnerRoutes {
-  const { presenceWindowMs, leaseMs, heartbeatIntervalMs, keepaliveMs, membershipCheckMs, registrationCacheMs } = resolveTimings(options.timings);
+  const { presenceWindowMs, leaseMs, heartbeatIntervalMs, keepaliveMs, presenceFlushMs, membershipCheckMs, registrationCacheMs } = resolveTimings(options.timings);
+  const logger = options.logger ?? silentLogger;
   const registrations = createRegistrationCache({ ttlMs: registrationCacheMs });
-  // Lives as long as the hub (its close drops its subscribers): a revoke on any process, or a resync, empties it.
+  const presence = createStreamPresence({ sql: options.sql, flushMs: presenceFlushMs, logger, released: (runner) => registrations.forget(runner) });
+  // Lives as long as the hub (its close drops its subscribers): a revoke on any process ends the
+  // runner's streams and empties its cache; a resync (hints may be lost) empties the cache and
+  // checks the held streams at once.
   options.hub.subscribeRevokes({
     revoked: (hints) => {
-      for (const hint of hints) registrations.forget({ organizationId: hint.o, memberId: hint.m, runnerId: hint.r });
+      for (const hint of hints) {
+        const runner = { organizationId: hint.o, memberId: hint.m, runnerId: hint.r };
+        registrations.forget(runner);
+        presence.revoked(runner);
+      }
     },
-    resync: () => registrations.clear(),
+    resync: () => {
+      registrations.clear();
+      void presence.flush();
+    },
   });
   const audiences = [...new Set([options.baseUrl, ...(options.audiences ?? [])].map(normalizeAudience))];
   const ctx: RouteContext = {
     turnEventBytes: MAX_TASK_EVENT_BYTES,
-    logger: silentLogger,
     proxyTrust: { origins: [], prefix: "/api/den" },
     ...options,
+    logger,
     dialects: options.dialectSet ?? createDialectSet(builtInDialects()),
     workKinds: hostWorkKinds(options.workKinds),
     tracer: (options.tracerProvider ?? trace.getTracerProvider()).getTracer("@openwork/desktop-target"),
@@ -55,9 +67,11 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     leaseMs,
     heartbeatIntervalMs,
     keepaliveMs,
+    presenceFlushMs,
     membershipCheckMs,
     registrationCacheMs,
     registrations,
+    presence,
     tokens: createVerifiedTokens({ secret: options.secret, audiences }),
     audiences,
   };

@@ -2,7 +2,6 @@ import { RUNNER_TOKEN_TTL_MS, wakeFrame } from "@openwork/runner-protocol/intern
 import type { RunnerIdentity } from "../store/task-row.js";
 import type { WakeNotice } from "../wake/channels.js";
 import type { WakeSignal } from "../wake/wake-hub.js";
-import { markDisconnected, touchRunner } from "../store/touch-runner.js";
 import type { RouteContext } from "./route-context.js";
 
 // Timers in Node cannot wait longer than a 32-bit millisecond count.
@@ -22,9 +21,10 @@ export interface StreamFraming {
 
 /**
  * `GET events`: the runner's SSE wake stream. Sends `remote_session_work_available` hints (SSE
- * `id` = cursor; hints after `Last-Event-ID` are replayed first), a keepalive every 15 s (which
- * also counts as presence), re-checks membership every 15 s and ends when the token expires or
- * the runner is revoked.
+ * `id` = cursor; hints after `Last-Event-ID` are replayed first) and a keepalive every 15 s,
+ * re-checks membership every 15 s and ends when the token expires or the runner is revoked. While
+ * it is open it is the runner's presence, kept by this process's `StreamPresence` (no statement
+ * of its own).
  */
 export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & { expiresAt: number }, request: Request): Response {
   // The runner's dialect frames its stream and says whether the stream is its presence.
@@ -90,16 +90,13 @@ function startWakeStream(
     (signal) => deliver(stream, signal),
     () => close(stream),
   );
-  const keepalive = setInterval(() => {
-    write(stream, stream.framing.keepalive);
-    // A revoked runner's stream ends at the next keepalive.
-    void touchRunner(ctx.sql, holder).then(
-      (registered) => {
-        if (registered === null) close(stream);
-      },
-      () => {},
-    );
-  }, ctx.keepaliveMs);
+  // The stream is the runner's presence while it is open, written with the others this process
+  // holds; a revocation ends it (at once by its hint, else at the next flush).
+  const release = ctx.presence.hold(
+    { organizationId: runner.organizationId, memberId: runner.memberId, runnerId: runner.runnerId, mintedAt: holder.mintedAt, presence: runner.dialect.presence },
+    () => close(stream),
+  );
+  const keepalive = setInterval(() => write(stream, stream.framing.keepalive), ctx.keepaliveMs);
   const membership = setInterval(() => {
     void ctx.isActiveMember(runner).then(
       (active) => {
@@ -109,7 +106,10 @@ function startWakeStream(
     );
   }, ctx.membershipCheckMs);
   const expiry = setTimeout(() => close(stream), Math.min(MAX_TIMER_MS, Math.max(0, runner.expiresAt - Date.now())));
-  stream.cleanup = () => endStream(stream, unsubscribe, { keepalive, membership, expiry });
+  stream.cleanup = () => endStream(stream, () => {
+    unsubscribe();
+    release();
+  }, { keepalive, membership, expiry });
   request.signal.addEventListener("abort", () => stream.cleanup(), { once: true });
 
   write(stream, stream.framing.opening);
@@ -158,25 +158,17 @@ function close(stream: WakeStream): void {
   }
 }
 
-/** The stream's cleanup: unsubscribes, marks a stream-presence runner disconnected, stops the timers. */
+/** The stream's cleanup: unsubscribes and releases its presence (`leave`), stops the timers. */
 function endStream(
   stream: WakeStream,
-  unsubscribe: () => void,
+  leave: () => void,
   timers: { keepalive: ReturnType<typeof setInterval>; membership: ReturnType<typeof setInterval>; expiry: ReturnType<typeof setTimeout> },
 ): void {
-  const { ctx, runner } = stream;
   // Runs once: the request's abort and the body's cancel both end a stream, and a second
   // disconnect mark could land after the runner's next request had brought it back online.
   if (!stream.open) return;
   stream.open = false;
-  unsubscribe();
-  if (runner.dialect.presence === "stream" && ctx.hub.runnerStreamCount(runner) === 0) {
-    // Forgotten once marked: the runner's next request reads its registration, and so clears the mark.
-    void markDisconnected(ctx.sql, runner).then(
-      () => ctx.registrations.forget(runner),
-      () => {},
-    );
-  }
+  leave();
   clearInterval(timers.keepalive);
   clearInterval(timers.membership);
   clearTimeout(timers.expiry);

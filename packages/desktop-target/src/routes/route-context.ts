@@ -8,6 +8,7 @@ import type { RunnerDialect } from "../store/runner-row.js";
 import type { HintPublisher } from "../wake/hints.js";
 import type { WakeHub } from "../wake/wake-hub.js";
 import type { RegistrationCache } from "./registration-cache.js";
+import type { StreamPresence } from "./stream-presence.js";
 import type { VerifiedTokens } from "./verified-tokens.js";
 import type { ProxyTrust } from "./entry-point.js";
 import type { HostWorkKind, HostWorkKinds } from "../host-work-kind.js";
@@ -94,7 +95,7 @@ export interface RunnerRoutesOptions {
 /** The timings the runner routes use. */
 export type RouteTimings = Pick<
   DesktopTimings,
-  "presenceWindowMs" | "leaseMs" | "heartbeatIntervalMs" | "keepaliveMs" | "membershipCheckMs" | "registrationCacheMs"
+  "presenceWindowMs" | "leaseMs" | "heartbeatIntervalMs" | "keepaliveMs" | "presenceFlushMs" | "membershipCheckMs" | "registrationCacheMs"
 >;
 
 export type RouteContext = Required<
@@ -125,6 +126,8 @@ export type RouteContext = Required<
     publisher: HintPublisher;
     /** The registrations these routes read lately (this channel's only, `registrationCacheMs`), forgotten on revoke hints. */
     registrations: RegistrationCache;
+    /** The presence of the desktops whose wake streams this process holds (this channel's only), written in batches. */
+    presence: StreamPresence;
     /** The runner tokens these routes accepted lately (this channel's only), re-checked for expiry at every use. */
     tokens: VerifiedTokens;
   };

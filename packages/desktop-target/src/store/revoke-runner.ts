@@ -8,7 +8,8 @@ import type { DialectSet } from "../dialects/dialect-set.js";
 
 /**
  * Revokes one of the member's runners: it is marked revoked, so tokens minted before are refused on their next
- * request and its streams close at their next keepalive; tasks waiting for it alone fail at once
+ * request and its streams close at once (its hint; at the holding process's next presence flush
+ * if the hint is lost); tasks waiting for it alone fail at once
  * with `runner_revoked`. A turn it is running ends as `interrupted` when its lease lapses (it can
  * no longer heartbeat). It stays revoked until its owner re-enables it (a mint does not clear it),
  * and the tokens minted before stay refused even then. Returns null when the member has no such

@@ -7,6 +7,7 @@ import { transaction, type TransactionScope } from "./transaction.js";
 import { syncSessionState } from "./sync-session-state.js";
 import { endedClears, sessionKey } from "./task-row.js";
 import { leaving, movedTo } from "./task-state-sql.js";
+import { seenAt } from "./replica-presence.js";
 
 interface Moved {
   session_id: string;
@@ -80,7 +81,7 @@ export async function sweepTasks(
       where c.kind = 'remote_session.create' and ${leaving(tx, "report", "c.state")} and c.claimed_via = any(${dialects.polling}::text[])
         and coalesce(c.progress->>'status', 'running') in ('running', 'waiting')
         and r.organization_id = c.organization_id and r.member_id = c.member_id and r.runner_id = c.claimed_by_runner_id
-        and r.last_seen_at < now() - make_interval(secs => ${presenceWindowMs / 1000})
+        and ${seenAt(tx, "r")} < now() - make_interval(secs => ${presenceWindowMs / 1000})
       returning c.session_id, c.organization_id, c.kind, ${lost.failure_code} as failure_code, ${lost.failure_message} as failure_message`;
     // Sessions in one order, so concurrent sweeps lock them alike.
     const bySession = new Map([...interrupted, ...expired, ...unseen].map((m) => [`${m.organization_id}\u0000${m.session_id}`, m]));

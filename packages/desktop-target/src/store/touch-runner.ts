@@ -1,10 +1,12 @@
 import type { Queryable } from "@openwork/remote-session-core/internal";
 import { defaultName } from "./register-runner.js";
+import { seenAt } from "./replica-presence.js";
 import type { RunnerDialect } from "./runner-row.js";
 
 // Presence needs minutes of precision (its window is 10), not a write per request: at most one
-// write per runner a minute, however often it polls or keeps a stream alive (a closed stream's
-// mark is cleared at once). The write is HOT: no index holds last_seen_at (migration 0009).
+// write per runner a minute, however often it polls, and none while a replica holds its stream
+// (that replica's flushes keep it seen; a closed stream's mark is cleared at once). The write is
+// HOT: no index holds last_seen_at (migration 0009).
 const PRESENCE_WRITE_INTERVAL_SECONDS = 60;
 
 /** Who a verified token names, and when it was minted. */
@@ -31,8 +33,8 @@ export async function touchRunner(sql: Queryable, holder: TokenHolder): Promise<
   const [row] = await sql<(RegisteredRunner & { stale: boolean; revoked: boolean })[]>`
     select protocol_version as "protocolVersion", capabilities, dialect,
       (revoked_at is not null or coalesce(tokens_not_before >= to_timestamp(${holder.mintedAt}::double precision / 1000), false)) as revoked,
-      (last_seen_at < now() - make_interval(secs => ${PRESENCE_WRITE_INTERVAL_SECONDS}) or disconnected_at is not null) as stale
-    from desktop_runner
+      (${seenAt(sql, "r")} < now() - make_interval(secs => ${PRESENCE_WRITE_INTERVAL_SECONDS}) or disconnected_at is not null) as stale
+    from desktop_runner r
     where runner_id = ${holder.runnerId} and organization_id = ${holder.organizationId} and member_id = ${holder.memberId}`;
   if (!row || row.revoked) return null;
   if (row.stale) {
@@ -53,11 +55,4 @@ export async function recordTokenRunner(sql: Queryable, holder: TokenHolder, dia
     insert into desktop_runner (runner_id, organization_id, member_id, name, platform, app_version, protocol_version, capabilities, dialect)
     values (${holder.runnerId}, ${holder.organizationId}, ${holder.memberId}, ${defaultName(null)}, null, null, 1, '{}', ${dialect})
     on conflict (organization_id, member_id, runner_id) do nothing`;
-}
-
-/** Marks a runner offline now: its last wake stream in this process closed. */
-export async function markDisconnected(sql: Queryable, runner: Pick<TokenHolder, "organizationId" | "memberId" | "runnerId">): Promise<void> {
-  await sql`
-    update desktop_runner set disconnected_at = now()
-    where organization_id = ${runner.organizationId} and member_id = ${runner.memberId} and runner_id = ${runner.runnerId}`;
 }

@@ -64,7 +64,7 @@ const presence: OpenworkHandler = async (ctx, request) => {
   const member = await ctx.authenticateMember(request);
   if (!member) throw new OpenworkRefusal(401, "unauthorized");
   const [latest] = await listRunners(ctx.sql, member);
-  const lastSeenAt = latest ? latest.last_seen_at.getTime() : null;
+  const lastSeenAt = latest ? latest.seen_at.getTime() : null;
   return openworkJson(200, { connected: lastSeenAt !== null && Date.now() - lastSeenAt <= ctx.presenceWindowMs, lastSeenAt });
 };
 
@@ -76,8 +76,8 @@ const runners: OpenworkHandler = async (ctx, request) => {
     id: r.runner_id,
     platform: r.platform,
     appVersion: r.app_version,
-    lastSeenAt: r.last_seen_at.getTime(),
-    connected: Date.now() - r.last_seen_at.getTime() <= ctx.presenceWindowMs,
+    lastSeenAt: r.seen_at.getTime(),
+    connected: Date.now() - r.seen_at.getTime() <= ctx.presenceWindowMs,
   }));
   return openworkJson(200, { items });
 };
