@@ -10,6 +10,7 @@ import {
   type HostNotifyOptions,
   type McpAuth,
   type MemberLimits,
+  type ProcessLimits,
   type RemoteSessionHostOptions,
   unexpectedErrorResponse,
   WakeBusUnavailable,
@@ -78,6 +79,8 @@ export interface GatewayOptions {
   spawnRules?: Partial<SpawnRules>;
   /** What one member may hold or start on one process (waiting reads, push streams, MCP sessions, runner streams). */
   memberLimits?: Partial<MemberLimits>;
+  /** What the process holds and opens for every member together (its wake-stream budget, its stream-open rate). */
+  processLimits?: Partial<ProcessLimits>;
   /** How long a session may wait on the human before its reads call the request overdue. Default 15 min. */
   inputTimeoutMs?: number;
   /** The MCP endpoint: default `@modelcontextprotocol/server` 2.x (`mcpEndpointV2()`, which can add a host's own tools). */
@@ -219,6 +222,7 @@ function hostOptionsOf(options: GatewayOptions, logger: Logger): RemoteSessionHo
       ...(options.inputTimeoutMs ? { inputTimeoutMs: options.inputTimeoutMs } : {}),
     },
     ...(options.memberLimits ? { memberLimits: options.memberLimits } : {}),
+    ...(options.processLimits ? { processLimits: options.processLimits } : {}),
     ...((options.push ?? !options.mcpEndpoint) ? {} : { push: false as const }),
     notifications: { ...options.notify, userOf: auth.userOf, memberOf: auth.memberOf },
     logger,

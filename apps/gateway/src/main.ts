@@ -42,6 +42,12 @@ const env = z
     ECHO_TARGET: z.enum(["0", "1"]).default("0"),
     TRACES: z.enum(["off", "console"]).default("off"),
     CREATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(32),
+    /** Request connections (MCP calls, runner requests, pages) the process holds; default sized by its file limit (256–4 096). */
+    MAX_CONNECTIONS: z.coerce.number().int().min(16).optional(),
+    /** Runner wake streams the process holds, apart from requests; default sized by its file and heap limits. */
+    MAX_RUNNER_STREAMS: z.coerce.number().int().min(1).optional(),
+    /** Wake streams the process opens a second (a fleet reconnecting is spread to it); default 200. */
+    RUNNER_STREAM_OPENS_PER_SECOND: z.coerce.number().int().min(1).optional(),
     /** Where notification mail is handed over (smtp://user:pass@host:587, smtps://…:465); without it members cannot create email channels. */
     SMTP_URL: z.string().optional(),
     /** The From of notification mail, e.g. "OpenWork <notify@example.com>"; required with SMTP_URL. */
@@ -106,11 +112,20 @@ async function start(): Promise<void> {
     webUrlTemplate: env.WEB_URL_TEMPLATE,
     createRateLimit: { bucket: "create", limit: env.CREATE_RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
     echoTarget: env.ECHO_TARGET === "1",
+    connectionLimits: {
+      ...(env.MAX_CONNECTIONS ? { maxConnections: env.MAX_CONNECTIONS } : {}),
+      ...(env.MAX_RUNNER_STREAMS ? { maxStreams: env.MAX_RUNNER_STREAMS } : {}),
+    },
+    ...(env.RUNNER_STREAM_OPENS_PER_SECOND
+      ? { processLimits: { runnerStreamOpens: { burst: 2 * env.RUNNER_STREAM_OPENS_PER_SECOND, perSecond: env.RUNNER_STREAM_OPENS_PER_SECOND } } }
+      : {}),
     ...(traces ? { tracerProvider: traces.tracerProvider } : {}),
     notify,
     logger: { info: log("info"), warn: log("warn"), error: log("error") },
   });
   stops.unshift(() => gateway.close());
+  const { maxConnections, maxStreams } = gateway.connectionLimits;
+  say(`› holds ${maxConnections} request connections and ${maxStreams} desktop wake streams apart (MAX_CONNECTIONS, MAX_RUNNER_STREAMS)`);
   const member = config.members[0]!;
   if (env.START_RUNNER === "1") startLocalRunner(gateway.baseUrl, member.sessionToken);
   say(`

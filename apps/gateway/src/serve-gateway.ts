@@ -4,7 +4,7 @@ import { serve } from "@hono/node-server";
 import { errorPayload, sessionError, silentLogger } from "@openwork/remote-session-core";
 import { createGateway, type GatewayOptions } from "./create-gateway.js";
 import { unexpectedErrorResponse } from "@openwork/remote-session-host";
-import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, limitConnections, serverOptionsOf } from "@openwork/remote-session-host/node";
+import { type ConnectionLimits, limitConnections, serverOptionsOf, sizeConnectionLimits } from "@openwork/remote-session-host/node";
 
 const starting = () =>
   Response.json(errorPayload(sessionError("internal_error", "the gateway is starting; retry shortly", { retryAfterMs: 1_000 })), {
@@ -15,12 +15,14 @@ const starting = () =>
 /**
  * Serves the gateway on `host:port` (port 0: a free one). The base URL must be known before the
  * gateway is built (it is the runner-token audience), so the handler is attached after listening.
- * The host's connection limits hold the process (`limitConnections`).
+ * The host's connection limits hold the process (`limitConnections`), sized by its file and heap
+ * limits unless given (`sizeConnectionLimits`): requests' connections, and wake streams apart
+ * (the host's stream budget, `processLimits.runnerStreams`, is `maxStreams`).
  */
 export async function serveGateway(
   options: Omit<GatewayOptions, "baseUrl"> & { port: number; host?: string; publicUrl?: string; connectionLimits?: Partial<ConnectionLimits> },
 ) {
-  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
+  const limits = { ...sizeConnectionLimits(), ...options.connectionLimits };
   let handler: ((request: Request) => Response | Promise<Response>) | undefined;
   const logger = options.logger ?? silentLogger;
   const server = serve({
@@ -45,14 +47,20 @@ export async function serveGateway(
   });
   const serverUrl = `http://${options.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`;
   const baseUrl = options.publicUrl ?? serverUrl;
-  const gateway = await createGateway({ ...options, baseUrl });
+  const gateway = await createGateway({
+    ...options,
+    baseUrl,
+    processLimits: { runnerStreams: limits.maxStreams, ...options.processLimits },
+  });
   handler = gateway.fetch;
   return {
     ...gateway,
     baseUrl,
     /** Where this process listens (differs from `baseUrl` behind a proxy). */
     serverUrl,
-    /** Open connections, those that have sent no whole request yet, and the credentials holding the rest. */
+    /** The connection limits the process runs with (sized, or given). */
+    connectionLimits: limits,
+    /** Request connections, those that have sent no whole request yet, the credentials holding the rest, and the wake streams. */
     connections: share.stats,
     close: async () => {
       server.closeAllConnections();

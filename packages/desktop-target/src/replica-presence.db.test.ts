@@ -43,8 +43,10 @@ const online = async (gateway: RunnerGateway, runnerId: string) =>
   presenceOf(await listRunners(gateway.sql, member), window).find((r) => r.runnerId === runnerId)?.online;
 
 const holder = async (gateway: RunnerGateway, runnerId: string) =>
-  (await gateway.sql<{ stream_replica: string | null; last_seen_at: Date }[]>`
-    select stream_replica, last_seen_at from desktop_runner where organization_id = ${member.organizationId} and runner_id = ${runnerId}`)[0]!;
+  (
+    await gateway.sql<{ stream_replica: string | null; last_seen_at: Date }[]>`
+    select stream_replica, last_seen_at from desktop_runner where organization_id = ${member.organizationId} and runner_id = ${runnerId}`
+  )[0]!;
 
 describe("presence kept by the replica holding the stream", () => {
   it("keeps idle streaming desktops online past the presence window with one statement a flush for all of them, none of their own", async () => {

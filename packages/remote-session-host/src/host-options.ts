@@ -22,6 +22,7 @@ import type { McpAuth } from "./mcp-auth.js";
 import type { HostTelemetry } from "./telemetry.js";
 import type { McpRoutesOptions } from "./mcp-routes.js";
 import type { MemberLimits } from "./member-limits.js";
+import type { ProcessLimits } from "./process-limits.js";
 import type { HostNotifyOptions, NotifyParts } from "./notifications.js";
 import type { SessionCredentialAuth } from "./session-credential-auth.js";
 
@@ -129,6 +130,12 @@ export interface RemoteSessionHostOptions {
   limits?: Pick<RemoteSessionSourceOptions, "createRateLimit" | "sendRateLimit" | "inputTimeoutMs" | "policy" | "spawnRules">;
   /** What one member may hold or start on one process (waiting reads, MCP requests, push streams, runner streams). */
   memberLimits?: Partial<MemberLimits>;
+  /**
+   * What this process holds and opens for every member together: its wake-stream budget (apart
+   * from requests) and the rate it opens streams at. Default `defaultProcessLimits()`: streams
+   * sized by the heap, 200 opens a second.
+   */
+  processLimits?: Partial<ProcessLimits>;
   /** Push (MCP resource subscriptions); `false` for none. Default on. */
   push?: false | Omit<SessionPushOptions, "sql" | "hub" | "source" | "logger" | "schema" | "limits" | "admitOpen">;
   /** Notifications to members (webhooks, email, the host's own kinds) and their answer links; off when not given. */

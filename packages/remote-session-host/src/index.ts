@@ -14,6 +14,7 @@ export type { McpAuth } from "./mcp-auth.js";
 export type { McpRoutesOptions } from "./mcp-routes.js";
 export { originGuard } from "./origin-guard.js";
 export { DEFAULT_MEMBER_LIMITS, type MemberLimits, type Rate } from "./member-limits.js";
+export { defaultProcessLimits, type ProcessLimits, runnerStreamsForHeap } from "./process-limits.js";
 export type { HostNotifyOptions } from "./notifications.js";
 export { MAX_CHANNELS_PER_MEMBER } from "./member-notify-routes.js";
 export type { SessionCredentialAuth, SessionMcpEntry } from "./session-credential-auth.js";

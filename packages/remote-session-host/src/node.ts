@@ -1,3 +1,11 @@
-// What a host serving on Node's own HTTP server adds: connection limits that make a flood cost
-// the one flooding.
-export { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, limitConnections, serverOptionsOf } from "./node/connection-limits.js";
+// What a host serving on Node's own HTTP server adds: connection limits sized by what the process
+// may hold, that make a flood cost the one flooding and keep wake streams apart from requests.
+export {
+  type ConnectionLimits,
+  isRunnerWakeStream,
+  limitConnections,
+  type ProcessResources,
+  readProcessResources,
+  serverOptionsOf,
+  sizeConnectionLimits,
+} from "./node/connection-limits.js";

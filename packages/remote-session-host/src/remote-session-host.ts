@@ -18,6 +18,7 @@ import { tracedSource } from "./traced-source.js";
 import { sentNotificationsLog } from "./notifications.js";
 import { runnerApp } from "./runner-app.js";
 import { createRunnerStreamGate } from "./runner-stream-gate.js";
+import { defaultProcessLimits } from "./process-limits.js";
 import { createSessionCredentialAuth, type SessionCredentialAuth, toSessionMcp } from "./session-credential-auth.js";
 
 /** What every part of one host shares: resolved once in `createRemoteSessionHost`. */
@@ -80,6 +81,8 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
   const streamGate = createRunnerStreamGate({
     gate: parts.gate,
     limits: parts.memberLimits,
+    process: { ...defaultProcessLimits(), ...options.processLimits },
+    streamsOpen: () => channel.hub.stats().runnerStreams,
     secret: options.desktop.secret,
     refused: () => parts.metrics.refused("runner_stream_opens"),
   });

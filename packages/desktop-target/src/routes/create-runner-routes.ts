@@ -33,7 +33,9 @@ export interface RunnerRoutes {
  * anything of another member or another runner is a 404.
  */
 export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunnerTargets?: DialectRouteOptions["sessionRunnerTargets"] }): RunnerRoutes {
-  const { presenceWindowMs, leaseMs, heartbeatIntervalMs, keepaliveMs, presenceFlushMs, membershipCheckMs, registrationCacheMs } = resolveTimings(options.timings);
+  const { presenceWindowMs, leaseMs, heartbeatIntervalMs, keepaliveMs, presenceFlushMs, membershipCheckMs, registrationCacheMs } = resolveTimings(
+    options.timings,
+  );
   const logger = options.logger ?? silentLogger;
   const registrations = createRegistrationCache({ ttlMs: registrationCacheMs });
   const presence = createStreamPresence({ sql: options.sql, flushMs: presenceFlushMs, logger, released: (runner) => registrations.forget(runner) });

@@ -93,7 +93,13 @@ function startWakeStream(
   // The stream is the runner's presence while it is open, written with the others this process
   // holds; a revocation ends it (at once by its hint, else at the next flush).
   const release = ctx.presence.hold(
-    { organizationId: runner.organizationId, memberId: runner.memberId, runnerId: runner.runnerId, mintedAt: holder.mintedAt, presence: runner.dialect.presence },
+    {
+      organizationId: runner.organizationId,
+      memberId: runner.memberId,
+      runnerId: runner.runnerId,
+      mintedAt: holder.mintedAt,
+      presence: runner.dialect.presence,
+    },
     () => close(stream),
   );
   const keepalive = setInterval(() => write(stream, stream.framing.keepalive), ctx.keepaliveMs);
@@ -106,10 +112,15 @@ function startWakeStream(
     );
   }, ctx.membershipCheckMs);
   const expiry = setTimeout(() => close(stream), Math.min(MAX_TIMER_MS, Math.max(0, runner.expiresAt - Date.now())));
-  stream.cleanup = () => endStream(stream, () => {
-    unsubscribe();
-    release();
-  }, { keepalive, membership, expiry });
+  stream.cleanup = () =>
+    endStream(
+      stream,
+      () => {
+        unsubscribe();
+        release();
+      },
+      { keepalive, membership, expiry },
+    );
   request.signal.addEventListener("abort", () => stream.cleanup(), { once: true });
 
   write(stream, stream.framing.opening);

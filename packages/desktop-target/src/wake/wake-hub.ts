@@ -107,7 +107,7 @@ export function createWakeHub(options: {
   const limits = { ...DEFAULT_STREAM_LIMITS, ...options.streamLimits };
   const bus = options.bus ?? postgresWakeBus({ sql: options.sql, ...(options.listen ? { listen: options.listen } : {}) });
   const publisher = options.publisher ?? createHintPublisher(bus);
-  const hub: HubState = { runners: new Map(), sessions: new Map(), pushSubscribers: new Set(), revokeSubscribers: new Set(), listens: 0 };
+  const hub: HubState = { runners: new Map(), sessions: new Map(), pushSubscribers: new Set(), revokeSubscribers: new Set(), listens: 0, streams: 0 };
   const subscribed = bus.subscribe({
     wakes: (notices) => deliverWakes(hub, notices),
     sessions: (ids) => {
@@ -152,6 +152,7 @@ export function createWakeHub(options: {
       await bus.close();
       resyncAll(hub);
       hub.runners.clear();
+      hub.streams = 0;
       hub.pushSubscribers.clear();
       hub.revokeSubscribers.clear();
     },
@@ -175,11 +176,13 @@ interface HubState {
   revokeSubscribers: Set<RevokeSubscriber>;
   /** How many times the bus started listening (the first time and each reconnect). */
   listens: number;
+  /** Open runner streams, all members together (a host's stream budget reads it at every open). */
+  streams: number;
 }
 
 function hubStats(hub: HubState): ReturnType<WakeHub["stats"]> {
   return {
-    runnerStreams: [...hub.runners.values()].reduce((n, set) => n + set.size, 0),
+    runnerStreams: hub.streams,
     sessionWaiters: [...hub.sessions.values()].reduce((n, set) => n + set.size, 0),
     pushSubscribers: hub.pushSubscribers.size,
     listens: hub.listens,
@@ -244,12 +247,14 @@ function subscribeRunner(hub: HubState, limits: StreamLimits, runner: RunnerSubs
   const set = hub.runners.get(key) ?? new Set();
   set.add(entry);
   hub.runners.set(key, set);
+  hub.streams++;
   // A Set keeps insertion order: the first match is the oldest stream.
   const same = [...set].filter((e) => e.runnerId === runner.runnerId);
   if (same.length > limits.perRunner) same[0]!.evict();
   else if (set.size > limits.perMember) [...set][0]!.evict();
   return () => {
-    set.delete(entry);
+    if (!set.delete(entry)) return;
+    hub.streams--;
     if (set.size === 0) hub.runners.delete(key);
   };
 }

@@ -1,10 +1,19 @@
-import type { Server, ServerOptions } from "node:http";
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, Server, ServerOptions } from "node:http";
+import { getHeapStatistics } from "node:v8";
+import { runnerStreamsForHeap } from "../process-limits.js";
 import { createConnectionShare } from "./connection-share.js";
 
 /** What one process accepts before it answers 503, and how long a client may take to send its headers. */
 export interface ConnectionLimits {
-  /** Open connections (streams included). Default 4 096. */
+  /** Open connections of requests (MCP calls, runner requests, pages); wake streams are not counted. */
   maxConnections: number;
+  /**
+   * Runner wake streams held at once, apart from `maxConnections`: what the host's
+   * `processLimits.runnerStreams` is given, so streams and requests together stay within the
+   * process's file limit.
+   */
+  maxStreams: number;
   /**
    * Connections one credential may hold when the process is full before its own are closed to
    * admit others. Default an eighth of `maxConnections`.
@@ -16,12 +25,52 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
 }
 
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxConnections: 4_096, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 };
+/** What a process may open: its file limit (null when unknown: no limit is assumed) and its heap limit. */
+export interface ProcessResources {
+  fileLimit: number | null;
+  heapLimitBytes: number;
+}
+
+// Descriptors kept for everything that is not a client's connection: the database pool, the
+// LISTEN connection, files, outgoing calls.
+const RESERVED_FILES = 256;
+const MAX_REQUEST_CONNECTIONS = 4_096;
+const MIN_REQUEST_CONNECTIONS = 256;
+
+/** This process's soft limit of open files (Linux: `/proc/self/limits`) and its heap limit. */
+export function readProcessResources(): ProcessResources {
+  return { fileLimit: readFileLimit(), heapLimitBytes: getHeapStatistics().heap_size_limit };
+}
+
+function readFileLimit(): number | null {
+  try {
+    const line = readFileSync("/proc/self/limits", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("Max open files"));
+    const soft = line?.slice("Max open files".length).trim().split(/\s+/)[0];
+    return soft === undefined || soft === "unlimited" || !/^\d+$/.test(soft) ? null : Number(soft);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Limits sized by what the process may hold, not fixed: requests get a thirty-second of the usable
+ * files (256 to 4 096), wake streams the rest, at most what half the heap holds
+ * (`runnerStreamsForHeap`). With 20 000 files and a 4 GiB heap: 617 request connections and
+ * 19 127 streams; with 1 048 576 files: 4 096 and 65 536.
+ */
+export function sizeConnectionLimits(resources: ProcessResources = readProcessResources()): ConnectionLimits {
+  const usable = resources.fileLimit === null ? Number.POSITIVE_INFINITY : Math.max(0, resources.fileLimit - RESERVED_FILES);
+  const maxConnections = Math.min(MAX_REQUEST_CONNECTIONS, Math.max(MIN_REQUEST_CONNECTIONS, Math.floor(usable / 32)));
+  const maxStreams = Math.max(1, Math.min(runnerStreamsForHeap(resources.heapLimitBytes), usable - maxConnections));
+  return { maxConnections, maxStreams, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 };
+}
 
 const BUSY = JSON.stringify({ error: "server_busy", message: "this gateway process has too many open connections; retry shortly" });
 
 /** The `node:http` server options that enforce the limits' timeouts (pass them when creating the server). */
-export function serverOptionsOf(limits: ConnectionLimits): ServerOptions {
+export function serverOptionsOf(limits: Pick<ConnectionLimits, "headersTimeoutMs" | "keepAliveTimeoutMs">): ServerOptions {
   return {
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.headersTimeoutMs * 3,
@@ -31,17 +80,31 @@ export function serverOptionsOf(limits: ConnectionLimits): ServerOptions {
   };
 }
 
+/** A runner's wake stream (`GET …/events` of either runner channel): held for hours, counted apart from requests. */
+export function isRunnerWakeStream(request: Pick<IncomingMessage, "method" | "url">): boolean {
+  if (request.method !== "GET" || !request.url) return false;
+  const path = request.url.split("?", 1)[0]!;
+  return path.endsWith("/desktop-runner/events") || path.endsWith("/automation-runners/events");
+}
+
 /**
- * Holds `server` to `limits.maxConnections`: a new connection at the cap takes the slot of a
- * connection that has sent no whole request yet (idle, slow headers), else of one of the
- * credential holding the most connections past its share; only when there is neither is it
- * answered 503 and closed. So a flood of sockets, slow headers, slow bodies or streams costs the
- * one flooding, not every other member. Returns the share's counts.
+ * Holds `server` to `limits.maxConnections` requests' connections: a new connection at the cap
+ * takes the slot of a connection that has sent no whole request yet (idle, slow headers), else of
+ * one of the credential holding the most connections past its share; only when there is neither
+ * is it answered 503 and closed. So a flood of sockets, slow headers, slow bodies or streams costs
+ * the one flooding, not every other member. Wake streams (`isStream`, default
+ * `isRunnerWakeStream`) leave the count once their request is read: their budget is the host's
+ * (`processLimits.runnerStreams`, given `limits.maxStreams`). Returns the share's counts.
  */
-export function limitConnections(server: Server, limits: ConnectionLimits) {
+export function limitConnections(
+  server: Server,
+  limits: Pick<ConnectionLimits, "maxConnections" | "sharePerCredential">,
+  options: { isStream?: (request: IncomingMessage) => boolean } = {},
+) {
   const share = createConnectionShare({
     maxConnections: limits.maxConnections,
     sharePerCredential: limits.sharePerCredential ?? Math.max(1, Math.floor(limits.maxConnections / 8)),
+    isStream: options.isStream ?? isRunnerWakeStream,
   });
   server.on("connection", (socket) => {
     if (share.admit(socket)) return;

@@ -56,3 +56,33 @@ it("answers false when every connection is within its credential's share", () =>
   a.destroy();
   expect(share.admit(socket())).toBe(true);
 });
+
+it("counts a wake stream's connection apart: streams never fill the requests' cap, and a kept-alive one carrying a request again counts again", () => {
+  const share = createConnectionShare({
+    maxConnections: 2,
+    sharePerCredential: 1,
+    isStream: (request) => (request as unknown as { stream?: boolean }).stream === true,
+  });
+  const streamOf = (on: Socket, token: string) =>
+    share.request(
+      { socket: on, headers: { authorization: `Bearer ${token}` }, stream: true } as unknown as IncomingMessage,
+      new EventEmitter() as unknown as ServerResponse,
+    );
+  const desktops = Array.from({ length: 10 }, () => socket());
+  for (const [i, desktop] of desktops.entries()) {
+    expect(share.admit(desktop)).toBe(true);
+    streamOf(desktop, `desktop-${i}`);
+  }
+  expect(share.stats()).toMatchObject({ open: 0, streams: 10 });
+  // Two requests still fit, beside ten streams.
+  const [a, b] = [socket(), socket()];
+  expect([share.admit(a), share.admit(b)]).toEqual([true, true]);
+  request(share, a, "agent")();
+  request(share, b, "agent-2")();
+  expect(share.admit(socket())).toBe(false);
+  // A stream's connection that carries a plain request is a request's again; its stream's close frees nothing of the cap.
+  request(share, desktops[0]!, "desktop-0")();
+  expect(share.stats()).toMatchObject({ open: 3, streams: 9 });
+  desktops[1]!.destroy();
+  expect(share.stats()).toMatchObject({ open: 3, streams: 8 });
+});

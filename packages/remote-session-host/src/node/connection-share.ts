@@ -13,14 +13,22 @@ const FRESH_GRACE_MS = 1_000;
  * At the cap a new connection takes the slot of, first, the oldest connection that is nobody's
  * (if it had a second to send its request), then a connection of the credential holding the
  * most, if that is more than its share (the idle ones first). Only when neither exists is the
- * new connection refused.
+ * new connection refused. A connection whose request is a long-lived stream (`isStream`: runner
+ * wake streams) leaves the count while it is one: streams have a budget of their own (the host's
+ * `ProcessLimits.runnerStreams`), so desktops connected never take the room of requests.
  */
-export function createConnectionShare(options: { maxConnections: number; sharePerCredential: number; now?: () => number }) {
+export function createConnectionShare(options: {
+  maxConnections: number;
+  sharePerCredential: number;
+  isStream?: (request: IncomingMessage) => boolean;
+  now?: () => number;
+}) {
   const now = options.now ?? Date.now;
   const fresh = new Map<Socket, number>();
   const byCredential = new Map<string, Set<Socket>>();
   const credentialOf = new WeakMap<Socket, string>();
   const inFlight = new WeakMap<Socket, number>();
+  const streams = new Set<Socket>();
   let open = 0;
 
   /** Takes `socket` out of its credential's set; false when it is in none. */
@@ -33,6 +41,7 @@ export function createConnectionShare(options: { maxConnections: number; sharePe
   };
   const forget = (socket: Socket) => {
     if (fresh.delete(socket) || leave(socket)) open--;
+    else streams.delete(socket);
   };
   const largest = (): Set<Socket> | undefined => {
     let found: Set<Socket> | undefined;
@@ -65,8 +74,15 @@ export function createConnectionShare(options: { maxConnections: number; sharePe
     /** A request's headers arrived: its connection is its credential's until the next request says otherwise. */
     request(request: IncomingMessage, response: ServerResponse) {
       const socket = request.socket;
+      // A stream's connection that carries a request again (kept alive) is counted again.
+      if (streams.delete(socket)) open++;
       // Not counted any more (ended, or its slot taken): nothing to move.
-      if (!fresh.delete(socket) && !leave(socket)) return;
+      else if (!fresh.delete(socket) && !leave(socket)) return;
+      if (options.isStream?.(request)) {
+        open--;
+        streams.add(socket);
+        return;
+      }
       const credential = credentialKey(request);
       const sockets = byCredential.get(credential) ?? new Set();
       // Added last: each credential's set runs from its least recently used connection.
@@ -76,7 +92,8 @@ export function createConnectionShare(options: { maxConnections: number; sharePe
       inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
       response.once("close", () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
     },
-    stats: () => ({ open, unidentified: fresh.size, credentials: byCredential.size }),
+    /** Connections counted against the cap, those of them that sent no whole request yet, the credentials holding the rest, and the streams (not counted). */
+    stats: () => ({ open, unidentified: fresh.size, credentials: byCredential.size, streams: streams.size }),
   };
 }
 

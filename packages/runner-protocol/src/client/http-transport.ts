@@ -105,7 +105,8 @@ function toTransportError(error: unknown, signal?: AbortSignal): RunnerProtocolE
   return new RunnerProtocolError({ code: "network_error", message: `cannot reach the gateway: ${message}`, cause: error });
 }
 
-function errorFromResponse(response: Response, text: string): RunnerProtocolError {
+/** The typed error of a runner route's non-2xx answer (its body, or its status), with the wait it asked for. */
+export function errorFromResponse(response: Response, text: string): RunnerProtocolError {
   const body = RunnerErrorBodySchema.safeParse(parseJson(text));
   const retryAfterMs = body.success && body.data.retryAfterMs !== undefined ? body.data.retryAfterMs : retryAfterOf(response.headers.get("retry-after"));
   return new RunnerProtocolError({

@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { eventually } from "../testing/runner-channel-conformance.js";
 import { sendJson, startTestServer, type TestServer } from "../testing/http-test-server.js";
+import { recordingTimers } from "../testing/recording-timers.js";
 import type { WakeEvent } from "../v1/wake-event.js";
 import type { RunnerProtocolError } from "./runner-protocol-error.js";
 import { openWakeStream, type WakeStream } from "./wake-stream.js";
@@ -119,5 +120,28 @@ describe("wake stream", () => {
     // 40 + 80 + 160 ms of backoff fit in 400 ms: a handful of attempts, not hundreds.
     expect(server.requests.length).toBeGreaterThanOrEqual(2);
     expect(server.requests.length).toBeLessThanOrEqual(5);
+  });
+
+  it("waits as long as a full or busy gateway asks (503 with retryAfterMs, or Retry-After alone) before opening again", async () => {
+    let calls = 0;
+    const server = await startTestServer((_req, res) =>
+      ++calls === 1
+        ? sendJson(res, 503, { error: "unavailable", message: "full", retryAfterMs: 42_000 }, { "retry-after": "42" })
+        : sendJson(res, 503, { error: "unavailable", message: "busy" }, { "retry-after": "7" }),
+    );
+    cleanups.push(() => server.close());
+    // Every wait runs at once and is recorded, but the silence watchdog's, which never fires here.
+    const recording = recordingTimers();
+    const timers = {
+      ...recording,
+      setTimeout: (callback: () => void, ms: number) => (ms === 999_999 ? setTimeout(() => {}, 0) : recording.setTimeout(callback, ms)),
+    };
+    const { errors, stream } = open(server, { timers, silenceMs: 999_999 });
+    await eventually(() => (errors.length >= 3 ? true : undefined));
+    stream.close();
+    expect(errors[0]).toMatchObject({ code: "unavailable", status: 503, retryAfterMs: 42_000 });
+    // Its backoff (10 ms here) would have sent it back at once: it waited what each answer said.
+    expect(recording.delays).toContain(42_000);
+    expect(recording.delays).toContain(7_000);
   });
 });

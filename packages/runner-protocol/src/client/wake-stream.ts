@@ -3,6 +3,7 @@ import type { EventSourceMessage } from "eventsource-parser";
 import { type Timers, sleep, systemTimers } from "../timers.js";
 import { type WakeEvent, WakeEventSchema } from "../v1/wake-event.js";
 import { type Backoff, DEFAULT_BACKOFF, backoffDelay } from "./backoff.js";
+import { errorFromResponse } from "./http-transport.js";
 import { RunnerProtocolError } from "./runner-protocol-error.js";
 import type { RunnerClient } from "./runner-client.js";
 
@@ -43,7 +44,7 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
   const stop = new AbortController();
   let lastEventId = options.lastEventId;
 
-  const connectOnce = async (): Promise<boolean> => {
+  const connectOnce = async (): Promise<{ healthy: boolean; retryAfterMs?: number | undefined }> => {
     let received = false;
     try {
       await followSse({
@@ -54,13 +55,7 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
           };
           if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
           const response = await (options.fetch ?? fetch)(options.client.eventsUrl, { headers, redirect: "error", signal });
-          if (!response.ok || !response.body) {
-            throw new RunnerProtocolError({
-              code: response.status === 401 ? "runner_unauthorized" : `http_${response.status}`,
-              message: `the wake stream answered ${response.status}`,
-              status: response.status,
-            });
-          }
+          if (!response.ok || !response.body) throw await refusalOf(response);
           options.onOpen?.();
           return response.body;
         },
@@ -72,8 +67,9 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
       });
       throw new RunnerProtocolError({ code: "network_error", message: "the wake stream ended" });
     } catch (error) {
-      if (!stop.signal.aborted) options.onError?.(asProtocolError(error));
-      return received;
+      const failure = asProtocolError(error);
+      if (!stop.signal.aborted) options.onError?.(failure);
+      return { healthy: received, retryAfterMs: failure.retryAfterMs };
     }
   };
 
@@ -93,9 +89,10 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
   const closed = (async () => {
     let failures = 0;
     while (!stop.signal.aborted) {
-      const healthy = await connectOnce();
+      const { healthy, retryAfterMs } = await connectOnce();
       failures = healthy ? 0 : failures + 1;
-      await sleep(timers, backoffDelay(failures, options.backoff ?? DEFAULT_BACKOFF), stop.signal);
+      // A gateway that said when to come back (a full or busy process) is not asked sooner.
+      await sleep(timers, Math.max(retryAfterMs ?? 0, backoffDelay(failures, options.backoff ?? DEFAULT_BACKOFF)), stop.signal);
     }
   })();
 
@@ -106,6 +103,13 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
     close: () => stop.abort(),
     closed,
   };
+}
+
+/** A refused open as a typed error: `runner_unauthorized` for a 401, else the body's code (or `http_<status>`), with the wait it asked for. */
+async function refusalOf(response: Response): Promise<RunnerProtocolError> {
+  const refusal = errorFromResponse(response, await response.text().catch(() => ""));
+  if (response.status !== 401) return refusal;
+  return new RunnerProtocolError({ code: "runner_unauthorized", message: refusal.message, status: 401 });
 }
 
 function asProtocolError(error: unknown): RunnerProtocolError {
