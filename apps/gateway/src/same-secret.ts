@@ -10,3 +10,8 @@ const digest = (value: string) => createHash("sha256").update(value, "utf8").dig
 export function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
+
+/** A secret's SHA-256 digest (base64url): the key a secret is looked up by, never the secret itself. */
+export function secretDigest(value: string): string {
+  return digest(value).toString("base64url");
+}
