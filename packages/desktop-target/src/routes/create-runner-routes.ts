@@ -9,6 +9,7 @@ import { MAX_TASK_EVENT_BYTES } from "../store/append-events.js";
 import type { DialectRouteOptions } from "../dialects/dialect.js";
 import { createRegistrationCache } from "./registration-cache.js";
 import { createStreamPresence } from "./stream-presence.js";
+import { createStreamMembership } from "./stream-membership.js";
 import { createVerifiedTokens } from "./verified-tokens.js";
 import type { RouteContext, RunnerRoutesOptions } from "./route-context.js";
 import { channelErrors } from "./route-errors.js";
@@ -74,6 +75,7 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     registrationCacheMs,
     registrations,
     presence,
+    streamMembership: createStreamMembership({ isActiveMember: options.isActiveMember, ttlMs: membershipCheckMs }),
     tokens: createVerifiedTokens({ secret: options.secret, audiences }),
     audiences,
   };

@@ -104,7 +104,7 @@ function startWakeStream(
   );
   const keepalive = setInterval(() => write(stream, stream.framing.keepalive), ctx.keepaliveMs);
   const membership = setInterval(() => {
-    void ctx.isActiveMember(runner).then(
+    void ctx.streamMembership.isActive(runner).then(
       (active) => {
         if (!active) close(stream);
       },

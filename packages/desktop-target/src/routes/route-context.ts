@@ -9,6 +9,7 @@ import type { HintPublisher } from "../wake/hints.js";
 import type { WakeHub } from "../wake/wake-hub.js";
 import type { RegistrationCache } from "./registration-cache.js";
 import type { StreamPresence } from "./stream-presence.js";
+import type { StreamMembership } from "./stream-membership.js";
 import type { VerifiedTokens } from "./verified-tokens.js";
 import type { ProxyTrust } from "./entry-point.js";
 import type { HostWorkKind, HostWorkKinds } from "../host-work-kind.js";
@@ -57,7 +58,11 @@ export interface RunnerRoutesOptions {
   prefix?: string;
   /** The signed-in member of a request to the member routes (token, presence), or null. */
   authenticateMember(request: Request): Promise<MemberScope | null>;
-  /** Whether the member is still active; asked on every runner request and every 15 s on streams. */
+  /**
+   * Whether the member is still active; asked on every runner request, and for open streams once
+   * per member every `membershipCheckMs` (15 s) whatever its number of desktops: a removed member's
+   * streams end within twice that.
+   */
   isActiveMember(scope: MemberScope): Promise<boolean>;
   /** Whether the member may still use a task's model; asked at claim. Default: yes. */
   mayUseModel?(scope: MemberScope, model: Model): Promise<boolean>;
@@ -128,6 +133,8 @@ export type RouteContext = Required<
     registrations: RegistrationCache;
     /** The presence of the desktops whose wake streams this process holds (this channel's only), written in batches. */
     presence: StreamPresence;
+    /** The open streams' membership re-check, once per member per `membershipCheckMs`. */
+    streamMembership: StreamMembership;
     /** The runner tokens these routes accepted lately (this channel's only), re-checked for expiry at every use. */
     tokens: VerifiedTokens;
   };
