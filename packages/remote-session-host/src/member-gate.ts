@@ -2,8 +2,10 @@ import { errorPayload, sessionError } from "@openwork/remote-session-core";
 import type { McpAuth } from "./mcp-auth.js";
 import type { Rate } from "./member-limits.js";
 
-// Past this many keys, buckets that have refilled (they hold nothing) are forgotten.
+// Past this many keys, buckets idle for a minute (refilled: they hold nothing) are forgotten, at
+// most once a minute: a sweep per take would cost a fleet signing in at once N² steps.
 const PRUNE_AT = 10_000;
+const PRUNE_EVERY_MS = 60_000;
 
 /**
  * Token buckets of what each member or credential starts on this process (what stays open is
@@ -11,9 +13,12 @@ const PRUNE_AT = 10_000;
  */
 export function createMemberGate(now: () => number = Date.now) {
   const buckets = new Map<string, { tokens: number; at: number }>();
+  let prunedAt = now();
   const prune = () => {
-    if (buckets.size < PRUNE_AT) return;
-    for (const [key, bucket] of buckets) if (now() - bucket.at > 60_000) buckets.delete(key);
+    const t = now();
+    if (buckets.size < PRUNE_AT || t - prunedAt < PRUNE_EVERY_MS) return;
+    prunedAt = t;
+    for (const [key, bucket] of buckets) if (t - bucket.at > PRUNE_EVERY_MS) buckets.delete(key);
   };
   return {
     /** Takes one start from `key`'s bucket: null when allowed, else how long until one is back (ms). */
@@ -30,6 +35,8 @@ export function createMemberGate(now: () => number = Date.now) {
       }
       return Math.ceil(((1 - bucket.tokens) / rate.perSecond) * 1_000);
     },
+    /** How many keys hold a bucket now. */
+    size: () => buckets.size,
   };
 }
 
