@@ -7,6 +7,8 @@ import type { RouteContext } from "./route-context.js";
 // Timers in Node cannot wait longer than a 32-bit millisecond count.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const REPLAY_LIMIT = 100;
+// Stateless: one for every stream (a stream holds nothing of its own for it).
+const encoder = new TextEncoder();
 
 /** How a dialect frames its wake stream. */
 export interface StreamFraming {
@@ -31,8 +33,6 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
   const { dialect } = runner;
   const { framing } = dialect;
   const resumeAfter = framing.hints ? parseLastEventId(request.headers.get("last-event-id")) : null;
-  const encoder = new TextEncoder();
-  const holder = { ...runner, mintedAt: runner.expiresAt - RUNNER_TOKEN_TTL_MS };
   let cleanup = () => {};
 
   const body = new ReadableStream<Uint8Array>({
@@ -42,14 +42,13 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
         runner,
         framing,
         controller,
-        encoder,
         open: true,
         lastSent: resumeAfter ?? 0,
         // Hints that arrive while the replay is read wait, so the stream stays in id order.
         buffered: [],
         cleanup: () => {},
       };
-      cleanup = startWakeStream(stream, holder, request, resumeAfter);
+      cleanup = startWakeStream(stream, request, resumeAfter);
     },
     cancel() {
       cleanup();
@@ -68,7 +67,6 @@ interface WakeStream {
   readonly runner: RunnerIdentity & { expiresAt: number };
   readonly framing: StreamFraming;
   readonly controller: ReadableStreamDefaultController<Uint8Array>;
-  readonly encoder: TextEncoder;
   open: boolean;
   lastSent: number;
   /** The hints held back while the replay is read; null once it was. */
@@ -80,7 +78,6 @@ interface WakeStream {
 /** Subscribes the stream, starts its timers, writes the opening and replays; returns its cleanup. */
 function startWakeStream(
   stream: WakeStream,
-  holder: RunnerIdentity & { expiresAt: number; mintedAt: number },
   request: Request,
   resumeAfter: number | null,
 ): () => void {
@@ -97,7 +94,7 @@ function startWakeStream(
       organizationId: runner.organizationId,
       memberId: runner.memberId,
       runnerId: runner.runnerId,
-      mintedAt: holder.mintedAt,
+      mintedAt: runner.expiresAt - RUNNER_TOKEN_TTL_MS,
       presence: runner.dialect.presence,
     },
     () => close(stream),
@@ -138,7 +135,7 @@ function startWakeStream(
 }
 
 function write(stream: WakeStream, text: string): void {
-  if (stream.open) stream.controller.enqueue(stream.encoder.encode(text));
+  if (stream.open) stream.controller.enqueue(encoder.encode(text));
 }
 
 function sendNotice(stream: WakeStream, notice: Pick<WakeNotice, "w" | "t">): void {
