@@ -17,6 +17,23 @@ export const member: DevMember = {
   scopes: ["mcp:read", "mcp:write"],
 };
 
+/** The runner-token secret of the bench's gateways. */
+export const BENCH_RUNNER_SECRET = "bench-runner-secret-0123456789abcdef";
+
+/**
+ * Member `i` of the bench member's organization, each with its own tokens: for benches that spread
+ * many desktops over members (one gateway process holds 20 wake streams of a member).
+ */
+export const benchMember = (i: number): DevMember => ({
+  name: `bench-${i}`,
+  organizationId: member.organizationId,
+  userId: `user_bench_${i}`,
+  memberId: `mem_bench_${i}`,
+  mcpToken: `mcp_bench_${String(i).padStart(6, "0")}_0123456789`,
+  sessionToken: `session_bench_${String(i).padStart(6, "0")}_0123456789`,
+  scopes: ["mcp:read", "mcp:write"],
+});
+
 /** Registers a runner named `runnerId` of `as` (the bench member by default) at `baseUrl`: the token mint's answer. */
 export const mintBenchRunner = (baseUrl: string, runnerId: string, as: DevMember = member) =>
   requestRunnerToken({
@@ -65,7 +82,7 @@ export async function benchGateway(
     port: 0,
     members: () => [member],
     cloudEnabled: () => false,
-    runnerTokenSecret: "bench-runner-secret-0123456789abcdef",
+    runnerTokenSecret: BENCH_RUNNER_SECRET,
     createRateLimit: { bucket: "create", limit: 1_000_000, windowMs: 60_000 },
     ...extra,
   });

@@ -81,6 +81,8 @@ export interface GatewayOptions {
   memberLimits?: Partial<MemberLimits>;
   /** What the process holds and opens for every member together (its wake-stream budget, its stream-open rate). */
   processLimits?: Partial<ProcessLimits>;
+  /** The serving process's connection counts (requests, streams, refusals), shown by `/health`. */
+  connectionStats?: () => Record<string, number>;
   /** How long a session may wait on the human before its reads call the request overdue. Default 15 min. */
   inputTimeoutMs?: number;
   /** The MCP endpoint: default `@modelcontextprotocol/server` 2.x (`mcpEndpointV2()`, which can add a host's own tools). */
@@ -146,7 +148,8 @@ export async function createGateway(options: GatewayOptions) {
   // Operational figures for dashboards and the benchmarks: counts and bytes, nothing per member.
   app.get("/health", (c) => {
     const { rss, heapUsed } = process.memoryUsage();
-    return c.json({ ok: true, ...host.hub.stats(), ...host.push?.stats(), memory: { rss, heapUsed } });
+    const connections = options.connectionStats?.();
+    return c.json({ ok: true, ...host.hub.stats(), ...host.push?.stats(), memory: { rss, heapUsed }, ...(connections ? { connections } : {}) });
   });
   // Prometheus text: operators scrape it; it names no member.
   app.get("/metrics", async (c) => c.text(await metrics.text(), 200, { "content-type": "text/plain; version=0.0.4" }));

@@ -51,6 +51,7 @@ export async function serveGateway(
     ...options,
     baseUrl,
     processLimits: { runnerStreams: limits.maxStreams, ...options.processLimits },
+    connectionStats: share.stats,
   });
   handler = gateway.fetch;
   return {

@@ -76,11 +76,7 @@ interface WakeStream {
 }
 
 /** Subscribes the stream, starts its timers, writes the opening and replays; returns its cleanup. */
-function startWakeStream(
-  stream: WakeStream,
-  request: Request,
-  resumeAfter: number | null,
-): () => void {
+function startWakeStream(stream: WakeStream, request: Request, resumeAfter: number | null): () => void {
   const { ctx, runner } = stream;
   const unsubscribe = ctx.hub.subscribeRunner(
     runner,

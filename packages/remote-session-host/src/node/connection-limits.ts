@@ -94,15 +94,18 @@ export function isRunnerWakeStream(request: Pick<IncomingMessage, "method" | "ur
  * is it answered 503 and closed. So a flood of sockets, slow headers, slow bodies or streams costs
  * the one flooding, not every other member. Wake streams (`isStream`, default
  * `isRunnerWakeStream`) leave the count once their request is read: their budget is the host's
- * (`processLimits.runnerStreams`, given `limits.maxStreams`). Returns the share's counts.
+ * (`processLimits.runnerStreams`, given `limits.maxStreams`), and the stream slots no stream holds
+ * are lent to requests (a fleet reconnecting after a restart arrives as new connections first).
+ * Returns the share's counts.
  */
 export function limitConnections(
   server: Server,
-  limits: Pick<ConnectionLimits, "maxConnections" | "sharePerCredential">,
+  limits: Pick<ConnectionLimits, "maxConnections" | "sharePerCredential"> & Partial<Pick<ConnectionLimits, "maxStreams">>,
   options: { isStream?: (request: IncomingMessage) => boolean } = {},
 ) {
   const share = createConnectionShare({
     maxConnections: limits.maxConnections,
+    ...(limits.maxStreams === undefined ? {} : { maxStreams: limits.maxStreams }),
     sharePerCredential: limits.sharePerCredential ?? Math.max(1, Math.floor(limits.maxConnections / 8)),
     isStream: options.isStream ?? isRunnerWakeStream,
   });

@@ -86,3 +86,25 @@ it("counts a wake stream's connection apart: streams never fill the requests' ca
   desktops[1]!.destroy();
   expect(share.stats()).toMatchObject({ open: 3, streams: 8 });
 });
+
+it("lends the stream slots no stream holds to requests, and takes them back as streams open", () => {
+  const share = createConnectionShare({ maxConnections: 2, maxStreams: 3, sharePerCredential: 1 });
+  // No stream yet (a process just restarted): five new connections fit, a sixth does not.
+  const early = Array.from({ length: 5 }, () => socket());
+  for (const s of early) expect(share.admit(s)).toBe(true);
+  for (const [i, s] of early.entries()) request(share, s, `caller-${i}`)();
+  expect(share.admit(socket())).toBe(false);
+  expect(share.stats()).toMatchObject({ open: 5, refused: 1 });
+  for (const s of early) s.destroy();
+  // Three streams hold their slots: requests are back to their own two.
+  const streamShare = createConnectionShare({ maxConnections: 2, maxStreams: 3, sharePerCredential: 1, isStream: () => true });
+  for (let i = 0; i < 3; i++) {
+    const s = socket();
+    streamShare.admit(s);
+    streamShare.request({ socket: s, headers: {} } as unknown as IncomingMessage, new EventEmitter() as unknown as ServerResponse);
+  }
+  expect(streamShare.stats()).toMatchObject({ open: 0, streams: 3 });
+  const [a, b] = [socket(), socket()];
+  expect([streamShare.admit(a), streamShare.admit(b), streamShare.admit(socket())]).toEqual([true, true, false]);
+  expect(streamShare.stats().open).toBe(2);
+});

@@ -15,10 +15,16 @@ const FRESH_GRACE_MS = 1_000;
  * most, if that is more than its share (the idle ones first). Only when neither exists is the
  * new connection refused. A connection whose request is a long-lived stream (`isStream`: runner
  * wake streams) leaves the count while it is one: streams have a budget of their own (the host's
- * `ProcessLimits.runnerStreams`), so desktops connected never take the room of requests.
+ * `ProcessLimits.runnerStreams`), so desktops connected never take the room of requests. The
+ * stream slots no stream holds (`maxStreams` less the streams open) are lent to requests: a fleet
+ * reconnecting after a restart, whose opens arrive as new connections before they are streams,
+ * does not crowd out agents' new connections, and the process never holds more connections than
+ * `maxConnections` + `maxStreams`.
  */
 export function createConnectionShare(options: {
   maxConnections: number;
+  /** Stream slots, lent to requests while no stream holds them. Default 0. */
+  maxStreams?: number;
   sharePerCredential: number;
   isStream?: (request: IncomingMessage) => boolean;
   now?: () => number;
@@ -30,6 +36,8 @@ export function createConnectionShare(options: {
   const inFlight = new WeakMap<Socket, number>();
   const streams = new Set<Socket>();
   let open = 0;
+  let refused = 0;
+  const cap = () => options.maxConnections + Math.max(0, (options.maxStreams ?? 0) - streams.size);
 
   /** Takes `socket` out of its credential's set; false when it is in none. */
   const leave = (socket: Socket): boolean => {
@@ -60,9 +68,12 @@ export function createConnectionShare(options: {
   return {
     /** A new connection: true when it may stay (maybe ending another), false when the process is full. */
     admit(socket: Socket): boolean {
-      if (open >= options.maxConnections) {
+      if (open >= cap()) {
         const taken = victim();
-        if (!taken) return false;
+        if (!taken) {
+          refused++;
+          return false;
+        }
         forget(taken);
         taken.destroy();
       }
@@ -92,8 +103,8 @@ export function createConnectionShare(options: {
       inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
       response.once("close", () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
     },
-    /** Connections counted against the cap, those of them that sent no whole request yet, the credentials holding the rest, and the streams (not counted). */
-    stats: () => ({ open, unidentified: fresh.size, credentials: byCredential.size, streams: streams.size }),
+    /** Connections counted against the cap, those of them that sent no whole request yet, the credentials holding the rest, the streams (not counted), and the connections refused so far. */
+    stats: () => ({ open, unidentified: fresh.size, credentials: byCredential.size, streams: streams.size, refused }),
   };
 }
 

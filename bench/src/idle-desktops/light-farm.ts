@@ -1,0 +1,152 @@
+// A farm of light idle desktops for large N: node:http sending the wire traffic an idle desktop of
+// the project's runner client sends, without undici's and ky's cost per client (on two cores the
+// project's client costs about as much CPU as the gateway it measures past ~10 000 desktops).
+// Each desktop: one SSE wake stream (`GET events`), dropped after 45 s of silence and reopened 1–2 s
+// after it ends; an open refused with a 503 or 429 is retried after what the answer asks (the body's
+// `retryAfterMs`, else its `Retry-After` seconds; at least 1–2 s, as the runner's backoff). And
+// `POST tasks/claim-next` with `{}`: at start, at every open of the stream and when it goes down,
+// then every 10 min while the stream is healthy (DEFAULT_STREAM_POLL_INTERVAL_MS) and every 60 s
+// while it is down; a failed claim is retried with the runner's backoff. controller.ts forks it
+// and sends a FarmStart; it answers at once, opens at `openPerSecond`, and answers "stats".
+import { type IncomingMessage, request } from "node:http";
+import { DEFAULT_STREAM_POLL_INTERVAL_MS } from "@openwork/runner-protocol/client";
+import type { FarmStart, FarmStats } from "./processes.js";
+
+const DOWN_POLL_MS = 60_000;
+const SILENCE_MS = 45_000;
+const CLAIM_BODY = "{}";
+
+const requests: Record<string, number> = {};
+const statuses: Record<string, number> = {};
+const warns: Record<string, number> = {};
+const bump = (counts: Record<string, number>, key: string) => void (counts[key] = (counts[key] ?? 0) + 1);
+let started = 0;
+
+/** 1–2 s: when a desktop reopens an ended stream. */
+const reopenDelay = () => 1_000 + Math.random() * 1_000;
+/** The runner's backoff: 0.5 s·2^failures, at most 30 s, times [0.5, 1.5). */
+const backoff = (failures: number) => Math.min(30_000, 500 * 2 ** Math.min(failures, 30)) * (0.5 + Math.random());
+
+/** What a refused answer asks to wait: its body's `retryAfterMs`, else its `Retry-After` seconds, else null. */
+function retryAfterOf(response: IncomingMessage, body: string): number | null {
+  try {
+    const parsed = JSON.parse(body) as { retryAfterMs?: unknown };
+    if (typeof parsed.retryAfterMs === "number" && parsed.retryAfterMs >= 0) return parsed.retryAfterMs;
+  } catch {
+    // not JSON: the header says it, if anything does
+  }
+  const seconds = Number(response.headers["retry-after"]);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1_000 : null;
+}
+
+process.once("message", async (message) => {
+  const { baseUrl, desktops, localAddress, openPerSecond } = message as FarmStart;
+  const { hostname: host, port } = new URL(baseUrl);
+  const connection = { host, port: Number(port), localAddress, agent: false as const };
+
+  const runDesktop = (token: string) => {
+    let streamOpen = false;
+    let pollTimer: NodeJS.Timeout | undefined;
+    let pollFailures = 0;
+    const schedule = (ms: number) => {
+      clearTimeout(pollTimer);
+      pollTimer = setTimeout(look, ms);
+    };
+    // One claim-next, then the next one at the interval of the stream's state (or the backoff).
+    const look = () => {
+      bump(requests, "tasks/claim-next");
+      let settled = false;
+      const settle = (ok: boolean) => {
+        if (settled) return;
+        settled = true;
+        pollFailures = ok ? 0 : pollFailures + 1;
+        schedule(ok ? (streamOpen ? DEFAULT_STREAM_POLL_INTERVAL_MS : DOWN_POLL_MS) : backoff(pollFailures - 1));
+      };
+      const claim = request(
+        {
+          ...connection,
+          method: "POST",
+          path: "/v1/desktop-runner/tasks/claim-next",
+          headers: {
+            authorization: `Bearer ${token}`,
+            accept: "application/json",
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(CLAIM_BODY),
+          },
+        },
+        (response) => {
+          bump(statuses, `tasks/claim-next ${response.statusCode}`);
+          response.resume();
+          response.on("end", () => settle(response.statusCode === 200));
+          response.on("error", () => settle(false));
+        },
+      );
+      claim.setTimeout(30_000, () => claim.destroy(new Error("timeout")));
+      claim.on("error", (error: NodeJS.ErrnoException) => {
+        bump(warns, `tasks/claim-next ${error.code ?? error.message}`);
+        settle(false);
+      });
+      claim.end(CLAIM_BODY);
+    };
+    const open = () => {
+      bump(requests, "events");
+      let ended = false;
+      // Once per open, however it ends: reopen after `ms`.
+      const reopen = (ms: number) => {
+        if (ended) return;
+        ended = true;
+        if (streamOpen) {
+          streamOpen = false;
+          look(); // the runner looks for work when its stream goes down, then polls every 60 s
+        }
+        setTimeout(open, ms);
+      };
+      const stream = request(
+        { ...connection, path: "/v1/desktop-runner/events", headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } },
+        (response) => {
+          bump(statuses, `events ${response.statusCode}`);
+          if (response.statusCode !== 200) {
+            let body = "";
+            response.setEncoding("utf8");
+            response.on("data", (chunk: string) => (body += chunk));
+            response.on("end", () => reopen(Math.max(retryAfterOf(response, body) ?? 0, reopenDelay())));
+            response.on("error", () => reopen(reopenDelay()));
+            return;
+          }
+          streamOpen = true;
+          look(); // the runner looks for work at every (re)open, then every 10 min while it stays open
+          const silent = setTimeout(() => {
+            bump(warns, "stream silent 45 s");
+            stream.destroy();
+          }, SILENCE_MS);
+          response.on("data", () => silent.refresh());
+          response.on("close", () => {
+            clearTimeout(silent);
+            bump(warns, "stream ended");
+            reopen(reopenDelay());
+          });
+        },
+      );
+      stream.on("error", (error: NodeJS.ErrnoException) => {
+        bump(warns, `stream ${error.code ?? error.message}`);
+        reopen(reopenDelay());
+      });
+      stream.end();
+    };
+    look(); // the runner's loop looks once as it starts
+    open();
+  };
+
+  process.on("message", (command: string) => {
+    if (command === "stats") process.send!({ requests, statuses, warns, started, rss: process.memoryUsage().rss } satisfies FarmStats);
+  });
+  process.send!({ accepted: desktops.length });
+  const batch = Math.max(1, Math.round(openPerSecond / 10));
+  for (let i = 0; i < desktops.length; i += batch) {
+    for (const { token } of desktops.slice(i, i + batch)) {
+      started++;
+      runDesktop(token);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+});
