@@ -75,7 +75,7 @@ export function createRunnerRoutes(options: RunnerRoutesOptions & { sessionRunne
     registrationCacheMs,
     registrations,
     presence,
-    streamMembership: createStreamMembership({ isActiveMember: options.isActiveMember, ttlMs: membershipCheckMs }),
+    streamMembership: createStreamMembership({ isActiveMember: options.isActiveMember, intervalMs: membershipCheckMs, logger }),
     tokens: createVerifiedTokens({ secret: options.secret, audiences }),
     audiences,
   };

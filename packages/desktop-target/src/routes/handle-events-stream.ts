@@ -96,14 +96,8 @@ function startWakeStream(stream: WakeStream, request: Request, resumeAfter: numb
     () => close(stream),
   );
   const keepalive = setInterval(() => write(stream, stream.framing.keepalive), ctx.keepaliveMs);
-  const membership = setInterval(() => {
-    void ctx.streamMembership.isActive(runner).then(
-      (active) => {
-        if (!active) close(stream);
-      },
-      () => {},
-    );
-  }, ctx.membershipCheckMs);
+  // A member no longer active: the process's membership check ends its streams.
+  const unwatch = ctx.streamMembership.watch(runner, () => close(stream));
   const expiry = setTimeout(() => close(stream), Math.min(MAX_TIMER_MS, Math.max(0, runner.expiresAt - Date.now())));
   stream.cleanup = () =>
     endStream(
@@ -111,8 +105,9 @@ function startWakeStream(stream: WakeStream, request: Request, resumeAfter: numb
       () => {
         unsubscribe();
         release();
+        unwatch();
       },
-      { keepalive, membership, expiry },
+      { keepalive, expiry },
     );
   request.signal.addEventListener("abort", () => stream.cleanup(), { once: true });
 
@@ -163,18 +158,13 @@ function close(stream: WakeStream): void {
 }
 
 /** The stream's cleanup: unsubscribes and releases its presence (`leave`), stops the timers. */
-function endStream(
-  stream: WakeStream,
-  leave: () => void,
-  timers: { keepalive: ReturnType<typeof setInterval>; membership: ReturnType<typeof setInterval>; expiry: ReturnType<typeof setTimeout> },
-): void {
+function endStream(stream: WakeStream, leave: () => void, timers: { keepalive: ReturnType<typeof setInterval>; expiry: ReturnType<typeof setTimeout> }): void {
   // Runs once: the request's abort and the body's cancel both end a stream, and a second
   // disconnect mark could land after the runner's next request had brought it back online.
   if (!stream.open) return;
   stream.open = false;
   leave();
   clearInterval(timers.keepalive);
-  clearInterval(timers.membership);
   clearTimeout(timers.expiry);
 }
 

@@ -61,7 +61,7 @@ export interface RunnerRoutesOptions {
   /**
    * Whether the member is still active; asked on every runner request, and for open streams once
    * per member every `membershipCheckMs` (15 s) whatever its number of desktops: a removed member's
-   * streams end within twice that.
+   * streams end within that.
    */
   isActiveMember(scope: MemberScope): Promise<boolean>;
   /** Whether the member may still use a task's model; asked at claim. Default: yes. */
@@ -133,7 +133,7 @@ export type RouteContext = Required<
     registrations: RegistrationCache;
     /** The presence of the desktops whose wake streams this process holds (this channel's only), written in batches. */
     presence: StreamPresence;
-    /** The open streams' membership re-check, once per member per `membershipCheckMs`. */
+    /** The open streams' membership re-check: one timer for the process, each member asked once per `membershipCheckMs`. */
     streamMembership: StreamMembership;
     /** The runner tokens these routes accepted lately (this channel's only), re-checked for expiry at every use. */
     tokens: VerifiedTokens;
