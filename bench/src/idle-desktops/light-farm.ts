@@ -1,12 +1,13 @@
 // A farm of light idle desktops for large N: node:http sending the wire traffic an idle desktop of
 // the project's runner client sends, without undici's and ky's cost per client (on two cores the
 // project's client costs about as much CPU as the gateway it measures past ~10 000 desktops).
-// Each desktop: one SSE wake stream (`GET events`), dropped after 45 s of silence and reopened 1–2 s
-// after it ends; an open refused with a 503 or 429 is retried after what the answer asks (the body's
-// `retryAfterMs`, else its `Retry-After` seconds; at least 1–2 s, as the runner's backoff). And
-// `POST tasks/claim-next` with `{}`: at start, at every open of the stream and when it goes down,
-// then every 10 min while the stream is healthy (DEFAULT_STREAM_POLL_INTERVAL_MS) and every 60 s
-// while it is down; a failed claim is retried with the runner's backoff. controller.ts forks it
+// Each desktop: one SSE wake stream (`GET events`), dropped after 45 s of silence and reopened with
+// the runner's backoff (0.25–0.75 s after a stream that carried bytes, growing with each failed
+// open); an open refused with a 503 or 429 waits at least what the answer asks (the body's
+// `retryAfterMs`, else its `Retry-After` seconds). And `POST tasks/claim-next` with `{}`: at start
+// and at every open of the stream, at a random point of the next 60 s when it goes down, then
+// every 10 min while the stream is healthy (DEFAULT_STREAM_POLL_INTERVAL_MS) and every 60 s while
+// it is down; a failed claim is retried with the runner's backoff. controller.ts forks it
 // and sends a FarmStart; it answers at once, opens at `openPerSecond`, and answers "stats".
 import { type IncomingMessage, request } from "node:http";
 import { DEFAULT_STREAM_POLL_INTERVAL_MS } from "@openwork/runner-protocol/client";
@@ -22,8 +23,6 @@ const warns: Record<string, number> = {};
 const bump = (counts: Record<string, number>, key: string) => void (counts[key] = (counts[key] ?? 0) + 1);
 let started = 0;
 
-/** 1–2 s: when a desktop reopens an ended stream. */
-const reopenDelay = () => 1_000 + Math.random() * 1_000;
 /** The runner's backoff: 0.5 s·2^failures, at most 30 s, times [0.5, 1.5). */
 const backoff = (failures: number) => Math.min(30_000, 500 * 2 ** Math.min(failures, 30)) * (0.5 + Math.random());
 
@@ -46,6 +45,8 @@ process.once("message", async (message) => {
 
   const runDesktop = (token: string) => {
     let streamOpen = false;
+    // As the runner's wake stream: a stream that carried bytes resets its backoff, each failed open grows it.
+    let streamFailures = 0;
     let pollTimer: NodeJS.Timeout | undefined;
     let pollFailures = 0;
     const schedule = (ms: number) => {
@@ -97,7 +98,8 @@ process.once("message", async (message) => {
         ended = true;
         if (streamOpen) {
           streamOpen = false;
-          look(); // the runner looks for work when its stream goes down, then polls every 60 s
+          // The runner's next look comes at a random point of its 60 s poll (unless the stream reopens first, with a look of its own).
+          schedule(Math.round(Math.random() * DOWN_POLL_MS));
         }
         setTimeout(open, ms);
       };
@@ -109,11 +111,12 @@ process.once("message", async (message) => {
             let body = "";
             response.setEncoding("utf8");
             response.on("data", (chunk: string) => (body += chunk));
-            response.on("end", () => reopen(Math.max(retryAfterOf(response, body) ?? 0, reopenDelay())));
-            response.on("error", () => reopen(reopenDelay()));
+            response.on("end", () => reopen(Math.max(retryAfterOf(response, body) ?? 0, backoff(++streamFailures))));
+            response.on("error", () => reopen(backoff(++streamFailures)));
             return;
           }
           streamOpen = true;
+          streamFailures = 0;
           look(); // the runner looks for work at every (re)open, then every 10 min while it stays open
           const silent = setTimeout(() => {
             bump(warns, "stream silent 45 s");
@@ -123,13 +126,13 @@ process.once("message", async (message) => {
           response.on("close", () => {
             clearTimeout(silent);
             bump(warns, "stream ended");
-            reopen(reopenDelay());
+            reopen(backoff(0));
           });
         },
       );
       stream.on("error", (error: NodeJS.ErrnoException) => {
         bump(warns, `stream ${error.code ?? error.message}`);
-        reopen(reopenDelay());
+        reopen(backoff(++streamFailures));
       });
       stream.end();
     };

@@ -74,7 +74,7 @@ describe("runRunner", () => {
     expect(Date.now() - queuedAt).toBeLessThan(1_500 + 1_000);
   });
 
-  it("polls at the short interval once its wake stream is down, starting with a look when it goes", async () => {
+  it("polls at the short interval once its wake stream is down, its first look at a random point of it (a fleet cut off together does not ask together)", async () => {
     let streamDown = false;
     const refusing: typeof fetch = (input, init) => {
       const url = String(input instanceof Request ? input.url : input);

@@ -122,6 +122,7 @@ export function runRunner(options: RunRunnerOptions): Runner {
     kicked: false,
     kick: new AbortController(),
     streamOpen: false,
+    streamDropped: false,
     wakes: 0,
   };
   const idle = { pollIntervalMs: options.pollIntervalMs ?? 60_000, streamPollIntervalMs: options.streamPollIntervalMs ?? DEFAULT_STREAM_POLL_INTERVAL_MS };
@@ -141,8 +142,13 @@ export function runRunner(options: RunRunnerOptions): Runner {
           },
           onError: (error) => {
             report(loop, error, "wake stream");
-            // The stream went down: back to the short poll, starting with a look now.
-            if (loop.streamOpen) wake();
+            // The stream went down: back to the short poll. Its reopening looks for work; until
+            // then the first look comes at a random point of the short interval, not at once: a
+            // fleet cut off together (a gateway restarting) must not ask together.
+            if (loop.streamOpen) {
+              loop.streamDropped = true;
+              loop.kick.abort();
+            }
             loop.streamOpen = false;
           },
           backoff: loop.backoff,
@@ -185,6 +191,8 @@ interface RunnerLoop {
   kick: AbortController;
   /** The wake stream is open: the backstop poll waits `streamPollIntervalMs`. */
   streamOpen: boolean;
+  /** The open stream just went down: the sleep under way is cut to a random share of the short interval. */
+  streamDropped: boolean;
   // Wake-ups so far: one that came while a task held its slot may have found no slot to claim with.
   wakes: number;
 }
@@ -215,8 +223,17 @@ async function pollUntilStopped(loop: RunnerLoop, idle: { pollIntervalMs: number
     failures = (await drain(loop)) ? 0 : failures + 1;
     if (loop.kicked) continue;
     const pollMs = loop.streamOpen ? idle.streamPollIntervalMs : idle.pollIntervalMs;
-    const waitMs = failures === 0 ? pollMs : backoffDelay(failures - 1, loop.backoff);
-    await sleep(loop.timers, waitMs, AbortSignal.any([loop.kick.signal, loop.stopping.signal]));
+    await rest(loop, failures === 0 ? pollMs : backoffDelay(failures - 1, loop.backoff), idle.pollIntervalMs);
+  }
+}
+
+/** Sleeps `waitMs` or until kicked; a stream that went down meanwhile cuts it to a random share of `shortMs`. */
+async function rest(loop: RunnerLoop, waitMs: number, shortMs: number): Promise<void> {
+  for (let wait = waitMs; ; wait = Math.round(loop.backoff.random() * shortMs)) {
+    await sleep(loop.timers, wait, AbortSignal.any([loop.kick.signal, loop.stopping.signal]));
+    if (loop.kicked || loop.stopping.signal.aborted || !loop.streamDropped) return;
+    loop.streamDropped = false;
+    loop.kick = new AbortController();
   }
 }
 
