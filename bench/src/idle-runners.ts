@@ -3,6 +3,7 @@
 // exactly the right runner among them. The gateway runs as its own process (apps/gateway). One
 // process holds 20 wake streams of a member, so the runners are spread over members (PER_MEMBER,
 // default 10, each member its own tokens in the dev config); every wait is bounded and fails loudly.
+import { setMaxListeners } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,6 +57,8 @@ try {
   // Open every stream and count what each receives.
   const received = new Map<string, { at: number; data: string }[]>();
   const controller = new AbortController();
+  // One signal ends every stream: it is listened to once per stream, on purpose.
+  setMaxListeners(RUNNERS + 100, controller.signal);
   // An open the gateway refuses (503 past its stream budget or open rate, 429 past a member's or token's rate) is retried after what it asks.
   let refusedOpens = 0;
   const open = async (runnerId: string, token: string) => {
