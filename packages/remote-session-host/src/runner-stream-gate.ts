@@ -37,9 +37,9 @@ export function createRunnerStreamGate(options: {
   const opening = { count: 0 };
   const refusal = refusalOf({ ...options, streamsOpen: () => options.streamsOpen() + opening.count });
   return async (c, next) => {
+    if (!isStreamOpen(c.req.raw)) return next();
     const refused = await refusal(c.req.raw);
     if (refused) return refused;
-    if (!isStreamOpen(c.req.raw)) return next();
     opening.count++;
     try {
       await next();
@@ -51,7 +51,7 @@ export function createRunnerStreamGate(options: {
 
 const isStreamOpen = (request: Request) => request.method === "GET" && new URL(request.url).pathname.endsWith("/events");
 
-/** The 429 or 503 a runner-stream open past a rate or the stream budget gets (a 429 after its delay), or null to go on. */
+/** The 429 or 503 a runner-stream open (`isStreamOpen`) past a rate or the stream budget gets (a 429 after its delay), or null to go on. */
 function refusalOf(options: Parameters<typeof createRunnerStreamGate>[0]) {
   const { gate, limits } = options;
   const random = options.random ?? Math.random;
@@ -70,7 +70,6 @@ function refusalOf(options: Parameters<typeof createRunnerStreamGate>[0]) {
     return unavailable("this gateway process is opening many wake streams; retry after retryAfterMs", turn);
   };
   return (request: Request): Promise<Response> | Response | null => {
-    if (!isStreamOpen(request)) return null;
     const verified = verifyRunnerToken(bearerToken(request.headers.get("authorization")), { secret: options.secret });
     if (!verified.ok) return null;
     const { o, m, r, e } = verified.claims;

@@ -20,15 +20,12 @@ export interface HeldStream extends HeldRunner {
  * released, offline when its stream is its presence) are written at once.
  */
 export interface StreamPresence {
-  /** This process's replica id (`desktop_replica`). */
-  readonly replicaId: string;
   /** Holds one stream until the returned release is called; `end` closes the stream (its runner was revoked). */
   hold(stream: HeldStream, end: () => void): () => void;
   /** Ends the streams of a runner revoked elsewhere (its hint arrived). */
   revoked(runner: HeldRunner): void;
   /** Flushes now: revoke hints may have been lost (the bus resynced). */
   flush(): Promise<void>;
-  stats(): { runners: number; pending: number; flushes: number };
 }
 
 interface Held {
@@ -49,7 +46,6 @@ interface PresenceState {
   timer: ReturnType<typeof setInterval> | null;
   /** The last flush asked for (flushes never reject). */
   flushing: Promise<void>;
-  flushes: number;
 }
 
 const runnerKey = (runner: HeldRunner) => `${runner.organizationId}\u0000${runner.memberId}\u0000${runner.runnerId}`;
@@ -69,14 +65,11 @@ export function createStreamPresence(options: {
     pending: new Map(),
     timer: null,
     flushing: Promise.resolve(),
-    flushes: 0,
   };
   return {
-    replicaId: state.replicaId,
     hold: (stream, end) => hold(state, stream, end),
     revoked: (runner) => endStreams(state, { ...runner, revoked: true, tokensNotBefore: null }),
     flush: () => flush(state),
-    stats: () => ({ runners: state.runners.size, pending: state.pending.size, flushes: state.flushes }),
   };
 }
 
@@ -126,7 +119,6 @@ async function flushOnce(state: PresenceState): Promise<void> {
   state.pending.clear();
   try {
     const revoked = await flushReplica(state.sql, state.replicaId, held);
-    state.flushes++;
     for (const runner of revoked) endStreams(state, runner);
   } catch (error) {
     // Noted again by the next flush (unless released meanwhile).
