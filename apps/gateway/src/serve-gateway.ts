@@ -1,10 +1,9 @@
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import { createAdaptorServer } from "@hono/node-server";
 import { errorPayload, sessionError, silentLogger } from "@openwork/remote-session-core";
 import { createGateway, type GatewayOptions } from "./create-gateway.js";
 import { unexpectedErrorResponse } from "@openwork/remote-session-host";
-import { type ConnectionLimits, limitConnections, serverOptionsOf, sizeConnectionLimits } from "@openwork/remote-session-host/node";
+import { type ConnectionLimits, limitConnections, listenWithLimits, serverOptionsOf, sizeConnectionLimits } from "@openwork/remote-session-host/node";
 
 const starting = () =>
   Response.json(errorPayload(sessionError("internal_error", "the gateway is starting; retry shortly", { retryAfterMs: 1_000 })), {
@@ -17,7 +16,8 @@ const starting = () =>
  * gateway is built (it is the runner-token audience), so the handler is attached after listening.
  * The host's connection limits hold the process (`limitConnections`), sized by its file and heap
  * limits unless given (`sizeConnectionLimits`): requests' connections, and wake streams apart
- * (the host's stream budget, `processLimits.runnerStreams`, is `maxStreams`).
+ * (the host's stream budget, `processLimits.runnerStreams`, is `maxStreams`); it listens with
+ * their backlog (`listenWithLimits`).
  */
 export async function serveGateway(
   options: Omit<GatewayOptions, "baseUrl"> & { port: number; host?: string; publicUrl?: string; connectionLimits?: Partial<ConnectionLimits> },
@@ -25,7 +25,7 @@ export async function serveGateway(
   const limits = { ...sizeConnectionLimits(), ...options.connectionLimits };
   let handler: ((request: Request) => Response | Promise<Response>) | undefined;
   const logger = options.logger ?? silentLogger;
-  const server = serve({
+  const server = createAdaptorServer({
     // The port is open before the gateway is built (migrations run first): a request that early
     // is told to retry, and whatever escapes the gateway still gets the typed body.
     fetch: async (request: Request) => {
@@ -36,16 +36,12 @@ export async function serveGateway(
         return unexpectedErrorResponse(logger, "gateway server", request, error);
       }
     },
-    port: options.port,
-    hostname: options.host ?? "127.0.0.1",
     serverOptions: serverOptionsOf(limits),
   }) as Server;
   const share = limitConnections(server, limits);
-  await new Promise<void>((resolve, reject) => {
-    server.once("listening", () => resolve());
-    server.once("error", reject);
-  });
-  const serverUrl = `http://${options.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`;
+  const host = options.host ?? "127.0.0.1";
+  const { port } = await listenWithLimits(server, { port: options.port, host }, limits);
+  const serverUrl = `http://${host}:${port}`;
   const baseUrl = options.publicUrl ?? serverUrl;
   const gateway = await createGateway({
     ...options,

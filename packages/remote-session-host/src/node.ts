@@ -4,6 +4,7 @@ export {
   type ConnectionLimits,
   isRunnerWakeStream,
   limitConnections,
+  listenWithLimits,
   type ProcessResources,
   readProcessResources,
   serverOptionsOf,

@@ -11,8 +11,8 @@ export interface ProcessLimits {
    * Runner wake streams held at once. Past it a new stream is answered 503 `server_busy` with a
    * `retryAfterMs` of 30–90 s (spread at random); its desktop is still served meanwhile, by the
    * backstop polls its runner makes while its stream is down. Default: sized by the heap,
-   * `runnerStreamsForHeap()`; a Node host serving with `serveConnections` passes what the
-   * process's file limit allows too.
+   * `runnerStreamsForHeap()`; a Node host passes what the process's file limit allows
+   * too (`sizeConnectionLimits().maxStreams`, from `./node`).
    */
   runnerStreams: number;
   /**

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, Server, ServerOptions } from "node:http";
+import type { AddressInfo } from "node:net";
 import { getHeapStatistics } from "node:v8";
 import { runnerStreamsForHeap } from "../process-limits.js";
 import { createConnectionShare } from "./connection-share.js";
@@ -23,6 +24,14 @@ export interface ConnectionLimits {
   headersTimeoutMs: number;
   /** Idle time of a kept-alive connection between requests. Default 5 s. */
   keepAliveTimeoutMs: number;
+  /**
+   * Connections the kernel queues for the process to accept (`listen`'s backlog): what a fleet
+   * reconnecting at once (a restart) arrives as. Node's own 511 drops the rest, and a dropped
+   * connection's client waits its kernel's retransmits (1, 3, 7 … 63 s) before it is even heard,
+   * so a storm takes minutes. Sized as every connection the process may hold; Linux caps it at
+   * `net.core.somaxconn` (4 096 by default).
+   */
+  listenBacklog: number;
 }
 
 /** What a process may open: its file limit (null when unknown: no limit is assumed) and its heap limit. */
@@ -36,6 +45,8 @@ export interface ProcessResources {
 const RESERVED_FILES = 256;
 const MAX_REQUEST_CONNECTIONS = 4_096;
 const MIN_REQUEST_CONNECTIONS = 256;
+// What `listen` takes (the kernel caps it lower anyway).
+const MAX_LISTEN_BACKLOG = 65_535;
 
 /** This process's soft limit of open files (Linux: `/proc/self/limits`) and its heap limit. */
 export function readProcessResources(): ProcessResources {
@@ -57,14 +68,15 @@ function readFileLimit(): number | null {
 /**
  * Limits sized by what the process may hold, not fixed: requests get a thirty-second of the usable
  * files (256 to 4 096), wake streams the rest, at most what half the heap holds
- * (`runnerStreamsForHeap`). With 20 000 files and a 4 GiB heap: 617 request connections and
- * 19 127 streams; with 1 048 576 files: 4 096 and 65 536.
+ * (`runnerStreamsForHeap`), and the listen backlog both. With 20 000 files and a 4 GiB heap: 617
+ * request connections and 19 127 streams; with 1 048 576 files: 4 096 and 65 536.
  */
 export function sizeConnectionLimits(resources: ProcessResources = readProcessResources()): ConnectionLimits {
   const usable = resources.fileLimit === null ? Number.POSITIVE_INFINITY : Math.max(0, resources.fileLimit - RESERVED_FILES);
   const maxConnections = Math.min(MAX_REQUEST_CONNECTIONS, Math.max(MIN_REQUEST_CONNECTIONS, Math.floor(usable / 32)));
   const maxStreams = Math.max(1, Math.min(runnerStreamsForHeap(resources.heapLimitBytes), usable - maxConnections));
-  return { maxConnections, maxStreams, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 };
+  const listenBacklog = Math.min(MAX_LISTEN_BACKLOG, maxConnections + maxStreams);
+  return { maxConnections, maxStreams, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, listenBacklog };
 }
 
 const BUSY = JSON.stringify({ error: "server_busy", message: "this gateway process has too many open connections; retry shortly" });
@@ -78,6 +90,26 @@ export function serverOptionsOf(limits: Pick<ConnectionLimits, "headersTimeoutMs
     // Node enforces the two timeouts above only as often as it checks (30 s by default).
     connectionsCheckingInterval: Math.min(limits.headersTimeoutMs / 2, 5_000),
   };
+}
+
+/**
+ * Listens on `host:port` (port 0: a free one) with the limits' backlog, and resolves once the
+ * server listens (rejects with `listen`'s error: the port taken, the address not this machine's).
+ * A host's own `server.listen(port)` queues Node's default 511 connections.
+ */
+export function listenWithLimits(
+  server: Server,
+  address: { port: number; host: string },
+  limits: Pick<ConnectionLimits, "listenBacklog">,
+): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: Error) => reject(error);
+    server.once("error", failed);
+    server.listen({ port: address.port, host: address.host, backlog: limits.listenBacklog }, () => {
+      server.off("error", failed);
+      resolve(server.address() as AddressInfo);
+    });
+  });
 }
 
 /** A runner's wake stream (`GET …/events` of either runner channel): held for hours, counted apart from requests. */
