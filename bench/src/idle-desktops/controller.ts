@@ -437,6 +437,9 @@ try {
     const s0 = await farmStats();
     const refusedBefore = await refusalsMetric();
     const list = listBoth();
+    // STORM_PROFILE=file: the gateway's CPU profile over the storm (drop only: a restarted process is a new one).
+    const stormProfile = STORM === "drop" ? process.env.STORM_PROFILE : undefined;
+    if (stormProfile) await gateway.ask({ profile: "start" });
     const dropped = performance.now();
     let restartSeconds: number | undefined;
     if (STORM === "drop") {
@@ -471,6 +474,7 @@ try {
       await sleep(100);
     }
     listDuring = await list.stop();
+    if (stormProfile) await gateway.ask({ profile: stormProfile }, 120_000);
     const s1 = await farmStats();
     const byStatus = minus(s1.statuses, s0.statuses);
     storm = {

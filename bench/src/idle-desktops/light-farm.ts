@@ -4,17 +4,21 @@
 // Each desktop: one SSE wake stream (`GET events`), dropped after 45 s of silence and reopened with
 // the runner's backoff (0.25–0.75 s after a stream that carried bytes, growing with each failed
 // open); an open refused with a 503 or 429 waits at least what the answer asks (the body's
-// `retryAfterMs`, else its `Retry-After` seconds). And `POST tasks/claim-next` with `{}`: at start
-// and at every open of the stream, at a random point of the next 60 s when it goes down, then
-// every 10 min while the stream is healthy (DEFAULT_STREAM_POLL_INTERVAL_MS) and every 60 s while
-// it is down; a failed claim is retried with the runner's backoff. controller.ts forks it
-// and sends a FarmStart; it answers at once, opens at `openPerSecond`, and answers "stats".
+// `retryAfterMs`, else its `Retry-After` seconds). And `POST tasks/claim-next` with `{}`: at start;
+// at an open of the stream when its first event says work waits (protocol 5's
+// `remote_session_stream_ready`; any other first event counts as yes); when the stream goes down,
+// at a random point of the next 60 s — or, when the gateway gave the stream a turn, not before
+// the turn (+ 5 s), and not at all if the stream is back by then; then every 10 min while the
+// stream is healthy (DEFAULT_STREAM_POLL_INTERVAL_MS) and every 60 s while it is down; a failed
+// claim is retried with the runner's backoff. controller.ts forks it and sends a FarmStart; it
+// answers at once, opens at `openPerSecond`, and answers "stats".
 import { type IncomingMessage, request } from "node:http";
 import { DEFAULT_STREAM_POLL_INTERVAL_MS } from "@openwork/runner-protocol/client";
 import type { FarmStart, FarmStats } from "./processes.js";
 
 const DOWN_POLL_MS = 60_000;
 const SILENCE_MS = 45_000;
+const TURN_GRACE_MS = 5_000;
 const CLAIM_BODY = "{}";
 
 const requests: Record<string, number> = {};
@@ -47,14 +51,33 @@ process.once("message", async (message) => {
     let streamOpen = false;
     // As the runner's wake stream: a stream that carried bytes resets its backoff, each failed open grows it.
     let streamFailures = 0;
+    // When the gateway last gave the stream a turn (0: never); whether the look under way follows a drop.
+    let turnAt = 0;
+    let afterDrop: "cut" | "turn" | null = null;
     let pollTimer: NodeJS.Timeout | undefined;
     let pollFailures = 0;
     const schedule = (ms: number) => {
       clearTimeout(pollTimer);
-      pollTimer = setTimeout(look, ms);
+      pollTimer = setTimeout(dueLook, ms);
+    };
+    // As the runner's rest after a drop: the random look waits for the stream's turn, and is dropped when the stream is back.
+    const dueLook = () => {
+      if (afterDrop !== null && streamOpen) {
+        afterDrop = null;
+        schedule(DEFAULT_STREAM_POLL_INTERVAL_MS);
+        return;
+      }
+      const toTurn = turnAt + TURN_GRACE_MS - Date.now();
+      if (afterDrop === "cut" && !streamOpen && toTurn > 0) {
+        afterDrop = "turn";
+        schedule(toTurn);
+        return;
+      }
+      look();
     };
     // One claim-next, then the next one at the interval of the stream's state (or the backoff).
     const look = () => {
+      afterDrop = null;
       bump(requests, "tasks/claim-next");
       let settled = false;
       const settle = (ok: boolean) => {
@@ -98,7 +121,8 @@ process.once("message", async (message) => {
         ended = true;
         if (streamOpen) {
           streamOpen = false;
-          // The runner's next look comes at a random point of its 60 s poll (unless the stream reopens first, with a look of its own).
+          // The runner's next look comes at a random point of its 60 s poll.
+          afterDrop = "cut";
           schedule(Math.round(Math.random() * DOWN_POLL_MS));
         }
         setTimeout(open, ms);
@@ -111,18 +135,29 @@ process.once("message", async (message) => {
             let body = "";
             response.setEncoding("utf8");
             response.on("data", (chunk: string) => (body += chunk));
-            response.on("end", () => reopen(Math.max(retryAfterOf(response, body) ?? 0, backoff(++streamFailures))));
+            response.on("end", () => {
+              const turn = retryAfterOf(response, body);
+              if (turn !== null) turnAt = Date.now() + turn;
+              reopen(Math.max(turn ?? 0, backoff(++streamFailures)));
+            });
             response.on("error", () => reopen(backoff(++streamFailures)));
             return;
           }
           streamOpen = true;
           streamFailures = 0;
-          look(); // the runner looks for work at every (re)open, then every 10 min while it stays open
+          // The stream's first event says whether work waits (protocol 5): the runner looks only then.
+          let first = true;
           const silent = setTimeout(() => {
             bump(warns, "stream silent 45 s");
             stream.destroy();
           }, SILENCE_MS);
-          response.on("data", () => silent.refresh());
+          response.setEncoding("utf8");
+          response.on("data", (chunk: string) => {
+            silent.refresh();
+            if (!first || !chunk.includes("data:")) return;
+            first = false;
+            if (!chunk.includes('"remote_session_stream_ready","work":false')) look();
+          });
           response.on("close", () => {
             clearTimeout(silent);
             bump(warns, "stream ended");

@@ -80,6 +80,12 @@ export interface HostWorkKind {
   complete(runner: WorkRunner, taskId: string, completion: WorkCompletion): Promise<{ state: string } | WorkRefusal>;
   /** Called on each sweep of the channel: what the kind does with leases that ran out, deadlines passed. */
   sweep?(): Promise<void>;
+  /**
+   * Whether a task of the kind waits for this runner now: what a wake stream's opening tells a
+   * runner of protocol 5, which then claims only when something waits (a fleet reconnecting after
+   * a restart asks for nothing). Without it the channel tells every such runner to look.
+   */
+  waiting?(runner: WorkRunner): Promise<boolean>;
 }
 
 /** The host's kinds of one channel, checked once, found by name and by task id. */

@@ -38,7 +38,10 @@ it("resumes a dropped wake stream after Last-Event-ID without missing a hint", a
     let opens = 0;
     const stream = openWakeStream({
       client,
-      onEvent: (event) => events.push(event),
+      // The hints only: each opening also says whether work waits (protocol 5).
+      onEvent: (event) => {
+        if (event.type === "remote_session_work_available") events.push(event);
+      },
       onOpen: () => opens++,
       backoff: { baseMs: 600, maxMs: 600, random: () => 0.5 },
     });

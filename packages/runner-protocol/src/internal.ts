@@ -3,7 +3,7 @@
 // codes, token claims — and token lifetime. No stability promise: names here may change or go in
 // any release. A runner needs none of them (it imports `.` and `./client`). Not for `./client`,
 // which an Electron main process bundles.
-export { type TaskRequirements, taskRequirements, canRunnerTake, grantCapabilities } from "./v1/capabilities.js";
+export { type TaskRequirements, taskRequirements, canRunnerTake, grantCapabilities, STREAM_READY_PROTOCOL } from "./v1/capabilities.js";
 export { PLATFORMS, TokenMintRequestSchema } from "./v1/registration.js";
 export { EngineIdSchema, InventoryRequestSchema } from "./v1/inventory.js";
 export { ClaimRequestSchema, ClaimNextRequestSchema } from "./v1/assignment.js";

@@ -1,7 +1,9 @@
 import { RUNNER_TOKEN_TTL_MS, wakeFrame } from "@openwork/runner-protocol/internal";
+import { hasWork } from "../store/list-work.js";
 import type { RunnerIdentity } from "../store/task-row.js";
 import type { WakeNotice } from "../wake/channels.js";
 import type { WakeSignal } from "../wake/wake-hub.js";
+import { workRunner } from "./claim-host-work.js";
 import type { RouteContext } from "./route-context.js";
 
 // Timers in Node cannot wait longer than a 32-bit millisecond count.
@@ -17,6 +19,8 @@ export interface StreamFraming {
   keepalive: string;
   /** Whether the stream carries work hints (a dialect's stream may carry only work this gateway never has). */
   hints: boolean;
+  /** The frame that tells a runner whether work waits as its stream opens, or null when it does not read one. */
+  ready?(runner: RunnerIdentity, work: boolean): string | null;
   /** For a stream without work hints: the frame of a wake-up it does carry (OpenWork's for the host's runs), or null. */
   hintOf?(ctx: RouteContext, runner: RunnerIdentity, notice: Pick<WakeNotice, "w" | "t">): string | null;
 }
@@ -26,7 +30,8 @@ export interface StreamFraming {
  * `id` = cursor; hints after `Last-Event-ID` are replayed first) and a keepalive every 15 s,
  * re-checks membership every 15 s and ends when the token expires or the runner is revoked. While
  * it is open it is the runner's presence, kept by this process's `StreamPresence` (no statement
- * of its own).
+ * of its own). To a runner that reads it (protocol 5) the replay is followed by whether work waits,
+ * checked after the stream subscribed: what is queued later comes as a hint.
  */
 export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & { expiresAt: number }, request: Request): Response {
   // The runner's dialect frames its stream and says whether the stream is its presence.
@@ -42,6 +47,9 @@ export function handleEventsStream(ctx: RouteContext, runner: RunnerIdentity & {
         runner,
         framing,
         controller,
+        // Encoded once: a keepalive written every 15 s to each of thousands of idle streams
+        // allocates nothing (no buffer for the collector to track per write).
+        keepalive: encoder.encode(framing.keepalive),
         open: true,
         lastSent: resumeAfter ?? 0,
         // Hints that arrive while the replay is read wait, so the stream stays in id order.
@@ -67,6 +75,7 @@ interface WakeStream {
   readonly runner: RunnerIdentity & { expiresAt: number };
   readonly framing: StreamFraming;
   readonly controller: ReadableStreamDefaultController<Uint8Array>;
+  readonly keepalive: Uint8Array;
   open: boolean;
   lastSent: number;
   /** The hints held back while the replay is read; null once it was. */
@@ -95,7 +104,9 @@ function startWakeStream(stream: WakeStream, request: Request, resumeAfter: numb
     },
     () => close(stream),
   );
-  const keepalive = setInterval(() => write(stream, stream.framing.keepalive), ctx.keepaliveMs);
+  const keepalive = setInterval(() => {
+    if (stream.open) stream.controller.enqueue(stream.keepalive);
+  }, ctx.keepaliveMs);
   // A member no longer active: the process's membership check ends its streams.
   const unwatch = ctx.streamMembership.watch(runner, () => close(stream));
   const expiry = setTimeout(() => close(stream), Math.min(MAX_TIMER_MS, Math.max(0, runner.expiresAt - Date.now())));
@@ -117,12 +128,34 @@ function startWakeStream(stream: WakeStream, request: Request, resumeAfter: numb
       for (const row of rows) sendNotice(stream, row);
     })
     .catch((error: unknown) => ctx.logger.warn("desktop runner: wake replay failed", { runnerId: runner.runnerId, error: String(error) }))
+    .then(() => tellReady(stream))
     .finally(() => {
       const pending = stream.buffered ?? [];
       stream.buffered = null;
       for (const signal of pending) deliver(stream, signal);
     });
   return () => stream.cleanup();
+}
+
+/** Tells a runner that reads it whether work waits (yes when that cannot be told: the runner then looks). */
+async function tellReady(stream: WakeStream): Promise<void> {
+  const { ctx, runner, framing } = stream;
+  if (!framing.ready || framing.ready(runner, true) === null) return;
+  const work = await workWaits(ctx, runner).catch((error: unknown) => {
+    ctx.logger.warn("desktop runner: the stream's work check failed", { runnerId: runner.runnerId, error: String(error) });
+    return true;
+  });
+  const frame = framing.ready(runner, work);
+  if (frame !== null) write(stream, frame);
+}
+
+/** Any remote-session task for the runner, or any of the host's kinds (a kind that cannot tell says yes). */
+async function workWaits(ctx: RouteContext, runner: RunnerIdentity): Promise<boolean> {
+  if (await hasWork(ctx.sql, runner)) return true;
+  const kinds = ctx.workKinds.all;
+  if (kinds.length === 0) return false;
+  const answers = await Promise.all(kinds.map((kind) => (kind.waiting ? kind.waiting(workRunner(runner)) : true)));
+  return answers.includes(true);
 }
 
 function write(stream: WakeStream, text: string): void {

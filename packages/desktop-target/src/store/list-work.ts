@@ -12,3 +12,9 @@ export async function listWork(sql: Queryable, runner: RunnerIdentity): Promise<
     limit ${LIMITS.workItems}`;
   return rows.map((row) => ({ taskId: row.id, kind: row.kind, deliverBy: row.deliver_by?.toISOString() ?? null }));
 }
+
+/** Whether any task waits that this runner may claim now (the same predicate as the listing). */
+export async function hasWork(sql: Queryable, runner: RunnerIdentity): Promise<boolean> {
+  const [row] = await sql<{ waiting: boolean }[]>`select exists (select 1 from desktop_task t where ${eligibleFor(sql, runner)}) as waiting`;
+  return row?.waiting === true;
+}

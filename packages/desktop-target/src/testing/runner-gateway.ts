@@ -54,7 +54,7 @@ export interface RunnerGateway {
   /** A member's session token for the member routes (token, presence). */
   memberToken(scope: MemberScope): string;
   /** Registers a runner for the member through `POST token` and returns its runner token. */
-  registerRunner(scope: MemberScope, runnerId: string, options?: { name?: string; capabilities?: string[] }): Promise<string>;
+  registerRunner(scope: MemberScope, runnerId: string, options?: { name?: string; capabilities?: string[]; protocolVersion?: number }): Promise<string>;
   /** A Target call for the member; its user id is `userId`, else derived from the member id. */
   call(scope: MemberScope & { userId?: string }): TargetCall;
   /** Removes the member: their runner tokens stop working. */
@@ -134,7 +134,7 @@ export async function startRunnerGateway(
           name: options.name ?? `Desktop ${runnerId}`,
           platform: "linux",
           appVersion: "1.0.0",
-          protocolVersion: RUNNER_PROTOCOL_VERSION,
+          protocolVersion: options.protocolVersion ?? RUNNER_PROTOCOL_VERSION,
           capabilities: options.capabilities ?? ["session_create_v1", "session_followup_v1", "model_variant_v1"],
         },
       });

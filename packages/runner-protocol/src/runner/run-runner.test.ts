@@ -94,6 +94,64 @@ describe("runRunner", () => {
     expect(Date.now() - queuedAt).toBeLessThan(1_000);
   });
 
+  it("with a gateway of protocol 5, looks at a (re)opening only when the stream's first event says work waits", async () => {
+    const { double, start, endOf } = await setup();
+    start({ handlers: { "remote_session.create": done }, gatewayProtocolVersion: 5, pollIntervalMs: 600_000, streamPollIntervalMs: 600_000 });
+    await eventually(() => (double.openStreams() > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The loop's first look as it started; the opening said nothing waits, so it asked nothing more.
+    expect(double.claimNexts()).toBe(1);
+    // A hint lost while the stream is cut: the reopening says work waits, and the runner takes it.
+    double.dropHints(true);
+    const { taskId } = await double.enqueueCreate({ title: "t", prompt: null });
+    double.closeStreams();
+    expect((await endOf(taskId)).status).toBe("done");
+    expect(double.claimNexts()).toBeGreaterThan(1);
+  });
+
+  /** A fetch that answers the next `refusals` wake-stream opens 503 with a turn of `turnMs`, as a busy gateway does. */
+  function busyAfterDrop(turnMs: number) {
+    const state = { refusals: 0 };
+    const fetchThrough: typeof fetch = (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (state.refusals > 0 && url.endsWith("/v1/desktop-runner/events")) {
+        state.refusals--;
+        const body = JSON.stringify({ error: "unavailable", message: "too many opens; come back at your turn", retryAfterMs: turnMs });
+        return Promise.resolve(new Response(body, { status: 503, headers: { "content-type": "application/json" } }));
+      }
+      return fetch(input, init);
+    };
+    return { state, fetchThrough };
+  }
+
+  it("after a drop, a stream the gateway gave a turn has its runner wait for the turn, not ask at once: back by then, it asks nothing", async () => {
+    const busy = busyAfterDrop(400);
+    const { double, start } = await setup({ fetch: busy.fetchThrough });
+    // Without the turn, the first look after the drop would come at 100 ms (half the short poll).
+    start({ handlers: { "remote_session.create": done }, gatewayProtocolVersion: 5, pollIntervalMs: 200, streamPollIntervalMs: 600_000 });
+    await eventually(() => (double.openStreams() > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(double.claimNexts()).toBe(1);
+    busy.state.refusals = 1;
+    double.closeStreams();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(busy.state.refusals).toBe(0);
+    expect(double.openStreams()).toBe(1);
+    expect(double.claimNexts()).toBe(1);
+  });
+
+  it("after a drop, a stream refused again past its turn (a full gateway) has its runner look then", async () => {
+    const busy = busyAfterDrop(400);
+    const { double, start } = await setup({ fetch: busy.fetchThrough });
+    start({ handlers: { "remote_session.create": done }, gatewayProtocolVersion: 5, pollIntervalMs: 200, streamPollIntervalMs: 600_000 });
+    await eventually(() => (double.openStreams() > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    busy.state.refusals = 2;
+    double.closeStreams();
+    await eventually(() => (double.claimNexts() > 1 ? true : undefined), 1_500);
+    expect(busy.state.refusals).toBe(0);
+  });
+
   it("polls at once on wake() (power resume)", async () => {
     const { double, start, endOf } = await setup();
     const runner = start({ handlers: { "remote_session.create": done }, wakeStream: false, pollIntervalMs: 600_000 });

@@ -4,7 +4,8 @@ import { RunnerProtocolError } from "../client/runner-protocol-error.js";
 import { openWakeStream } from "../client/wake-stream.js";
 import { type Timers, sleep, systemTimers } from "../timers.js";
 import type { ClaimedAssignment, CreateAssignment, RespondAssignment, SendAssignment } from "../v1/assignment.js";
-import { CLAIM_NEXT_PROTOCOL, HOST_KINDS_PROTOCOL } from "../v1/capabilities.js";
+import { CLAIM_NEXT_PROTOCOL, HOST_KINDS_PROTOCOL, STREAM_READY_PROTOCOL } from "../v1/capabilities.js";
+import type { WakeEvent } from "../v1/wake-event.js";
 import { isBuiltInKind, MAX_CLAIM_KINDS, WORK_KINDS, WorkKindNameSchema } from "../v1/work-kinds.js";
 import type { Coalescing } from "./event-outbox.js";
 import { type AnyHandler, type TaskHandler, type TaskOutcome, type WorkHandler, isGone, runTask } from "./run-task.js";
@@ -121,8 +122,12 @@ export function runRunner(options: RunRunnerOptions): Runner {
     takesControl: handled.some((kind) => CONTROL_KINDS.has(kind)),
     kicked: false,
     kick: new AbortController(),
+    readyTells: (options.gatewayProtocolVersion ?? 1) >= STREAM_READY_PROTOCOL,
+    awaitingReady: false,
     streamOpen: false,
     streamDropped: false,
+    afterDrop: null,
+    streamTurnAt: 0,
     wakes: 0,
   };
   const idle = { pollIntervalMs: options.pollIntervalMs ?? 60_000, streamPollIntervalMs: options.streamPollIntervalMs ?? DEFAULT_STREAM_POLL_INTERVAL_MS };
@@ -133,15 +138,18 @@ export function runRunner(options: RunRunnerOptions): Runner {
       ? undefined
       : openWakeStream({
           client: options.client,
-          onEvent: (event) => {
-            if (event.type === "remote_session_work_available") wake();
-          },
+          onEvent: (event) => onWakeEvent(loop, event),
           onOpen: () => {
             loop.streamOpen = true;
-            wake();
+            // A wake-up may have been missed while the stream was down: look, unless the stream's
+            // first event will say whether anything waits.
+            if (loop.readyTells) loop.awaitingReady = true;
+            else wake();
           },
           onError: (error) => {
             report(loop, error, "wake stream");
+            // A busy gateway gave the stream a turn: the look after a drop waits for it (its reopening tells).
+            if (error.retryAfterMs !== undefined) loop.streamTurnAt = loop.timers.now() + error.retryAfterMs;
             // The stream went down: back to the short poll. Its reopening looks for work; until
             // then the first look comes at a random point of the short interval, not at once: a
             // fleet cut off together (a gateway restarting) must not ask together.
@@ -191,10 +199,28 @@ interface RunnerLoop {
   kick: AbortController;
   /** The wake stream is open: the backstop poll waits `streamPollIntervalMs`. */
   streamOpen: boolean;
+  /** The gateway speaks `STREAM_READY_PROTOCOL`: a stream's first event says whether work waits. */
+  readonly readyTells: boolean;
+  /** The stream opened and its first event has not come yet. */
+  awaitingReady: boolean;
   /** The open stream just went down: the sleep under way is cut to a random share of the short interval. */
   streamDropped: boolean;
+  /** Where the rest after a drop is: its random first look (`cut`), or the wait for the stream's turn (`turn`). */
+  afterDrop: "cut" | "turn" | null;
+  /** When the gateway last told the stream to come back (0: never). */
+  streamTurnAt: number;
   // Wake-ups so far: one that came while a task held its slot may have found no slot to claim with.
   wakes: number;
+}
+
+/** A hint wakes the loop; so does a stream's first event, unless it says no work waits. */
+function onWakeEvent(loop: RunnerLoop, event: WakeEvent): void {
+  const first = loop.awaitingReady;
+  loop.awaitingReady = false;
+  if (event.type === "remote_session_work_available") wakeLoop(loop);
+  else if (event.type === "remote_session_stream_ready") {
+    if (event.work) wakeLoop(loop);
+  } else if (first) wakeLoop(loop); // a first event that does not tell: look, as at any open
 }
 
 function wakeLoop(loop: RunnerLoop): void {
@@ -220,21 +246,52 @@ async function pollUntilStopped(loop: RunnerLoop, idle: { pollIntervalMs: number
   while (!loop.stopping.signal.aborted) {
     loop.kicked = false;
     loop.kick = new AbortController();
+    loop.afterDrop = null;
     failures = (await drain(loop)) ? 0 : failures + 1;
     if (loop.kicked) continue;
     const pollMs = loop.streamOpen ? idle.streamPollIntervalMs : idle.pollIntervalMs;
-    await rest(loop, failures === 0 ? pollMs : backoffDelay(failures - 1, loop.backoff), idle.pollIntervalMs);
+    await rest(loop, failures === 0 ? pollMs : backoffDelay(failures - 1, loop.backoff), idle);
   }
 }
 
-/** Sleeps `waitMs` or until kicked; a stream that went down meanwhile cuts it to a random share of `shortMs`. */
-async function rest(loop: RunnerLoop, waitMs: number, shortMs: number): Promise<void> {
-  for (let wait = waitMs; ; wait = Math.round(loop.backoff.random() * shortMs)) {
+// How long past the turn a busy gateway gave its stream the look after a drop waits for the
+// stream's reopening (which comes at the turn) to be answered; at most the short poll.
+const TURN_GRACE_MS = 5_000;
+
+/** Sleeps `waitMs`, or until kicked, or longer while `restMore` says the look is not due. */
+async function rest(loop: RunnerLoop, waitMs: number, idle: { pollIntervalMs: number; streamPollIntervalMs: number }): Promise<void> {
+  for (let wait: number | null = waitMs; wait !== null; wait = restMore(loop, idle)) {
     await sleep(loop.timers, wait, AbortSignal.any([loop.kick.signal, loop.stopping.signal]));
-    if (loop.kicked || loop.stopping.signal.aborted || !loop.streamDropped) return;
-    loop.streamDropped = false;
+    if (loop.kicked || loop.stopping.signal.aborted) return;
     loop.kick = new AbortController();
   }
+}
+
+/**
+ * After a sleep ends: null to look now, else how much longer to sleep. A stream that went down
+ * cuts the sleep to a random share of the short poll (a fleet cut off together does not ask
+ * together); when that comes, a stream the gateway gave a turn waits for it, since its reopening
+ * says whether work waits (protocol 5) — a fleet told turns after a restart asks nothing but its
+ * streams — and a stream back by then leaves nothing to ask. One turn only: a stream refused again
+ * (a full replica) has its runner look, then poll as a runner without a stream does.
+ */
+function restMore(loop: RunnerLoop, idle: { pollIntervalMs: number; streamPollIntervalMs: number }): number | null {
+  if (loop.streamDropped) {
+    loop.streamDropped = false;
+    loop.afterDrop = "cut";
+    return Math.round(loop.backoff.random() * idle.pollIntervalMs);
+  }
+  if (loop.afterDrop === null) return null;
+  if (loop.streamOpen && loop.readyTells) {
+    loop.afterDrop = null;
+    return idle.streamPollIntervalMs;
+  }
+  const toTurn = loop.streamTurnAt + Math.min(TURN_GRACE_MS, idle.pollIntervalMs) - loop.timers.now();
+  if (loop.afterDrop === "cut" && loop.readyTells && !loop.streamOpen && toTurn > 0) {
+    loop.afterDrop = "turn";
+    return toTurn;
+  }
+  return null;
 }
 
 /** The kind names of the host's handlers, checked: a built-in kind or a malformed name is a programming error. */

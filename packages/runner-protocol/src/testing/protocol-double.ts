@@ -4,7 +4,7 @@ import { sseComment } from "@openwork/remote-session-core/wire";
 import type { z } from "zod";
 import { type Answer, type Assignment, ClaimNextRequestSchema, ClaimRequestSchema } from "../v1/assignment.js";
 import type { Model } from "../v1/common.js";
-import { canRunnerTake, grantCapabilities, RUNNER_PROTOCOL_VERSION, taskRequirements } from "../v1/capabilities.js";
+import { canRunnerTake, grantCapabilities, RUNNER_PROTOCOL_VERSION, STREAM_READY_PROTOCOL, taskRequirements } from "../v1/capabilities.js";
 import { type CompleteRequest, CompleteRequestSchema } from "../v1/complete.js";
 import { RUNNER_ERROR_STATUS, type RunnerErrorCode } from "../v1/error-body.js";
 import { HeartbeatRequestSchema } from "../v1/heartbeat.js";
@@ -76,6 +76,7 @@ export async function startProtocolDouble(
 
   // Our protocol's capabilities live in the registration, not in the token.
   const registered = new Map<string, string[]>();
+  const protocols = new Map<string, number>();
   const authenticate = (header: string | undefined): RunnerTokenClaims => {
     const verified = verifyRunnerToken(bearerToken(header), { secret: SECRET, audiences: [baseUrl] });
     if (!verified.ok) throw new Refusal("runner_unauthorized", `runner token refused: ${verified.reason}`);
@@ -156,6 +157,9 @@ export async function startProtocolDouble(
       const request = parse(TokenMintRequestSchema, body);
       const capabilities = grantCapabilities(request.capabilities, request.protocolVersion);
       registered.set(request.runnerId, capabilities);
+      // As the gateway: the lower of the two protocols.
+      const protocolVersion = Math.min(request.protocolVersion, RUNNER_PROTOCOL_VERSION);
+      protocols.set(request.runnerId, protocolVersion);
       const { token, claims } = mintRunnerToken({
         secret: SECRET,
         organizationId: "org_1",
@@ -168,7 +172,7 @@ export async function startProtocolDouble(
         token,
         expiresAt: new Date(claims.e).toISOString(),
         audience: claims.a,
-        protocolVersion: RUNNER_PROTOCOL_VERSION,
+        protocolVersion,
         capabilities,
         eventsPath: `${RUNNER_ROUTE_PREFIX}/events`,
       };
@@ -179,9 +183,14 @@ export async function startProtocolDouble(
       return { items };
     },
     "GET /events": ({ headers }, response) => {
-      authenticate(headers.authorization as string | undefined);
+      const runner = authenticate(headers.authorization as string | undefined);
       response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
       response.write(sseComment("open"));
+      // Protocol 5: the first event says whether work waits for the runner.
+      if ((protocols.get(runner.r) ?? 1) >= STREAM_READY_PROTOCOL) {
+        const work = [...tasks.values()].some((t) => eligible(t, runner));
+        response.write(wakeFrame({ type: "remote_session_stream_ready", work }));
+      }
       const after = Number(headers["last-event-id"] ?? Number.POSITIVE_INFINITY);
       for (const n of notifications) if (n.id > after) writeNotification(response, n);
       streams.add(response);
@@ -307,8 +316,9 @@ export async function startProtocolDouble(
     baseUrl,
     memberToken: MEMBER_TOKEN,
     requests: server.requests,
-    registerRunner: async ({ runnerId, capabilities = ["session_create_v1", "session_followup_v1"] }) => {
+    registerRunner: async ({ runnerId, capabilities = ["session_create_v1", "session_followup_v1"], protocolVersion = RUNNER_PROTOCOL_VERSION }) => {
       registered.set(runnerId, capabilities);
+      protocols.set(runnerId, protocolVersion);
       return { token: mintRunnerToken({ secret: SECRET, organizationId: "org_1", memberId: "mem_1", runnerId, capabilities: [], audience: baseUrl }).token };
     },
     claimNexts: () => claimNexts,

@@ -10,8 +10,8 @@ export interface RunnerChannelHarness {
   baseUrl: string;
   /** Route prefix; default `/v1/desktop-runner`. */
   prefix?: string;
-  /** Registers a runner of the harness's member and returns a valid token for it. */
-  registerRunner(input: { runnerId: string; capabilities?: string[] }): Promise<{ token: string }>;
+  /** Registers a runner of the harness's member (of `protocolVersion`, default this package's) and returns a valid token for it. */
+  registerRunner(input: { runnerId: string; capabilities?: string[]; protocolVersion?: number }): Promise<{ token: string }>;
   /** Enqueues a `remote_session.create` task for that member, optionally pinned to a runner. */
   enqueueCreate(input: { title: string; prompt: string | null; runnerId?: string }): Promise<{ taskId: string }>;
   /** What `stop` does to a running task: sets `cancelRequested`. */

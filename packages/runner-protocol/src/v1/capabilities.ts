@@ -11,14 +11,19 @@ import type { WorkKind } from "./work-kinds.js";
  * 4: work kinds of the host's own (`automation.run`, …) beside the remote-session ones, on the same
  * claim, lease, heartbeat, events and completion: a claim may name any kind, and one the gateway
  * does not serve finds nothing instead of a 400.
+ * 5: the wake stream opens with `remote_session_stream_ready`, saying whether work waits; a runner
+ * looks for work at a (re)open only when it does.
  */
-export const RUNNER_PROTOCOL_VERSION = 4;
+export const RUNNER_PROTOCOL_VERSION = 5;
 
 /** The gateway protocol from which a runner may use `claim-next` and events on `complete`. */
 export const CLAIM_NEXT_PROTOCOL = 3;
 
 /** The gateway protocol from which a runner may name the host's own work kinds in its claims. */
 export const HOST_KINDS_PROTOCOL = 4;
+
+/** The protocol from which a wake stream opens with `remote_session_stream_ready` (the gateway sends it to runners of 5 or more). */
+export const STREAM_READY_PROTOCOL = 5;
 
 /**
  * Capabilities a runner of this protocol may declare. New work is gated by a capability, never by

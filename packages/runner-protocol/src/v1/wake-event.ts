@@ -3,7 +3,7 @@ import { z } from "zod";
 import { GatewayIdSchema } from "./common.js";
 
 /** SSE event names on `GET events`; the `data` line carries the same `type`. */
-export const WAKE_EVENT_TYPES = ["remote_session_work_available", "keepalive"] as const;
+export const WAKE_EVENT_TYPES = ["remote_session_work_available", "remote_session_stream_ready", "keepalive"] as const;
 
 /**
  * A hint that work may be waiting: the runner answers with `GET work`. It carries ids only,
@@ -16,10 +16,18 @@ export const WorkAvailableEventSchema = z.looseObject({
   taskId: GatewayIdSchema.optional(),
 });
 
+/**
+ * A protocol-5 stream's first event (`STREAM_READY_PROTOCOL`): whether work waits for this runner
+ * as the stream opens. Hints that come after it cover everything queued later, so a runner told
+ * `work: false` has nothing to ask for: a fleet reconnecting at once (a gateway restart) costs
+ * its streams, not a claim each. A gateway that cannot tell says `true`.
+ */
+export const StreamReadyEventSchema = z.looseObject({ type: z.literal("remote_session_stream_ready"), work: z.boolean() });
+
 /** Sent every 15 s on an idle stream so both ends can tell a silent stream from a dead one. */
 export const KeepaliveEventSchema = z.looseObject({ type: z.literal("keepalive") });
 
-export const WakeEventSchema = z.discriminatedUnion("type", [WorkAvailableEventSchema, KeepaliveEventSchema]);
+export const WakeEventSchema = z.discriminatedUnion("type", [WorkAvailableEventSchema, StreamReadyEventSchema, KeepaliveEventSchema]);
 export type WakeEvent = z.infer<typeof WakeEventSchema>;
 
 /**

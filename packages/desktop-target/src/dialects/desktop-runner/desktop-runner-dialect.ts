@@ -1,5 +1,5 @@
 import { sseComment } from "@openwork/remote-session-core/wire";
-import { canRunnerTake, RUNNER_ROUTE_PREFIX, wakeFrame } from "@openwork/runner-protocol/internal";
+import { canRunnerTake, RUNNER_ROUTE_PREFIX, STREAM_READY_PROTOCOL, wakeFrame } from "@openwork/runner-protocol/internal";
 import type { TaskKind } from "../../store/task-row.js";
 import type { Dialect } from "../dialect.js";
 import { desktopRunnerRoutes } from "./desktop-runner-routes.js";
@@ -19,8 +19,13 @@ export const desktopRunnerDialect = {
   eligibility: (sql, runner) =>
     sql`t.kind = any(${OUR_KINDS}::text[]) and t.required_protocol <= ${runner.protocolVersion} and t.required_capabilities <@ ${runner.capabilities}::text[]`,
   authentication: { checksAudience: true, lostMembership: "membership_required", recordsTokenRunner: false, capabilitiesFrom: "registration" },
-  // Work hints with ids, JSON keepalives.
-  framing: { opening: sseComment("open"), keepalive: wakeFrame({ type: "keepalive" }), hints: true },
+  // Work hints with ids, JSON keepalives; a runner of protocol 5 is told at the opening whether work waits.
+  framing: {
+    opening: sseComment("open"),
+    keepalive: wakeFrame({ type: "keepalive" }),
+    hints: true,
+    ready: (runner, work) => (runner.protocolVersion >= STREAM_READY_PROTOCOL ? wakeFrame({ type: "remote_session_stream_ready", work }) : null),
+  },
   presence: "stream",
   reportsProgress: false,
   holdsByCommand: false,
