@@ -8,7 +8,8 @@
 // at an open of the stream when its first event says work waits (protocol 5's
 // `remote_session_stream_ready`; any other first event counts as yes); when the stream goes down,
 // at a random point of the next 60 s — or, when the gateway gave the stream a turn, not before
-// the turn (+ 5 s), and not at all if the stream is back by then; then every 10 min while the
+// the turn (+ 5 s), and not at all if the stream is back by then; a stream that ends reopens at a
+// random point of the spread its opening asked for (`reopenWithinMs`); then every 10 min while the
 // stream is healthy (DEFAULT_STREAM_POLL_INTERVAL_MS) and every 60 s while it is down; a failed
 // claim is retried with the runner's backoff. controller.ts forks it and sends a FarmStart; it
 // answers at once, opens at `openPerSecond`, and answers "stats".
@@ -51,16 +52,19 @@ process.once("message", async (message) => {
     let streamOpen = false;
     // As the runner's wake stream: a stream that carried bytes resets its backoff, each failed open grows it.
     let streamFailures = 0;
-    // When the gateway last gave the stream a turn (0: never); whether the look under way follows a drop.
+    // When the gateway last gave the stream a turn (0: never); a reopening unanswered; where the look after a drop is.
     let turnAt = 0;
-    let afterDrop: "cut" | "turn" | null = null;
+    let connecting = false;
+    // The spread the gateway's stream opening asked for (protocol 5).
+    let reopenWithinMs = 0;
+    let afterDrop: "cut" | "answer" | "turn" | null = null;
     let pollTimer: NodeJS.Timeout | undefined;
     let pollFailures = 0;
     const schedule = (ms: number) => {
       clearTimeout(pollTimer);
       pollTimer = setTimeout(dueLook, ms);
     };
-    // As the runner's rest after a drop: the random look waits for the stream's turn, and is dropped when the stream is back.
+    // As the runner's rest after a drop: the random look waits for a reopening under way and for the stream's turn, and is dropped when the stream is back.
     const dueLook = () => {
       if (afterDrop !== null && streamOpen) {
         afterDrop = null;
@@ -68,9 +72,14 @@ process.once("message", async (message) => {
         return;
       }
       const toTurn = turnAt + TURN_GRACE_MS - Date.now();
-      if (afterDrop === "cut" && !streamOpen && toTurn > 0) {
+      if ((afterDrop === "cut" || afterDrop === "answer") && !streamOpen && toTurn > 0) {
         afterDrop = "turn";
         schedule(toTurn);
+        return;
+      }
+      if (afterDrop === "cut" && connecting) {
+        afterDrop = "answer";
+        schedule(DOWN_POLL_MS);
         return;
       }
       look();
@@ -112,13 +121,20 @@ process.once("message", async (message) => {
       });
       claim.end(CLAIM_BODY);
     };
+    // The reopening was answered: a look waiting for the answer decides again.
+    const answered = () => {
+      connecting = false;
+      if (afterDrop === "answer") schedule(0);
+    };
     const open = () => {
       bump(requests, "events");
+      connecting = true;
       let ended = false;
       // Once per open, however it ends: reopen after `ms`.
       const reopen = (ms: number) => {
         if (ended) return;
         ended = true;
+        if (connecting) answered();
         if (streamOpen) {
           streamOpen = false;
           // The runner's next look comes at a random point of its 60 s poll.
@@ -145,7 +161,9 @@ process.once("message", async (message) => {
           }
           streamOpen = true;
           streamFailures = 0;
-          // The stream's first event says whether work waits (protocol 5): the runner looks only then.
+          answered();
+          // The stream's first event says whether work waits (protocol 5): the runner looks only then;
+          // "none" counts as a look (the poll's next comes 10 min later).
           let first = true;
           const silent = setTimeout(() => {
             bump(warns, "stream silent 45 s");
@@ -157,11 +175,14 @@ process.once("message", async (message) => {
             if (!first || !chunk.includes("data:")) return;
             first = false;
             if (!chunk.includes('"remote_session_stream_ready","work":false')) look();
+            else schedule(DEFAULT_STREAM_POLL_INTERVAL_MS);
+            reopenWithinMs = Number(/"reopenWithinMs":(\d+)/.exec(chunk)?.[1] ?? 0);
           });
           response.on("close", () => {
             clearTimeout(silent);
             bump(warns, "stream ended");
-            reopen(backoff(0));
+            // As the runner: at a random point of the spread the gateway asked for, at least the backoff.
+            reopen(Math.max(backoff(0), Math.round(Math.random() * reopenWithinMs)));
           });
         },
       );

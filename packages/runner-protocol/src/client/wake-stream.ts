@@ -11,6 +11,8 @@ export interface WakeStreamOptions {
   /** Where to connect and with which credential. */
   client: Pick<RunnerClient, "eventsUrl" | "authorization">;
   onEvent: (event: WakeEvent) => void;
+  /** Called as each attempt to (re)connect starts, before its request is sent. */
+  onConnect?: () => void;
   /** Called on every (re)connect: a wake-up may have been missed while the stream was down. */
   onOpen?: () => void;
   /** Called on every failed or dropped connection, before the backoff; the stream retries. */
@@ -43,6 +45,8 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
   const silenceMs = options.silenceMs ?? 45_000;
   const stop = new AbortController();
   let lastEventId = options.lastEventId;
+  // What the gateway asked (its streams' opening): a stream that ends comes back within it, spread.
+  let reopenWithinMs = 0;
 
   const connectOnce = async (): Promise<{ healthy: boolean; retryAfterMs?: number | undefined }> => {
     let received = false;
@@ -54,6 +58,7 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
             authorization: await options.client.authorization(),
           };
           if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
+          options.onConnect?.();
           const response = await (options.fetch ?? fetch)(options.client.eventsUrl, { headers, redirect: "error", signal });
           if (!response.ok || !response.body) throw await refusalOf(response);
           options.onOpen?.();
@@ -83,7 +88,9 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
     }
     // Unknown event types from a newer gateway are skipped, not fatal.
     const parsed = WakeEventSchema.safeParse(data);
-    if (parsed.success) options.onEvent(parsed.data);
+    if (!parsed.success) return;
+    if (parsed.data.type === "remote_session_stream_ready") reopenWithinMs = parsed.data.reopenWithinMs ?? 0;
+    options.onEvent(parsed.data);
   };
 
   const closed = (async () => {
@@ -91,8 +98,11 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
     while (!stop.signal.aborted) {
       const { healthy, retryAfterMs } = await connectOnce();
       failures = healthy ? 0 : failures + 1;
-      // A gateway that said when to come back (a full or busy process) is not asked sooner.
-      await sleep(timers, Math.max(retryAfterMs ?? 0, backoffDelay(failures, options.backoff ?? DEFAULT_BACKOFF)), stop.signal);
+      const backoff = options.backoff ?? DEFAULT_BACKOFF;
+      // A gateway that said when to come back (a full or busy process) is not asked sooner; a stream
+      // that ended comes back at a random point of the spread its gateway asked for.
+      const spread = healthy ? Math.round(backoff.random() * reopenWithinMs) : 0;
+      await sleep(timers, Math.max(retryAfterMs ?? 0, spread, backoffDelay(failures, backoff)), stop.signal);
     }
   })();
 

@@ -109,6 +109,14 @@ describe("runRunner", () => {
     expect(double.claimNexts()).toBeGreaterThan(1);
   });
 
+  it("with a gateway of protocol 5, an opening that says no work waits counts as a look: the short poll begun before the stream opened does not ask again", async () => {
+    const { double, start } = await setup();
+    start({ handlers: { "remote_session.create": done }, gatewayProtocolVersion: 5, pollIntervalMs: 300, streamPollIntervalMs: 600_000 });
+    await eventually(() => (double.openStreams() > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(double.claimNexts()).toBe(1);
+  });
+
   /** A fetch that answers the next `refusals` wake-stream opens 503 with a turn of `turnMs`, as a busy gateway does. */
   function busyAfterDrop(turnMs: number) {
     const state = { refusals: 0 };
@@ -136,6 +144,25 @@ describe("runRunner", () => {
     double.closeStreams();
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(busy.state.refusals).toBe(0);
+    expect(double.openStreams()).toBe(1);
+    expect(double.claimNexts()).toBe(1);
+  });
+
+  it("after a drop, a reopening still unanswered (a gateway slow to accept) is waited for: back, it asks nothing", async () => {
+    let slow = false;
+    const slowStream: typeof fetch = async (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (slow && url.endsWith("/v1/desktop-runner/events")) await new Promise((resolve) => setTimeout(resolve, 350));
+      return fetch(input, init);
+    };
+    const { double, start } = await setup({ fetch: slowStream });
+    // Without the wait, the first look after the drop would come at 200 ms (half the short poll), before the answer at 350 ms.
+    start({ handlers: { "remote_session.create": done }, gatewayProtocolVersion: 5, pollIntervalMs: 400, streamPollIntervalMs: 600_000 });
+    await eventually(() => (double.openStreams() > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    slow = true;
+    double.closeStreams();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(double.openStreams()).toBe(1);
     expect(double.claimNexts()).toBe(1);
   });

@@ -127,6 +127,8 @@ export function runRunner(options: RunRunnerOptions): Runner {
     streamOpen: false,
     streamDropped: false,
     afterDrop: null,
+    streamTold: false,
+    streamConnecting: false,
     streamTurnAt: 0,
     wakes: 0,
   };
@@ -139,7 +141,11 @@ export function runRunner(options: RunRunnerOptions): Runner {
       : openWakeStream({
           client: options.client,
           onEvent: (event) => onWakeEvent(loop, event),
+          onConnect: () => {
+            loop.streamConnecting = true;
+          },
           onOpen: () => {
+            streamAnswered(loop);
             loop.streamOpen = true;
             // A wake-up may have been missed while the stream was down: look, unless the stream's
             // first event will say whether anything waits.
@@ -147,6 +153,7 @@ export function runRunner(options: RunRunnerOptions): Runner {
             else wake();
           },
           onError: (error) => {
+            streamAnswered(loop);
             report(loop, error, "wake stream");
             // A busy gateway gave the stream a turn: the look after a drop waits for it (its reopening tells).
             if (error.retryAfterMs !== undefined) loop.streamTurnAt = loop.timers.now() + error.retryAfterMs;
@@ -205,12 +212,22 @@ interface RunnerLoop {
   awaitingReady: boolean;
   /** The open stream just went down: the sleep under way is cut to a random share of the short interval. */
   streamDropped: boolean;
-  /** Where the rest after a drop is: its random first look (`cut`), or the wait for the stream's turn (`turn`). */
-  afterDrop: "cut" | "turn" | null;
+  /** Where the rest after a drop is: its random first look (`cut`), the wait for the reopening's answer (`answer`) or for the stream's turn (`turn`). */
+  afterDrop: "cut" | "answer" | "turn" | null;
+  /** A stream's opening said no work waits since the last look: that counts as one. */
+  streamTold: boolean;
+  /** An attempt to (re)open the stream is under way (not answered yet). */
+  streamConnecting: boolean;
   /** When the gateway last told the stream to come back (0: never). */
   streamTurnAt: number;
   // Wake-ups so far: one that came while a task held its slot may have found no slot to claim with.
   wakes: number;
+}
+
+/** A reopening was answered (opened, or refused): a rest waiting for that answer decides again. */
+function streamAnswered(loop: RunnerLoop): void {
+  loop.streamConnecting = false;
+  if (loop.afterDrop === "answer") loop.kick.abort();
 }
 
 /** A hint wakes the loop; so does a stream's first event, unless it says no work waits. */
@@ -220,6 +237,12 @@ function onWakeEvent(loop: RunnerLoop, event: WakeEvent): void {
   if (event.type === "remote_session_work_available") wakeLoop(loop);
   else if (event.type === "remote_session_stream_ready") {
     if (event.work) wakeLoop(loop);
+    else {
+      // As good as a look that found nothing: the rest under way (the short poll of a runner
+      // whose stream was not open yet) becomes the open stream's.
+      loop.streamTold = true;
+      loop.kick.abort();
+    }
   } else if (first) wakeLoop(loop); // a first event that does not tell: look, as at any open
 }
 
@@ -247,6 +270,7 @@ async function pollUntilStopped(loop: RunnerLoop, idle: { pollIntervalMs: number
     loop.kicked = false;
     loop.kick = new AbortController();
     loop.afterDrop = null;
+    loop.streamTold = false;
     failures = (await drain(loop)) ? 0 : failures + 1;
     if (loop.kicked) continue;
     const pollMs = loop.streamOpen ? idle.streamPollIntervalMs : idle.pollIntervalMs;
@@ -270,12 +294,18 @@ async function rest(loop: RunnerLoop, waitMs: number, idle: { pollIntervalMs: nu
 /**
  * After a sleep ends: null to look now, else how much longer to sleep. A stream that went down
  * cuts the sleep to a random share of the short poll (a fleet cut off together does not ask
- * together); when that comes, a stream the gateway gave a turn waits for it, since its reopening
- * says whether work waits (protocol 5) — a fleet told turns after a restart asks nothing but its
- * streams — and a stream back by then leaves nothing to ask. One turn only: a stream refused again
- * (a full replica) has its runner look, then poll as a runner without a stream does.
+ * together). When that comes, against a gateway of protocol 5, whose reopened stream says whether
+ * work waits: a stream back by then leaves nothing to ask; a reopening under way is waited for (at
+ * most the short poll), and a turn the gateway gave the stream too — a fleet reconnecting to a
+ * busy gateway asks nothing but its streams. One turn only: a stream refused again (a full
+ * replica) or failing has its runner look, then poll as a runner without a stream does.
  */
 function restMore(loop: RunnerLoop, idle: { pollIntervalMs: number; streamPollIntervalMs: number }): number | null {
+  if (loop.streamTold && loop.streamOpen && !loop.streamDropped) {
+    loop.streamTold = false;
+    loop.afterDrop = null;
+    return idle.streamPollIntervalMs;
+  }
   if (loop.streamDropped) {
     loop.streamDropped = false;
     loop.afterDrop = "cut";
@@ -286,10 +316,15 @@ function restMore(loop: RunnerLoop, idle: { pollIntervalMs: number; streamPollIn
     loop.afterDrop = null;
     return idle.streamPollIntervalMs;
   }
+  if (!loop.readyTells || loop.afterDrop === "turn") return null;
   const toTurn = loop.streamTurnAt + Math.min(TURN_GRACE_MS, idle.pollIntervalMs) - loop.timers.now();
-  if (loop.afterDrop === "cut" && loop.readyTells && !loop.streamOpen && toTurn > 0) {
+  if (!loop.streamOpen && toTurn > 0) {
     loop.afterDrop = "turn";
     return toTurn;
+  }
+  if (loop.afterDrop === "cut" && loop.streamConnecting) {
+    loop.afterDrop = "answer";
+    return idle.pollIntervalMs;
   }
   return null;
 }
