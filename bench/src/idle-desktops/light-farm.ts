@@ -8,8 +8,7 @@
 // at an open of the stream when its first event says work waits (protocol 5's
 // `remote_session_stream_ready`; any other first event counts as yes); when the stream goes down,
 // at a random point of the next 60 s — or, when the gateway gave the stream a turn, not before
-// the turn (+ 5 s), and not at all if the stream is back by then; a stream that ends reopens at a
-// random point of the spread its opening asked for (`reopenWithinMs`); then every 10 min while the
+// the turn (+ 5 s), and not at all if the stream is back by then; then every 10 min while the
 // stream is healthy (DEFAULT_STREAM_POLL_INTERVAL_MS) and every 60 s while it is down; a failed
 // claim is retried with the runner's backoff. controller.ts forks it and sends a FarmStart; it
 // answers at once, opens at `openPerSecond`, and answers "stats".
@@ -55,8 +54,6 @@ process.once("message", async (message) => {
     // When the gateway last gave the stream a turn (0: never); a reopening unanswered; where the look after a drop is.
     let turnAt = 0;
     let connecting = false;
-    // The spread the gateway's stream opening asked for (protocol 5).
-    let reopenWithinMs = 0;
     let afterDrop: "cut" | "answer" | "turn" | null = null;
     let pollTimer: NodeJS.Timeout | undefined;
     let pollFailures = 0;
@@ -176,13 +173,11 @@ process.once("message", async (message) => {
             first = false;
             if (!chunk.includes('"remote_session_stream_ready","work":false')) look();
             else schedule(DEFAULT_STREAM_POLL_INTERVAL_MS);
-            reopenWithinMs = Number(/"reopenWithinMs":(\d+)/.exec(chunk)?.[1] ?? 0);
           });
           response.on("close", () => {
             clearTimeout(silent);
             bump(warns, "stream ended");
-            // As the runner: at a random point of the spread the gateway asked for, at least the backoff.
-            reopen(Math.max(backoff(0), Math.round(Math.random() * reopenWithinMs)));
+            reopen(backoff(0));
           });
         },
       );

@@ -48,7 +48,7 @@ describe("the wake stream's opening tells a protocol-5 runner whether work waits
     const events: WakeEvent[] = [];
     const stream = openWakeStream({ client: createRunnerClient({ baseUrl: gateway.baseUrl, token }), onEvent: (event) => events.push(event) });
     await eventually(() => (events.length === 1 ? true : undefined));
-    expect(events[0]).toEqual({ type: "remote_session_stream_ready", work: false, reopenWithinMs: 1 });
+    expect(events[0]).toEqual({ type: "remote_session_stream_ready", work: false });
     await gateway.sessions.create(gateway.call(member), { title: "later" });
     await eventually(() => (events.length === 2 ? true : undefined));
     expect(events[1]).toMatchObject({ type: "remote_session_work_available" });
@@ -56,25 +56,10 @@ describe("the wake stream's opening tells a protocol-5 runner whether work waits
     await stream.closed;
 
     // The task is still queued: the next opening says so.
-    expect((await firstEvents(gateway, token, 1))[0]).toEqual({ type: "remote_session_stream_ready", work: true, reopenWithinMs: 1 });
+    expect((await firstEvents(gateway, token, 1))[0]).toEqual({ type: "remote_session_stream_ready", work: true });
     // Another runner of the member may take it too (it is pinned to none); another member's runner has nothing.
     const other = await gateway.registerRunner({ organizationId: "org_ready", memberId: "mem_other" }, "runner-ready-02");
-    expect((await firstEvents(gateway, other, 1))[0]).toEqual({ type: "remote_session_stream_ready", work: false, reopenWithinMs: 1 });
-  });
-
-  it("asks for a return spread by the streams this process holds: half a millisecond each", async () => {
-    const gateway = await startRunnerGateway(db.current.url);
-    gateways.push(gateway);
-    const streams = [];
-    for (let i = 1; i <= 4; i++) {
-      const token = await gateway.registerRunner({ organizationId: "org_ready", memberId: `mem_spread_${i}` }, `runner-spread-0${i}`);
-      const events: WakeEvent[] = [];
-      streams.push(openWakeStream({ client: createRunnerClient({ baseUrl: gateway.baseUrl, token }), onEvent: (event) => events.push(event) }));
-      await eventually(() => (events.length === 1 ? true : undefined));
-      expect(events[0]).toMatchObject({ type: "remote_session_stream_ready", reopenWithinMs: Math.ceil(i / 2) });
-    }
-    for (const stream of streams) stream.close();
-    await Promise.all(streams.map((stream) => stream.closed));
+    expect((await firstEvents(gateway, other, 1))[0]).toEqual({ type: "remote_session_stream_ready", work: false });
   });
 
   it("tells a runner of protocol 4 nothing (its opening looks for work, as before)", async () => {
@@ -102,7 +87,6 @@ describe("the wake stream's opening tells a protocol-5 runner whether work waits
     expect((await firstEvents(quiet, await quiet.registerRunner(member, "runner-ready-04"), 1))[0]).toEqual({
       type: "remote_session_stream_ready",
       work: false,
-      reopenWithinMs: 1,
     });
     expect(asked).toEqual([expect.objectContaining({ ...member, runnerId: "runner-ready-04" })]);
 
@@ -111,7 +95,6 @@ describe("the wake stream's opening tells a protocol-5 runner whether work waits
     expect((await firstEvents(unknowing, await unknowing.registerRunner(member, "runner-ready-05"), 1))[0]).toEqual({
       type: "remote_session_stream_ready",
       work: true,
-      reopenWithinMs: 1,
     });
   });
 
@@ -121,7 +104,7 @@ describe("the wake stream's opening tells a protocol-5 runner whether work waits
     });
     gateways.push(gateway);
     const token = await gateway.registerRunner({ organizationId: "org_ready", memberId: "mem_fail" }, "runner-ready-06");
-    expect((await firstEvents(gateway, token, 1))[0]).toEqual({ type: "remote_session_stream_ready", work: true, reopenWithinMs: 1 });
+    expect((await firstEvents(gateway, token, 1))[0]).toEqual({ type: "remote_session_stream_ready", work: true });
     expect(gateway.logger.lines.some((line) => line.startsWith("warn desktop runner: the stream's work check failed"))).toBe(true);
   });
 });

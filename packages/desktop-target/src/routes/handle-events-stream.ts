@@ -12,19 +12,6 @@ const REPLAY_LIMIT = 100;
 // Stateless: one for every stream (a stream holds nothing of its own for it).
 const encoder = new TextEncoder();
 
-/** What a stream's opening tells a runner that reads it. */
-export interface StreamReadyFacts {
-  /** A task waits that it may claim (or it could not be told). */
-  work: boolean;
-  /** When its stream ends, reopen at a random point within this (the fleet this process holds, spread). */
-  reopenWithinMs: number;
-}
-
-// A fleet this process holds comes back at about 2 000 opens a second when every stream drops at
-// once (a restart), instead of all within a second; at most 30 s for the last of it.
-const REOPEN_MS_PER_STREAM = 0.5;
-const MAX_REOPEN_WITHIN_MS = 30_000;
-
 /** How a dialect frames its wake stream. */
 export interface StreamFraming {
   /** Written at once. */
@@ -33,7 +20,7 @@ export interface StreamFraming {
   /** Whether the stream carries work hints (a dialect's stream may carry only work this gateway never has). */
   hints: boolean;
   /** The frame that tells a runner whether work waits as its stream opens, or null when it does not read one. */
-  ready?(runner: RunnerIdentity, facts: StreamReadyFacts): string | null;
+  ready?(runner: RunnerIdentity, work: boolean): string | null;
   /** For a stream without work hints: the frame of a wake-up it does carry (OpenWork's for the host's runs), or null. */
   hintOf?(ctx: RouteContext, runner: RunnerIdentity, notice: Pick<WakeNotice, "w" | "t">): string | null;
 }
@@ -150,19 +137,15 @@ function startWakeStream(stream: WakeStream, request: Request, resumeAfter: numb
   return () => stream.cleanup();
 }
 
-/**
- * Tells a runner that reads it whether work waits (yes when that cannot be told: the runner then
- * looks), and how widely to spread its return when the stream ends.
- */
+/** Tells a runner that reads it whether work waits (yes when that cannot be told: the runner then looks). */
 async function tellReady(stream: WakeStream): Promise<void> {
   const { ctx, runner, framing } = stream;
-  if (!framing.ready || framing.ready(runner, { work: true, reopenWithinMs: 0 }) === null) return;
+  if (!framing.ready || framing.ready(runner, true) === null) return;
   const work = await workWaits(ctx, runner).catch((error: unknown) => {
     ctx.logger.warn("desktop runner: the stream's work check failed", { runnerId: runner.runnerId, error: String(error) });
     return true;
   });
-  const reopenWithinMs = Math.min(MAX_REOPEN_WITHIN_MS, Math.ceil(ctx.hub.stats().runnerStreams * REOPEN_MS_PER_STREAM));
-  const frame = framing.ready(runner, { work, reopenWithinMs });
+  const frame = framing.ready(runner, work);
   if (frame !== null) write(stream, frame);
 }
 

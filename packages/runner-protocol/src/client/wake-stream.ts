@@ -45,8 +45,6 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
   const silenceMs = options.silenceMs ?? 45_000;
   const stop = new AbortController();
   let lastEventId = options.lastEventId;
-  // What the gateway asked (its streams' opening): a stream that ends comes back within it, spread.
-  let reopenWithinMs = 0;
 
   const connectOnce = async (): Promise<{ healthy: boolean; retryAfterMs?: number | undefined }> => {
     let received = false;
@@ -88,9 +86,7 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
     }
     // Unknown event types from a newer gateway are skipped, not fatal.
     const parsed = WakeEventSchema.safeParse(data);
-    if (!parsed.success) return;
-    if (parsed.data.type === "remote_session_stream_ready") reopenWithinMs = parsed.data.reopenWithinMs ?? 0;
-    options.onEvent(parsed.data);
+    if (parsed.success) options.onEvent(parsed.data);
   };
 
   const closed = (async () => {
@@ -98,11 +94,8 @@ export function openWakeStream(options: WakeStreamOptions): WakeStream {
     while (!stop.signal.aborted) {
       const { healthy, retryAfterMs } = await connectOnce();
       failures = healthy ? 0 : failures + 1;
-      const backoff = options.backoff ?? DEFAULT_BACKOFF;
-      // A gateway that said when to come back (a full or busy process) is not asked sooner; a stream
-      // that ended comes back at a random point of the spread its gateway asked for.
-      const spread = healthy ? Math.round(backoff.random() * reopenWithinMs) : 0;
-      await sleep(timers, Math.max(retryAfterMs ?? 0, spread, backoffDelay(failures, backoff)), stop.signal);
+      // A gateway that said when to come back (a full or busy process) is not asked sooner.
+      await sleep(timers, Math.max(retryAfterMs ?? 0, backoffDelay(failures, options.backoff ?? DEFAULT_BACKOFF)), stop.signal);
     }
   })();
 

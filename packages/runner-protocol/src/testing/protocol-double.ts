@@ -189,8 +189,7 @@ export async function startProtocolDouble(
       // Protocol 5: the first event says whether work waits for the runner.
       if ((protocols.get(runner.r) ?? 1) >= STREAM_READY_PROTOCOL) {
         const work = [...tasks.values()].some((t) => eligible(t, runner));
-        // As the gateway: a return spread by the streams held, half a millisecond each.
-        response.write(wakeFrame({ type: "remote_session_stream_ready", work, reopenWithinMs: Math.ceil((streams.size + 1) / 2) }));
+        response.write(wakeFrame({ type: "remote_session_stream_ready", work }));
       }
       const after = Number(headers["last-event-id"] ?? Number.POSITIVE_INFINITY);
       for (const n of notifications) if (n.id > after) writeNotification(response, n);

@@ -22,15 +22,7 @@ export const WorkAvailableEventSchema = z.looseObject({
  * `work: false` has nothing to ask for: a fleet reconnecting at once (a gateway restart) costs
  * its streams, not a claim each. A gateway that cannot tell says `true`.
  */
-export const StreamReadyEventSchema = z.looseObject({
-  type: z.literal("remote_session_stream_ready"),
-  work: z.boolean(),
-  /**
-   * When this stream ends, reopen at a random point within this many ms: the gateway spreads the
-   * return of the fleet it holds (a restart drops every stream at once) by its size.
-   */
-  reopenWithinMs: z.number().int().nonnegative().max(300_000).optional(),
-});
+export const StreamReadyEventSchema = z.looseObject({ type: z.literal("remote_session_stream_ready"), work: z.boolean() });
 
 /** Sent every 15 s on an idle stream so both ends can tell a silent stream from a dead one. */
 export const KeepaliveEventSchema = z.looseObject({ type: z.literal("keepalive") });

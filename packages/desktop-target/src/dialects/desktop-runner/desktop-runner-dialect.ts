@@ -24,7 +24,7 @@ export const desktopRunnerDialect = {
     opening: sseComment("open"),
     keepalive: wakeFrame({ type: "keepalive" }),
     hints: true,
-    ready: (runner, facts) => (runner.protocolVersion >= STREAM_READY_PROTOCOL ? wakeFrame({ type: "remote_session_stream_ready", ...facts }) : null),
+    ready: (runner, work) => (runner.protocolVersion >= STREAM_READY_PROTOCOL ? wakeFrame({ type: "remote_session_stream_ready", work }) : null),
   },
   presence: "stream",
   reportsProgress: false,
