@@ -12,6 +12,7 @@
 // restarted (STORM=restart: killed, a new process on the same port and database), the time until
 // every desktop streams again, and the probe's member's `remote-session:list` over MCP meanwhile
 // (refused or failed calls counted) beside the same calls just before.
+import { execFileSync } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { loadavg } from "node:os";
@@ -430,11 +431,17 @@ try {
         .filter((line) => line.startsWith("openwork_member_refusals"))
         .reduce((n, line) => n + Number(line.split(" ").at(-1)), 0);
     };
+    // A restarted gateway counts from zero.
+    const shareSince = async (before: GatewayCount["connections"]) => {
+      const { refused, evicted } = (await count()).connections;
+      return STORM === "restart" ? { refused, evicted } : { refused: refused - before.refused, evicted: evicted - before.evicted };
+    };
     const quiet = listBoth();
     await sleep(LIST_BASE_S * 1_000);
     listBefore = await quiet.stop();
-    const target = (await count()).streams;
+    const { streams: target, connections: shareBefore } = await count();
     const s0 = await farmStats();
+    const tcpBefore = tcpCounters();
     const refusedBefore = await refusalsMetric();
     const list = listBoth();
     // STORM_PROFILE=file: the gateway's CPU profile over the storm (drop only: a restarted process is a new one).
@@ -489,8 +496,10 @@ try {
       streamOpens: minus(s1.requests, s0.requests).events ?? 0,
       statuses: byStatus,
       warns: minus(s1.warns, s0.warns),
-      // A restarted gateway counts from zero.
       gatewayRefusals: (await refusalsMetric()) - (STORM === "restart" ? 0 : refusedBefore),
+      // Where resets come from: connections the share refused or ended for newer ones, and the kernel's own counts.
+      connectionShare: await shareSince(shareBefore),
+      tcp: minus(tcpCounters(), tcpBefore),
       timeline,
     };
     say(`storm ${JSON.stringify({ ...storm, timeline: undefined })}; list before ${JSON.stringify(listBefore)}, during ${JSON.stringify(listDuring)}`);
@@ -628,6 +637,21 @@ const written = JSON.parse(await readFile(file, "utf8"));
 const settings = { N, LITE, PER_MEMBER, PER_FARM, OPEN_RATE, BASE_S, SETTLE_S, IDLE_S, PROBES, STORM, LIST_BASE_S, ...connectionLimits };
 await writeFile(file, `${JSON.stringify({ ...written, settings, detail }, null, 2)}\n`);
 process.exit(process.exitCode ?? 0);
+
+/** The kernel's TCP counters that say why connections fail (the machine's, since boot; `nstat` of iproute2, empty without it). */
+function tcpCounters(): Record<string, number> {
+  const wanted = /^(TcpExtListenOverflows|TcpExtListenDrops|TcpExtSyncookiesSent|TcpOutRsts|TcpEstabResets|TcpExtTCPAbortOnData|TcpExtTCPAbortOnClose)$/;
+  try {
+    const counters: Record<string, number> = {};
+    for (const line of execFileSync("nstat", ["-asz"], { encoding: "utf8" }).split("\n")) {
+      const [name, value] = line.trim().split(/\s+/);
+      if (name && wanted.test(name)) counters[name] = Number(value);
+    }
+    return counters;
+  } catch {
+    return {};
+  }
+}
 
 function sumStats(stats: FarmStats[]): FarmStats {
   return {

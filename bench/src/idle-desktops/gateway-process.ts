@@ -38,8 +38,8 @@ export interface GatewayStarted {
 export interface GatewayCount {
   /** `hub.stats().runnerStreams`: wake streams held. */
   streams: number;
-  /** `connections()`: request connections, those with no whole request yet, the credentials holding them, wake streams. */
-  connections: { open: number; unidentified: number; credentials: number; streams: number };
+  /** `connections()`: request connections, those with no whole request yet, the credentials holding them, wake streams, and so far the connections refused at the cap and those ended for a newer one. */
+  connections: { open: number; unidentified: number; credentials: number; streams: number; refused: number; evicted: number };
 }
 
 /** The count, and the memory after a forced GC, and what the gateway logged (warnings and errors, by message). */

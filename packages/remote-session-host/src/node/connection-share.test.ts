@@ -40,7 +40,7 @@ it("at the cap, takes the oldest connection that sent no whole request, then the
   expect(share.admit(newest)).toBe(true);
   expect(share.admit(socket())).toBe(true);
   expect([a1.destroyed, a2.destroyed, a3.destroyed, b1.destroyed, next.destroyed, newest.destroyed]).toEqual([false, true, true, false, false, false]);
-  expect(share.stats()).toMatchObject({ open: 5, unidentified: 2 });
+  expect(share.stats()).toMatchObject({ open: 5, unidentified: 2, evicted: 3, refused: 0 });
 });
 
 it("answers false when every connection is within its credential's share", () => {

@@ -37,6 +37,7 @@ export function createConnectionShare(options: {
   const streams = new Set<Socket>();
   let open = 0;
   let refused = 0;
+  let evicted = 0;
   const cap = () => options.maxConnections + Math.max(0, (options.maxStreams ?? 0) - streams.size);
 
   /** Takes `socket` out of its credential's set; false when it is in none. */
@@ -75,6 +76,7 @@ export function createConnectionShare(options: {
           return false;
         }
         forget(taken);
+        evicted++;
         taken.destroy();
       }
       open++;
@@ -103,8 +105,8 @@ export function createConnectionShare(options: {
       inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
       response.once("close", () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
     },
-    /** Connections counted against the cap, those of them that sent no whole request yet, the credentials holding the rest, the streams (not counted), and the connections refused so far. */
-    stats: () => ({ open, unidentified: fresh.size, credentials: byCredential.size, streams: streams.size, refused }),
+    /** Connections counted against the cap, those of them that sent no whole request yet, the credentials holding the rest, the streams (not counted), and the connections refused and ended for a newer one so far. */
+    stats: () => ({ open, unidentified: fresh.size, credentials: byCredential.size, streams: streams.size, refused, evicted }),
   };
 }
 
