@@ -1,6 +1,5 @@
 // Gateway overhead: execute_capability(remote-session:read) beside a no-op tool on the same
 // transport and server. Budget: p50 within 2× of the no-op.
-import { mcpEndpointV2 } from "@openwork/gateway";
 import { z } from "zod";
 import { benchDatabase, report, summarize } from "./harness.js";
 import { benchGateway } from "./gateway-fixture.js";
@@ -10,9 +9,8 @@ const db = await benchDatabase("overhead");
 const rows: Record<string, Record<string, unknown>> = {};
 try {
   const fixture = await benchGateway(db.url, {
-    mcpEndpoint: mcpEndpointV2((server) =>
-      server.registerTool("noop", { inputSchema: z.object({ name: z.string().optional() }) }, async () => ({ content: [{ type: "text", text: "ok" }] })),
-    ),
+    configureMcp: (server) =>
+      void server.registerTool("noop", { inputSchema: z.object({ name: z.string().optional() }) }, async () => ({ content: [{ type: "text", text: "ok" }] })),
   });
   const mcp = await fixture.mcpClient();
   // A desktop session with a finished turn to read (its task completed by a runner client).

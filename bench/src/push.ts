@@ -1,7 +1,10 @@
 // Push: output a desktop runner posts → `notifications/resources/updated` at a subscribed MCP
-// client, beside a `read` with waitMs waiting for the same output (same run, same post); then
+// client of the 2025 era (GET stream) and at a listening client of MCP 2026-07-28
+// (`subscriptions/listen`), beside a `read` with waitMs waiting for the same output (same run,
+// same post); then
 // 500 subscribed clients (raw Streamable HTTP: initialize, subscribe, GET stream) on one gateway
 // process: PostgreSQL connections before and after, memory, and the fan-out of one change.
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -48,7 +51,13 @@ try {
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, () => notified(performance.now()));
   await client.subscribeResource({ uri: `remote-session://${sessionId}` });
   while (fixture.gateway.push!.stats().pushWatchers < 1) await sleep(20);
+  const modern = new ModernClient({ name: "bench-listen", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  await modern.connect(new ModernTransport(new URL(fixture.gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }));
+  let listened: (at: number) => void = () => {};
+  modern.setNotificationHandler("notifications/resources/updated", () => listened(performance.now()));
+  await modern.listen({ resourceSubscriptions: [`remote-session://${sessionId}`] });
   const pushed: number[] = [];
+  const heard: number[] = [];
   const waited: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
     const sent = await ok("remote-session:send", { sessionId, prompt: `follow-up ${i}` });
@@ -57,6 +66,7 @@ try {
     // Let the claim's own notification and the read's first look pass before the post.
     await sleep(60);
     const notification = new Promise<number>((resolve) => (notified = resolve));
+    const listening = new Promise<number>((resolve) => (listened = resolve));
     const t0 = performance.now();
     await runner.complete(task.taskId, {
       attempt: task.attempt,
@@ -64,12 +74,15 @@ try {
       localSessionId: `ses_${sessionId}`,
       events: [{ sequence: 1, type: "assistant.final", payload: { messageId: `m${i + 1}`, text: `reply ${i}` } }],
     });
-    const [notifiedAt, readAt] = await Promise.all([notification, reading]);
+    const [notifiedAt, listenedAt, readAt] = await Promise.all([notification, listening, reading]);
     pushed.push(notifiedAt - t0);
+    heard.push(listenedAt - t0);
     waited.push(readAt - t0);
   }
   await client.close();
-  rows["output posted → notification received (subscribed client)"] = { ...summarize(pushed), unit: "ms" };
+  await modern.close();
+  rows["output posted → notification received (2025 era: subscribed client, GET stream)"] = { ...summarize(pushed), unit: "ms" };
+  rows["output posted → notification received (2026-07-28: listening client)"] = { ...summarize(heard), unit: "ms" };
   rows["baseline: output posted → read with waitMs returns (same post)"] = { ...summarize(waited), unit: "ms" };
 
   // 2. Many subscribed clients on one process, as raw HTTP clients (cheap on the bench's side).

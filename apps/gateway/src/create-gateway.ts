@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { WorkerResolver } from "@openwork/cloud-target";
 import type { DesktopTimings, HostWorkKind, OpenworkRuns, StreamLimits, WakeBus } from "@openwork/desktop-target";
@@ -19,8 +20,8 @@ import { Hono } from "hono";
 import type { Sql } from "postgres";
 import { devAuth } from "./dev-auth.js";
 import type { DevMember } from "./dev-members.js";
-import type { McpEndpointFactory } from "./mcp-endpoint.js";
-import { mcpEndpointV2 } from "./mcp-endpoint-v2.js";
+import { createHostMcpEndpoint, type HostMcpEndpointOptions } from "@openwork/remote-session-host/server-v2";
+import { type McpEndpointFactory, SERVER_INFO } from "./mcp-endpoint.js";
 import { prometheusMetrics } from "./prometheus-metrics.js";
 import { StartupError } from "./startup-errors.js";
 
@@ -85,8 +86,10 @@ export interface GatewayOptions {
   connectionStats?: () => Record<string, number>;
   /** How long a session may wait on the human before its reads call the request overdue. Default 15 min. */
   inputTimeoutMs?: number;
-  /** The MCP endpoint: default `@modelcontextprotocol/server` 2.x (`mcpEndpointV2()`, which can add a host's own tools). */
+  /** The MCP endpoint: default the host's on `@modelcontextprotocol/server` 2.x, both MCP eras (`createHostMcpEndpoint`). */
   mcpEndpoint?: McpEndpointFactory;
+  /** Adds the host's own tools to the default endpoint's server of each request (a benchmark's no-op baseline). */
+  configureMcp?: HostMcpEndpointOptions["configure"];
   /**
    * Push: stateful MCP sessions (in PostgreSQL) whose clients subscribe to `remote-session://`
    * resources and hear `notifications/resources/updated` on their GET stream. Default: on with the
@@ -127,9 +130,13 @@ export async function createGateway(options: GatewayOptions) {
     if (!(error instanceof WakeBusUnavailable)) throw error;
     throw new StartupError(`${options.wakeBus ? "NATS_URL" : "LISTEN_DATABASE_URL"}: ${error.message}`);
   });
-  const mcpEndpoint = host.push
-    ? host.push.endpoint(mcpEndpointV2(host.push.registerResources)(host.push.source))
-    : (options.mcpEndpoint ?? mcpEndpointV2())(host.source);
+  const sessions = createHostMcpEndpoint(host, {
+    serverInfo: SERVER_INFO,
+    ...(options.configureMcp ? { configure: options.configureMcp } : {}),
+    // On here: a 2026-era client's human answers a session's question in the client's own UI.
+    elicitation: { secret: elicitationSecretOf(options.runnerTokenSecret) },
+  });
+  const mcpEndpoint = options.mcpEndpoint ? options.mcpEndpoint(host.source) : sessions.endpoint;
   const app = new Hono();
   // One answer to an unexpected error for every route family mounted here (MCP and push, the
   // runner routes, metadata, health and metrics): the typed body, its referenceId in the log.
@@ -171,6 +178,7 @@ export async function createGateway(options: GatewayOptions) {
     notifications: notifications!,
     host,
     close: async () => {
+      await sessions.close();
       await host.close();
       await metrics.close();
     },
@@ -230,6 +238,14 @@ function hostOptionsOf(options: GatewayOptions, logger: Logger): RemoteSessionHo
     notifications: { ...options.notify, userOf: auth.userOf, memberOf: auth.memberOf },
     logger,
   };
+}
+
+/**
+ * The key sealing what the gateway asked a human: derived from the runner-token secret every
+ * replica shares (so any replica verifies an answer), and never the same key.
+ */
+function elicitationSecretOf(runnerTokenSecret: string): string {
+  return createHmac("sha256", runnerTokenSecret).update("openwork elicitation requestState").digest("base64url");
 }
 
 /** Which route family a path belongs to, for the log line of an unexpected error. */

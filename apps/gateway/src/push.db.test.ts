@@ -1,6 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { RUNNER_CAPABILITIES, RUNNER_PROTOCOL_VERSION } from "@openwork/runner-protocol";
-import { createRunnerClient, requestRunnerToken, type RunnerClient } from "@openwork/runner-protocol/client";
+import type { RunnerClient } from "@openwork/runner-protocol/client";
 import { createHttpWorkerResolver } from "@openwork/cloud-target";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { startWitnessWorker } from "@openwork/witness-worker";
@@ -8,6 +7,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevMember, fixedDevMember } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
+import { desktopVia, type Replica, sseMessages } from "./testing/push-replicas.js";
 
 // Push over MCP resource subscriptions, on two gateway replicas sharing one PostgreSQL: a stateful
 // MCP session lives in the database, so either replica answers it, and a stream cut with its
@@ -15,7 +15,6 @@ import { serveGateway } from "./serve-gateway.js";
 const db = useTestDatabase();
 const alice = fixedDevMember("push-alice");
 const bob = fixedDevMember("push-bob");
-type Replica = Awaited<ReturnType<typeof serveGateway>>;
 let sql: postgres.Sql;
 let a: Replica;
 let b: Replica;
@@ -32,23 +31,8 @@ beforeAll(async () => {
   sql = postgres(db.current.url, { max: 10, onnotice: () => {} });
   a = await serve();
   b = await serve();
-  const desktopVia = async (replica: Replica) => {
-    const { token } = await requestRunnerToken({
-      baseUrl: replica.baseUrl,
-      memberToken: alice.sessionToken,
-      request: {
-        runnerId: "push-desktop-0001",
-        name: "Push desktop",
-        platform: "linux",
-        appVersion: "test",
-        protocolVersion: RUNNER_PROTOCOL_VERSION,
-        capabilities: [...RUNNER_CAPABILITIES],
-      },
-    });
-    return createRunnerClient({ baseUrl: replica.baseUrl, token });
-  };
-  runner = await desktopVia(a);
-  runnerViaB = await desktopVia(b);
+  runner = await desktopVia(a, alice, "push-desktop-0001");
+  runnerViaB = await desktopVia(b, alice, "push-desktop-0001");
 }, 60_000);
 
 afterAll(async () => {
@@ -90,33 +74,6 @@ async function runningSession(client: Client): Promise<{ sessionId: string; task
     { sequence: 2, type: "status", payload: { status: "running" } },
   ]);
   return { sessionId: created.structuredContent.sessionId, taskId: assignment!.taskId, attempt: assignment!.attempt };
-}
-
-/** Reads SSE events (id and data) from a stream until `until` says stop or `timeoutMs` passes. */
-async function sseEvents(response: Response, until: (events: { id: string; data: any }[]) => boolean, timeoutMs: number) {
-  const reader = response.body!.getReader();
-  const events: { id: string; data: any }[] = [];
-  const decoder = new TextDecoder();
-  let buffer = "";
-  const deadline = Date.now() + timeoutMs;
-  try {
-    while (!until(events) && Date.now() < deadline) {
-      const chunk = await Promise.race([reader.read(), new Promise<null>((resolve) => setTimeout(() => resolve(null), Math.max(1, deadline - Date.now())))]);
-      if (!chunk || chunk.done) break;
-      buffer += decoder.decode(chunk.value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const id = /^id: (.*)$/m.exec(frame)?.[1];
-        const data = /^data: (.*)$/m.exec(frame)?.[1];
-        if (id && data) events.push({ id, data: JSON.parse(data) });
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-  return events;
 }
 
 describe("push over MCP resource subscriptions", () => {
@@ -186,7 +143,7 @@ describe("push over MCP resource subscriptions", () => {
       });
     const first = await open(a);
     expect(first.headers.get("content-type")).toBe("text/event-stream");
-    const seenOnA = sseEvents(first, (events) => events.length >= 1, 5_000);
+    const seenOnA = sseMessages(first, (events) => events.length >= 1, 5_000);
     while (a.push!.stats().pushWatchers < 1) await new Promise((resolve) => setTimeout(resolve, 20));
     await runner.postEvents(taskId, attempt, [{ sequence: 3, type: "assistant.delta", payload: { messageId: "m1", text: "one" } }]);
     const [delivered] = await seenOnA;
@@ -195,11 +152,11 @@ describe("push over MCP resource subscriptions", () => {
     // The replica holding the stream dies; the session changes while no replica watches it.
     await a.close();
     await runnerViaB.postEvents(taskId, attempt, [{ sequence: 4, type: "assistant.delta", payload: { messageId: "m1", text: " two" } }]);
-    const resumed = await sseEvents(await open(b, delivered!.id), () => false, 1_500);
+    const resumed = await sseMessages(await open(b, delivered!.id), () => false, 1_500);
     expect(resumed).toEqual([{ id: expect.any(String), data: { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri } } }]);
-    expect(BigInt(resumed[0]!.id)).toBeGreaterThan(BigInt(delivered!.id));
+    expect(BigInt(resumed[0]!.id!)).toBeGreaterThan(BigInt(delivered!.id!));
     // Resuming from before the first event replays both, in order, once each.
-    const replayed = await sseEvents(await open(b, "0"), (events) => events.length >= 2, 2_000);
+    const replayed = await sseMessages(await open(b, "0"), (events) => events.length >= 2, 2_000);
     expect(replayed.map((e) => e.id)).toEqual([delivered!.id, resumed[0]!.id]);
   });
 

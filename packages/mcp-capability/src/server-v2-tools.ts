@@ -3,9 +3,18 @@ import { type Skill, type SkillSource, SkillsExtension, skillEntry } from "@mode
 import { CARD_TOOL_META } from "@openwork/mcp-app-card";
 import { registerCardResource } from "@openwork/mcp-app-card/server-v2";
 import { type BuiltinSkill, REMOTE_SESSIONS_SKILL } from "./builtin-skill-source.js";
-import { createToolHandlers, EXECUTE_TOOL, type RemoteSessionToolsOptions, SEARCH_TOOL } from "./mcp-tools.js";
+import { type AskedCodec, executeAsking } from "./elicit-answers.js";
+import { createToolHandlers, EXECUTE_TOOL, type RemoteSessionToolsOptions as ToolsOptions, SEARCH_TOOL } from "./mcp-tools.js";
 
-export type { RemoteSessionToolsOptions } from "./mcp-tools.js";
+/** What `registerRemoteSessionTools` takes on a server 2.x. */
+export interface RemoteSessionToolsOptions extends ToolsOptions {
+  /**
+   * Asks the caller's human directly when a waiting read meets a question (MCP 2026-07-28
+   * elicitation): the codec the server's `requestState.verify` runs too. Only for a server that
+   * answers the 2026 era; `createRemoteSessionEndpoint` sets both from its `elicitation` option.
+   */
+  asking?: AskedCodec;
+}
 
 /**
  * Puts den-api's two tools on an `@modelcontextprotocol/server` 2.x McpServer:
@@ -22,9 +31,11 @@ export function registerRemoteSessionTools(server: McpServer, options: RemoteSes
   const { name: executeName, ...execute } = EXECUTE_TOOL;
   const withCard = options.card !== false;
   if (withCard) registerCardResource(server);
-  server.registerTool(executeName, { ...execute, ...(withCard ? { _meta: CARD_TOOL_META } : {}) }, (args, ctx) =>
-    handlers.execute(args, ctx.http?.authInfo, callSignal(ctx.mcpReq.signal, ctx.http?.req?.signal)),
-  );
+  const { asking } = options;
+  server.registerTool(executeName, { ...execute, ...(withCard ? { _meta: CARD_TOOL_META } : {}) }, (args, ctx) => {
+    const run = (call: typeof args) => handlers.execute(call, ctx.http?.authInfo, callSignal(ctx.mcpReq.signal, ctx.http?.req?.signal));
+    return asking ? executeAsking(asking, run, args, ctx) : run(args);
+  });
   if (options.skills !== false) REMOTE_SESSIONS_EXTENSION.attach(server);
 }
 

@@ -17,7 +17,7 @@ export interface MemberLimits {
   mcpRequestsInFlight: number;
   /** Reads with `waitMs` one member may have waiting at once. Default 16. */
   waitingReads: number;
-  /** Push GET streams one member may hold open. Default 16; past it a new stream is refused. */
+  /** Push streams one member may hold open: 2025-era GET streams and 2026-era listens together. Default 16; past it a new one is refused. */
   pushStreams: number;
   /**
    * Stateful MCP sessions one member keeps (across replicas, in PostgreSQL). Default 64; an

@@ -3,3 +3,4 @@ export { type SessionPush, type SessionPushOptions, createSessionPush } from "./
 export type { PushAuth, PushBus } from "./push-bus.js";
 export { type PushEndpoint, type PushLimits, DEFAULT_PUSH_LIMITS } from "./push-route.js";
 export { type PushRetention, DEFAULT_PUSH_RETENTION, migrateSessionPush } from "./push-store.js";
+export { LISTEN_REVISION, SESSION_VERSION_META, SESSION_VERSIONS_META, type WatchedUris } from "./push-listen.js";

@@ -1,18 +1,8 @@
-import { createHash } from "node:crypto";
 import { errorFacts, type Logger } from "@openwork/remote-session-core";
 import { sseComment, sseFrame } from "@openwork/remote-session-core/wire";
 import type { PushAuth, PushBus, PushHint } from "./push-bus.js";
 import { keyOf, type PushStore, type Subscription } from "./push-store.js";
-
-/**
- * A session read as the caller: the capability's `read` payload, null when the caller may not
- * read it (unknown, another member's), or a rejection when the target cannot answer now.
- */
-export type ReadAs = (
-  auth: PushAuth,
-  body: { sessionId: string; cursor?: string; waitMs?: number },
-  signal?: AbortSignal,
-) => Promise<Record<string, unknown> | null>;
+import { type ReadAs, watchSession } from "./watch-session.js";
 
 export interface PushHubOptions {
   store: PushStore;
@@ -28,31 +18,6 @@ export interface PushHubOptions {
   keepaliveMs?: number;
   /** A stream looks for events it was not told of (a lost hint) this often. Default 5 s. */
   backstopMs?: number;
-}
-
-// A watcher looks again at least this often, whatever the target tells it.
-const WATCH_TIMEOUT_MS = 25_000;
-// States in which a read with waitMs waits (for targets without a change feed here).
-const WAITABLE = new Set(["queued", "running", "waiting_input"]);
-
-/**
- * What `notifications/resources/updated` is sent for: a slice's state, position, the text being
- * written, the reply, what it asks, its error. Anything else (its `next`, clocks) is not a change.
- */
-export function fingerprintOf(slice: Record<string, unknown>): string {
-  const pending = slice.pending as { id?: string; overdue?: boolean } | undefined;
-  const facts = [
-    slice.state,
-    slice.cursor,
-    slice.partialText,
-    slice.finalAssistantText,
-    pending?.id,
-    pending?.overdue,
-    slice.lastError,
-    slice.retrying,
-    slice.deferred,
-  ];
-  return createHash("sha256").update(JSON.stringify(facts)).digest("base64url");
 }
 
 /** The `remote-session://<id>` URI of a session; null for any other URI. */
@@ -138,36 +103,16 @@ function sharedRead(hub: HubContext, auth: PushAuth, sessionId: string): Promise
   return read;
 }
 
-/** Watches one subscribed session until `signal` aborts or the caller may no longer read it, announcing each change. */
-async function watch(hub: HubContext, mcpSessionId: string, auth: PushAuth, subscription: Subscription, signal: AbortSignal): Promise<void> {
+/** Watches one subscribed session until `signal` aborts or the caller may no longer read it, announcing each change in the store. */
+function watch(hub: HubContext, mcpSessionId: string, auth: PushAuth, subscription: Subscription, signal: AbortSignal): Promise<void> {
   const { options } = hub;
-  let announced = subscription.fingerprint;
   const message = { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri: subscription.uri } };
-  while (!signal.aborted) {
-    // Listen before looking, so a change between the look and the wait is not missed.
-    const changed = options.bus.waitForSession(subscription.remoteSessionId, WATCH_TIMEOUT_MS, signal);
-    const slice = await sharedRead(hub, auth, subscription.remoteSessionId).catch((error: unknown) => {
-      // A target that cannot answer now (a waking worker): look again at the next change or timeout.
-      options.logger.warn("push: a watched session could not be read", { mcpSessionId, error: errorFacts(error) });
-      return undefined;
-    });
-    if (slice === null) return;
-    if (slice === undefined) {
-      await changed;
-      continue;
-    }
-    const fingerprint = fingerprintOf(slice);
-    if (fingerprint !== announced && !signal.aborted) {
-      await options.store.announce(keyOf(mcpSessionId, auth), subscription.uri, fingerprint, message);
-      announced = fingerprint;
-    }
-    // Targets whose changes are not notified here (the cloud) are watched with a waiting read,
-    // which ends with the watcher; one refused (the member's waiting reads are all taken) waits for the change.
-    const waits = slice.target !== "desktop" && WAITABLE.has(String(slice.state));
-    const waited = () =>
-      options.read(auth, { sessionId: subscription.remoteSessionId, cursor: String(slice.cursor), waitMs: WATCH_TIMEOUT_MS }, signal).catch(() => changed);
-    await (waits ? Promise.race([changed, waited()]) : changed);
-  }
+  return watchSession(
+    { look: (as, sessionId) => sharedRead(hub, as, sessionId), read: options.read, bus: options.bus, logger: options.logger },
+    { auth, sessionId: subscription.remoteSessionId, since: subscription.fingerprint },
+    (version) => options.store.announce(keyOf(mcpSessionId, auth), subscription.uri, version, message),
+    signal,
+  );
 }
 
 /** Starts a watcher for each new subscription of a local session and stops those gone. */

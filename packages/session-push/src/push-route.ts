@@ -1,4 +1,4 @@
-import { createMemberSlots } from "@openwork/mcp-capability/internal";
+import type { MemberSlots } from "@openwork/mcp-capability/internal";
 import { errorPayload, sessionError } from "@openwork/remote-session-core";
 import { MCP_BODY_BYTES, readBodyWithin } from "@openwork/remote-session-core/internal";
 import type { PushAuth } from "./push-bus.js";
@@ -22,22 +22,28 @@ export interface PushSessionsOptions {
   store: PushStore;
   hub: PushHub;
   limits: PushLimits;
+  /** Each member's push streams on this process (GET streams and 2026-era listens alike). */
+  streams: MemberSlots;
   /** Whether the caller may open one more MCP session now: null when it may, else how long until it may (ms). */
   admitOpen?: (auth: PushAuth) => number | null;
 }
 
 /** Whose limits a request counts against: the organization and user of the verified token, else its client. */
-const memberKey = (auth: PushAuth) => {
+export const memberKey = (auth: PushAuth) => {
   const owner = ownerOf(auth);
   return owner ? `${owner.organizationId}\u0000${owner.userId}` : `client\u0000${auth.clientId}`;
 };
 
 /** The typed 429 of a refused member. */
-const rateLimited = (message: string, retryAfterMs: number) =>
+export const rateLimited = (message: string, retryAfterMs: number) =>
   Response.json(errorPayload(sessionError("rate_limited", message, { retryAfterMs })), {
     status: 429,
     headers: { "retry-after": String(Math.max(1, Math.ceil(retryAfterMs / 1_000))) },
   });
+
+/** The 429 of a member holding all the push streams it may on this process. */
+export const tooManyStreams = (limits: PushLimits) =>
+  rateLimited(`at most ${limits.pushStreams} push streams per member are open at once; close one, or retry after retryAfterMs`, 5_000);
 
 /**
  * The MCP endpoint with stateful sessions kept in PostgreSQL, so any replica answers any request:
@@ -50,8 +56,7 @@ const rateLimited = (message: string, retryAfterMs: number) =>
  * 429, refused before the store is asked).
  */
 export function withPushSessions(endpoint: PushEndpoint, options: PushSessionsOptions): PushEndpoint {
-  const { store, hub, limits } = options;
-  const streams = createMemberSlots(limits.pushStreams);
+  const { store, hub, limits, streams } = options;
   return async (request, auth) => {
     const owner = ownerOf(auth);
     const mcpSessionId = request.headers.get("mcp-session-id");
@@ -71,7 +76,7 @@ export function withPushSessions(endpoint: PushEndpoint, options: PushSessionsOp
     }
     if (request.method === "GET") {
       const release = streams.enter(memberKey(auth));
-      if (!release) return rateLimited(`at most ${limits.pushStreams} push streams per member are open at once; close one, or retry after retryAfterMs`, 5_000);
+      if (!release) return tooManyStreams(limits);
       request.signal.addEventListener("abort", release, { once: true });
       if (!(await store.touch(mcpSessionId, owner))) {
         release();

@@ -1,13 +1,15 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { parseName, type RemoteSessionSource } from "@openwork/mcp-capability";
-import { contextFromAuthInfo } from "@openwork/mcp-capability/internal";
+import { contextFromAuthInfo, createMemberSlots } from "@openwork/mcp-capability/internal";
 import { errorFacts, type Logger, silentLogger } from "@openwork/remote-session-core";
 import type { Sql } from "postgres";
 import type { PushAuth, PushBus } from "./push-bus.js";
-import { createPushHub, type ReadAs } from "./push-hub.js";
+import { createPushHub } from "./push-hub.js";
 import { registerSessionResources } from "./push-resources.js";
-import { DEFAULT_PUSH_LIMITS, type PushEndpoint, type PushLimits, withPushSessions } from "./push-route.js";
+import { createSessionListens, type SessionListens } from "./push-listen.js";
+import { DEFAULT_PUSH_LIMITS, type PushEndpoint, type PushLimits, tooManyStreams, withPushSessions } from "./push-route.js";
 import { createPushStore, DEFAULT_PUSH_RETENTION, migrateSessionPush, type PushRetention } from "./push-store.js";
+import type { ReadAs } from "./watch-session.js";
 
 // Retention runs this often on every replica (bounded batches; replicas overlapping is harmless).
 const PRUNE_INTERVAL_MS = 60_000;
@@ -16,6 +18,8 @@ const READ = parseName("remote-session:read")!;
 const NOT_READABLE = new Set(["unknown_session", "membership_required", "unknown_capability"]);
 // Actions that move a session through the capability.
 const MOVES = new Set(["create", "send", "respond", "stop"]);
+// Resources one 2026-era listen may name (each is watched as its caller).
+const MAX_LISTEN_URIS = 32;
 
 export interface SessionPushOptions {
   /** The host's PostgreSQL client (pooled is fine: push only runs statements on it, never LISTEN). */
@@ -39,14 +43,29 @@ export interface SessionPushOptions {
 export interface SessionPush {
   /** The source to serve: the one given, also announcing the moves it makes (so watchers of any target look at once). */
   readonly source: RemoteSessionSource;
-  /** Declares `resources: { subscribe: true }` and serves `remote-session://<id>` with subscribe and unsubscribe on an MCP server 2.x. */
-  registerResources(server: McpServer): void;
+  /**
+   * Serves `remote-session://<id>` on an MCP server 2.x; on one answering the 2025 era (the
+   * default) also declares `resources: { subscribe: true }` and serves subscribe and unsubscribe.
+   */
+  registerResources(server: McpServer, era?: "legacy" | "modern"): void;
   /**
    * Wraps the host's stateless MCP endpoint (one server per request, with `registerResources`):
    * `initialize` gets an `Mcp-Session-Id`, `GET` opens the push stream (`Last-Event-ID`), `DELETE` ends the session.
    */
   endpoint(inner: PushEndpoint): PushEndpoint;
-  /** Push streams and watchers this process holds. */
+  /**
+   * Answers an MCP 2026-07-28 `subscriptions/listen` naming `remote-session://` resources (its
+   * parsed body `message`), or null for any other request: put it in front of a 2026-era endpoint.
+   */
+  listen(message: unknown, request: Request, auth: PushAuth): Promise<Response | null>;
+  /**
+   * For a host whose own 2026-era endpoint answers `subscriptions/listen` (for resources of its
+   * own too): the `remote-session://` URIs among `uris` the caller may read, and `start`, which
+   * tells of their changes (and at once of those moved since the versions in `since`) until
+   * `signal` aborts. Acknowledge the honored URIs with your own, then call `start`.
+   */
+  watch: SessionListens["watch"];
+  /** Push streams (GET streams and listens) and 2025-era watchers this process holds. */
   stats(): { pushStreams: number; pushWatchers: number };
   /** Applies the migrations and starts retention. Call once before serving. */
   start(): Promise<void>;
@@ -55,9 +74,11 @@ export interface SessionPush {
 }
 
 /**
- * Stateful MCP sessions in PostgreSQL whose clients subscribe to `remote-session://` resources
- * and hear `notifications/resources/updated` on their GET stream, from any replica, resumed after
- * `Last-Event-ID`. Hints between replicas travel on the host's wake hub; push itself LISTENs on nothing.
+ * Push of `remote-session://` resources in both MCP eras, from any replica: 2025-era clients
+ * subscribe in stateful MCP sessions kept in PostgreSQL and hear `notifications/resources/updated`
+ * on their GET stream, resumed after `Last-Event-ID`; 2026-era clients `subscriptions/listen`,
+ * resumed from the session versions they last read. Hints between replicas travel on the host's
+ * wake hub; push itself LISTENs on nothing.
  */
 export function createSessionPush(options: SessionPushOptions): SessionPush {
   const { sql, logger = silentLogger } = options;
@@ -74,6 +95,8 @@ export function createSessionPush(options: SessionPushOptions): SessionPush {
     return result.structuredContent;
   };
   const hub = createPushHub({ store, read, logger, bus: options.hub });
+  const streams = createMemberSlots(limits.pushStreams);
+  const listens = createSessionListens({ read, bus: options.hub, logger, streams, refused: () => tooManyStreams(limits), maxUris: MAX_LISTEN_URIS });
   let pruning: NodeJS.Timeout | undefined;
   // The desktop target announces its own changes; a move of another target's session (the cloud's)
   // is announced here, so its watchers look at once instead of at their next timeout.
@@ -89,9 +112,14 @@ export function createSessionPush(options: SessionPushOptions): SessionPush {
   };
   return {
     source,
-    registerResources: (server) => registerSessionResources(server, { store, read }),
-    endpoint: (inner) => withPushSessions(inner, { store, hub, limits, ...(options.admitOpen ? { admitOpen: options.admitOpen } : {}) }),
-    stats: hub.stats,
+    registerResources: (server, era) => registerSessionResources(server, { store, read }, era),
+    endpoint: (inner) => withPushSessions(inner, { store, hub, limits, streams, ...(options.admitOpen ? { admitOpen: options.admitOpen } : {}) }),
+    listen: listens.listen,
+    watch: listens.watch,
+    stats: () => {
+      const { pushStreams, pushWatchers } = hub.stats();
+      return { pushStreams: pushStreams + listens.count(), pushWatchers };
+    },
     start: async () => {
       await migrateSessionPush(sql, options.schema ? { schema: options.schema } : {});
       if (pruning) return;
@@ -103,6 +131,7 @@ export function createSessionPush(options: SessionPushOptions): SessionPush {
     },
     close: async () => {
       clearInterval(pruning);
+      listens.closeAll();
       await hub.close();
     },
   };

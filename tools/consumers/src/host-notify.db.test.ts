@@ -3,6 +3,7 @@ import { cp } from "node:fs/promises";
 import type { IncomingHttpHeaders } from "node:http";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { type RunningWitness, startWitnessWorker } from "@openwork/witness-worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -110,6 +111,30 @@ describe("the host, running from the tarballs", () => {
     // The member routes take the sign-in token only: an MCP token (an agent's) never reaches them.
     const withMcpToken = await fetch(`${url}/member/notify/channels`, { headers: { authorization: `Bearer ${ADA.mcpToken}` } });
     expect(withMcpToken.status).toBe(401);
+  });
+
+  it("serves a client of MCP 2026-07-28 and a 2025-era client on the one endpoint, with the same tools and answers", async () => {
+    const connect = async (versionNegotiation?: { mode: { pin: string } }) => {
+      const client = new Client({ name: "host-notify-test", version: "1.0.0" }, versionNegotiation ? { versionNegotiation } : {});
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${url}${host.ready.mcpPath}`), { requestInit: { headers: { Authorization: `Bearer ${ADA.mcpToken}` } } }),
+      );
+      return client;
+    };
+    const [modern, legacy] = await Promise.all([connect({ mode: { pin: "2026-07-28" } }), connect()]);
+    try {
+      expect([modern.getNegotiatedProtocolVersion(), legacy.getNegotiatedProtocolVersion()]).toEqual(["2026-07-28", "2025-11-25"]);
+      expect(modern.getServerVersion()).toMatchObject({ name: "host-notify" });
+      const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name).sort();
+      expect(await names(modern)).toEqual(await names(legacy));
+      const targets = async (client: Client) => {
+        const { structuredContent, content } = await client.callTool({ name: "execute_capability", arguments: { name: "remote-session:targets", body: {} } });
+        return { structuredContent, content };
+      };
+      expect(await targets(modern)).toEqual(await targets(legacy));
+    } finally {
+      await Promise.all([modern.close(), legacy.close()]);
+    }
   });
 
   describe("a session that asks the human", () => {

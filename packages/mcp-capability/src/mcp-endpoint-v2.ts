@@ -1,0 +1,106 @@
+import {
+  type AuthInfo,
+  createMcpHandler,
+  isLegacyRequest,
+  McpServer,
+  type ServerEventBus,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import { MCP_BODY_BYTES, readBodyWithin } from "@openwork/remote-session-core/internal";
+import { askedCodec, type ElicitAnswersOptions } from "./elicit-answers.js";
+import { type RemoteSessionToolsOptions, registerRemoteSessionTools } from "./server-v2-tools.js";
+
+/** Answers one MCP request of a verified caller. */
+export type McpEndpoint = (request: Request, auth: AuthInfo) => Promise<Response>;
+
+/** Which revision a request's server answers: `legacy` for the 2025 era (initialize, sessions), `modern` for 2026-07-28. */
+export type McpEra = "legacy" | "modern";
+
+export interface RemoteSessionEndpointOptions extends RemoteSessionToolsOptions {
+  /** The server's name and version, as `initialize` and `server/discover` answer them. */
+  serverInfo?: { name: string; version: string };
+  /** Adds to each request's server, before it answers: the host's own tools and resources. */
+  configure?: (server: McpServer, era: McpEra) => void;
+  /**
+   * Wraps the 2025-era leg, e.g. push's stateful sessions (`SessionPush.endpoint`). Default: that
+   * leg answers statelessly, one server per request, in JSON.
+   */
+  legacy?: (stateless: McpEndpoint) => McpEndpoint;
+  /**
+   * Answers a 2026-era request before the SDK does, or passes (null): push's `subscriptions/listen`
+   * for `remote-session://` resources. The request's body is `message` (parsed once here).
+   */
+  modern?: (message: unknown, request: Request, auth: AuthInfo) => Promise<Response | null>;
+  /** The change-event bus of the SDK's own `subscriptions/listen` (a host's list changes). Default in-process. */
+  bus?: ServerEventBus;
+  /** Requests refused by the SDK and errors out of band (reporting only). */
+  onerror?: (error: Error) => void;
+  /**
+   * Ask a 2026-era client's human directly when its waiting read meets a session's question
+   * (elicitation, `input_required` with a sealed `requestState`). Off unless given.
+   */
+  elicitation?: ElicitAnswersOptions;
+}
+
+/** One MCP endpoint serving both eras; `close()` ends the 2026-era exchanges in flight. */
+export interface RemoteSessionEndpoint {
+  endpoint: McpEndpoint;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_SERVER_INFO = { name: "openwork-remote-sessions", version: "0.0.0" } as const;
+
+/**
+ * den-api's two tools (and the card, the skill, whatever `configure` adds) on one endpoint for
+ * every client in use: a 2026-07-28 request (its `_meta` envelope: `server/discover`, then
+ * self-contained requests) is answered by the SDK's per-request handler; a 2025-era request
+ * (`initialize`, `Mcp-Session-Id`, GET streams) by a stateless server of its own, or by what
+ * `legacy` wraps it in. The same factory builds the server of both, so the eras cannot drift.
+ */
+export function createRemoteSessionEndpoint(options: RemoteSessionEndpointOptions): RemoteSessionEndpoint {
+  const serverInfo = options.serverInfo ?? DEFAULT_SERVER_INFO;
+  const asking = options.elicitation ? askedCodec(options.elicitation) : undefined;
+  const build = (era: McpEra) => {
+    const capabilities = { tools: {}, resources: {} };
+    // What a 2026-era retry echoes is checked (sealed, unexpired, the caller's) before any handler runs.
+    const server =
+      era === "modern" && asking
+        ? new McpServer(serverInfo, { capabilities, requestState: { verify: asking.verify } })
+        : new McpServer(serverInfo, { capabilities });
+    registerRemoteSessionTools(server, { ...options, ...(era === "modern" && asking ? { asking } : {}) });
+    options.configure?.(server, era);
+    return server;
+  };
+  const modern = createMcpHandler(({ era }) => build(era), {
+    legacy: "reject",
+    ...(options.bus ? { bus: options.bus } : {}),
+    ...(options.onerror ? { onerror: options.onerror } : {}),
+  });
+  const stateless: McpEndpoint = async (request, auth) => {
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    await build("legacy").connect(transport);
+    return transport.handleRequest(request, { authInfo: auth });
+  };
+  const legacy = options.legacy ? options.legacy(stateless) : stateless;
+  const endpoint: McpEndpoint = async (request, auth) => {
+    const message = await bodyOf(request);
+    if (await isLegacyRequest(request, message === NO_BODY ? undefined : message)) return legacy(request, auth);
+    const answered = message === NO_BODY ? null : await options.modern?.(message, request, auth);
+    return answered ?? modern.fetch(request, { authInfo: auth, ...(message === NO_BODY ? {} : { parsedBody: message }) });
+  };
+  return { endpoint, close: () => modern.close() };
+}
+
+// A request whose body the SDK reads itself: none (GET, DELETE), not JSON, or past MCP_BODY_BYTES
+// (the SDK answers those: 413, a parse error).
+const NO_BODY = Symbol("no body");
+
+/** The JSON body of a POST, read from a copy (the request stays readable); NO_BODY otherwise. */
+async function bodyOf(request: Request): Promise<unknown> {
+  if (request.method !== "POST" || !request.body) return NO_BODY;
+  try {
+    return JSON.parse(new TextDecoder().decode(await readBodyWithin(request.clone(), MCP_BODY_BYTES)));
+  } catch {
+    return NO_BODY;
+  }
+}
