@@ -18,9 +18,14 @@ const SESSIONS = Number(process.env.SESSIONS ?? 50);
 const db = await benchDatabase("push");
 const rows: Record<string, Record<string, unknown>> = {};
 try {
-  // Every client is the bench member's: its per-member limits (16 streams, 64 sessions) would refuse the rest.
+  // Every client is the bench member's: its per-member limits (16 streams, 64 sessions, 64 requests in flight, each stream one) would refuse the rest.
   const fixture = await benchGateway(db.url, {
-    memberLimits: { pushStreams: CLIENTS, mcpSessions: CLIENTS, mcpSessionOpens: { burst: CLIENTS, perSecond: CLIENTS } },
+    memberLimits: {
+      pushStreams: CLIENTS + 1,
+      mcpSessions: CLIENTS + 1,
+      mcpRequestsInFlight: CLIENTS + 64,
+      mcpSessionOpens: { burst: CLIENTS + 1, perSecond: CLIENTS },
+    },
   });
   const runner = await fixture.runnerClient("bench-push-desktop");
   const ok = async (name: string, body: unknown) => {
@@ -55,7 +60,7 @@ try {
   await modern.connect(new ModernTransport(new URL(fixture.gateway.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${member.mcpToken}` } } }));
   let listened: (at: number) => void = () => {};
   modern.setNotificationHandler("notifications/resources/updated", () => listened(performance.now()));
-  await modern.listen({ resourceSubscriptions: [`remote-session://${sessionId}`] });
+  const listening = await modern.listen({ resourceSubscriptions: [`remote-session://${sessionId}`] });
   const pushed: number[] = [];
   const heard: number[] = [];
   const waited: number[] = [];
@@ -66,7 +71,7 @@ try {
     // Let the claim's own notification and the read's first look pass before the post.
     await sleep(60);
     const notification = new Promise<number>((resolve) => (notified = resolve));
-    const listening = new Promise<number>((resolve) => (listened = resolve));
+    const heardAt = new Promise<number>((resolve) => (listened = resolve));
     const t0 = performance.now();
     await runner.complete(task.taskId, {
       attempt: task.attempt,
@@ -74,12 +79,14 @@ try {
       localSessionId: `ses_${sessionId}`,
       events: [{ sequence: 1, type: "assistant.final", payload: { messageId: `m${i + 1}`, text: `reply ${i}` } }],
     });
-    const [notifiedAt, listenedAt, readAt] = await Promise.all([notification, listening, reading]);
+    const [notifiedAt, listenedAt, readAt] = await Promise.all([notification, heardAt, reading]);
     pushed.push(notifiedAt - t0);
     heard.push(listenedAt - t0);
     waited.push(readAt - t0);
   }
   await client.close();
+  // Its push stream counts against the member's until the listen ends.
+  await listening.close();
   await modern.close();
   rows["output posted → notification received (2025 era: subscribed client, GET stream)"] = { ...summarize(pushed), unit: "ms" };
   rows["output posted → notification received (2026-07-28: listening client)"] = { ...summarize(heard), unit: "ms" };
@@ -177,7 +184,7 @@ try {
   await db.stop();
 }
 await report("push", db.server, rows, [
-  `Latency: ${SAMPLES} follow-ups on one desktop session; the runner completes each with its reply; from the completion request's start to the notification at a subscribed SDK client (its GET stream), and to the return of a read with waitMs started before it (baseline), same post.`,
+  `Latency: ${SAMPLES} follow-ups on one desktop session; the runner completes each with its reply; from the completion request's start to the notification at a subscribed SDK 1.x client (2025 era, its GET stream), at a listening v2 client pinned to 2026-07-28 (subscriptions/listen), and to the return of a read with waitMs started before it (baseline), same post.`,
   `${CLIENTS} raw Streamable HTTP clients in the bench's process (initialize → resources/subscribe → GET stream), ${CLIENTS / SESSIONS} per session; the gateway in the same process (memory is both). Fan-out: a follow-up sent on each session in turn (its state moves to queued), each subscriber timed from its session's send request. The pool holds at most 20 connections (+1 LISTEN): a number that does not grow with the clients.`,
 ]);
 process.exit(0);

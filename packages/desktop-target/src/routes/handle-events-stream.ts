@@ -19,8 +19,8 @@ export interface StreamFraming {
   keepalive: string;
   /** Whether the stream carries work hints (a dialect's stream may carry only work this gateway never has). */
   hints: boolean;
-  /** The frame that tells a runner whether work waits as its stream opens, or null when it does not read one. */
-  ready?(runner: RunnerIdentity, work: boolean): string | null;
+  /** For the runners that read one (`reads`), the frame that tells whether work waits as the stream opens. */
+  ready?: { reads(runner: RunnerIdentity): boolean; frame(work: boolean): string };
   /** For a stream without work hints: the frame of a wake-up it does carry (OpenWork's for the host's runs), or null. */
   hintOf?(ctx: RouteContext, runner: RunnerIdentity, notice: Pick<WakeNotice, "w" | "t">): string | null;
 }
@@ -140,13 +140,13 @@ function startWakeStream(stream: WakeStream, request: Request, resumeAfter: numb
 /** Tells a runner that reads it whether work waits (yes when that cannot be told: the runner then looks). */
 async function tellReady(stream: WakeStream): Promise<void> {
   const { ctx, runner, framing } = stream;
-  if (!framing.ready || framing.ready(runner, true) === null) return;
+  const { ready } = framing;
+  if (!ready?.reads(runner)) return;
   const work = await workWaits(ctx, runner).catch((error: unknown) => {
     ctx.logger.warn("desktop runner: the stream's work check failed", { runnerId: runner.runnerId, error: String(error) });
     return true;
   });
-  const frame = framing.ready(runner, work);
-  if (frame !== null) write(stream, frame);
+  write(stream, ready.frame(work));
 }
 
 /** Any remote-session task for the runner, or any of the host's kinds (a kind that cannot tell says yes). */

@@ -24,7 +24,10 @@ export const desktopRunnerDialect = {
     opening: sseComment("open"),
     keepalive: wakeFrame({ type: "keepalive" }),
     hints: true,
-    ready: (runner, work) => (runner.protocolVersion >= STREAM_READY_PROTOCOL ? wakeFrame({ type: "remote_session_stream_ready", work }) : null),
+    ready: {
+      reads: (runner) => runner.protocolVersion >= STREAM_READY_PROTOCOL,
+      frame: (work) => wakeFrame({ type: "remote_session_stream_ready", work }),
+    },
   },
   presence: "stream",
   reportsProgress: false,
