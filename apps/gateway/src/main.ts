@@ -130,7 +130,7 @@ async function start(): Promise<void> {
   if (env.START_RUNNER === "1") startLocalRunner(gateway.baseUrl, member.sessionToken);
   say(`
   OpenWork remote sessions — reference gateway
-    MCP endpoint : ${gateway.mcpUrl}
+    MCP endpoint : ${gateway.mcpUrl}   (MCP 2026-07-28, and 2025-11-25 … 2024-11-05 through initialize)
     Dev token    : ${member.mcpToken}   (member ${member.memberId} of ${member.organizationId}; more in ${env.DEV_CONFIG})
 
 ${connectCommands(gateway.mcpUrl, member.mcpToken)}

@@ -19,8 +19,6 @@ let a: Replica;
 let b: Replica;
 let runnerViaA: RunnerClient;
 let runnerViaB: RunnerClient;
-// A session of Alice's, once a test made one.
-let aliceUri = "";
 
 const serve = () =>
   serveGateway({ sql, port: 0, members: () => [alice, bob], cloudEnabled: () => false, runnerTokenSecret: "listen-runner-secret-0123456789abcdef" });
@@ -165,8 +163,19 @@ describe("push over subscriptions/listen (MCP 2026-07-28)", () => {
       const never = await bobs.listen({ resourceSubscriptions: [unknown] });
       expect(foreign.honoredFilter).toEqual({});
       expect(never.honoredFilter).toEqual(foreign.honoredFilter);
-      // Both ended at once, gracefully: nothing is watched for Bob.
+      // Both ended at once, gracefully (the listen's result, stamped as the SDK stamps it): nothing is watched for Bob.
       expect(await foreign.closed).toBe("graceful");
+      const raw = await messages(await rawListen(b, bob, [uri]), () => false, 2_000);
+      expect(raw.map((m) => m.method ?? m.result)).toEqual([
+        "notifications/subscriptions/acknowledged",
+        {
+          resultType: "complete",
+          _meta: {
+            "io.modelcontextprotocol/subscriptionId": "listen-raw",
+            "io.modelcontextprotocol/serverInfo": expect.objectContaining({ name: expect.any(String) }),
+          },
+        },
+      ]);
       expect(b.push!.stats().pushStreams).toBe(0);
       await expect(bobs.readResource({ uri })).rejects.toThrow(/not found/i);
     } finally {
@@ -177,17 +186,20 @@ describe("push over subscriptions/listen (MCP 2026-07-28)", () => {
   it("misses nothing across a replica going away: listening again elsewhere with the version last read tells at once what moved", async () => {
     const client = await modernClient(b, alice);
     const { uri, taskId, attempt } = await runningSession(client);
-    aliceUri = uri;
     const lastRead = await versionOf(client, uri);
     await client.close();
-    // A listener on A, acknowledged; then A goes away with it, and the session moves meanwhile.
-    const onA = await rawListen(a, alice, [uri], { [uri]: lastRead });
-    const acknowledged = await messages(onA, (seen) => seen.length >= 1, 5_000);
-    expect(acknowledged[0]).toMatchObject({
-      method: "notifications/subscriptions/acknowledged",
-      params: { notifications: { resourceSubscriptions: [uri] }, _meta: { "io.modelcontextprotocol/subscriptionId": "listen-raw" } },
-    });
+    // A listener on A, acknowledged; then A goes away with it, its connections cut as a killed
+    // replica's (no graceful end), and the session moves meanwhile.
+    const onA = messages(await rawListen(a, alice, [uri], { [uri]: lastRead }), () => false, 10_000);
+    while (a.push!.stats().pushStreams < 1) await new Promise((resolve) => setTimeout(resolve, 20));
     await a.close();
+    expect(await onA).toEqual([
+      {
+        jsonrpc: "2.0",
+        method: "notifications/subscriptions/acknowledged",
+        params: { notifications: { resourceSubscriptions: [uri] }, _meta: { "io.modelcontextprotocol/subscriptionId": "listen-raw" } },
+      },
+    ]);
     await runnerViaB.postEvents(taskId, attempt, [{ sequence: 3, type: "assistant.delta", payload: { messageId: "m1", text: "while away" } }]);
 
     // Listening again on B with the version last read: the acknowledgement, then the missed change, at once.
@@ -203,9 +215,35 @@ describe("push over subscriptions/listen (MCP 2026-07-28)", () => {
   it("holds a member to its push streams per replica, listens and GET streams together", async () => {
     const streams: AbortController[] = [];
     try {
+      // A queued session of Alice's (replica A, whose desktop client would claim it, is gone by now).
+      const client = await modernClient(b, alice);
+      const created = (await client.callTool({
+        name: "execute_capability",
+        arguments: { name: "remote-session:create", body: { target: "desktop", prompt: "held" } },
+      })) as { structuredContent: { sessionId: string } };
+      await client.close();
+      const uri = `remote-session://${created.structuredContent.sessionId}`;
+      // One 2025-era GET stream of a stateful session holds one of the sixteen.
+      const headers = { authorization: `Bearer ${alice.mcpToken}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+      const init = await fetch(b.mcpUrl, {
+        method: "POST",
+        headers: { ...headers, "mcp-protocol-version": "2025-11-25" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+        }),
+      });
+      const mcpSessionId = init.headers.get("mcp-session-id")!;
+      await init.text();
+      const held = new AbortController();
+      streams.push(held);
+      const stream = await fetch(b.mcpUrl, { headers: { ...headers, "mcp-session-id": mcpSessionId }, signal: held.signal });
+      expect(stream.status).toBe(200);
       for (;;) {
         const abort = new AbortController();
-        const response = await rawListen(b, alice, [aliceUri], undefined, abort.signal);
+        const response = await rawListen(b, alice, [uri], undefined, abort.signal);
         if (response.status === 429) {
           expect(await response.json()).toMatchObject({ error: "rate_limited", retryAfterMs: expect.any(Number) });
           break;

@@ -32,9 +32,12 @@ export function askedCodec(options: ElicitAnswersOptions) {
   return createRequestStateCodec<Asked>({
     key: options.secret,
     ttlSeconds: options.ttlSeconds ?? 600,
+    // The member and the credential it came through: another member, or a session's engine
+    // holding the same member's organization and user, presents a state that does not verify.
     bind: (ctx: ServerContext) => {
-      const extra = ctx.http?.authInfo?.extra ?? {};
-      return `${String(extra.organizationId ?? "")}\u0000${String(extra.userId ?? "")}`;
+      const auth = ctx.http?.authInfo;
+      const extra = auth?.extra ?? {};
+      return [extra.organizationId, extra.userId, extra.memberId, extra.remoteSessionId, auth?.clientId].map((part) => String(part ?? "")).join("\u0000");
     },
   });
 }
@@ -43,12 +46,12 @@ export type AskedCodec = ReturnType<typeof askedCodec>;
 
 /**
  * Whether a waiting read's result may be put to the human directly: the session asks something
- * `respond` can answer, the caller is a member's client that declared form elicitation (not a
- * session's engine, whose human is nobody), and it waits (a read with `waitMs`).
+ * `respond` can answer, the caller declared form elicitation on this request, and it waits (a
+ * read with `waitMs`). A session's engine never gets here (`executeAsking`).
  */
-export function pendingToAsk(result: Executed, body: Record<string, unknown>, ctx: ServerContext, spawned: boolean): PendingInput | null {
+export function pendingToAsk(result: Executed, body: Record<string, unknown>, ctx: ServerContext): PendingInput | null {
   const payload = structuredOf(result);
-  if (result.isError || spawned || !payload || typeof body.waitMs !== "number" || body.waitMs <= 0) return null;
+  if (result.isError || !payload || typeof body.waitMs !== "number" || body.waitMs <= 0) return null;
   const pending = payload.pending as PendingInput | undefined;
   if (payload.state !== "waiting_input" || !pending || pending.inAppOnly) return null;
   // The capabilities this request declares (the 2026 era has no initialize to remember them from).
@@ -143,7 +146,9 @@ export async function executeAsking(
   ctx: ServerContext,
 ): Promise<Executed | Awaited<ReturnType<typeof askHuman>>> {
   const body = args.body;
-  if (args.name !== "remote-session:read" || typeof body !== "object" || body === null) return execute(args);
+  const spawned = ctx.http?.authInfo?.extra?.remoteSessionId !== undefined;
+  // A session's engine is never asked, and never answers this way.
+  if (spawned || args.name !== "remote-session:read" || typeof body !== "object" || body === null) return execute(args);
   const asked = askedOf(ctx);
   if (asked) {
     const answer = answerOf(ctx, asked, body as Record<string, unknown>);
@@ -157,8 +162,7 @@ export async function executeAsking(
     return execute(args);
   }
   const result = await execute(args);
-  const spawned = ctx.http?.authInfo?.extra?.remoteSessionId !== undefined;
-  const pending = pendingToAsk(result, body as Record<string, unknown>, ctx, spawned);
+  const pending = pendingToAsk(result, body as Record<string, unknown>, ctx);
   return pending ? askHuman(codec, String((body as Record<string, unknown>).sessionId), pending, ctx) : result;
 }
 

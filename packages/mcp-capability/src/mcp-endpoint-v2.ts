@@ -30,7 +30,7 @@ export interface RemoteSessionEndpointOptions extends RemoteSessionToolsOptions 
    * Answers a 2026-era request before the SDK does, or passes (null): push's `subscriptions/listen`
    * for `remote-session://` resources. The request's body is `message` (parsed once here).
    */
-  modern?: (message: unknown, request: Request, auth: AuthInfo) => Promise<Response | null>;
+  modern?: (message: unknown, request: Request, auth: AuthInfo, serverInfo: { name: string; version: string }) => Promise<Response | null>;
   /** The change-event bus of the SDK's own `subscriptions/listen` (a host's list changes). Default in-process. */
   bus?: ServerEventBus;
   /** Requests refused by the SDK and errors out of band (reporting only). */
@@ -85,11 +85,26 @@ export function createRemoteSessionEndpoint(options: RemoteSessionEndpointOption
   const endpoint: McpEndpoint = async (request, auth) => {
     const message = await bodyOf(request);
     if (await isLegacyRequest(request, message === NO_BODY ? undefined : message)) return legacy(request, auth);
-    const answered = message === NO_BODY ? null : await options.modern?.(message, request, auth);
+    if (closed) return shuttingDown();
+    const answered = message === NO_BODY ? null : await options.modern?.(message, request, auth, serverInfo);
     return answered ?? modern.fetch(request, { authInfo: auth, ...(message === NO_BODY ? {} : { parsedBody: message }) });
   };
-  return { endpoint, close: () => modern.close() };
+  let closed = false;
+  return {
+    endpoint,
+    close: async () => {
+      closed = true;
+      await modern.close();
+    },
+  };
 }
+
+/** A 2026-era request after `close()`: the process is going away; another replica (or this one restarted) answers. */
+const shuttingDown = () =>
+  Response.json(
+    { error: "shutting_down", message: "this gateway process is shutting down; retry", retryable: true, retryAfterMs: 1_000 },
+    { status: 503, headers: { "retry-after": "1" } },
+  );
 
 // A request whose body the SDK reads itself: none (GET, DELETE), not JSON, or past MCP_BODY_BYTES
 // (the SDK answers those: 413, a parse error).

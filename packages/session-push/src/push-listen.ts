@@ -14,6 +14,13 @@ export const SESSION_VERSIONS_META = "io.openwork/sessionVersions";
 export const SESSION_VERSION_META = "io.openwork/sessionVersion";
 const SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId";
 const PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion";
+const SERVER_INFO_META = "io.modelcontextprotocol/serverInfo";
+
+/** The server's name and version, stamped on a listen's graceful end as the SDK stamps its results. */
+export interface ServerIdentity {
+  name: string;
+  version: string;
+}
 
 export interface SessionListensOptions {
   read: ReadAs;
@@ -49,9 +56,10 @@ export function createSessionListens(options: SessionListensOptions) {
   const open = new Set<() => void>();
   return {
     /** Answers a listen naming `remote-session://` resources; null for any other message (the host's endpoint answers it). */
-    listen: async (message: unknown, request: Request, auth: PushAuth): Promise<Response | null> => {
+    listen: async (message: unknown, request: Request, auth: PushAuth, serverInfo?: ServerIdentity): Promise<Response | null> => {
       const ask = listenAsk(message);
-      if (!ask) return null;
+      // Not JSON as it says: the host's endpoint answers it (415).
+      if (!ask || !isJson(request.headers.get("content-type"))) return null;
       if (ask.uris.length > options.maxUris) return jsonRpcError(ask.id, -32602, `at most ${options.maxUris} resources per subscriptions/listen`);
       const release = options.streams.enter(memberKey(auth));
       if (!release) return options.refused();
@@ -63,7 +71,7 @@ export function createSessionListens(options: SessionListensOptions) {
       };
       try {
         const watched = await watchUris(options, auth, ask.uris, { since: ask.since, signal: AbortSignal.any([watching.signal, request.signal]) });
-        return listenStream(options, { ask, watched, signal: request.signal, stop, open });
+        return listenStream(options, { ask, watched, signal: request.signal, stop, open, ...(serverInfo ? { serverInfo } : {}) });
       } catch (error) {
         stop();
         throw error;
@@ -106,7 +114,8 @@ function listenAsk(message: unknown): ListenAsk | null {
 /** What a listen watches: the URIs honored, and how to start telling of their changes. */
 export interface WatchedUris {
   honored: string[];
-  start(updated: (uri: string, version: string) => void): void;
+  /** Tells of each change with `updated`; `gone` runs once none of the sessions can be read any more (deleted, access lost). */
+  start(updated: (uri: string, version: string) => void, gone?: () => void): void;
 }
 
 /** The URIs among `uris` naming a session `auth` may read (see `SessionListens.watch`). */
@@ -116,24 +125,36 @@ async function watchUris(
   uris: readonly string[],
   watched: { since: Record<string, string>; signal: AbortSignal },
 ): Promise<WatchedUris> {
-  const versions = new Map<string, string>();
+  // Each URI's version now; null when its target cannot answer now (the session is the caller's:
+  // one that is not reads as null, not as a failure), which the watcher's first look settles.
+  const versions = new Map<string, string | null>();
   await Promise.all(
     uris.map(async (uri) => {
       const sessionId = sessionIdOfUri(uri);
-      const slice = sessionId ? await options.read(auth, { sessionId }, watched.signal) : null;
-      if (slice) versions.set(uri, fingerprintOf(slice));
+      if (!sessionId) return;
+      const slice = await options.read(auth, { sessionId }, watched.signal).catch((error: unknown) => {
+        if (!watched.signal.aborted) options.logger.warn("push: a listened session could not be read", { error: errorFacts(error) });
+        return undefined;
+      });
+      if (slice !== null) versions.set(uri, slice ? fingerprintOf(slice) : null);
     }),
   );
   const parts = { look: (as: PushAuth, id: string) => options.read(as, { sessionId: id }), read: options.read, bus: options.bus, logger: options.logger };
   return {
     honored: uris.filter((uri) => versions.has(uri)),
-    start: (updated) => {
+    start: (updated, gone = () => {}) => {
+      let watching = versions.size;
+      const ended = () => {
+        if (--watching === 0 && !watched.signal.aborted) gone();
+      };
       for (const [uri, version] of versions) {
-        const since = watched.since[uri];
-        if (since !== undefined && since !== version) updated(uri, version);
-        watchSession(parts, { auth, sessionId: sessionIdOfUri(uri)!, since: version }, (next) => updated(uri, next), watched.signal).catch((error: unknown) => {
-          if (!watched.signal.aborted) options.logger.error("push: a listen's watcher failed", { error: errorFacts(error) });
-        });
+        const since = watched.since[uri] ?? null;
+        if (version !== null && since !== null && since !== version) updated(uri, version);
+        watchSession(parts, { auth, sessionId: sessionIdOfUri(uri)!, since: version ?? since }, (next) => updated(uri, next), watched.signal)
+          .catch((error: unknown) => {
+            if (!watched.signal.aborted) options.logger.error("push: a listen's watcher failed", { error: errorFacts(error) });
+          })
+          .finally(ended);
       }
     },
   };
@@ -142,9 +163,9 @@ async function watchUris(
 /** The listen's SSE stream: the acknowledgement, what moved since the versions named, then each change until it ends. */
 function listenStream(
   options: SessionListensOptions,
-  opened: { ask: ListenAsk; watched: WatchedUris; signal: AbortSignal; stop: () => void; open: Set<() => void> },
+  opened: { ask: ListenAsk; watched: WatchedUris; signal: AbortSignal; stop: () => void; open: Set<() => void>; serverInfo?: ServerIdentity },
 ): Response {
-  const { ask, watched, signal, stop, open } = opened;
+  const { ask, watched, signal, stop, open, serverInfo } = opened;
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let keepalive: NodeJS.Timeout | undefined;
@@ -162,13 +183,10 @@ function listenStream(
   const updated = (uri: string, version: string) => send("notifications/resources/updated", { uri, _meta: { [SESSION_VERSION_META]: version } });
   const end = (graceful: boolean) => {
     if (ended) return;
-    if (graceful)
-      write(
-        sseFrame({
-          event: "message",
-          data: JSON.stringify({ jsonrpc: "2.0", id: ask.id, result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID_META]: ask.id } } }),
-        }),
-      );
+    if (graceful) {
+      const _meta = { [SUBSCRIPTION_ID_META]: ask.id, ...(serverInfo ? { [SERVER_INFO_META]: serverInfo } : {}) };
+      write(sseFrame({ event: "message", data: JSON.stringify({ jsonrpc: "2.0", id: ask.id, result: { resultType: "complete", _meta } }) }));
+    }
     ended = true;
     clearInterval(keepalive);
     signal.removeEventListener("abort", cut);
@@ -188,7 +206,8 @@ function listenStream(
       const { honored } = watched;
       send("notifications/subscriptions/acknowledged", { notifications: honored.length ? { resourceSubscriptions: honored } : {} });
       if (honored.length === 0) return end(true);
-      watched.start(updated);
+      // Nothing left to watch (every session deleted or no longer the caller's): the listen ends.
+      watched.start(updated, closeGracefully);
       open.add(closeGracefully);
       keepalive = setInterval(() => write(sseComment("keepalive")), options.keepaliveMs ?? 15_000);
       if (signal.aborted) cut();
@@ -198,10 +217,13 @@ function listenStream(
   });
   return new Response(body, {
     status: 200,
-    headers: { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform", connection: "keep-alive" },
+    // Proxies that buffer (nginx) would hold notifications back.
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform", connection: "keep-alive", "x-accel-buffering": "no" },
   });
 }
 
 const jsonRpcError = (id: string | number, code: number, message: string) => Response.json({ jsonrpc: "2.0", id, error: { code, message } });
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+const isJson = (contentType: string | null) => (contentType ?? "").split(";", 1)[0]!.trim().toLowerCase() === "application/json";

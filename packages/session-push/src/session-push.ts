@@ -6,7 +6,7 @@ import type { Sql } from "postgres";
 import type { PushAuth, PushBus } from "./push-bus.js";
 import { createPushHub } from "./push-hub.js";
 import { registerSessionResources } from "./push-resources.js";
-import { createSessionListens, type SessionListens } from "./push-listen.js";
+import { createSessionListens, type ServerIdentity, type SessionListens } from "./push-listen.js";
 import { DEFAULT_PUSH_LIMITS, type PushEndpoint, type PushLimits, tooManyStreams, withPushSessions } from "./push-route.js";
 import { createPushStore, DEFAULT_PUSH_RETENTION, migrateSessionPush, type PushRetention } from "./push-store.js";
 import type { ReadAs } from "./watch-session.js";
@@ -18,8 +18,9 @@ const READ = parseName("remote-session:read")!;
 const NOT_READABLE = new Set(["unknown_session", "membership_required", "unknown_capability"]);
 // Actions that move a session through the capability.
 const MOVES = new Set(["create", "send", "respond", "stop"]);
-// Resources one 2026-era listen may name (each is watched as its caller).
-const MAX_LISTEN_URIS = 32;
+// Resources one 2026-era listen may name (each is watched as its caller; a running cloud session's
+// watcher holds one of the member's waiting reads, 16 by default). As den-api's own listens.
+const MAX_LISTEN_URIS = 10;
 
 export interface SessionPushOptions {
   /** The host's PostgreSQL client (pooled is fine: push only runs statements on it, never LISTEN). */
@@ -57,7 +58,7 @@ export interface SessionPush {
    * Answers an MCP 2026-07-28 `subscriptions/listen` naming `remote-session://` resources (its
    * parsed body `message`), or null for any other request: put it in front of a 2026-era endpoint.
    */
-  listen(message: unknown, request: Request, auth: PushAuth): Promise<Response | null>;
+  listen(message: unknown, request: Request, auth: PushAuth, serverInfo?: ServerIdentity): Promise<Response | null>;
   /**
    * For a host whose own 2026-era endpoint answers `subscriptions/listen` (for resources of its
    * own too): the `remote-session://` URIs among `uris` the caller may read, and `start`, which

@@ -51,7 +51,7 @@ export interface WatchParts {
 /**
  * Watches one session as `auth` until `signal` aborts or the caller may no longer read it
  * (resolves then): `changed(version)` runs once per version unlike the one before, starting from
- * `since` (null: the first look is a change). A look that fails (a waking worker) is retried at
+ * `since` (null: the first look sets where it starts, telling nothing). A look that fails (a waking worker) is retried at
  * the next hint or timeout.
  */
 export async function watchSession(
@@ -75,7 +75,8 @@ export async function watchSession(
       continue;
     }
     const version = fingerprintOf(slice);
-    if (version !== announced && !signal.aborted) {
+    if (announced === null) announced = version;
+    else if (version !== announced && !signal.aborted) {
       await changed(version);
       announced = version;
     }

@@ -22,7 +22,10 @@ export async function desktopVia(replica: Replica, member: DevMember, runnerId: 
   return createRunnerClient({ baseUrl: replica.baseUrl, token });
 }
 
-/** An SSE stream's messages (each frame's `data:` as JSON, with its `id:` when it has one) until `until` says stop or `timeoutMs` passes. */
+/**
+ * An SSE stream's messages (each frame's `data:` as JSON, with its `id:` when it has one) until
+ * `until` says stop, `timeoutMs` passes or the stream ends (a cut one too: its replica went away).
+ */
 export async function sseMessages(response: Response, until: (seen: { id?: string; data: any }[]) => boolean, timeoutMs: number) {
   const reader = response.body!.getReader();
   const seen: { id?: string; data: any }[] = [];
@@ -31,7 +34,10 @@ export async function sseMessages(response: Response, until: (seen: { id?: strin
   const deadline = Date.now() + timeoutMs;
   try {
     while (!until(seen) && Date.now() < deadline) {
-      const chunk = await Promise.race([reader.read(), new Promise<null>((resolve) => setTimeout(() => resolve(null), Math.max(1, deadline - Date.now())))]);
+      const chunk = await Promise.race([
+        reader.read().catch(() => null),
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), Math.max(1, deadline - Date.now()))),
+      ]);
       if (!chunk || chunk.done) break;
       buffer += decoder.decode(chunk.value, { stream: true });
       let end: number;
