@@ -4,6 +4,7 @@ import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevMember, fixedDevMember } from "./dev-members.js";
 import { ASKED, createAskingEngine } from "./testing/asking-engine.js";
+import { type Posted, repost } from "./testing/reposted.js";
 import { startTestGateway } from "./testing/test-gateway.js";
 
 // The human answers in the client's own UI (MCP 2026-07-28 elicitation): a waiting read that meets
@@ -34,10 +35,6 @@ afterAll(async () => {
 });
 
 type ElicitReply = { action: "accept"; content: Record<string, string> } | { action: "decline" | "cancel" };
-interface Posted {
-  headers: Headers;
-  body: any;
-}
 
 /** A 2026-07-28 client of `who` whose human answers each elicitation with `reply`, recording what it posts. */
 async function clientWithHuman(who: DevMember, reply: (message: string) => ElicitReply, capabilities: Record<string, unknown> = { elicitation: { form: {} } }) {
@@ -78,13 +75,8 @@ async function waitingSession(prompt: string) {
 /** The round that carried the human's answer (its `requestState`), as the client posted it. */
 const answerRound = (posted: Posted[]) => posted.find((p) => p.body?.method === "tools/call" && p.body.params?.requestState)!;
 
-/** Posts `body` as `who`, with the headers the client sent it with. */
-const repost = (round: Posted, who: DevMember, body: unknown) =>
-  fetch(test.gateway.mcpUrl, {
-    method: "POST",
-    headers: { ...Object.fromEntries(round.headers), authorization: `Bearer ${who.mcpToken}` },
-    body: JSON.stringify(body),
-  });
+/** Posts `body` as `who`, with the headers the client sent `round` with. */
+const repostAs = (round: Posted, who: DevMember, body: unknown) => repost(test.gateway.mcpUrl, round, who, body);
 
 describe("a waiting read that meets a session's question, from a client that declared elicitation", () => {
   let replayable: Posted;
@@ -109,7 +101,7 @@ describe("a waiting read that meets a session's question, from a client that dec
 
   it("refuses the same answer replayed: the question was answered once, and is not answered again", async () => {
     const before = asking.answers.length;
-    const replayed = await (await repost(replayable, alice, { ...replayable.body, id: 9_001 })).json();
+    const replayed = await (await repostAs(replayable, alice, { ...replayable.body, id: 9_001 })).json();
     expect(replayed.result).toMatchObject({ isError: true, structuredContent: { error: "input_not_pending" } });
     expect(asking.answers.length).toBe(before);
   });
@@ -121,7 +113,7 @@ describe("a waiting read that meets a session's question, from a client that dec
       [alice, altered],
       [bob, state],
     ] as const) {
-      const refused = await (await repost(replayable, who, { ...replayable.body, id: 9_002, params: { ...replayable.body.params, requestState } })).json();
+      const refused = await (await repostAs(replayable, who, { ...replayable.body, id: 9_002, params: { ...replayable.body.params, requestState } })).json();
       expect(refused.error).toMatchObject({ code: -32602, message: "Invalid or expired requestState" });
     }
   });

@@ -18,7 +18,7 @@ export interface ElicitAnswersOptions {
 }
 
 /** What a sealed `requestState` says the gateway asked: which session, which of its requests. */
-interface Asked {
+export interface Asked {
   sessionId: string;
   requestId: string;
 }
@@ -44,22 +44,54 @@ export function askedCodec(options: ElicitAnswersOptions) {
 
 export type AskedCodec = ReturnType<typeof askedCodec>;
 
-/**
- * Whether a waiting read's result may be put to the human directly: the session asks something
- * `respond` can answer, the caller declared form elicitation on this request, and it waits (a
- * read with `waitMs`). A session's engine never gets here (`executeAsking`).
- */
-export function pendingToAsk(result: Executed, body: Record<string, unknown>, ctx: ServerContext): PendingInput | null {
+/** Whether a client's elicitation capability (`declared`) takes forms: an empty one does (the spec's default). */
+function elicitsForms(declared: unknown): boolean {
+  if (typeof declared !== "object" || declared === null) return false;
+  const { form, url } = declared as { form?: unknown; url?: unknown };
+  return form !== undefined || url === undefined;
+}
+
+/** The question a read's result may put to the human: the session waits on one `respond` can answer. */
+function pendingIn(result: Executed): PendingInput | null {
   const payload = structuredOf(result);
-  if (result.isError || !payload || typeof body.waitMs !== "number" || body.waitMs <= 0) return null;
-  const pending = payload.pending as PendingInput | undefined;
-  if (payload.state !== "waiting_input" || !pending || pending.inAppOnly) return null;
-  // The capabilities this request declares (the 2026 era has no initialize to remember them from).
+  const pending = payload?.pending as PendingInput | undefined;
+  return !result.isError && payload?.state === "waiting_input" && pending && !pending.inAppOnly ? pending : null;
+}
+
+/**
+ * A waiting read (`body.waitMs` > 0) of a caller whose human takes forms (`declared`: its
+ * elicitation capability), and the question it may put to that human. A session already waiting
+ * on a question is looked at without waiting, so the human is asked at once rather than after
+ * `waitMs`; any other read runs as it is. A session's engine never gets here (`askableRead`).
+ */
+export async function readToAsk(
+  execute: Execute,
+  args: ExecuteArgs,
+  body: Record<string, unknown>,
+  declared: unknown,
+): Promise<{ result: Executed; pending: PendingInput | null }> {
+  if (typeof body.waitMs !== "number" || body.waitMs <= 0 || !elicitsForms(declared)) return { result: await execute(args), pending: null };
+  const now = await execute({ ...args, body: { ...body, waitMs: 0 } });
+  const asks = pendingIn(now);
+  if (asks) return { result: now, pending: asks };
+  const result = await execute(args);
+  return { result, pending: pendingIn(result) };
+}
+
+/** The elicitation capability a 2026-era request declares in its envelope (that era has no initialize to remember it from). */
+function declaredInEnvelope(ctx: ServerContext): unknown {
   const envelope = (ctx.mcpReq as { envelope?: Record<string, unknown> }).envelope;
-  const declared = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { elicitation?: { form?: unknown; url?: unknown } } | undefined;
-  // An empty elicitation capability means form mode (the spec's default).
-  const elicitation = declared?.elicitation;
-  return elicitation && (elicitation.form !== undefined || elicitation.url === undefined) ? pending : null;
+  return (envelope?.[CLIENT_CAPABILITIES_META_KEY] as { elicitation?: unknown } | undefined)?.elicitation;
+}
+
+/**
+ * The body of a `remote-session:read` whose caller's human may be asked; null for any other call,
+ * and for a session's engine (a session credential), which is never asked and never answers this way.
+ */
+export function askableRead(args: ExecuteArgs, ctx: ServerContext): Record<string, unknown> | null {
+  const spawned = ctx.http?.authInfo?.extra?.remoteSessionId !== undefined;
+  const body = args.body;
+  return spawned || args.name !== "remote-session:read" || typeof body !== "object" || body === null ? null : (body as Record<string, unknown>);
 }
 
 /** The `input_required` result asking the human `pending`, with the sealed state of what was asked. */
@@ -68,19 +100,27 @@ export async function askHuman(codec: AskedCodec, sessionId: string, pending: Pe
   return inputRequired({ inputRequests: { [ANSWER]: inputRequired.elicit(elicitationOf(pending)) }, requestState });
 }
 
+/** An answer as `remote-session:respond` takes it. */
+export type AskedAnswer = {
+  sessionId: string;
+  requestId: string;
+  answer: Record<string, string>;
+};
+
 /**
  * The human's answer a retried read carries, as `respond` takes it: null when it declined,
  * cancelled, or answered with something that does not fit what was asked.
  */
-export function answerOf(
-  ctx: ServerContext,
-  asked: Asked,
-  body: Record<string, unknown>,
-): { sessionId: string; requestId: string; answer: Record<string, string> } | null {
+export function answerOf(ctx: ServerContext, asked: Asked, body: Record<string, unknown>): AskedAnswer | null {
   if (body.sessionId !== asked.sessionId) return null;
   const response = inputResponse(ctx.mcpReq.inputResponses, ANSWER);
-  if (response.kind !== "elicit" || response.action !== "accept") return null;
-  const { permission, text } = response.content ?? {};
+  return response.kind === "elicit" ? replyAnswer(asked, response) : null;
+}
+
+/** What an elicitation's reply answers to what was `asked`: null unless accepted with a permission, or a question's text. */
+export function replyAnswer(asked: Asked, reply: { action?: unknown; content?: Record<string, unknown> | undefined }): AskedAnswer | null {
+  if (reply.action !== "accept") return null;
+  const { permission, text } = reply.content ?? {};
   if (typeof permission === "string" && (PERMISSIONS as readonly string[]).includes(permission)) return { ...asked, answer: { permission } };
   if (typeof text === "string" && text.length > 0) return { ...asked, answer: { text } };
   return null;
@@ -93,7 +133,7 @@ export function askedOf(ctx: ServerContext): Asked | null {
 }
 
 /** The form the human fills in: a permission's three answers, or a question's text. */
-function elicitationOf(pending: PendingInput): Parameters<typeof inputRequired.elicit>[0] {
+export function elicitationOf(pending: PendingInput): Parameters<typeof inputRequired.elicit>[0] {
   const message = `${pending.title}\n\n${pending.detail}`.trim();
   if (pending.kind === "permission") {
     return {
@@ -128,8 +168,10 @@ function elicitationOf(pending: PendingInput): Parameters<typeof inputRequired.e
 }
 
 /** `execute_capability`'s arguments, as the tool hands them on. */
-type ExecuteArgs = z.output<typeof EXECUTE_TOOL.inputSchema>;
-type Executed = ToolResult | SkillToolResult;
+export type ExecuteArgs = z.output<typeof EXECUTE_TOOL.inputSchema>;
+export type Executed = ToolResult | SkillToolResult;
+/** Runs one `execute_capability` call as the caller; `signal` ends a waiting read early. */
+export type Execute = (args: ExecuteArgs, signal?: AbortSignal) => Promise<Executed>;
 
 /**
  * `execute_capability` for a 2026-era client whose human may be asked directly: a waiting read of
@@ -141,31 +183,34 @@ type Executed = ToolResult | SkillToolResult;
  */
 export async function executeAsking(
   codec: AskedCodec,
-  execute: (args: ExecuteArgs) => Promise<Executed>,
+  execute: Execute,
   args: ExecuteArgs,
   ctx: ServerContext,
 ): Promise<Executed | Awaited<ReturnType<typeof askHuman>>> {
-  const body = args.body;
-  const spawned = ctx.http?.authInfo?.extra?.remoteSessionId !== undefined;
-  // A session's engine is never asked, and never answers this way.
-  if (spawned || args.name !== "remote-session:read" || typeof body !== "object" || body === null) return execute(args);
+  const body = askableRead(args, ctx);
+  if (!body) return execute(args);
   const asked = askedOf(ctx);
   if (asked) {
-    const answer = answerOf(ctx, asked, body as Record<string, unknown>);
-    if (answer) {
-      const responded = await execute({ name: "remote-session:respond", body: answer });
-      if (responded.isError) return responded;
-      // The same answer again (a replayed state) is respond's no-op; here it is refused as such.
-      if (structuredOf(responded)?.alreadyAnswered === true)
-        return errorResult(sessionError("input_not_pending", `${answer.requestId} was answered already; read the session to see what it waits on now`));
-    }
-    return execute(args);
+    const answer = answerOf(ctx, asked, body);
+    const refused = answer ? await respondOnce(execute, answer) : null;
+    return refused ?? execute(args);
   }
-  const result = await execute(args);
-  const pending = pendingToAsk(result, body as Record<string, unknown>, ctx);
-  return pending ? askHuman(codec, String((body as Record<string, unknown>).sessionId), pending, ctx) : result;
+  const { result, pending } = await readToAsk(execute, args, body, declaredInEnvelope(ctx));
+  return pending ? askHuman(codec, String(body.sessionId), pending, ctx) : result;
+}
+
+/**
+ * Answers the session's request through `remote-session:respond`, as the caller: null once
+ * answered, else the error result. The same answer again (a replayed state) is respond's no-op;
+ * here it is refused as such.
+ */
+export async function respondOnce(execute: Execute, answer: AskedAnswer): Promise<Executed | null> {
+  const responded = await execute({ name: "remote-session:respond", body: answer });
+  if (responded.isError) return responded;
+  if (structuredOf(responded)?.alreadyAnswered !== true) return null;
+  return errorResult(sessionError("input_not_pending", `${answer.requestId} was answered already; read the session to see what it waits on now`));
 }
 
 /** A capability's payload (a skill's result has none). */
-const structuredOf = (result: Executed): Record<string, unknown> | undefined =>
+export const structuredOf = (result: Executed): Record<string, unknown> | undefined =>
   "structuredContent" in result ? (result.structuredContent as Record<string, unknown>) : undefined;

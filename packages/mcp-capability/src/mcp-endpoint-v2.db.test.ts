@@ -18,6 +18,7 @@ const AUTH: AuthInfo = {
 };
 let cloud: ScriptedTarget;
 let mcp: RemoteSessionEndpoint;
+let remembering: RemoteSessionEndpoint;
 
 beforeAll(async () => {
   await migrate(db.current.sql);
@@ -28,21 +29,29 @@ beforeAll(async () => {
     serverInfo: { name: "in-process", version: "1.0.0" },
     elicitation: { secret: "in-process-elicitation-secret-0123456789", ttlSeconds: 1 },
   });
+  // A host whose 2025-era sessions remember what their clients declared at initialize (push's do,
+  // in PostgreSQL): here every 2025 request's client is taken to elicit forms.
+  remembering = createRemoteSessionEndpoint({
+    source,
+    elicitation: { secret: "in-process-elicitation-secret-0123456789", ttlSeconds: 1 },
+    legacy: (stateless) => (request, auth) => stateless(request, { ...auth, extra: { ...auth.extra, mcpClientCapabilities: { elicitation: {} } } }),
+  });
 });
 
 afterAll(async () => {
   await mcp?.close();
+  await remembering?.close();
 });
 
 /** A v2 client (pinned to 2026-07-28, or of the default 2025 era) whose requests go straight to the endpoint. */
-async function inProcessClient(modern: boolean, onElicit?: () => Promise<{ action: "accept"; content: Record<string, string> }>) {
+async function inProcessClient(modern: boolean, onElicit?: () => Promise<{ action: "accept"; content: Record<string, string> }>, endpoint = mcp) {
   const client = new Client(
     { name: "in-process", version: "1.0.0" },
     { ...(modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}), ...(onElicit ? { capabilities: { elicitation: { form: {} } } } : {}) },
   );
   if (onElicit) client.setRequestHandler("elicitation/create", onElicit);
   await client.connect(
-    new StreamableHTTPClientTransport(new URL("http://in-process/mcp"), { fetch: async (input, init) => mcp.endpoint(new Request(input, init), AUTH) }),
+    new StreamableHTTPClientTransport(new URL("http://in-process/mcp"), { fetch: async (input, init) => endpoint.endpoint(new Request(input, init), AUTH) }),
   );
   return client;
 }
@@ -83,5 +92,20 @@ it("refuses an answer whose sealed state expired while the human took their time
     /Invalid or expired requestState/,
   );
   expect(cloud.sessions.get(sessionId)?.pending?.id).toBe("per_slow");
+  await human.close();
+});
+
+it("asks a 2025-era client's human on the call's stream when the host remembers it elicits; the answer is respond's", async () => {
+  const human = await inProcessClient(false, async () => ({ action: "accept", content: { text: "Blue" } }), remembering);
+  const created = (await human.callTool({ name: "execute_capability", arguments: { name: "remote-session:create", body: { prompt: "ask me" } } })) as {
+    structuredContent: { sessionId: string };
+  };
+  const { sessionId } = created.structuredContent;
+  cloud.ask(sessionId, { kind: "question", id: "que_colour", title: "Colour", detail: "Which colour?" });
+  const read = (await human.callTool({ name: "execute_capability", arguments: { name: "remote-session:read", body: { sessionId, waitMs: 5_000 } } })) as {
+    structuredContent: { state: string };
+  };
+  expect(cloud.sessions.get(sessionId)?.pending).toBeUndefined();
+  expect(read.structuredContent.state).not.toBe("waiting_input");
   await human.close();
 });

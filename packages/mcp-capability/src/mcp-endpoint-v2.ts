@@ -6,8 +6,10 @@ import {
   type ServerEventBus,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
-import { MCP_BODY_BYTES, readBodyWithin } from "@openwork/remote-session-core/internal";
-import { askedCodec, type ElicitAnswersOptions } from "./elicit-answers.js";
+import { peekJsonBody } from "@openwork/remote-session-core/internal";
+import { type AskedCodec, askedCodec, type ElicitAnswersOptions } from "./elicit-answers.js";
+import { type AskWaiters, createAskWaiters, isAskReplies, type LegacyAsking, takeAskReplies } from "./elicit-legacy.js";
+import { createToolHandlers } from "./mcp-tools.js";
 import { type RemoteSessionToolsOptions, registerRemoteSessionTools } from "./server-v2-tools.js";
 
 /** Answers one MCP request of a verified caller. */
@@ -36,8 +38,10 @@ export interface RemoteSessionEndpointOptions extends RemoteSessionToolsOptions 
   /** Requests refused by the SDK and errors out of band (reporting only). */
   onerror?: (error: Error) => void;
   /**
-   * Ask a 2026-era client's human directly when its waiting read meets a session's question
-   * (elicitation, `input_required` with a sealed `requestState`). Off unless given.
+   * Ask the client's human directly when its waiting read meets a session's question: a 2026-era
+   * client by `input_required` with a sealed `requestState`; a 2025-era one whose `initialize`
+   * declared elicitation (remembered by `legacy`, e.g. push's sessions, as `mcpClientCapabilities`
+   * on the auth) by `elicitation/create` on the call's stream. Off unless given.
    */
   elicitation?: ElicitAnswersOptions;
 }
@@ -59,15 +63,19 @@ export const DEFAULT_SERVER_INFO = { name: "openwork-remote-sessions", version: 
  */
 export function createRemoteSessionEndpoint(options: RemoteSessionEndpointOptions): RemoteSessionEndpoint {
   const serverInfo = options.serverInfo ?? DEFAULT_SERVER_INFO;
-  const asking = options.elicitation ? askedCodec(options.elicitation) : undefined;
-  const build = (era: McpEra) => {
+  const asking = options.elicitation ? { codec: askedCodec(options.elicitation), waiters: createAskWaiters() } : undefined;
+  const build = (era: McpEra, legacyAsking?: LegacyAsking) => {
     const capabilities = { tools: {}, resources: {} };
     // What a 2026-era retry echoes is checked (sealed, unexpired, the caller's) before any handler runs.
     const server =
       era === "modern" && asking
-        ? new McpServer(serverInfo, { capabilities, requestState: { verify: asking.verify } })
+        ? new McpServer(serverInfo, { capabilities, requestState: { verify: asking.codec.verify } })
         : new McpServer(serverInfo, { capabilities });
-    registerRemoteSessionTools(server, { ...options, ...(era === "modern" && asking ? { asking } : {}) });
+    registerRemoteSessionTools(server, {
+      ...options,
+      ...(era === "modern" && asking ? { asking: asking.codec } : {}),
+      ...(legacyAsking ? { legacyAsking } : {}),
+    });
     options.configure?.(server, era);
     return server;
   };
@@ -76,18 +84,17 @@ export function createRemoteSessionEndpoint(options: RemoteSessionEndpointOption
     ...(options.bus ? { bus: options.bus } : {}),
     ...(options.onerror ? { onerror: options.onerror } : {}),
   });
-  const stateless: McpEndpoint = async (request, auth) => {
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
-    await build("legacy").connect(transport);
-    return transport.handleRequest(request, { authInfo: auth });
-  };
+  const stateless: McpEndpoint = (request, auth) => answerStateless(request, auth, asking && clientElicits(auth) ? asking : undefined, build);
   const legacy = options.legacy ? options.legacy(stateless) : stateless;
+  const handlers = createToolHandlers(options);
   const endpoint: McpEndpoint = async (request, auth) => {
-    const message = await bodyOf(request);
-    if (await isLegacyRequest(request, message === NO_BODY ? undefined : message)) return legacy(request, auth);
+    const message = await peekJsonBody(request);
+    // A 2025-era client's replies to what was asked: any replica takes them (they carry what was asked, sealed).
+    if (asking && isAskReplies(message)) return takeAskReplies(asking, message, auth, (call) => handlers.execute(call, auth));
+    if (await isLegacyRequest(request, message)) return legacy(request, auth);
     if (closed) return shuttingDown();
-    const answered = message === NO_BODY ? null : await options.modern?.(message, request, auth, serverInfo);
-    return answered ?? modern.fetch(request, { authInfo: auth, ...(message === NO_BODY ? {} : { parsedBody: message }) });
+    const answered = message === undefined ? null : await options.modern?.(message, request, auth, serverInfo);
+    return answered ?? modern.fetch(request, { authInfo: auth, ...(message === undefined ? {} : { parsedBody: message }) });
   };
   let closed = false;
   return {
@@ -99,23 +106,31 @@ export function createRemoteSessionEndpoint(options: RemoteSessionEndpointOption
   };
 }
 
+/**
+ * A 2025-era request, answered by a server of its own: in JSON, or as a stream when its client's
+ * human may be asked mid-call (`asking`: the call's `elicitation/create` goes on that stream).
+ */
+async function answerStateless(
+  request: Request,
+  auth: AuthInfo,
+  asking: { codec: AskedCodec; waiters: AskWaiters } | undefined,
+  build: (era: McpEra, legacyAsking?: LegacyAsking) => McpServer,
+): Promise<Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: asking === undefined });
+  const send: LegacyAsking["send"] = (message, relatedRequestId) => transport.send(message, { relatedRequestId });
+  await build("legacy", asking ? { ...asking, send } : undefined).connect(transport);
+  return transport.handleRequest(request, { authInfo: auth });
+}
+
+/** Whether the client of a 2025-era stateful session declared elicitation at `initialize` (as `legacy` remembered it). */
+function clientElicits(auth: AuthInfo): boolean {
+  const declared = (auth.extra?.mcpClientCapabilities as { elicitation?: unknown } | undefined)?.elicitation;
+  return typeof declared === "object" && declared !== null;
+}
+
 /** A 2026-era request after `close()`: the process is going away; another replica (or this one restarted) answers. */
 const shuttingDown = () =>
   Response.json(
     { error: "shutting_down", message: "this gateway process is shutting down; retry", retryable: true, retryAfterMs: 1_000 },
     { status: 503, headers: { "retry-after": "1" } },
   );
-
-// A request whose body the SDK reads itself: none (GET, DELETE), not JSON, or past MCP_BODY_BYTES
-// (the SDK answers those: 413, a parse error).
-const NO_BODY = Symbol("no body");
-
-/** The JSON body of a POST, read from a copy (the request stays readable); NO_BODY otherwise. */
-async function bodyOf(request: Request): Promise<unknown> {
-  if (request.method !== "POST" || !request.body) return NO_BODY;
-  try {
-    return JSON.parse(new TextDecoder().decode(await readBodyWithin(request.clone(), MCP_BODY_BYTES)));
-  } catch {
-    return NO_BODY;
-  }
-}

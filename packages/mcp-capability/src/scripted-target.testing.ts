@@ -101,7 +101,14 @@ export function createScriptedTarget(
       delete scripted.pending;
       return { sessionId: session.id, stopped: true, sessionState: "stopped" };
     },
-    respond: async (_call, _session, input) => inputNotPending(input.requestId),
+    // The pending request is answered once, as an engine takes it; anything else is not pending.
+    respond: async (_call, session, input) => {
+      const scripted = of(session.id);
+      if (scripted.pending?.id !== input.requestId) return inputNotPending(input.requestId);
+      delete scripted.pending;
+      scripted.state = "running";
+      return { sessionId: session.id, requestId: input.requestId, state: "running", alreadyAnswered: false, delivered: true, sessionState: "running" };
+    },
     newMessageId: () => newId("msg"),
     reply: (sessionId, text, state = "idle") => {
       of(sessionId).messages.push(message(newId("msg"), "assistant", text));

@@ -3,7 +3,8 @@ import { type Skill, type SkillSource, SkillsExtension, skillEntry } from "@mode
 import { CARD_TOOL_META } from "@openwork/mcp-app-card";
 import { registerCardResource } from "@openwork/mcp-app-card/server-v2";
 import { type BuiltinSkill, REMOTE_SESSIONS_SKILL } from "./builtin-skill-source.js";
-import { type AskedCodec, executeAsking } from "./elicit-answers.js";
+import { type AskedCodec, type Execute, executeAsking } from "./elicit-answers.js";
+import { executeAskingLegacy, type LegacyAsking } from "./elicit-legacy.js";
 import { createToolHandlers, EXECUTE_TOOL, type RemoteSessionToolsOptions as ToolsOptions, SEARCH_TOOL } from "./mcp-tools.js";
 
 /** What `registerRemoteSessionTools` takes on a server 2.x. */
@@ -14,6 +15,12 @@ export interface RemoteSessionToolsOptions extends ToolsOptions {
    * answers the 2026 era; `createRemoteSessionEndpoint` sets both from its `elicitation` option.
    */
   asking?: AskedCodec;
+  /**
+   * The same for a server answering a 2025-era request whose client declared elicitation at
+   * `initialize`: its stream, the codec, this process's waiting reads. Set per request by
+   * `createRemoteSessionEndpoint`.
+   */
+  legacyAsking?: LegacyAsking;
 }
 
 /**
@@ -31,20 +38,22 @@ export function registerRemoteSessionTools(server: McpServer, options: RemoteSes
   const { name: executeName, ...execute } = EXECUTE_TOOL;
   const withCard = options.card !== false;
   if (withCard) registerCardResource(server);
-  const { asking } = options;
+  const { asking, legacyAsking } = options;
   server.registerTool(executeName, { ...execute, ...(withCard ? { _meta: CARD_TOOL_META } : {}) }, (args, ctx) => {
-    const run = (call: typeof args) => handlers.execute(call, ctx.http?.authInfo, callSignal(ctx.mcpReq.signal, ctx.http?.req?.signal));
-    return asking ? executeAsking(asking, run, args, ctx) : run(args);
+    const run: Execute = (call, signal) => handlers.execute(call, ctx.http?.authInfo, callSignal(ctx.mcpReq.signal, ctx.http?.req?.signal, signal));
+    if (asking) return executeAsking(asking, run, args, ctx);
+    return legacyAsking ? executeAskingLegacy(legacyAsking, run, args, ctx) : run(args);
   });
   if (options.skills !== false) REMOTE_SESSIONS_EXTENSION.attach(server);
 }
 
 /**
- * Aborted when the call is cancelled or its HTTP request's client disconnects: the transport
- * answering with JSON does not abort the call itself when the client goes away.
+ * Aborted when the call is cancelled or its HTTP request's client disconnects (the transport
+ * answering with JSON does not abort the call itself when the client goes away), or another aborts.
  */
-function callSignal(call: AbortSignal, request: AbortSignal | undefined): AbortSignal {
-  return request ? AbortSignal.any([call, request]) : call;
+function callSignal(call: AbortSignal, ...others: (AbortSignal | undefined)[]): AbortSignal {
+  const more = others.filter((signal) => signal !== undefined);
+  return more.length > 0 ? AbortSignal.any([call, ...more]) : call;
 }
 
 /**

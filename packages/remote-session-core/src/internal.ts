@@ -13,6 +13,7 @@ export { isConnectionLost, ReservedConnectionLost, ReserveTimedOut } from "./gua
 export { runMigrations } from "./migrate.js";
 export { CREATE_RATE_LIMIT, SEND_RATE_LIMIT } from "./guards/rate-limit.js";
 export { BODY_TOO_LARGE_HEADERS, BodyTooLarge, MCP_BODY_BYTES, readBodyWithin, withBodyWithin } from "./wire/read-body-within.js";
+export { peekJsonBody } from "./wire/peek-json-body.js";
 export { canTransition, acceptsPrompt } from "./session-state.js";
 export { storableJson, findNul } from "./storable-text.js";
 export { answeredAfter } from "./transcript/slice-transcript.js";

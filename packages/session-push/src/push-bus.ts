@@ -1,7 +1,8 @@
 /**
  * A verified MCP bearer token, in the AuthInfo shape both MCP SDK generations share. `extra`
  * names the caller: `organizationId` and `userId` (whose MCP sessions these are), `memberId` when
- * an active member. Push adds `mcpSessionId` to it for the requests of a stateful session.
+ * an active member. Push adds `mcpSessionId` to it for the requests of a stateful session, and
+ * `mcpClientCapabilities`: what its client declared at `initialize` (`elicitation`).
  */
 export interface PushAuth {
   token: string;

@@ -1,9 +1,9 @@
 import type { MemberSlots } from "@openwork/mcp-capability/internal";
 import { errorPayload, sessionError } from "@openwork/remote-session-core";
-import { MCP_BODY_BYTES, readBodyWithin } from "@openwork/remote-session-core/internal";
+import { peekJsonBody } from "@openwork/remote-session-core/internal";
 import type { PushAuth } from "./push-bus.js";
 import type { PushHub } from "./push-hub.js";
-import { ownerOf, type PushStore } from "./push-store.js";
+import { type ClientCapabilities, ownerOf, type PushStore } from "./push-store.js";
 
 /** Answers one MCP request (stateless: one server and transport per request) for a verified caller. */
 export type PushEndpoint = (request: Request, auth: PushAuth) => Promise<Response>;
@@ -63,15 +63,15 @@ export function withPushSessions(endpoint: PushEndpoint, options: PushSessionsOp
     if (!mcpSessionId || !owner) {
       if (request.method === "GET")
         return Response.json({ error: "method_not_allowed", message: "GET needs the Mcp-Session-Id this server assigned at initialize" }, { status: 405 });
-      const initialize = owner && request.method === "POST" && isInitialize(await peekJson(request));
+      const initialize = owner && request.method === "POST" ? initializeOf(await peekJsonBody(request)) : null;
       if (initialize) {
         const wait = options.admitOpen?.(auth) ?? null;
         if (wait !== null) return rateLimited("this member opens MCP sessions too fast; retry after retryAfterMs", wait);
       }
       const response = await endpoint(request, auth);
-      if (!initialize || !response.ok) return response;
+      if (!initialize || !owner || !response.ok) return response;
       const headers = new Headers(response.headers);
-      headers.set("mcp-session-id", await store.open(owner, limits.mcpSessions));
+      headers.set("mcp-session-id", await store.open(owner, limits.mcpSessions, initialize));
       return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
     }
     if (request.method === "GET") {
@@ -84,26 +84,28 @@ export function withPushSessions(endpoint: PushEndpoint, options: PushSessionsOp
       }
       return hub.stream(mcpSessionId, auth, request.headers.get("last-event-id"), release);
     }
-    if (!(await store.touch(mcpSessionId, owner))) return sessionNotFound();
+    const seen = await store.touch(mcpSessionId, owner);
+    if (!seen) return sessionNotFound();
     if (request.method === "DELETE") {
       await store.close(mcpSessionId, owner);
       return new Response(null, { status: 200 });
     }
-    return endpoint(request, { ...auth, extra: { ...auth.extra, mcpSessionId } });
+    return endpoint(request, { ...auth, extra: { ...auth.extra, mcpSessionId, mcpClientCapabilities: seen.clientCapabilities } });
   };
 }
 
 const sessionNotFound = () => Response.json({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }, { status: 404 });
 
-function isInitialize(body: unknown): boolean {
-  return typeof body === "object" && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === "initialize";
-}
+// An `elicitation` capability larger than this is not remembered (its modes are a few small keys).
+const CAPABILITY_BYTES = 1_024;
 
-/** The request's JSON body, read from a copy and no further than MCP_BODY_BYTES; null when it is not JSON or longer. */
-async function peekJson(request: Request): Promise<unknown> {
-  try {
-    return JSON.parse(new TextDecoder().decode(await readBodyWithin(request.clone(), MCP_BODY_BYTES)));
-  } catch {
-    return null;
-  }
+/**
+ * Of an `initialize`, what its client declares that the gateway acts on (kept with the session);
+ * null for any other body.
+ */
+function initializeOf(body: unknown): ClientCapabilities | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body) || (body as { method?: unknown }).method !== "initialize") return null;
+  const declared = (body as { params?: { capabilities?: { elicitation?: unknown } } }).params?.capabilities?.elicitation;
+  const kept = typeof declared === "object" && declared !== null && !Array.isArray(declared) && JSON.stringify(declared).length <= CAPABILITY_BYTES;
+  return kept ? { elicitation: declared as Record<string, unknown> } : {};
 }

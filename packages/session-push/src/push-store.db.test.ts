@@ -49,8 +49,12 @@ describe("the push store", () => {
     const keptEvents = await store.eventsAfter(key, null, 1_000);
     expect(keptEvents.map((e) => (e.message as { n: number }).n)).toEqual(Array.from({ length: 1_000 }, (_, i) => i + 1));
     expect(keptEvents.at(-1)?.message).toEqual({ n: 1000 });
-    expect(await store.touch(idle, owner)).toBe(false);
-    expect(await store.touch(kept, owner)).toBe(true);
+    expect(await store.touch(idle, owner)).toBeNull();
+    expect(await store.touch(kept, owner)).toEqual({ clientCapabilities: {} });
+    // What a client declared at initialize comes back with its session, on whichever replica asks.
+    const eliciting = await store.open(owner, DEFAULT_PUSH_LIMITS.mcpSessions, { elicitation: { form: {} } });
+    expect(await store.touch(eliciting, owner)).toEqual({ clientCapabilities: { elicitation: { form: {} } } });
+    expect(await store.touch(eliciting, { ...owner, userId: "user_someone_else" })).toBeNull();
   });
 
   it("hands the bus one hint per change once its statement is done, and none for what changed nothing", async () => {

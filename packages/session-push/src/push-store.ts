@@ -18,6 +18,19 @@ export interface Subscription {
   fingerprint: string;
 }
 
+/**
+ * What a client declared at `initialize` that the gateway acts on: `elicitation` (its human may
+ * be asked mid-request). Kept with the session, since its later requests may reach any replica.
+ */
+export interface ClientCapabilities {
+  elicitation?: Record<string, unknown>;
+}
+
+/** A stateful MCP session as a request finds it. */
+export interface SeenSession {
+  clientCapabilities: ClientCapabilities;
+}
+
 /** Names one MCP session: its organization leads every key of the push tables (they shard by it). */
 export interface McpSessionKey {
   organizationId: string;
@@ -78,14 +91,18 @@ export function createPushStore(sql: Sql, publish: (hints: readonly PushHint[]) 
      * A new stateful MCP session of `owner`, who keeps at most `keep`: their oldest beyond it end
      * (with what they hold), and the replicas are told so their streams close.
      */
-    open: (owner: OwnerScope, keep: number): Promise<string> => openSession(store, owner, keep),
-    /** Whether the session exists and belongs to `owner` (another owner's reads as absent); marks it seen, once a minute at most. */
-    touch: async (id: string, owner: OwnerScope): Promise<boolean> => {
-      const [row] = await sql<{ stale: boolean }[]>`
-        select last_seen_at < now() - interval '1 minute' as stale from mcp_session
+    open: (owner: OwnerScope, keep: number, clientCapabilities: ClientCapabilities = {}): Promise<string> =>
+      openSession(store, owner, keep, clientCapabilities),
+    /**
+     * The session, if it exists and belongs to `owner` (another owner's reads as absent), with what
+     * its client declared at `initialize`; marks it seen, once a minute at most.
+     */
+    touch: async (id: string, owner: OwnerScope): Promise<SeenSession | null> => {
+      const [row] = await sql<{ stale: boolean; clientCapabilities: ClientCapabilities }[]>`
+        select last_seen_at < now() - interval '1 minute' as stale, client_capabilities as "clientCapabilities" from mcp_session
         where id = ${id} and organization_id = ${owner.organizationId} and user_id = ${owner.userId}`;
       if (row?.stale) await sql`update mcp_session set last_seen_at = now() where organization_id = ${owner.organizationId} and id = ${id}`;
-      return row !== undefined;
+      return row ? { clientCapabilities: row.clientCapabilities } : null;
     },
     close: async (id: string, owner: OwnerScope): Promise<boolean> => {
       const rows = await sql`delete from mcp_session where id = ${id} and organization_id = ${owner.organizationId} and user_id = ${owner.userId} returning id`;
@@ -127,12 +144,13 @@ interface StoreContext {
 }
 
 /** A new MCP session of `owner` (see `PushStore.open`); returns its id. */
-async function openSession({ sql, tell }: StoreContext, owner: OwnerScope, keep: number): Promise<string> {
+async function openSession({ sql, tell }: StoreContext, owner: OwnerScope, keep: number, clientCapabilities: ClientCapabilities): Promise<string> {
   const id = newId("mcps");
   // The delete sees the sessions as they were before this insert: keep - 1 of them stay.
   const evicted = await sql`
         with created as (
-          insert into mcp_session (id, organization_id, user_id) values (${id}, ${owner.organizationId}, ${owner.userId}) returning id),
+          insert into mcp_session (id, organization_id, user_id, client_capabilities)
+          values (${id}, ${owner.organizationId}, ${owner.userId}, ${sql.json(clientCapabilities as never)}) returning id),
         evicted as (
           delete from mcp_session where organization_id = ${owner.organizationId} and id in (
             select id from mcp_session where organization_id = ${owner.organizationId} and user_id = ${owner.userId}
