@@ -71,7 +71,7 @@ export function createSessionListens(options: SessionListensOptions) {
       };
       try {
         const watched = await watchUris(options, auth, ask.uris, { since: ask.since, signal: AbortSignal.any([watching.signal, request.signal]) });
-        return listenStream(options, { ask, watched, signal: request.signal, stop, open, ...(serverInfo ? { serverInfo } : {}) });
+        return listenStream(options.keepaliveMs ?? 15_000, { ask, watched, signal: request.signal, stop, open, ...(serverInfo ? { serverInfo } : {}) });
       } catch (error) {
         stop();
         throw error;
@@ -162,7 +162,7 @@ async function watchUris(
 
 /** The listen's SSE stream: the acknowledgement, what moved since the versions named, then each change until it ends. */
 function listenStream(
-  options: SessionListensOptions,
+  keepaliveMs: number,
   opened: { ask: ListenAsk; watched: WatchedUris; signal: AbortSignal; stop: () => void; open: Set<() => void>; serverInfo?: ServerIdentity },
 ): Response {
   const { ask, watched, signal, stop, open, serverInfo } = opened;
@@ -209,7 +209,7 @@ function listenStream(
       // Nothing left to watch (every session deleted or no longer the caller's): the listen ends.
       watched.start(updated, closeGracefully);
       open.add(closeGracefully);
-      keepalive = setInterval(() => write(sseComment("keepalive")), options.keepaliveMs ?? 15_000);
+      keepalive = setInterval(() => write(sseComment("keepalive")), keepaliveMs);
       if (signal.aborted) cut();
       else signal.addEventListener("abort", cut, { once: true });
     },
