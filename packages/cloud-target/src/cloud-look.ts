@@ -1,6 +1,7 @@
 import type { LedgerSession } from "@openwork/remote-session-core";
 import type { MessageWithParts } from "@openwork/opencode-client/internal";
 import type { CloudContext } from "./cloud-context.js";
+import { spendOfMessages } from "./cloud-spend.js";
 import { buildCloudTranscript } from "./cloud-transcript.js";
 import { sessionRequests } from "./pending-requests.js";
 import { cloudSessionState } from "./turn-state.js";
@@ -23,10 +24,9 @@ export async function lookAt(
   // Only a busy turn can be waiting on the human: idle sessions cost no extra request.
   const requests = status?.type === "busy" ? sessionRequests(remoteId, await client.requests(workspaceId), messages) : [];
   const transcript = buildCloudTranscript(messages, { liveText: signals?.liveText, liveTextPartial: signals?.liveTextPartial, workerIdle });
-  return {
-    transcript,
-    view: cloudSessionState({ transcript, status, signals, session, now: Date.now(), graceMs: ctx.graceMs, pending: requests[0]?.pending }),
-  };
+  const now = Date.now();
+  const view = cloudSessionState({ transcript, status, signals, session, now, graceMs: ctx.graceMs, pending: requests[0]?.pending });
+  return { transcript, view, spend: spendOfMessages(messages, view.state === "running" || view.state === "waiting_input", now) };
 }
 
 /**

@@ -21,7 +21,7 @@ export async function readCloudSession(ctx: CloudContext, call: TargetCall, sess
     for (;;) {
       const seen = watch?.version() ?? 0;
       const signals = watch?.signals() ?? ctx.events.peek(source, remoteId);
-      const { transcript, view } = await lookAt(ctx, client, ref.workspaceId, remoteId, session, signals);
+      const { transcript, view, spend } = await lookAt(ctx, client, ref.workspaceId, remoteId, session, signals);
       const settled = answeredAfter(transcript, position) || view.state !== "running" || Date.now() >= deadline || call.signal?.aborted;
       if (settled) {
         const slice = sliceTranscript({
@@ -35,7 +35,12 @@ export async function readCloudSession(ctx: CloudContext, call: TargetCall, sess
           from: input.from,
           webUrl: webUrlOf(ctx, ref, remoteId),
         });
-        return { ...slice, ...(view.pending ? { pending: view.pending } : {}), ...(view.retrying ? { fields: { retrying: view.retrying } } : {}) };
+        return {
+          ...slice,
+          ...(view.pending ? { pending: view.pending } : {}),
+          ...(view.retrying ? { fields: { retrying: view.retrying } } : {}),
+          ...(spend ? { observedSpend: spend } : {}),
+        };
       }
       const remaining = Math.max(0, deadline - Date.now());
       // Without a live stream, poll; with one, a turn that fails silently is still noticed once the grace passes.

@@ -89,6 +89,34 @@ describe("provenance through the capability", () => {
   });
 });
 
+describe("what a tree spent", () => {
+  it("read shows a session's spend and, for a spawner, its whole tree's; list shows each session's", async () => {
+    const run = source();
+    const root = String((await run(person, "create", { title: "Spending root", prompt: "go" })).sessionId);
+    const child = String((await run(engineOf(root), "create", { title: "Spending child", prompt: "go" })).sessionId);
+    const grandchild = String((await run(engineOf(child), "create", { title: "Spending grandchild", prompt: "go" })).sessionId);
+    // What each one's target recorded, as a desktop's reported steps are.
+    const spent = {
+      [root]: { tokensIn: 100, tokensOut: 20, costMicros: 1_000 },
+      [child]: { tokensIn: 10, tokensOut: 5 },
+      [grandchild]: { tokensIn: 1, tokensOut: 2, costMicros: 500, runningMs: 40 },
+    };
+    for (const [id, delta] of Object.entries(spent)) await ledger.update({ organizationId: member.organizationId, id }, { spent: delta });
+
+    const readRoot = await run(person, "read", { sessionId: root });
+    expect(readRoot.spend).toEqual({ tokens: 120, tokensIn: 100, tokensOut: 20, costUsd: 0.001, runningMs: 0, usage: "reported" });
+    expect(readRoot.treeSpend).toEqual({ tokens: 138, tokensIn: 111, tokensOut: 27, costUsd: 0.0015, runningMs: 40, usage: "reported" });
+    const readChild = await run(person, "read", { sessionId: child });
+    expect(readChild.treeSpend).toMatchObject({ tokens: 18, costUsd: 0.0005 });
+    const readLeaf = await run(person, "read", { sessionId: grandchild });
+    expect(readLeaf).not.toHaveProperty("treeSpend");
+    const listed = (await run(person, "list", { spawnedBy: child })).sessions as { sessionId: string; spend: unknown }[];
+    expect(listed).toEqual([
+      expect.objectContaining({ sessionId: grandchild, spend: { tokens: 3, tokensIn: 1, tokensOut: 2, costUsd: 0.0005, runningMs: 40, usage: "reported" } }),
+    ]);
+  });
+});
+
 describe("a cascade stop racing creates", () => {
   it("ends the tree's right to create at once: each racing create is refused, or landed before and is stopped with the rest", async () => {
     // A desktop's stop: taken at once, while the ledger keeps running until its runner cancels.

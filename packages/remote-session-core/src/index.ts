@@ -27,6 +27,7 @@ export { createRemoteSessions } from "./sessions.js";
 // The ledger, its migrations and guards.
 
 export type { LedgerSession } from "./ledger/ledger-session.js";
+export { type ObservedSpend, type Spend, type SpendDelta, sumSpend } from "./ledger/session-spend.js";
 
 export { createSessionLedger } from "./ledger/session-ledger.js";
 export { recordObservedStates } from "./ledger/record-observed.js";

@@ -1,4 +1,5 @@
 import type { LedgerSession } from "./ledger/ledger-session.js";
+import type { ObservedSpend } from "./ledger/session-spend.js";
 import type { SessionError } from "./errors/session-error.js";
 import type { SessionState } from "./session-state.js";
 import type { ZodType } from "zod";
@@ -128,6 +129,11 @@ export interface ReadResult {
   awaitingTarget?: true;
   /** The target's own members (what a queued turn waits for, a retried model call…), declared in `resultFields.read`. */
   fields?: TargetFields;
+  /**
+   * What the session spent in total, for a target whose engine keeps totals (a cloud worker's
+   * messages): the core records it, never below what it had, and shows the ledger's spend.
+   */
+  observedSpend?: ObservedSpend;
 }
 
 export interface StopResult {

@@ -22,6 +22,30 @@ interface ToolPart {
   state: { status: "running" | "completed" | "error"; input: unknown; output?: string; title?: string; error?: string; time: { start: number; end?: number } };
 }
 
+/** What a step used, as opencode reports it when the step ends (its tokens, its cost in dollars). */
+interface StepFinishPart {
+  id: string;
+  sessionID: string;
+  messageID: string;
+  type: "step-finish";
+  reason: string;
+  cost: number;
+  tokens: { input: number; output: number; reasoning: number; cache: { read: number; write: number } };
+}
+
+/**
+ * The usage the echo engine reports for a step, deterministically, so budgets can be tried without
+ * a model: one token per four characters in and out, priced at a dollar per million tokens.
+ */
+export function echoUsage(prompt: string, reply: string) {
+  const input = Math.ceil(prompt.length / 4);
+  const output = Math.ceil(reply.length / 4);
+  return { tokens: { input, output, reasoning: 0, cache: { read: 0, write: 0 } }, cost: (input + output) / 1_000_000 };
+}
+
+/** A message's text, its text parts together. */
+const textOf = (message: EchoMessage) => message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+
 const QUESTION = {
   question: "Which colour should the button be?",
   header: "Colour",
@@ -67,7 +91,7 @@ export interface EchoMessage {
     finish?: string;
     error?: { name: string; data: { message: string } };
   };
-  parts: (TextPart | ToolPart)[];
+  parts: (TextPart | ToolPart | StepFinishPart)[];
 }
 
 type Status = { type: "busy" } | { type: "retry"; attempt: number; message: string; next: number };
@@ -140,7 +164,8 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, mcp: E
     if (!status) bus.publish("session.idle", { sessionID: session.id });
   };
   const publishMessage = (message: EchoMessage) => bus.publish("message.updated", { sessionID: message.info.sessionID, info: message.info });
-  const publishPart = (part: TextPart | ToolPart) => bus.publish("message.part.updated", { sessionID: part.sessionID, part, time: Date.now() });
+  const publishPart = (part: TextPart | ToolPart | StepFinishPart) =>
+    bus.publish("message.part.updated", { sessionID: part.sessionID, part, time: Date.now() });
 
   const endTurn = (session: EchoSession) => {
     session.cancel = null;
@@ -189,7 +214,7 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, mcp: E
 
   function runTurn(session: EchoSession, user: EchoMessage) {
     setStatus(session, { type: "busy" });
-    const text = user.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+    const text = textOf(user);
     if (session.model && session.model.providerID !== KNOWN_PROVIDER) {
       return failBeforeReply(session, `Model not found: ${session.model.providerID}/${session.model.modelID}.`);
     }
@@ -211,6 +236,8 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, mcp: E
     const finish = (error?: EchoMessage["info"]["error"]) => {
       part.text = streamed;
       publishPart(part);
+      // A step that ran to its end reports what it used, as opencode's step-finish part does.
+      if (!error) finishStep(session, reply, streamed);
       complete(reply, error ? { error } : { finish: "stop" });
       endTurn(session);
     };
@@ -227,6 +254,22 @@ export function createEchoSessions(bus: EventBus, requests: EchoRequests, mcp: E
     });
     // Aborted mid-reply: the partial text stays, the reply is marked aborted.
     session.onAbort = () => finish({ name: "MessageAbortedError", data: { message: "Aborted" } });
+  }
+
+  /** The step-finish part of `reply`: the usage of its prompt (the user message it answers) and of `text`. */
+  function finishStep(session: EchoSession, reply: EchoMessage, text: string) {
+    const user = session.messages.find((m) => m.info.id === reply.info.parentID);
+    const prompt = user ? textOf(user) : "";
+    const part: StepFinishPart = {
+      id: newPartId(),
+      sessionID: session.id,
+      messageID: reply.info.id,
+      type: "step-finish",
+      reason: "stop",
+      ...echoUsage(prompt, text),
+    };
+    reply.parts.push(part);
+    publishPart(part);
   }
 
   /** A running tool part of `reply`, announced; `settle` ends it and completes the reply. */

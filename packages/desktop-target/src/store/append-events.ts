@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
+import type { SpendDelta } from "@openwork/remote-session-core";
 import type { Queryable, SessionPatch } from "@openwork/remote-session-core/internal";
 import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork/runner-protocol/internal";
 import { ChannelRefusal } from "../channel-refusal.js";
@@ -122,6 +123,16 @@ export function freshEvents(events: TaskEvent[], { next, held }: HeldEvents): { 
   return { fresh, nextSequence: next + fresh.length };
 }
 
+/** `spent` with one reported step's usage added (its cost in micro-dollars, when priced). */
+function addUsage(spent: SpendDelta | undefined, usage: { inputTokens: number; outputTokens: number; costMicros?: number | undefined }): SpendDelta {
+  const costMicros = usage.costMicros === undefined ? spent?.costMicros : (spent?.costMicros ?? 0) + usage.costMicros;
+  return {
+    tokensIn: (spent?.tokensIn ?? 0) + usage.inputTokens,
+    tokensOut: (spent?.tokensOut ?? 0) + usage.outputTokens,
+    ...(costMicros === undefined ? {} : { costMicros }),
+  };
+}
+
 /**
  * Stores checked events (`freshEvents`). The batch travels as one JSON parameter, so the
  * statement's text is the same for any number of events: one prepared statement and plan per
@@ -160,6 +171,8 @@ export async function sessionEffects(
       live = "waiting_input";
     }
     if (event.type === "input.resolved") live = "running";
+    // Each step's usage is fresh exactly once (replays are not), so it is added once.
+    if (event.type === "usage") patch.spent = addUsage(patch.spent, event.payload);
   }
   if (!live) return { patch };
   return live === "waiting_input" && askedAgain ? { patch, live, askedAgain } : { patch, live };

@@ -13,6 +13,7 @@ const listed = (s: LedgerSession) => ({
   stateAsOf: s.updatedAt.toISOString(),
   createdAt: s.createdAt.toISOString(),
   lastActivityAt: s.lastActivityAt.toISOString(),
+  spend: s.spend,
   ...(s.spawnedBy ? { spawnedBy: s.spawnedBy, depth: s.depth } : {}),
 });
 

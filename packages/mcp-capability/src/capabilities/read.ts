@@ -1,4 +1,4 @@
-import { type LedgerSession, type ReadResult, SESSION_LIMITS, type Target, fail } from "@openwork/remote-session-core";
+import { type LedgerSession, type ReadResult, SESSION_LIMITS, sumSpend, type Target, fail } from "@openwork/remote-session-core";
 import { MessageIdSchema, ReadInputSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
 import { messagesWithin, RESULT_MAX_BYTES, textWithin } from "../bound-payload.js";
@@ -77,6 +77,17 @@ function finalTextCut(shownChars: number) {
   };
 }
 
+/**
+ * What the session spent, as recorded once the read is done (a desktop's steps are recorded as
+ * they arrive, meanwhile), and for a session that started others, what its whole tree spent.
+ */
+async function spendOf(env: RunEnv, session: LedgerSession, spawner: boolean) {
+  const spend = (await env.ledger.find(env.call, session.id))?.spend ?? session.spend;
+  if (!spawner) return { spend };
+  const tree = await env.ledger.tree(env.call, session.id);
+  return { spend, treeSpend: sumSpend([spend, ...tree.map((s) => s.spend)]) };
+}
+
 /** The sessions `sessionId` started, newest first, as list shows them (the ledger's states). */
 async function spawnedBy(env: RunEnv, sessionId: string) {
   const { sessions } = await env.ledger.list(env.call, { spawnedBy: sessionId, limit: SPAWNED_SHOWN });
@@ -104,12 +115,13 @@ export const read = defineCapability({
     // Nobody answered for too long: say so, rather than let it read as an ordinary wait.
     const waited = result.pending?.askedAt ? Date.now() - Date.parse(result.pending.askedAt) : 0;
     if (result.pending && waited > env.inputTimeoutMs) result.pending = { ...result.pending, overdue: true };
-    const { fields, awaitingTarget: _, finalTextTruncated, ...core } = result;
+    const { fields, awaitingTarget: _, finalTextTruncated, observedSpend: _observed, ...core } = result;
     // Whether the member was told the session waits for them: the agent can say so instead of nudging again.
     const notified = result.pending ? await env.notified(env.call, sessionId, result.pending.askedAt) : undefined;
     const spawned = await spawnedBy(env, sessionId);
     const payload = {
       ...core,
+      ...(await spendOf(env, session, spawned.length > 0)),
       ...(notified ? { notified } : {}),
       ...(await provenanceOf(env, session)),
       ...(spawned.length > 0 ? { spawned } : {}),

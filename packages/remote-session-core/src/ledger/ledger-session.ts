@@ -1,4 +1,5 @@
 import type { SessionState } from "../session-state.js";
+import { type Spend, type SpendColumns, spendOf } from "./session-spend.js";
 
 /** A session as the ledger records it. */
 export interface LedgerSession {
@@ -26,12 +27,14 @@ export interface LedgerSession {
   depth: number;
   /** When a stop was asked for, until a new prompt: such a session starts no sessions, even while its turn winds down. */
   stopRequestedAt: Date | null;
+  /** What it spent so far, as its engine reported it. */
+  spend: Spend;
   createdAt: Date;
   updatedAt: Date;
   lastActivityAt: Date;
 }
 
-export interface SessionRow {
+export interface SessionRow extends SpendColumns {
   id: string;
   organization_id: string;
   user_id: string;
@@ -67,6 +70,7 @@ export function toLedgerSession(row: SessionRow): LedgerSession {
     rootId: row.root_id,
     depth: row.spawn_depth,
     stopRequestedAt: row.stop_requested_at,
+    spend: spendOf(row),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     lastActivityAt: row.last_activity_at,

@@ -90,6 +90,28 @@ describe("session ledger", () => {
     expect((await ledger.update(session, { lastError: null }))?.lastError).toBeNull();
   });
 
+  it("adds reported steps to a session's spend, and raises it to a target's totals without ever lowering it", async () => {
+    const ledger = createSessionLedger(db.current.sql);
+    const session = await ledger.insert(alice, { target: "desktop", title: "spends", state: "running" });
+    expect(session.spend).toEqual({ tokens: 0, tokensIn: 0, tokensOut: 0, costUsd: null, runningMs: 0, usage: "unreported" });
+    await ledger.update(session, { spent: { tokensIn: 5, tokensOut: 1 } });
+    // An unpriced step leaves the cost unknown; a priced one adds to it.
+    expect((await ledger.update(session, { spent: { tokensIn: 1, tokensOut: 1, costMicros: 250 } }))?.spend).toEqual({
+      tokens: 8,
+      tokensIn: 6,
+      tokensOut: 2,
+      costUsd: 0.00025,
+      runningMs: 0,
+      usage: "reported",
+    });
+    // A worker's totals (a cloud session's messages): column by column, never below what was had.
+    const raised = await ledger.update(session, { spentAtLeast: { tokensIn: 4, tokensOut: 9, costMicros: 100, runningMs: 70, reported: true } });
+    expect(raised?.spend).toEqual({ tokens: 15, tokensIn: 6, tokensOut: 9, costUsd: 0.00025, runningMs: 70, usage: "reported" });
+    // Time alone reports no usage.
+    const timed = await ledger.insert(alice, { target: "cloud", title: "timed", state: "running" });
+    expect((await ledger.update(timed, { spent: { runningMs: 30 } }))?.spend).toMatchObject({ runningMs: 30, usage: "unreported" });
+  });
+
   it("lists newest first and pages without skipping or repeating, even within one millisecond", async () => {
     const ledger = createSessionLedger(db.current.sql);
     const member = { organizationId: "org_1", userId: "user_lister" };

@@ -1,6 +1,7 @@
 import type { Queryable } from "../queryable.js";
 import { type SessionState, statesLeadingTo } from "../session-state.js";
 import { type LedgerSession, type SessionRow, toLedgerSession } from "./ledger-session.js";
+import type { ObservedSpend, SpendDelta } from "./session-spend.js";
 
 /** Names one session: its organization leads every key (the tables shard by it). */
 export type SessionKey = Pick<LedgerSession, "organizationId" | "id">;
@@ -26,6 +27,10 @@ export interface SessionPatch {
   taken?: true;
   /** Compare-and-set on the reservation: apply only while the row is (true) or is no longer (false) reserved. */
   expectReserved?: boolean;
+  /** Adds what reported steps spent (each step once: the writer adds only what it had not). */
+  spent?: SpendDelta;
+  /** Raises the recorded spend to a target's own totals, column by column; never lowers it. */
+  spentAtLeast?: ObservedSpend;
 }
 
 /**
@@ -64,9 +69,30 @@ function updateStatement(sql: Queryable, session: SessionKey, patch: SessionPatc
       last_activity_at = case when ${patch.activity === true} then now() else last_activity_at end,
       stop_requested_at = case when ${patch.prompted === true} then null else stop_requested_at end,
       reserved_at = case when ${patch.taken === true} then null else reserved_at end,
+      ${spendColumns(sql, patch)},
       updated_at = now()
     where organization_id = ${session.organizationId} and id = ${session.id}
       and (${from === null} or state = any(${from ?? []}::text[]))
       and (${patch.expect ?? null}::text is null or state = ${patch.expect ?? null})
       and (${patch.expectReserved ?? null}::boolean is null or (reserved_at is not null) = ${patch.expectReserved ?? null})`;
+}
+
+/** The spend columns a patch sets: added to (`spent`), or raised to a target's totals (`spentAtLeast`). */
+function spendColumns(sql: Queryable, patch: SessionPatch) {
+  const { spent, spentAtLeast: total } = patch;
+  const micros = spent?.costMicros ?? total?.costMicros ?? null;
+  const reported = spent ? spent.tokensIn !== undefined || spent.tokensOut !== undefined : (total?.reported ?? false);
+  if (total)
+    return sql`
+      spent_tokens_in = greatest(spent_tokens_in, ${total.tokensIn}),
+      spent_tokens_out = greatest(spent_tokens_out, ${total.tokensOut}),
+      spent_cost_micros = case when ${micros}::bigint is null then spent_cost_micros else greatest(coalesce(spent_cost_micros, 0), ${micros}::bigint) end,
+      spent_running_ms = greatest(spent_running_ms, ${total.runningMs}),
+      usage_reported = usage_reported or ${reported}`;
+  return sql`
+      spent_tokens_in = spent_tokens_in + ${spent?.tokensIn ?? 0},
+      spent_tokens_out = spent_tokens_out + ${spent?.tokensOut ?? 0},
+      spent_cost_micros = case when ${micros}::bigint is null then spent_cost_micros else coalesce(spent_cost_micros, 0) + ${micros}::bigint end,
+      spent_running_ms = spent_running_ms + ${spent?.runningMs ?? 0},
+      usage_reported = usage_reported or ${reported}`;
 }

@@ -1,4 +1,5 @@
 import type { LedgerSession } from "../ledger/ledger-session.js";
+import { spendGrew } from "../ledger/session-spend.js";
 import type { ReadResult, Target, TargetCall } from "../target.js";
 import { encodeCursor, observationOf, observedIn, withObservation } from "../transcript/cursor.js";
 import { current, record, type SessionsContext } from "./sessions-context.js";
@@ -57,5 +58,8 @@ async function look(ctx: SessionsContext, call: TargetCall, target: Target, seen
   if (result.state !== session.state) {
     await record(ctx, call, session.id, session.state, { state: result.state, ...(result.lastError ? { lastError: result.lastError } : {}) });
   }
+  // A target that keeps its session's totals (a cloud worker): recorded when they grew, whoever
+  // recorded the state (its own statement: a state another writer moved first must not lose it).
+  if (result.observedSpend && spendGrew(result.observedSpend, session.spend)) await ctx.ledger.update(session, { spentAtLeast: result.observedSpend });
   return result;
 }

@@ -1,0 +1,99 @@
+import { createHttpWorkerResolver } from "@openwork/cloud-target";
+import { createEchoEngine, echoTokens, startDesktopRunner } from "@openwork/desktop-runner";
+import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
+import { useTestDatabase } from "@openwork/test-postgres";
+import { type RunningWitness, startWitnessWorker } from "@openwork/witness-worker";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DevMember, fixedDevMember } from "./dev-members.js";
+import { startTestGateway } from "./testing/test-gateway.js";
+
+// What a session spent, as its engine reported it, shown by read and list on both targets: the
+// echo engines of `npm start` report one token per four characters at a dollar per million
+// tokens; the real opencode reports what its model's replies said they used.
+const db = useTestDatabase();
+type Payload = Record<string, any>;
+
+/** A gateway whose cloud worker is a witness over `opencode` (a real one) or the echo engine, with an echo desktop for `member`. */
+function withEngines(member: DevMember, real: boolean) {
+  const running: { test?: Awaited<ReturnType<typeof startTestGateway>>; opencode?: RealOpencode; witness?: RunningWitness } = {};
+  let runner: Awaited<ReturnType<typeof startDesktopRunner>> | undefined;
+  beforeAll(async () => {
+    running.opencode = real ? await startRealOpencode() : undefined;
+    running.witness = await startWitnessWorker({
+      clientToken: "client-token-spend",
+      hostToken: "host-token-spend",
+      gatewayKey: "gateway-key-spend",
+      ...(running.opencode ? { opencode: { url: running.opencode.url, directory: running.opencode.directory } } : { echo: { replyDelayMs: 20 } }),
+    });
+    running.test = await startTestGateway(db.current.url, member, {
+      cloudEnabled: () => true,
+      cloudResolver: createHttpWorkerResolver({ baseUrl: running.witness.resolverUrl, gatewayKey: "gateway-key-spend" }),
+    });
+    runner = await startDesktopRunner({
+      gatewayUrl: running.test.gateway.baseUrl,
+      memberToken: member.sessionToken,
+      runnerId: `spend-desktop-${real ? "real" : "echo"}`,
+      name: "Spend desktop",
+      engine: createEchoEngine(),
+    });
+    while (running.test.gateway.hub.stats().runnerStreams < 1) await new Promise((resolve) => setTimeout(resolve, 50));
+  }, 90_000);
+  afterAll(async () => {
+    await runner?.stop();
+    await running.test?.close();
+    await running.witness?.close();
+    await running.opencode?.stop();
+  });
+  return running;
+}
+
+/** Creates a session on `target` and reads it until its turn ended with a reply; the last read. */
+async function finishedTurn(test: Awaited<ReturnType<typeof startTestGateway>>, target: string, prompt: string): Promise<Payload> {
+  const created = await test.execute("remote-session:create", { target, prompt });
+  expect(created.isError).toBeUndefined();
+  const sessionId = String(created.structuredContent.sessionId);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const read = (await test.execute("remote-session:read", { sessionId, waitMs: 2_000, from: "end" })).structuredContent as Payload;
+    if (read.state === "idle" && read.finalAssistantText !== undefined) return read;
+    if (Date.now() > deadline) throw new Error(`the session stayed ${read.state}`);
+  }
+}
+
+/** The spend the echo engines report for `prompt`, answered `echo: <prompt>`. */
+function echoSpend(prompt: string) {
+  const [tokensIn, tokensOut] = [echoTokens(prompt), echoTokens(`echo: ${prompt}`)];
+  return { tokens: tokensIn + tokensOut, tokensIn, tokensOut, costUsd: (tokensIn + tokensOut) / 1_000_000, usage: "reported" };
+}
+
+describe("on the echo engines of npm start", () => {
+  const running = withEngines(fixedDevMember("spend_echo"), false);
+
+  it("reads and lists a desktop session's spend as its runner reported it", async () => {
+    const prompt = "count the tokens of this desktop prompt";
+    const read = await finishedTurn(running.test!, "desktop", prompt);
+    expect(read.spend).toMatchObject(echoSpend(prompt));
+    const listed = (await running.test!.execute("remote-session:list", {})).structuredContent.sessions as Payload[];
+    expect(listed.find((s) => s.sessionId === read.sessionId)?.spend).toEqual(read.spend);
+  });
+
+  it("reads and lists a cloud session's spend as its worker's messages say, with the time its reply ran", async () => {
+    const prompt = "count the tokens of this cloud prompt";
+    const read = await finishedTurn(running.test!, "cloud", prompt);
+    expect(read.spend).toMatchObject(echoSpend(prompt));
+    expect(read.spend.runningMs).toBeGreaterThanOrEqual(0);
+    const listed = (await running.test!.execute("remote-session:list", {})).structuredContent.sessions as Payload[];
+    expect(listed.find((s) => s.sessionId === read.sessionId)?.spend).toEqual(read.spend);
+  });
+});
+
+describe("on the real opencode", () => {
+  const running = withEngines(fixedDevMember("spend_real"), true);
+
+  it("reads a cloud session's spend from the model's own reports", async () => {
+    const read = await finishedTurn(running.test!, "cloud", "say something short");
+    expect(read.spend).toMatchObject({ usage: "reported", costUsd: expect.any(Number) });
+    expect(read.spend.tokensIn).toBeGreaterThan(0);
+    expect(read.spend.runningMs).toBeGreaterThan(0);
+  });
+});
