@@ -2,7 +2,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { startDesktopRunner } from "@openwork/desktop-runner";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type DevMember, fixedDevMember } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
 import { ASKED, createAskingEngine } from "./testing/asking-engine.js";
@@ -105,7 +105,7 @@ describe("a 2025-era client that declared elicitation, waiting on a session that
     const { sessionId, read } = await waitingSession("ASK_BASH: deploy");
     const human = await legacyClient(alice, { reply: () => ({ action: "accept", content: { permission: "once" } }) });
     const before = asking.answers.length;
-    const result = await human.execute("remote-session:read", { sessionId, cursor: read.cursor, waitMs: 10_000 });
+    const result = await human.execute("remote-session:read", { sessionId, waitMs: 10_000 });
     expect(human.asked).toHaveLength(1);
     expect(human.asked[0]).toContain(ASKED.command);
     expect(asking.answers.slice(before)).toEqual([{ requestId: read.pending.id, answer: { permission: "once" } }]);
@@ -123,7 +123,7 @@ describe("a 2025-era client that declared elicitation, waiting on a session that
     const human = await legacyClient(alice, { reply: () => ({ action: "accept", content: { text: "Teal" } }), repliesTo: b });
     const before = asking.answers.length;
     const started = Date.now();
-    const result = await human.execute("remote-session:read", { sessionId, cursor: read.cursor, waitMs: 15_000 });
+    const result = await human.execute("remote-session:read", { sessionId, waitMs: 15_000 });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(human.asked[0]).toContain(ASKED.question);
     expect(human.replies()).toEqual([expect.objectContaining({ url: b.mcpUrl, status: 202 })]);
@@ -155,7 +155,7 @@ describe("a 2025-era client that declared elicitation, waiting on a session that
     for (const action of ["decline", "cancel"] as const) {
       const human = await legacyClient(alice, { reply: () => ({ action }) });
       const started = Date.now();
-      const result = await human.execute("remote-session:read", { sessionId, cursor: read.cursor, waitMs: 10_000 });
+      const result = await human.execute("remote-session:read", { sessionId, waitMs: 10_000 });
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(human.asked).toHaveLength(1);
       expect(result.structuredContent).toMatchObject({ state: "waiting_input", pending: { id: read.pending.id }, next: { name: "remote-session:respond" } });
@@ -164,10 +164,41 @@ describe("a 2025-era client that declared elicitation, waiting on a session that
     await plain.execute("remote-session:respond", { sessionId, requestId: read.pending.id, answer: { permission: "reject" } });
   });
 
+  it("does not ask again a question the caller's cursor has seen: after a decline it is left to respond", async () => {
+    const { sessionId, read } = await waitingSession("ASK_COLOUR: footer");
+    const human = await legacyClient(alice, { reply: () => ({ action: "decline" }) });
+    const declined = await human.execute("remote-session:read", { sessionId, waitMs: 10_000 });
+    expect(human.asked).toHaveLength(1);
+    expect(declined.structuredContent).toMatchObject({ sessionId, state: "waiting_input" });
+    const again = await human.execute("remote-session:read", { sessionId, cursor: declined.structuredContent.cursor, waitMs: 300 });
+    expect(human.asked).toHaveLength(1);
+    expect(again.structuredContent).toMatchObject({ state: "waiting_input", next: { name: "remote-session:respond" } });
+    await human.client.close();
+    await plain.execute("remote-session:respond", { sessionId, requestId: read.pending.id, answer: { text: "Olive" } });
+  });
+
+  it("withdraws the question when the read's time runs out before the human answers", async () => {
+    const { sessionId, read } = await waitingSession("ASK_BASH: slow human");
+    let withdrawn = false;
+    const human = await legacyClient(alice, { capabilities: { elicitation: { form: {} } } });
+    human.client.setRequestHandler("elicitation/create", async (_request, ctx) => {
+      await new Promise<void>((resolve) => ctx.mcpReq.signal.addEventListener("abort", () => resolve(), { once: true }));
+      withdrawn = true;
+      return { action: "cancel" };
+    });
+    const started = Date.now();
+    const result = await human.execute("remote-session:read", { sessionId, waitMs: 1_500 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(result.structuredContent).toMatchObject({ state: "waiting_input", pending: { id: read.pending.id } });
+    await vi.waitFor(() => expect(withdrawn).toBe(true));
+    await human.client.close();
+    await plain.execute("remote-session:respond", { sessionId, requestId: read.pending.id, answer: { permission: "reject" } });
+  });
+
   it("asks nobody, in JSON as before, for a client that did not declare elicitation", async () => {
     const { sessionId, read } = await waitingSession("ASK_BASH: quietly");
     const quiet = await legacyClient(alice, { capabilities: {} });
-    const result = await quiet.execute("remote-session:read", { sessionId, cursor: read.cursor, waitMs: 500 });
+    const result = await quiet.execute("remote-session:read", { sessionId, waitMs: 500 });
     expect(result.structuredContent).toMatchObject({ state: "waiting_input", next: { name: "remote-session:respond" } });
     expect(quiet.posted.find((p) => p.body.method === "tools/call")?.contentType).toContain("application/json");
     await quiet.client.close();

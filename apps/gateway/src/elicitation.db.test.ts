@@ -85,7 +85,7 @@ describe("a waiting read that meets a session's question, from a client that dec
     const { sessionId, read } = await waitingSession("ASK_BASH: deploy");
     const human = await clientWithHuman(alice, () => ({ action: "accept", content: { permission: "once" } }));
     const before = asking.answers.length;
-    const result = await human.execute("remote-session:read", { sessionId, cursor: read.cursor, waitMs: 5_000 });
+    const result = await human.execute("remote-session:read", { sessionId, waitMs: 5_000 });
     expect(human.asked).toHaveLength(1);
     expect(human.asked[0]!.message).toContain(ASKED.command);
     expect(asking.answers.slice(before)).toEqual([{ requestId: read.pending.id, answer: { permission: "once" } }]);
@@ -121,14 +121,14 @@ describe("a waiting read that meets a session's question, from a client that dec
   it("keeps today's waiting_input and respond for a human who declines, or a question answered in text", async () => {
     const { sessionId, read } = await waitingSession("ASK_COLOUR: button");
     const declining = await clientWithHuman(alice, () => ({ action: "decline" }));
-    const declined = await declining.execute("remote-session:read", { sessionId, cursor: read.cursor, waitMs: 1_000 });
+    const declined = await declining.execute("remote-session:read", { sessionId, waitMs: 1_000 });
     expect(declining.asked).toHaveLength(1);
     expect(declined.structuredContent).toMatchObject({ state: "waiting_input", pending: { id: read.pending.id }, next: { name: "remote-session:respond" } });
     await declining.client.close();
 
     const answering = await clientWithHuman(alice, () => ({ action: "accept", content: { text: "Turquoise" } }));
     const before = asking.answers.length;
-    await answering.execute("remote-session:read", { sessionId, cursor: read.cursor, waitMs: 5_000 });
+    await answering.execute("remote-session:read", { sessionId, waitMs: 5_000 });
     expect(answering.asked[0]!.message).toContain(ASKED.question);
     expect(asking.answers.slice(before)).toEqual([{ requestId: read.pending.id, answer: { text: "Turquoise" } }]);
     await answering.client.close();
@@ -137,7 +137,7 @@ describe("a waiting read that meets a session's question, from a client that dec
   it("asks nobody for a client that did not declare elicitation: waiting_input and respond as before", async () => {
     const { sessionId, read } = await waitingSession("ASK_BASH: nobody");
     const plain = await clientWithHuman(alice, () => ({ action: "cancel" }), {});
-    const result = await plain.execute("remote-session:read", { sessionId, cursor: read.cursor, waitMs: 500 });
+    const result = await plain.execute("remote-session:read", { sessionId, waitMs: 500 });
     expect(result.structuredContent).toMatchObject({ state: "waiting_input", next: { name: "remote-session:respond" } });
     await plain.client.close();
     await test.execute("remote-session:respond", { sessionId, requestId: read.pending.id, answer: { permission: "reject" } });

@@ -1,6 +1,6 @@
 import { CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, inputRequired, inputResponse, type ServerContext } from "@modelcontextprotocol/server";
 import { sessionError } from "@openwork/remote-session-core";
-import type { PendingInput } from "@openwork/remote-session-core/internal";
+import { observationOf, observedIn, type PendingInput } from "@openwork/remote-session-core/internal";
 import type { z } from "zod";
 import type { SkillToolResult } from "./builtin-skill-source.js";
 import type { EXECUTE_TOOL } from "./mcp-tools.js";
@@ -21,11 +21,12 @@ export interface ElicitAnswersOptions {
 export interface Asked {
   sessionId: string;
   requestId: string;
+  /** Makes each ask's sealed value its own (a 2025-era ask's is its JSON-RPC id). */
+  nonce?: string;
 }
 
 // The one embedded request's key in `inputRequests` / `inputResponses`.
 const ANSWER = "answer";
-const PERMISSIONS = ["once", "always", "reject"] as const;
 
 /** The codec of what was asked: sealed with the host's secret, bound to the caller (organization and user). */
 export function askedCodec(options: ElicitAnswersOptions) {
@@ -45,38 +46,54 @@ export function askedCodec(options: ElicitAnswersOptions) {
 export type AskedCodec = ReturnType<typeof askedCodec>;
 
 /** Whether a client's elicitation capability (`declared`) takes forms: an empty one does (the spec's default). */
-function elicitsForms(declared: unknown): boolean {
+export function elicitsForms(declared: unknown): boolean {
   if (typeof declared !== "object" || declared === null) return false;
   const { form, url } = declared as { form?: unknown; url?: unknown };
   return form !== undefined || url === undefined;
 }
 
-/** The question a read's result may put to the human: the session waits on one `respond` can answer. */
-function pendingIn(result: Executed): PendingInput | null {
+/**
+ * The question a read's result may put to the human: the session waits on one `respond` can
+ * answer, and the caller's cursor has not seen it (a question the caller was shown — asked, or
+ * declined — is left to `respond`, not asked again).
+ */
+function newQuestionIn(result: Executed, cursor: unknown): PendingInput | null {
   const payload = structuredOf(result);
   const pending = payload?.pending as PendingInput | undefined;
-  return !result.isError && payload?.state === "waiting_input" && pending && !pending.inAppOnly ? pending : null;
+  if (result.isError || payload?.state !== "waiting_input" || !pending || pending.inAppOnly) return null;
+  const seen = typeof cursor === "string" ? observedIn(String(payload.sessionId), cursor) : undefined;
+  return seen === observationOf({ state: "waiting_input", pending }) ? null : pending;
+}
+
+/** What a read asks the human: the question, and the session it belongs to (the read may name it by a command or request id). */
+export interface Question {
+  sessionId: string;
+  pending: PendingInput;
 }
 
 /**
  * A waiting read (`body.waitMs` > 0) of a caller whose human takes forms (`declared`: its
  * elicitation capability), and the question it may put to that human. A session already waiting
- * on a question is looked at without waiting, so the human is asked at once rather than after
- * `waitMs`; any other read runs as it is. A session's engine never gets here (`askableRead`).
+ * on a question the caller has not seen is looked at without waiting, so the human is asked at
+ * once rather than after `waitMs`; any other read runs as it is. A session's engine never gets
+ * here (`askableRead`).
  */
 export async function readToAsk(
   execute: Execute,
   args: ExecuteArgs,
   body: Record<string, unknown>,
   declared: unknown,
-): Promise<{ result: Executed; pending: PendingInput | null }> {
-  if (typeof body.waitMs !== "number" || body.waitMs <= 0 || !elicitsForms(declared)) return { result: await execute(args), pending: null };
+): Promise<{ result: Executed; question: Question | null }> {
+  if (typeof body.waitMs !== "number" || body.waitMs <= 0 || !elicitsForms(declared)) return { result: await execute(args), question: null };
   const now = await execute({ ...args, body: { ...body, waitMs: 0 } });
-  const asks = pendingIn(now);
-  if (asks) return { result: now, pending: asks };
+  const asks = newQuestionIn(now, body.cursor);
+  if (asks) return { result: now, question: questionOf(now, asks) };
   const result = await execute(args);
-  return { result, pending: pendingIn(result) };
+  const pending = newQuestionIn(result, body.cursor);
+  return { result, question: pending ? questionOf(result, pending) : null };
 }
+
+const questionOf = (result: Executed, pending: PendingInput): Question => ({ sessionId: String(structuredOf(result)?.sessionId), pending });
 
 /** The elicitation capability a 2026-era request declares in its envelope (that era has no initialize to remember it from). */
 function declaredInEnvelope(ctx: ServerContext): unknown {
@@ -95,7 +112,7 @@ export function askableRead(args: ExecuteArgs, ctx: ServerContext): Record<strin
 }
 
 /** The `input_required` result asking the human `pending`, with the sealed state of what was asked. */
-export async function askHuman(codec: AskedCodec, sessionId: string, pending: PendingInput, ctx: ServerContext) {
+export async function askHuman(codec: AskedCodec, { sessionId, pending }: Question, ctx: ServerContext) {
   const requestState = await codec.mint({ sessionId, requestId: pending.id }, ctx);
   return inputRequired({ inputRequests: { [ANSWER]: inputRequired.elicit(elicitationOf(pending)) }, requestState });
 }
@@ -112,7 +129,8 @@ export type AskedAnswer = {
  * cancelled, or answered with something that does not fit what was asked.
  */
 export function answerOf(ctx: ServerContext, asked: Asked, body: Record<string, unknown>): AskedAnswer | null {
-  if (body.sessionId !== asked.sessionId) return null;
+  // A read naming its session by a command or request id names none here: the sealed state does.
+  if (body.sessionId !== undefined && body.sessionId !== asked.sessionId) return null;
   const response = inputResponse(ctx.mcpReq.inputResponses, ANSWER);
   return response.kind === "elicit" ? replyAnswer(asked, response) : null;
 }
@@ -121,8 +139,10 @@ export function answerOf(ctx: ServerContext, asked: Asked, body: Record<string, 
 export function replyAnswer(asked: Asked, reply: { action?: unknown; content?: Record<string, unknown> | undefined }): AskedAnswer | null {
   if (reply.action !== "accept") return null;
   const { permission, text } = reply.content ?? {};
-  if (typeof permission === "string" && (PERMISSIONS as readonly string[]).includes(permission)) return { ...asked, answer: { permission } };
-  if (typeof text === "string" && text.length > 0) return { ...asked, answer: { text } };
+  const { sessionId, requestId } = asked;
+  if (typeof permission === "string" && PERMISSION_CHOICES.some((choice) => choice.const === permission))
+    return { sessionId, requestId, answer: { permission } };
+  if (typeof text === "string" && text.length > 0) return { sessionId, requestId, answer: { text } };
   return null;
 }
 
@@ -132,27 +152,28 @@ export function askedOf(ctx: ServerContext): Asked | null {
   return typeof state === "object" && state !== null && typeof state.sessionId === "string" ? state : null;
 }
 
-/** The form the human fills in: a permission's three answers, or a question's text. */
-export function elicitationOf(pending: PendingInput): Parameters<typeof inputRequired.elicit>[0] {
+// A permission's answers and how the human reads them.
+const PERMISSION_CHOICES = [
+  { const: "once", title: "Allow once" },
+  { const: "always", title: "Always allow" },
+  { const: "reject", title: "Reject" },
+] as const;
+
+/**
+ * The form the human fills in: a permission's three answers, or a question's text. `era`
+ * "legacy" writes the permission's choices as `enum` with `enumNames`, which every 2025 revision
+ * reads (the titled `oneOf` came with 2025-11-25).
+ */
+export function elicitationOf(pending: PendingInput, era: "legacy" | "modern" = "modern"): Parameters<typeof inputRequired.elicit>[0] {
   const message = `${pending.title}\n\n${pending.detail}`.trim();
   if (pending.kind === "permission") {
+    const choices =
+      era === "legacy"
+        ? { enum: PERMISSION_CHOICES.map((c) => c.const), enumNames: PERMISSION_CHOICES.map((c) => c.title) }
+        : { oneOf: PERMISSION_CHOICES.map((c) => ({ ...c })) };
     return {
       message,
-      requestedSchema: {
-        type: "object",
-        properties: {
-          permission: {
-            type: "string",
-            title: "Allow?",
-            oneOf: [
-              { const: "once", title: "Allow once" },
-              { const: "always", title: "Always allow" },
-              { const: "reject", title: "Reject" },
-            ],
-          },
-        },
-        required: ["permission"],
-      },
+      requestedSchema: { type: "object", properties: { permission: { type: "string", title: "Allow?", ...choices } }, required: ["permission"] },
     };
   }
   // A question takes any answer; its options are offered, not imposed.
@@ -195,8 +216,8 @@ export async function executeAsking(
     const refused = answer ? await respondOnce(execute, answer) : null;
     return refused ?? execute(args);
   }
-  const { result, pending } = await readToAsk(execute, args, body, declaredInEnvelope(ctx));
-  return pending ? askHuman(codec, String(body.sessionId), pending, ctx) : result;
+  const { result, question } = await readToAsk(execute, args, body, declaredInEnvelope(ctx));
+  return question ? askHuman(codec, question, ctx) : result;
 }
 
 /**

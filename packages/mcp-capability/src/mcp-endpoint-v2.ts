@@ -7,7 +7,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { peekJsonBody } from "@openwork/remote-session-core/internal";
-import { type AskedCodec, askedCodec, type ElicitAnswersOptions } from "./elicit-answers.js";
+import { type AskedCodec, askedCodec, type ElicitAnswersOptions, elicitsForms } from "./elicit-answers.js";
 import { type AskWaiters, createAskWaiters, isAskReplies, type LegacyAsking, takeAskReplies } from "./elicit-legacy.js";
 import { createToolHandlers } from "./mcp-tools.js";
 import { type RemoteSessionToolsOptions, registerRemoteSessionTools } from "./server-v2-tools.js";
@@ -122,10 +122,9 @@ async function answerStateless(
   return transport.handleRequest(request, { authInfo: auth });
 }
 
-/** Whether the client of a 2025-era stateful session declared elicitation at `initialize` (as `legacy` remembered it). */
+/** Whether the client of a 2025-era stateful session declared form elicitation at `initialize` (as `legacy` remembered it). */
 function clientElicits(auth: AuthInfo): boolean {
-  const declared = (auth.extra?.mcpClientCapabilities as { elicitation?: unknown } | undefined)?.elicitation;
-  return typeof declared === "object" && declared !== null;
+  return elicitsForms((auth.extra?.mcpClientCapabilities as { elicitation?: unknown } | undefined)?.elicitation);
 }
 
 /** A 2026-era request after `close()`: the process is going away; another replica (or this one restarted) answers. */

@@ -34,5 +34,5 @@ export type { SessionPatch } from "./ledger/update-session.js";
 export type { SessionLedger } from "./ledger/session-ledger.js";
 export type { ObservedState } from "./ledger/record-observed.js";
 export type { LedgerRetention } from "./ledger/prune-ledger.js";
-export { encodeCursor } from "./transcript/cursor.js";
+export { encodeCursor, observationOf, observedIn } from "./transcript/cursor.js";
 export type { TargetErrors } from "./errors/define-error-codes.js";
