@@ -34,6 +34,7 @@ export function followTurn(
   };
   const textParts = new Set<string>();
   const toolSeen = new Map<string, string>();
+  const stepsReported = new Set<string>();
   let busy = false;
   let error: EngineError | null = null;
   const onUpdate = (update: OpencodeSessionUpdate) => {
@@ -51,6 +52,9 @@ export function followTurn(
         return;
       }
       case "usage": {
+        // A step reports once, however often its part is announced again.
+        if (stepsReported.has(update.partId)) return;
+        stepsReported.add(update.partId);
         const cost = update.cost !== undefined && update.cost > 0 ? { costMicros: Math.round(update.cost * 1_000_000) } : {};
         return onProgress({ type: "usage", inputTokens: update.inputTokens, outputTokens: update.outputTokens, ...cost });
       }

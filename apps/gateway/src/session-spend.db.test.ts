@@ -87,12 +87,30 @@ describe("on the echo engines of npm start", () => {
   });
 });
 
+describe("without a read", () => {
+  const running = withEngines(fixedDevMember("spend_unread"), false);
+
+  it("lists a cloud session's spend once its turn is over: the turn's follower records it", async () => {
+    const prompt = "nobody reads this cloud session";
+    const created = await running.test!.execute("remote-session:create", { target: "cloud", prompt });
+    const sessionId = String(created.structuredContent.sessionId);
+    const deadline = Date.now() + 30_000;
+    let listed: Payload | undefined;
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      listed = ((await running.test!.execute("remote-session:list", {})).structuredContent.sessions as Payload[]).find((s) => s.sessionId === sessionId);
+    } while (listed?.state !== "idle" && Date.now() < deadline);
+    expect(listed).toMatchObject({ state: "idle", spend: echoSpend(prompt) });
+  });
+});
+
 describe("on the real opencode", () => {
   const running = withEngines(fixedDevMember("spend_real"), true);
 
   it("reads a cloud session's spend from the model's own reports", async () => {
     const read = await finishedTurn(running.test!, "cloud", "say something short");
-    expect(read.spend).toMatchObject({ usage: "reported", costUsd: expect.any(Number) });
+    // The fake model is unpriced: opencode reports a cost of 0, read as no price.
+    expect(read.spend).toMatchObject({ usage: "reported", costUsd: null });
     expect(read.spend.tokensIn).toBeGreaterThan(0);
     expect(read.spend.runningMs).toBeGreaterThan(0);
   });

@@ -32,7 +32,10 @@ export async function follow(ctx: CloudContext, client: WorkerClient, source: Ev
       if (!onObserved) return await listen(watch, until);
       const call = { organizationId: turn.call.organizationId, userId: turn.call.userId, memberId: turn.call.memberId, referenceId: turn.call.referenceId };
       const basis = { state: "running" as const, lastError: null, targetRef: turn.targetRef };
-      const look = async () => (await lookAt(ctx, client, source.workspaceId, remoteId, basis, watch.signals())).view;
+      const look = async () => {
+        const { view, spend } = await lookAt(ctx, client, source.workspaceId, remoteId, basis, watch.signals());
+        return { view, spend };
+      };
       const followed: FollowedTurn = {
         call,
         sessionId: turn.sessionId,

@@ -26,7 +26,7 @@ export async function lookAt(
   const transcript = buildCloudTranscript(messages, { liveText: signals?.liveText, liveTextPartial: signals?.liveTextPartial, workerIdle });
   const now = Date.now();
   const view = cloudSessionState({ transcript, status, signals, session, now, graceMs: ctx.graceMs, pending: requests[0]?.pending });
-  return { transcript, view, spend: spendOfMessages(messages, view.state === "running" || view.state === "waiting_input", now) };
+  return { transcript, view, spend: spendOfMessages(messages, view.state === "running", now) };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { errorFacts, type Logger, type TargetCall } from "@openwork/remote-session-core";
+import type { ObservedSpend } from "@openwork/remote-session-core";
 import type { ObservedState, SessionState } from "@openwork/remote-session-core/internal";
 import type { CloudSessionView } from "./turn-state.js";
 import type { SessionWatch } from "./worker-events.js";
@@ -19,8 +20,8 @@ export interface FollowedTurn {
   from: readonly SessionState[];
   /** When its prompt went (ms): a turn with no busy status past the grace is looked at. */
   promptAt: number;
-  /** One look at the session on its worker. */
-  look: () => Promise<CloudSessionView>;
+  /** One look at the session on its worker: its state, and what its messages say it spent. */
+  look: () => Promise<{ view: CloudSessionView; spend?: ObservedSpend | undefined }>;
   onObserved: OnObserved;
   /** Ends the follow: the target was closed. */
   signal: AbortSignal;
@@ -53,10 +54,12 @@ export async function followTurn(watch: SessionWatch, turn: FollowedTurn, until:
     const silent = !busy && Date.now() - turn.promptAt > graceMs;
     if (ended || asked || silent || !watch.live()) {
       try {
-        const view = await turn.look();
-        if (view.state !== known) {
+        const { view, spend } = await turn.look();
+        const spent = spend ? { spend } : {};
+        const told = view.state !== known;
+        if (told) {
           const news = from.filter((state) => state !== view.state);
-          const observed = { from: news, state: view.state, ...(view.lastError ? { lastError: view.lastError } : {}) };
+          const observed = { from: news, state: view.state, ...(view.lastError ? { lastError: view.lastError } : {}), ...spent };
           const moved = await turn.onObserved(turn.call, turn.sessionId, observed);
           // A turn over within ms of its prompt can be seen before the call records its own state
           // (`running`, after the prompt went): the row refused it, so it is looked at again soon.
@@ -67,7 +70,11 @@ export async function followTurn(watch: SessionWatch, turn: FollowedTurn, until:
           from = [view.state];
           known = view.state;
         }
-        if (TURN_OVER.has(view.state)) return;
+        if (TURN_OVER.has(view.state)) {
+          // Over with no news of its state (a reader recorded it): what the turn spent still is news.
+          if (!told && spend) await turn.onObserved(turn.call, turn.sessionId, { from: [], state: view.state, spend });
+          return;
+        }
       } catch (error) {
         logger.warn("cloud target: a followed turn could not be looked at", {
           sessionId: turn.sessionId,

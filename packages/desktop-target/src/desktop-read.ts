@@ -6,6 +6,7 @@ import type { DesktopContext } from "./desktop-context.js";
 import { holderFor } from "./holder-for.js";
 import { findPinnedRunners } from "./store/find-pinned-runners.js";
 import { loadSessionTasks } from "./store/load-session-tasks.js";
+import { sessionRunningTime } from "./store/session-running-time.js";
 import { buildTranscript } from "./transcript/build-transcript.js";
 import { pendingInputOf } from "./transcript/pending-input-of.js";
 
@@ -54,8 +55,9 @@ export async function desktopRead(ctx: DesktopContext, call: TargetCall, session
         webUrl: ctx.webUrl?.({ sessionId: current.id, localSessionId: current.targetSessionId }),
         anchorAt: (index) => anchorAt(transcript, index),
       });
-      if (pending) return { ...slice, pending };
-      return current.state === "queued" ? { ...slice, ...(await waitingFor(ctx, call, tasks)) } : slice;
+      const spent = { ...slice, observedSpend: await sessionRunningTime(ctx.sql, session) };
+      if (pending) return { ...spent, pending };
+      return current.state === "queued" ? { ...spent, ...(await waitingFor(ctx, call, tasks)) } : spent;
     }
     await changed;
   }

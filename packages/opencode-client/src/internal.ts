@@ -11,6 +11,7 @@ export {
   type PermissionRequest,
   type QuestionRequest,
   StatusMapSchema,
+  stepTokens,
 } from "./opencode-schemas.js";
 export { describePermission, describeQuestion } from "./describe-request.js";
 export { newOpencodeMessageId } from "./opencode-message-id.js";

@@ -46,8 +46,16 @@ export const PartSchema = z.looseObject({
   tool: z.string().optional(),
   callID: z.string().optional(),
   state: ToolStateSchema.optional(),
-  /** A `step-finish` part's usage. */
-  tokens: z.looseObject({ input: z.number().optional(), output: z.number().optional() }).optional().catch(undefined),
+  /** A `step-finish` part's usage (`stepTokens` reads it). */
+  tokens: z
+    .looseObject({
+      input: z.number().optional(),
+      output: z.number().optional(),
+      reasoning: z.number().optional().catch(undefined),
+      cache: z.looseObject({ read: z.number().optional(), write: z.number().optional() }).optional().catch(undefined),
+    })
+    .optional()
+    .catch(undefined),
   /** A `step-finish` part's cost, in dollars. */
   cost: z.number().optional().catch(undefined),
 });
@@ -131,3 +139,15 @@ export const EventMessageSchema = z.looseObject({
 });
 /** `message.part.updated`'s part: a text part is announced before its first delta; a tool's as it moves. */
 export const EventPartSchema = PartSchema.extend({ id: z.string(), messageID: z.string() });
+
+/**
+ * A step's tokens as a budget counts them: in, with what the cache read and wrote (tokens the
+ * model took in all the same), and out, with its reasoning (billed as output).
+ */
+export function stepTokens(tokens: NonNullable<z.infer<typeof PartSchema>["tokens"]>): { inputTokens: number; outputTokens: number } {
+  const whole = (n: number | undefined) => (Number.isFinite(n) && n! > 0 ? Math.round(n!) : 0);
+  return {
+    inputTokens: whole(tokens.input) + whole(tokens.cache?.read) + whole(tokens.cache?.write),
+    outputTokens: whole(tokens.output) + whole(tokens.reasoning),
+  };
+}

@@ -40,7 +40,7 @@ export type OpencodeUpdate =
   /** A tool call was created or moved on. */
   | (OfSession & { type: "tool"; messageId: string; callId: string; tool: string; state: ToolState })
   /** A step of a reply ended, with what it used (`cost` in dollars, when the provider priced it). */
-  | (OfSession & { type: "usage"; messageId: string; inputTokens: number; outputTokens: number; cost: number | undefined })
+  | (OfSession & { type: "usage"; messageId: string; partId: string; inputTokens: number; outputTokens: number; cost: number | undefined })
   /** A message was stored or changed; `ended` when it is a reply that completed or failed. */
   | (OfSession & { type: "message"; messageId: string; role: string; ended: boolean })
   /** The session failed (`error` null when the event's error has no shape known here). */

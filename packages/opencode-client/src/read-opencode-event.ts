@@ -8,6 +8,7 @@ import {
   type OpencodeEvent,
   PermissionRequestSchema,
   QuestionRequestSchema,
+  stepTokens,
 } from "./opencode-schemas.js";
 import type { OpencodeUpdate } from "./opencode-update.js";
 
@@ -81,8 +82,6 @@ function partUpdate(sessionId: string, part: unknown): OpencodeUpdate | null {
   const { id, messageID: messageId, type, tool, callID, state, tokens } = parsed.data;
   if (type === "text") return { type: "text-part", sessionId, messageId, partId: id };
   if (type === "tool" && tool && callID && state) return { type: "tool", sessionId, messageId, callId: callID, tool, state };
-  if (type === "step-finish" && tokens) {
-    return { type: "usage", sessionId, messageId, inputTokens: tokens.input ?? 0, outputTokens: tokens.output ?? 0, cost: parsed.data.cost };
-  }
+  if (type === "step-finish" && tokens) return { type: "usage", sessionId, messageId, partId: id, ...stepTokens(tokens), cost: parsed.data.cost };
   return null;
 }

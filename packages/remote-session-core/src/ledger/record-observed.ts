@@ -1,7 +1,8 @@
-import { type Logger, silentLogger } from "../logger.js";
+import { errorFacts, type Logger, silentLogger } from "../logger.js";
 import type { SessionState } from "../session-state.js";
 import type { TargetCall } from "../target.js";
 import type { SessionLedger } from "./session-ledger.js";
+import type { ObservedSpend } from "./session-spend.js";
 
 /**
  * A state a target saw a session in without anyone reading it (the cloud target following a turn
@@ -9,9 +10,12 @@ import type { SessionLedger } from "./session-ledger.js";
  * turn's own: a create's row may still be `queued` when its turn already ended).
  */
 export interface ObservedState {
+  /** Empty: nothing to move (only `spend` is news). */
   from: readonly SessionState[];
   state: SessionState;
   lastError?: { error: string; message: string };
+  /** What the session spent in total as the target saw it: recorded never below what the row has. */
+  spend?: ObservedSpend;
 }
 
 /**
@@ -23,6 +27,12 @@ export interface ObservedState {
 export function recordObservedStates(ledger: SessionLedger, logger: Logger = silentLogger) {
   return async (call: TargetCall, sessionId: string, observed: ObservedState): Promise<boolean> => {
     const key = { organizationId: call.organizationId, id: sessionId };
+    // Its own statement: a state someone else moved first must not lose what was spent.
+    if (observed.spend)
+      await ledger.update(key, { spentAtLeast: observed.spend }).catch((error: unknown) => {
+        logger.warn("session ledger: an observed spend was not recorded", { sessionId, referenceId: call.referenceId, error: errorFacts(error) });
+      });
+    if (observed.from.length === 0) return false;
     const patch = { state: observed.state, activity: true, ...(observed.lastError ? { lastError: observed.lastError } : {}) };
     for (const from of observed.from) if (await ledger.update(key, { ...patch, expect: from })) return true;
     const now = await ledger.find(call, sessionId);

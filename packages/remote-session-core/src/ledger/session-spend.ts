@@ -36,13 +36,17 @@ export interface ObservedSpend {
   reported: boolean;
 }
 
-/** Whether `observed` says more than `recorded` holds (so it is worth a write). */
-export function spendGrew(observed: ObservedSpend, recorded: Spend): boolean {
+/**
+ * Whether `observed` says more than `recorded` holds, so it is worth a write. Running time alone
+ * counts once it grew by more than `timeSlackMs`: a running turn's time grows at every look, and
+ * its end is recorded exactly (the look after it passes no slack).
+ */
+export function spendGrew(observed: ObservedSpend, recorded: Spend, timeSlackMs = 0): boolean {
   const recordedMicros = recorded.costUsd === null ? null : Math.round(recorded.costUsd * 1_000_000);
   return (
     observed.tokensIn > recorded.tokensIn ||
     observed.tokensOut > recorded.tokensOut ||
-    observed.runningMs > recorded.runningMs ||
+    observed.runningMs > recorded.runningMs + timeSlackMs ||
     (observed.costMicros !== undefined && (recordedMicros === null || observed.costMicros > recordedMicros)) ||
     (observed.reported && recorded.usage === "unreported")
   );

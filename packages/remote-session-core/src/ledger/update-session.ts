@@ -70,7 +70,7 @@ function updateStatement(sql: Queryable, session: SessionKey, patch: SessionPatc
       stop_requested_at = case when ${patch.prompted === true} then null else stop_requested_at end,
       reserved_at = case when ${patch.taken === true} then null else reserved_at end,
       ${spendColumns(sql, patch)},
-      updated_at = now()
+      updated_at = case when ${spendOnly(patch)} then updated_at else now() end
     where organization_id = ${session.organizationId} and id = ${session.id}
       and (${from === null} or state = any(${from ?? []}::text[]))
       and (${patch.expect ?? null}::text is null or state = ${patch.expect ?? null})
@@ -95,4 +95,9 @@ function spendColumns(sql: Queryable, patch: SessionPatch) {
       spent_cost_micros = case when ${micros}::bigint is null then spent_cost_micros else coalesce(spent_cost_micros, 0) + ${micros}::bigint end,
       spent_running_ms = spent_running_ms + ${spent?.runningMs ?? 0},
       usage_reported = usage_reported or ${reported}`;
+}
+
+/** Whether a patch only records spend: `updated_at` (a list's `stateAsOf`) then stays as it was. */
+function spendOnly(patch: SessionPatch): boolean {
+  return Object.entries(patch).every(([key, value]) => value === undefined || key === "spent" || key === "spentAtLeast");
 }

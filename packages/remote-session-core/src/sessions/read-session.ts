@@ -1,5 +1,6 @@
 import type { LedgerSession } from "../ledger/ledger-session.js";
 import { spendGrew } from "../ledger/session-spend.js";
+import { errorFacts } from "../logger.js";
 import type { ReadResult, Target, TargetCall } from "../target.js";
 import { encodeCursor, observationOf, observedIn, withObservation } from "../transcript/cursor.js";
 import { current, record, type SessionsContext } from "./sessions-context.js";
@@ -58,8 +59,24 @@ async function look(ctx: SessionsContext, call: TargetCall, target: Target, seen
   if (result.state !== session.state) {
     await record(ctx, call, session.id, session.state, { state: result.state, ...(result.lastError ? { lastError: result.lastError } : {}) });
   }
-  // A target that keeps its session's totals (a cloud worker): recorded when they grew, whoever
-  // recorded the state (its own statement: a state another writer moved first must not lose it).
-  if (result.observedSpend && spendGrew(result.observedSpend, session.spend)) await ctx.ledger.update(session, { spentAtLeast: result.observedSpend });
+  await recordSpend(ctx, call, session, result);
   return result;
+}
+
+// While a turn runs, its time is recorded when it grew by this much (it grows at every look).
+const RUNNING_TIME_SLACK_MS = 30_000;
+
+/**
+ * What a target that keeps its session's totals (a cloud worker; a desktop's running time)
+ * reported, recorded when it grew, whoever recorded the state: its own statement, so a state
+ * another writer moved first does not lose it. Best effort: the read is answered either way.
+ */
+async function recordSpend(ctx: SessionsContext, call: TargetCall, session: LedgerSession, result: ReadResult): Promise<void> {
+  const observed = result.observedSpend;
+  if (!observed || !spendGrew(observed, session.spend, result.state === "running" ? RUNNING_TIME_SLACK_MS : 0)) return;
+  try {
+    await ctx.ledger.update(session, { spentAtLeast: observed });
+  } catch (error) {
+    ctx.logger.warn("session ledger: a read's spend was not recorded", { sessionId: session.id, referenceId: call.referenceId, error: errorFacts(error) });
+  }
 }

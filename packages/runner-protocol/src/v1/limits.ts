@@ -43,6 +43,10 @@ export const LIMITS = {
   summary: 4_096,
   reason: 500,
   eventsPerPost: 100,
+  /** Tokens one step may report in or out: a billion, past any model's context. */
+  stepTokens: 1_000_000_000,
+  /** What one step may report it cost, in micro-dollars: a million dollars. */
+  stepCostMicros: 1_000_000_000_000,
   workItems: 50,
   /** Largest request body a runner route reads; the runner splits event posts below it. */
   bodyBytes: 1_048_576,

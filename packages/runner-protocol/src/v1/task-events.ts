@@ -40,10 +40,14 @@ const PAYLOADS = {
   }),
   /** The request was answered (here or on the desktop itself) or withdrawn; the turn goes on. */
   "input.resolved": z.strictObject({ requestId: RequestIdSchema }),
+  /**
+   * What one step of the engine used, once per step (the gateway adds each to its session's
+   * spend). Bounded per step, so no session's sums can overflow what the gateway stores.
+   */
   usage: z.strictObject({
-    inputTokens: z.int().min(0),
-    outputTokens: z.int().min(0),
-    costMicros: z.int().min(0).optional(),
+    inputTokens: z.int().min(0).max(LIMITS.stepTokens),
+    outputTokens: z.int().min(0).max(LIMITS.stepTokens),
+    costMicros: z.int().min(0).max(LIMITS.stepCostMicros).optional(),
   }),
   warning: ErrorDetailSchema,
   /** The end of this attempt, mirroring its completion; runRunner posts it itself. */
