@@ -84,13 +84,12 @@ export async function executeAskingLegacy(asking: LegacyAsking, execute: Execute
   const body = askableRead(args, ctx);
   if (!body) return execute(args);
   const started = Date.now();
-  const declared = (ctx.http?.authInfo?.extra?.mcpClientCapabilities as { elicitation?: unknown } | undefined)?.elicitation;
-  const { result, question } = await readToAsk(execute, args, body, declared);
+  const { result, question } = await readToAsk(execute, args, body, declaredAtInitialize(ctx.http?.authInfo));
   if (!question) return result;
   const { sessionId, pending } = question;
   // A nonce of its own: two reads asking the same question at once send two distinct requests.
   const id = ASK_ID_PREFIX + (await asking.codec.mint({ sessionId, requestId: pending.id, nonce: randomUUID() }, ctx));
-  await asking.send({ jsonrpc: "2.0", id, method: "elicitation/create", params: { ...elicitationOf(pending, "legacy") } }, ctx.mcpReq.id);
+  await asking.send({ jsonrpc: "2.0", id, method: "elicitation/create", params: elicitationOf(pending, "legacy") }, ctx.mcpReq.id);
   const left = () => Math.max(0, Number(body.waitMs) - (Date.now() - started));
   const settled = new AbortController();
   try {
@@ -105,6 +104,11 @@ export async function executeAskingLegacy(asking: LegacyAsking, execute: Execute
   } finally {
     settled.abort();
   }
+}
+
+/** The elicitation capability a 2025-era client declared at `initialize`, as the `legacy` wrapper remembered it on the auth. */
+export function declaredAtInitialize(auth: AuthInfo | undefined): unknown {
+  return (auth?.extra?.mcpClientCapabilities as { elicitation?: unknown } | undefined)?.elicitation;
 }
 
 /** Withdraws a question the client may still show (best effort: its stream may be gone). */

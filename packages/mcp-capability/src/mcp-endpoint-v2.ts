@@ -8,7 +8,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { peekJsonBody } from "@openwork/remote-session-core/internal";
 import { type AskedCodec, askedCodec, type ElicitAnswersOptions, elicitsForms } from "./elicit-answers.js";
-import { type AskWaiters, createAskWaiters, isAskReplies, type LegacyAsking, takeAskReplies } from "./elicit-legacy.js";
+import { type AskWaiters, createAskWaiters, declaredAtInitialize, isAskReplies, type LegacyAsking, takeAskReplies } from "./elicit-legacy.js";
 import { createToolHandlers } from "./mcp-tools.js";
 import { type RemoteSessionToolsOptions, registerRemoteSessionTools } from "./server-v2-tools.js";
 
@@ -124,7 +124,7 @@ async function answerStateless(
 
 /** Whether the client of a 2025-era stateful session declared form elicitation at `initialize` (as `legacy` remembered it). */
 function clientElicits(auth: AuthInfo): boolean {
-  return elicitsForms((auth.extra?.mcpClientCapabilities as { elicitation?: unknown } | undefined)?.elicitation);
+  return elicitsForms(declaredAtInitialize(auth));
 }
 
 /** A 2026-era request after `close()`: the process is going away; another replica (or this one restarted) answers. */
