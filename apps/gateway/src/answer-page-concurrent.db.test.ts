@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { fixedDevMember } from "./dev-members.js";
 import { createAskingEngine } from "./testing/asking-engine.js";
 import { startTestGateway } from "./testing/test-gateway.js";
-import { startWebhookReceiver, type WebhookReceiver } from "./testing/webhook-receiver.js";
+import { addWebhookChannel, startWebhookReceiver, type WebhookReceiver } from "./testing/webhook-receiver.js";
 
 // Ten POSTs of one answer link at once, while the desktop takes its time to take the answer: one
 // answers, the others are refused at once (409), and the gateway's pool (5 connections here)
@@ -48,12 +48,7 @@ beforeAll(async () => {
     name: "Burst desktop",
     engine: slow,
   });
-  const channel = await fetch(`${test.gateway.baseUrl}/member/notify/channels`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${alice.sessionToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ kind: "webhook", target: hooks.url("/burst"), eventKinds: ["waiting_input"], allowText: true }),
-  });
-  expect(channel.status).toBe(201);
+  await addWebhookChannel(test.gateway.baseUrl, alice.sessionToken, hooks.url("/burst"), ["waiting_input"]);
 }, 60_000);
 
 afterAll(async () => {

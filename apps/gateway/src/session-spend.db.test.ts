@@ -1,51 +1,15 @@
-import { createHttpWorkerResolver } from "@openwork/cloud-target";
-import { createEchoEngine, echoTokens, startDesktopRunner } from "@openwork/desktop-runner";
-import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
+import { echoTokens } from "@openwork/desktop-runner";
 import { useTestDatabase } from "@openwork/test-postgres";
-import { type RunningWitness, startWitnessWorker } from "@openwork/witness-worker";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DevMember, fixedDevMember } from "./dev-members.js";
-import { startTestGateway } from "./testing/test-gateway.js";
+import { describe, expect, it } from "vitest";
+import { fixedDevMember } from "./dev-members.js";
+import type { startTestGateway } from "./testing/test-gateway.js";
+import { withEngines } from "./testing/with-engines.js";
 
 // What a session spent, as its engine reported it, shown by read and list on both targets: the
 // echo engines of `npm start` report one token per four characters at a dollar per million
 // tokens; the real opencode reports what its model's replies said they used.
 const db = useTestDatabase();
 type Payload = Record<string, any>;
-
-/** A gateway whose cloud worker is a witness over `opencode` (a real one) or the echo engine, with an echo desktop for `member`. */
-function withEngines(member: DevMember, real: boolean) {
-  const running: { test?: Awaited<ReturnType<typeof startTestGateway>>; opencode?: RealOpencode; witness?: RunningWitness } = {};
-  let runner: Awaited<ReturnType<typeof startDesktopRunner>> | undefined;
-  beforeAll(async () => {
-    running.opencode = real ? await startRealOpencode() : undefined;
-    running.witness = await startWitnessWorker({
-      clientToken: "client-token-spend",
-      hostToken: "host-token-spend",
-      gatewayKey: "gateway-key-spend",
-      ...(running.opencode ? { opencode: { url: running.opencode.url, directory: running.opencode.directory } } : { echo: { replyDelayMs: 20 } }),
-    });
-    running.test = await startTestGateway(db.current.url, member, {
-      cloudEnabled: () => true,
-      cloudResolver: createHttpWorkerResolver({ baseUrl: running.witness.resolverUrl, gatewayKey: "gateway-key-spend" }),
-    });
-    runner = await startDesktopRunner({
-      gatewayUrl: running.test.gateway.baseUrl,
-      memberToken: member.sessionToken,
-      runnerId: `spend-desktop-${real ? "real" : "echo"}`,
-      name: "Spend desktop",
-      engine: createEchoEngine(),
-    });
-    while (running.test.gateway.hub.stats().runnerStreams < 1) await new Promise((resolve) => setTimeout(resolve, 50));
-  }, 90_000);
-  afterAll(async () => {
-    await runner?.stop();
-    await running.test?.close();
-    await running.witness?.close();
-    await running.opencode?.stop();
-  });
-  return running;
-}
 
 /** Creates a session on `target` and reads it until its turn ended with a reply; the last read. */
 async function finishedTurn(test: Awaited<ReturnType<typeof startTestGateway>>, target: string, prompt: string): Promise<Payload> {
@@ -67,7 +31,7 @@ function echoSpend(prompt: string) {
 }
 
 describe("on the echo engines of npm start", () => {
-  const running = withEngines(fixedDevMember("spend_echo"), false);
+  const running = withEngines(db, fixedDevMember("spend_echo"), false);
 
   it("reads and lists a desktop session's spend as its runner reported it", async () => {
     const prompt = "count the tokens of this desktop prompt";
@@ -88,7 +52,7 @@ describe("on the echo engines of npm start", () => {
 });
 
 describe("without a read", () => {
-  const running = withEngines(fixedDevMember("spend_unread"), false);
+  const running = withEngines(db, fixedDevMember("spend_unread"), false);
 
   it("lists a cloud session's spend once its turn is over: the turn's follower records it", async () => {
     const prompt = "nobody reads this cloud session";
@@ -105,7 +69,7 @@ describe("without a read", () => {
 });
 
 describe("on the real opencode", () => {
-  const running = withEngines(fixedDevMember("spend_real"), true);
+  const running = withEngines(db, fixedDevMember("spend_real"), true);
 
   it("reads a cloud session's spend from the model's own reports", async () => {
     const read = await finishedTurn(running.test!, "cloud", "say something short");

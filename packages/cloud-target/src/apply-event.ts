@@ -62,9 +62,12 @@ export function applyEvent(stream: Stream, update: OpencodeSessionUpdate) {
     case "resolved":
       signals.requests++;
       return bump(tracked);
-    // Tool calls and usage reach a reader through the message list.
-    case "tool":
+    // A step ended (its usage is in the message list): a budgeted turn's follower looks.
     case "usage":
+      signals.steps++;
+      return bump(tracked);
+    // Tool calls reach a reader through the message list.
+    case "tool":
       return;
   }
 }

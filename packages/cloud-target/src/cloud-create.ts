@@ -40,7 +40,7 @@ export async function createCloudSession(ctx: CloudContext, call: TargetCall, in
   }
   if (input.prompt && promptId) {
     await useMcp(ctx, call, client, workspaceId, { id: input.sessionId, depth: input.depth ?? 0 });
-    const turn = { call, sessionId: input.sessionId, from: CREATED_FROM, promptAt: Date.now(), targetRef };
+    const turn = { call, sessionId: input.sessionId, from: CREATED_FROM, promptAt: Date.now(), targetRef, budgeted: input.budgeted === true };
     await promptCreate(ctx, { client, worker }, ref, remote.id, { text: input.prompt, messageID: promptId, model: input.model }, turn);
   }
   ctx.logger.info("cloud target: session created", {
@@ -73,6 +73,7 @@ async function resumeCreate(
       from: CREATED_FROM,
       promptAt: Date.now(),
       targetRef: { ...earlier.targetRef, lastPromptAt: Date.now() },
+      budgeted: input.budgeted === true,
     };
     await promptCreate(ctx, { client, worker }, ref, remoteId, { text: input.prompt, messageID: promptId, model: input.model }, turn);
   }

@@ -15,6 +15,8 @@ export interface Turn {
   promptAt: number;
   /** The row's target reference once the call is recorded: the prompt the turn answers. */
   targetRef: Record<string, unknown>;
+  /** The session's spend is checked against a budget: what each step spent is told as it ends. */
+  budgeted?: boolean;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function follow(ctx: CloudContext, client: WorkerClient, source: Ev
         sessionId: turn.sessionId,
         from: turn.from,
         promptAt: turn.promptAt,
+        budgeted: turn.budgeted === true,
         look,
         onObserved,
         signal: ctx.closing.signal,

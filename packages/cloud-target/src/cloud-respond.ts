@@ -1,5 +1,5 @@
 import type { LedgerSession, TargetCall } from "@openwork/remote-session-core";
-import type { RespondInput, RespondOutcome } from "@openwork/remote-session-core/internal";
+import type { EngineRespondInput, RespondOutcome } from "@openwork/remote-session-core/internal";
 import { checkAnswerFits, inputNotPending } from "@openwork/remote-session-core/target";
 import { type CloudContext, clientFor } from "./cloud-context.js";
 import { follow } from "./cloud-follow.js";
@@ -7,7 +7,7 @@ import { locate, sourceOf } from "./cloud-ref.js";
 import { sessionRequests } from "./pending-requests.js";
 
 // Answered through the engine's own reply routes; the turn resumes (or, refused, ends) there.
-export async function respondCloudRequest(ctx: CloudContext, call: TargetCall, session: LedgerSession, input: RespondInput): Promise<RespondOutcome> {
+export async function respondCloudRequest(ctx: CloudContext, call: TargetCall, session: LedgerSession, input: EngineRespondInput): Promise<RespondOutcome> {
   const { client, worker } = await clientFor(ctx, call);
   const { ref, remoteId } = locate(session);
   const request = sessionRequests(remoteId, await client.requests(ref.workspaceId), []).find((r) => r.pending.id === input.requestId);
@@ -19,6 +19,7 @@ export async function respondCloudRequest(ctx: CloudContext, call: TargetCall, s
     from: [session.state, "running"],
     promptAt: Date.now(),
     targetRef: session.targetRef,
+    budgeted: session.budgeted,
   });
   const { answer } = input;
   const delivered =

@@ -36,6 +36,7 @@ export async function sendCloudPrompt(ctx: CloudContext, call: TargetCall, sessi
       from: [session.state, "running"],
       promptAt,
       targetRef,
+      budgeted: session.budgeted,
     });
     await client.promptAsync(ref.workspaceId, remoteId, { text: input.prompt, messageID: messageId, ...(input.model ? { model: input.model } : {}) });
   }

@@ -11,7 +11,14 @@ const RETIRED_KEPT = 64;
 export type HeldText = Map<string, Map<string, { text: string; partial: boolean }>>;
 
 export interface Tracked {
-  signals: { liveText: Map<string, string>; liveTextPartial: Set<string>; error: SessionSignals["error"]; status: SessionSignals["status"]; requests: number };
+  signals: {
+    liveText: Map<string, string>;
+    liveTextPartial: Set<string>;
+    error: SessionSignals["error"];
+    status: SessionSignals["status"];
+    requests: number;
+    steps: number;
+  };
   /** Text parts whose creation this stream heard, by message id: their deltas are the whole text. */
   partsHeard: Map<string, Set<string>>;
   /** Live text carried over from a stream that dropped: kept while nothing new comes for it. */
@@ -130,5 +137,5 @@ export function closeStreams(ctx: EventsContext): void {
 }
 
 export function emptySignals(): Tracked["signals"] {
-  return { liveText: new Map(), liveTextPartial: new Set(), error: null, status: null, requests: 0 };
+  return { liveText: new Map(), liveTextPartial: new Set(), error: null, status: null, requests: 0, steps: 0 };
 }

@@ -20,6 +20,8 @@ export interface FollowedTurn {
   from: readonly SessionState[];
   /** When its prompt went (ms): a turn with no busy status past the grace is looked at. */
   promptAt: number;
+  /** Its spend is checked against a budget: it is looked at after each step, and what it spent told. */
+  budgeted: boolean;
   /** One look at the session on its worker: its state, and what its messages say it spent. */
   look: () => Promise<{ view: CloudSessionView; spend?: ObservedSpend | undefined }>;
   onObserved: OnObserved;
@@ -45,14 +47,17 @@ export async function followTurn(watch: SessionWatch, turn: FollowedTurn, until:
   let tries = RECORD_TRIES;
   let busy = false;
   let requests = watch.signals().requests;
+  let steps = watch.signals().steps;
   while (Date.now() < until && !turn.signal.aborted) {
     const signals = watch.signals();
     const ended = signals.error !== null || (busy && signals.status === null);
     busy ||= signals.status !== null;
     const asked = signals.requests !== requests;
     requests = signals.requests;
+    const stepped = turn.budgeted && signals.steps !== steps;
+    steps = signals.steps;
     const silent = !busy && Date.now() - turn.promptAt > graceMs;
-    if (ended || asked || silent || !watch.live()) {
+    if (ended || asked || silent || stepped || !watch.live()) {
       try {
         const { view, spend } = await turn.look();
         const spent = spend ? { spend } : {};
@@ -70,11 +75,9 @@ export async function followTurn(watch: SessionWatch, turn: FollowedTurn, until:
           from = [view.state];
           known = view.state;
         }
-        if (TURN_OVER.has(view.state)) {
-          // Over with no news of its state (a reader recorded it): what the turn spent still is news.
-          if (!told && spend) await turn.onObserved(turn.call, turn.sessionId, { from: [], state: view.state, spend });
-          return;
-        }
+        // Over with no news of its state (a reader recorded it), or a budgeted step: what it spent is news.
+        if (!told && spend && (stepped || TURN_OVER.has(view.state))) await turn.onObserved(turn.call, turn.sessionId, { from: [], state: view.state, spend });
+        if (TURN_OVER.has(view.state)) return;
       } catch (error) {
         logger.warn("cloud target: a followed turn could not be looked at", {
           sessionId: turn.sessionId,

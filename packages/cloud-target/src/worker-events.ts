@@ -24,6 +24,8 @@ export interface SessionSignals {
   status: { type: string; attempt?: number | undefined; message?: string | undefined; next?: number | undefined } | null;
   /** Permissions and questions asked or resolved so far (a count: a change means the requests changed). */
   requests?: number;
+  /** Steps the engine finished (each reports its usage): a followed turn with a budget looks at each. */
+  steps?: number;
 }
 
 /** One caller's interest in a session's events. */

@@ -1,5 +1,5 @@
 import type { LedgerSession, TargetCall } from "@openwork/remote-session-core";
-import type { RespondInput, RespondOutcome } from "@openwork/remote-session-core/internal";
+import type { EngineRespondInput, RespondOutcome } from "@openwork/remote-session-core/internal";
 import { checkAnswerFits, inputNotPending } from "@openwork/remote-session-core/target";
 import { taskRequirements } from "@openwork/runner-protocol/internal";
 import { settled } from "./await-task.js";
@@ -15,7 +15,7 @@ import { pendingInputOf } from "./transcript/pending-input-of.js";
  * The answer is a task for the desktop holding the session, which the turn waiting on it never
  * blocks; the call waits (like a relayed read) for the desktop to hand it to its engine.
  */
-export async function desktopRespond(ctx: DesktopContext, call: TargetCall, session: LedgerSession, input: RespondInput): Promise<RespondOutcome> {
+export async function desktopRespond(ctx: DesktopContext, call: TargetCall, session: LedgerSession, input: EngineRespondInput): Promise<RespondOutcome> {
   const relayed = ctx.dialects.relayOf(session);
   if (relayed) fail("desktop_update_required", relayed.answersInApp);
   const pending = pendingInputOf(await loadSessionTasks(ctx.sql, session));

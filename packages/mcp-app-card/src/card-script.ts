@@ -56,10 +56,21 @@ export const CARD_SCRIPT = `
     show([el("p", title, "title"), rows.length ? table : el("p", "Nothing yet.", "small")]);
   }
   var shown = "";
+  // What the session (its tree, for a spawner) spent beside its budget, dimension by dimension.
+  function spendLine(p) {
+    var spent = p.treeSpend || p.spend, parts = [];
+    Object.keys(p.budget).forEach(function (d) {
+      var used = d === "costUsd" ? spent.costUsd || 0 : spent[d] || 0;
+      parts.push(amount(d, used) + " of " + amount(d, p.budget[d]));
+    });
+    var line = el("p", "Spent " + parts.join(", "), "small spend");
+    line.id = "spend";
+    return line;
+  }
   function renderSession(p) {
     session = p;
     // A live read that brought nothing new leaves the card (and a button under the cursor) alone.
-    var key = JSON.stringify([p.sessionId, p.title, p.state, p.finalAssistantText, p.partialText, p.lastError, p.webUrl, p.runner, p.pending, p.notified, p.spawnedBy]);
+    var key = JSON.stringify([p.sessionId, p.title, p.state, p.finalAssistantText, p.partialText, p.lastError, p.webUrl, p.runner, p.pending, p.notified, p.spawnedBy, p.spend, p.budget]);
     if (key === shown) return;
     shown = key;
     var nodes = [el("h1", p.title || p.sessionId, "title")];
@@ -77,6 +88,7 @@ export const CARD_SCRIPT = `
     var reply = p.finalAssistantText || p.partialText;
     if (reply) nodes.push(el("pre", reply, "reply"));
     if (p.lastError && p.lastError.message) nodes.push(el("p", p.lastError.message + " (" + p.lastError.error + ")", "small error"));
+    if (p.budget && p.spend) nodes.push(spendLine(p));
     if (p.pending) nodes.push(renderPending(p));
     var actions = el("div", "", "actions");
     if (typeof p.webUrl === "string" && /^https?:\\/\\//.test(p.webUrl)) {
@@ -117,7 +129,7 @@ export const CARD_SCRIPT = `
   function renderPending(p) {
     var q = p.pending, box = el("div", "", "pending");
     box.id = "pending";
-    box.append(el("p", (q.kind === "permission" ? "Permission requested: " : "Question: ") + (q.title || ""), "title"));
+    box.append(el("p", (q.kind === "permission" ? "Permission requested: " : q.kind === "budget" ? "Budget reached: " : "Question: ") + (q.title || ""), "title"));
     if (q.detail) box.append(el("pre", q.detail, "detail"));
     if (q.overdue) box.append(el("p", "Nobody has answered this for a long time.", "small error"));
     if (Array.isArray(p.notified)) p.notified.forEach(function (n) {
@@ -140,6 +152,7 @@ export const CARD_SCRIPT = `
       row.append(b);
     };
     if (q.kind === "permission") DECISIONS.forEach(function (d) { button(d[1], { permission: d[0] }, d[0] === "reject" ? "secondary" : ""); });
+    else if (q.kind === "budget") budgetChoices(q, button, row);
     else {
       (q.options || []).forEach(function (o) { button(o.label, { text: o.label }); });
       var text = el("input"); text.id = "answer"; text.placeholder = "Or type an answer\u2026";
@@ -150,6 +163,27 @@ export const CARD_SCRIPT = `
     }
     box.append(row);
     return box;
+  }
+  // A budget's choices: add half, all or three times the budget again in each dimension it sets, or stop.
+  function budgetChoices(q, button, row) {
+    Object.keys(q.budget || {}).forEach(function (d) {
+      var set = q.budget[d];
+      if (typeof set !== "number") return;
+      [0.5, 1, 3].forEach(function (share) {
+        var to = d === "costUsd" ? Math.ceil(set * (1 + share) * 100) / 100 : Math.ceil(set * (1 + share));
+        var raised = {}; raised[d] = to;
+        button("Add " + amount(d, to - set) + " (to " + amount(d, to) + ")", { budget: raised });
+      });
+    });
+    var stop = el("button", "Stop the session", "secondary");
+    stop.addEventListener("click", function () {
+      row.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+      callTool("remote-session:stop", { sessionId: session.sessionId }).then(refresh);
+    });
+    row.append(stop);
+  }
+  function amount(d, v) {
+    return d === "costUsd" ? "$" + v.toFixed(2) : d === "runningMs" ? Math.round(v / 1000) + " s" : v.toLocaleString("en") + " tokens";
   }
   function render(p) {
     if (!p) return show([el("p", "No session in this result.", "small")]);

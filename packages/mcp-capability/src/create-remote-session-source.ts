@@ -32,6 +32,7 @@ import { toolResult, type ToolResult } from "./to-tool-result.js";
 import { createMemberSlots, type MemberSlots } from "./member-slots.js";
 import { createNotifiedLookup, type NotificationLog } from "./notification-log.js";
 import { RefusalLog } from "./refusal-log.js";
+import { type BudgetRules, type BudgetScope, noBudgetRules } from "./budget-rules.js";
 import { type Audit, auditEvent, auditIntent, beginAudit, endAudit } from "./audit.js";
 
 /** A match in the shape den-api's capability registry ranks and returns. */
@@ -134,6 +135,12 @@ export interface RemoteSessionSourceOptions {
    * creates also count against `createRateLimit`, as every create of the member does.
    */
   spawnRules?: Partial<SpawnRules>;
+  /**
+   * The host's budgets for sessions a person starts, per member or organization: `default`
+   * applies when a create names none, and a create asking past `ceiling` is refused. Sessions
+   * an engine starts take theirs from the budgets above them. Default: none.
+   */
+  budgetRules?: (scope: BudgetScope) => BudgetRules | Promise<BudgetRules>;
   logger?: Logger;
 }
 
@@ -284,6 +291,7 @@ async function executeCapability(
       notified: parts.notified,
       spawner: ctx.remoteSession?.sessionId ?? null,
       spawnRules: parts.spawnRules,
+      budgetRules: options.budgetRules ?? noBudgetRules,
     });
     if (capability.write) await beginAudit(options.audit, auditIntent(ctx, own.action, fields), logger, options.auditTimeoutMs);
     begun = true;

@@ -60,7 +60,8 @@ export function elicitsForms(declared: unknown): boolean {
 function newQuestionIn(result: Executed, cursor: unknown): PendingInput | null {
   const payload = structuredOf(result);
   const pending = payload?.pending as PendingInput | undefined;
-  if (result.isError || payload?.state !== "waiting_input" || !pending || pending.inAppOnly) return null;
+  // A budget is raised by the member through respond (its next step), with numbers of their choosing.
+  if (result.isError || payload?.state !== "waiting_input" || !pending || pending.inAppOnly || pending.kind === "budget") return null;
   const seen = typeof cursor === "string" ? observedIn(String(payload.sessionId), cursor) : undefined;
   return seen === observationOf({ state: "waiting_input", pending }) ? null : pending;
 }

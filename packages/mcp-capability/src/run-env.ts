@@ -1,6 +1,7 @@
 import { fail, type LedgerSession, type RateLimit, type SpawnRules, type Target, type TargetCall } from "@openwork/remote-session-core";
 import type { RemoteSessions, SessionLedger } from "@openwork/remote-session-core/internal";
 import type { NotifiedLookup } from "./notification-log.js";
+import type { BudgetRules, BudgetScope } from "./budget-rules.js";
 import type { TargetCatalog } from "./target-catalog.js";
 
 /** What a capability runs with: the call, the ledger, the session model and the targets. */
@@ -22,6 +23,8 @@ export interface RunEnv {
   spawner: string | null;
   /** How deep and how wide sessions may start sessions. */
   spawnRules: SpawnRules;
+  /** The host's budgets for sessions a person starts. */
+  budgetRules: (scope: BudgetScope) => BudgetRules | Promise<BudgetRules>;
   /** Arguments the call set aside (named in the result); a capability adds those it could not honour. */
   ignored: string[];
   /** The caller's session and the target serving it, checked live per the target's rules; unknown and foreign ids alike are `unknown_session`. */

@@ -28,9 +28,12 @@ export { createRemoteSessions } from "./sessions.js";
 
 export type { LedgerSession } from "./ledger/ledger-session.js";
 export { type ObservedSpend, type Spend, type SpendDelta, sumSpend } from "./ledger/session-spend.js";
+export { type Budget, type BudgetPause, BudgetSchema, remainingOf, setsBudget, tighterBudget } from "./ledger/session-budget.js";
+export type { HeldBudget, RaisedBudget } from "./ledger/tree-budget.js";
+export { budgetPending, CONTINUE_PROMPT, shownState } from "./sessions/budget-pause.js";
 
 export { createSessionLedger } from "./ledger/session-ledger.js";
-export { recordObservedStates } from "./ledger/record-observed.js";
+export { type OnPaused, recordObservedStates } from "./ledger/record-observed.js";
 
 export { type SpawnRules, DEFAULT_SPAWN_RULES } from "./ledger/reserve-spawned-session.js";
 export { DEFAULT_LEDGER_RETENTION, pruneLedger } from "./ledger/prune-ledger.js";

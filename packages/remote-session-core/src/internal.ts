@@ -4,7 +4,7 @@
 export { ModelSchema } from "./wire/model.js";
 export { RespondAnswerSchema } from "./wire/respond-answer.js";
 export { CreateSessionInputSchema, WorkspaceIdSchema, MessageIdSchema, ReadInputSchema, ListInputSchema } from "./session-inputs.js";
-export { RespondInputSchema } from "./pending-input.js";
+export { EngineRespondInputSchema, RespondInputSchema } from "./pending-input.js";
 export { SESSION_ERROR_CODES, type ErrorCodeRule } from "./errors/codes.js";
 export { toArgumentIssues } from "./errors/argument-issues.js";
 export { LIVE_SPAWN_STATES, checkFanOut, resolveSpawnRules } from "./ledger/reserve-spawned-session.js";
@@ -24,7 +24,7 @@ export { formatTraceparent, parseTraceparent } from "./trace-context.js";
 // target author types a Target as a whole: `const target: Target = { ... }`).
 export type { SessionState } from "./session-state.js";
 export type { SendInput, ReadInput } from "./session-inputs.js";
-export type { PendingInput, RespondInput } from "./pending-input.js";
+export type { EngineRespondInput, PendingInput, RespondInput } from "./pending-input.js";
 export type { ToolCallSummary } from "./transcript/transcript-message.js";
 export type { OwnerScope, TargetAvailability, TargetFields, ResultFields } from "./target.js";
 export type { CreateOutcome, TargetCreateInput, SendOutcome, StopOutcome, RespondOutcome } from "./target.js";

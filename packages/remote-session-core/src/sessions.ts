@@ -1,4 +1,5 @@
 import type { LedgerSession } from "./ledger/ledger-session.js";
+import type { Budget } from "./ledger/session-budget.js";
 import type { SessionLedger } from "./ledger/session-ledger.js";
 import type { SpawnRules } from "./ledger/reserve-spawned-session.js";
 import { type Logger, silentLogger } from "./logger.js";
@@ -29,7 +30,13 @@ export interface RemoteSessions {
   respond(call: TargetCall, target: Target, session: LedgerSession, input: RespondInput): Promise<RespondResult>;
 }
 
-export type CreateInput = Omit<TargetCreateInput, "sessionId" | "earlier" | "bind">;
+export type CreateInput = Omit<TargetCreateInput, "sessionId" | "earlier" | "bind"> & {
+  /**
+   * What the session and every session it starts may spend together. A spawned session's may not
+   * pass what the budgets above it have left (refused, typed); without one it shares theirs.
+   */
+  budget?: Budget;
+};
 
 export interface CreateOptions {
   /**

@@ -5,7 +5,7 @@ import type { SessionState } from "./session-state.js";
 import type { ZodType } from "zod";
 import type { ErrorCodeTable, SessionErrorCode } from "./errors/codes.js";
 import type { Model, ReadInput, SendInput } from "./session-inputs.js";
-import type { PendingInput, RespondInput } from "./pending-input.js";
+import type { EngineRespondInput, PendingInput } from "./pending-input.js";
 import type { TranscriptMessage } from "./transcript/transcript-message.js";
 
 /** Who owns a session: the organization and the creating principal's user id (as OpenWork keys them). */
@@ -253,7 +253,7 @@ export interface Target {
    * exactly-once per request; a target only delivers it. Codes: `input_not_pending` (no such
    * request waits, or the answer does not fit it), plus read's and the target's own.
    */
-  respond(call: TargetCall, session: LedgerSession, input: RespondInput): Promise<RespondOutcome>;
+  respond(call: TargetCall, session: LedgerSession, input: EngineRespondInput): Promise<RespondOutcome>;
   /**
    * A new prompt id in this target's own format. An idempotent send reserves one before its
    * first attempt and passes it to every retry as `messageId`.
@@ -275,6 +275,11 @@ export interface TargetCreateInput {
   sessionId: string;
   /** The session's depth in its spawn tree (0: one a person started); what a session credential for its engine names. */
   depth?: number;
+  /**
+   * Its spend is checked against a budget (its own or one above it): a target that sums spend
+   * from its engine's messages reports it as each step ends, not only when the turn does.
+   */
+  budgeted?: boolean;
   title: string;
   prompt?: string;
   model?: Model;

@@ -47,8 +47,34 @@ const messageHtml = (message: TranscriptMessage) => {
   return `<div class="msg ${message.role}"><div class="who">${message.role === "user" ? "Prompt" : "Agent"}${tools ? ` · ${escapeHtml(tools)}` : ""}</div>${escapeHtml(shown)}</div>`;
 };
 
-/** The request and the buttons (a permission) or the answer box (a question); plain HTML, one form, no script. */
+// What each "add more" button adds to a budget it raises: half, all, three times it again.
+const RAISES = [0.5, 1, 3];
+
+/** A budget dimension's amount as a person reads it. */
+const amountOf = (dimension: string, value: number) =>
+  dimension === "costUsd"
+    ? `$${value.toFixed(2)}`
+    : dimension === "runningMs"
+      ? `${Math.round(value / 1000)} s of running time`
+      : `${value.toLocaleString("en")} tokens`;
+
+/** A budget request's choices: add more of each dimension the budget sets (each button names its new total), or stop. */
+function budgetControls(pending: PendingInput): string {
+  const raises = Object.entries(pending.budget ?? {}).flatMap(([dimension, set]) =>
+    RAISES.map((share) => {
+      const raised = dimension === "costUsd" ? Math.ceil(set * (1 + share) * 100) / 100 : Math.ceil(set * (1 + share));
+      return `<button name="raise" value="${escapeHtml(`${dimension}:${raised}`)}">Add ${escapeHtml(amountOf(dimension, raised - set))} (to ${escapeHtml(amountOf(dimension, raised))})</button>`;
+    }),
+  );
+  return (
+    `<p>The session paused at a budget:</p><pre id="request">${escapeHtml(pending.detail)}</pre>` +
+    `<div>${raises.join("")}</div><button class="danger" name="stop" value="1">Stop the session</button>`
+  );
+}
+
+/** The request and the buttons (a permission, a budget) or the answer box (a question); plain HTML, one form, no script. */
 function controls(pending: PendingInput): string {
+  if (pending.kind === "budget") return budgetControls(pending);
   if (pending.kind === "permission") {
     return (
       `<p>The session asks permission to use <strong>${escapeHtml(pending.title)}</strong>:</p><pre id="request">${escapeHtml(pending.detail)}</pre>` +

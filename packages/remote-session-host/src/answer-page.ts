@@ -1,12 +1,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { RegistryContext, RemoteSessionSource } from "@openwork/mcp-capability";
-import { errorFacts, type Logger, newReferenceId, SESSION_LIMITS } from "@openwork/remote-session-core";
+import { BudgetSchema, errorFacts, type Logger, newReferenceId, SESSION_LIMITS } from "@openwork/remote-session-core";
 import { BODY_TOO_LARGE_HEADERS, BodyTooLarge, readBodyWithin } from "@openwork/remote-session-core/internal";
+import type { RespondAnswer } from "@openwork/remote-session-core/wire";
 import { AnswerLinkError, type AnswerLinks } from "@openwork/session-notify";
 import type { LinkGrant } from "@openwork/session-notify/internal";
 import { Hono } from "hono";
 import { answerPage, notice, PAGE_HEADERS } from "./answer-page-html.js";
-import { ANSWER_PATH, glanceAt, RESPOND } from "./answer-requests.js";
+import { ANSWER_PATH, glanceAt, RESPOND, STOP } from "./answer-requests.js";
 // The form is a few short fields; an answer is at most SESSION_LIMITS.answerText characters.
 const MAX_FORM_BYTES = 64 * 1024;
 // The session's last messages shown beside the request.
@@ -109,6 +110,8 @@ export function answerPageRoutes(options: {
       .redeem(token, form.get("antiForgery") ?? "", async (grant) => {
         const ctx = await contextOf(grant);
         if (!ctx) throw new Unspent(NO_SESSION);
+        // A budget's link may also stop its session: stopping is the other answer to a pause.
+        if (form.get("stop") === "1" && isBudgetRequest(grant.requestId)) return stopFromLink(source, ctx, grant.sessionId, c.req.raw.signal);
         if (!answer) throw new Unspent(noticePage(400, "No answer", "Choose an answer, or write one, and send it again."));
         const body = { sessionId: grant.sessionId, requestId: grant.requestId, answer };
         // The member's request may go away (a closed tab): the respond stops waiting with it and the lease is cleared.
@@ -129,6 +132,16 @@ export function answerPageRoutes(options: {
   return app;
 }
 
+/** A budget request's id (the core names its pauses so): its link may stop the session instead of raising it. */
+const isBudgetRequest = (requestId: string) => requestId.startsWith("budget_");
+
+/** Stops the link's session through the capability's own stop; a refusal leaves the link for another try. */
+async function stopFromLink(source: RemoteSessionSource, ctx: RegistryContext, sessionId: string, signal: AbortSignal): Promise<Page> {
+  const result = await source.execute(ctx, STOP, { body: { sessionId } }, { signal });
+  if (result.isError) throw new Unspent(errorPage((result.structuredContent as { error?: string } | undefined)?.error));
+  return noticePage(200, "Session stopped", "The session was stopped at its budget. You can close this page.");
+}
+
 const show = (shown: Page, extra: Record<string, string> = {}) => new Response(shown.html, { status: shown.status, headers: { ...PAGE_HEADERS, ...extra } });
 
 /** The form's fields, or null past MAX_FORM_BYTES (read no further). Only urlencoded forms (what the page posts). */
@@ -140,10 +153,15 @@ async function readForm(request: Request): Promise<URLSearchParams | null> {
   return bytes && new URLSearchParams(new TextDecoder().decode(bytes));
 }
 
-/** The answer the form carries: a permission button, an option's button, or the text box. */
-function answerOf(form: URLSearchParams): { permission: "once" | "always" | "reject" } | { text: string } | null {
+/** The answer the form carries: a permission button, a budget's raise, an option's button, or the text box. */
+function answerOf(form: URLSearchParams): RespondAnswer | null {
   const permission = form.get("permission");
   if (permission === "once" || permission === "always" || permission === "reject") return { permission };
+  const raise = /^(tokens|costUsd|runningMs):(\d+(?:\.\d+)?)$/.exec(form.get("raise") ?? "");
+  if (raise) {
+    const budget = BudgetSchema.safeParse({ [raise[1]!]: Number(raise[2]) });
+    return budget.success ? { budget: budget.data } : null;
+  }
   const text = (form.get("choice") ?? form.get("text") ?? "").trim();
   return text.length > 0 && text.length <= SESSION_LIMITS.answerText ? { text } : null;
 }

@@ -7,6 +7,7 @@ import type { DeliveryChannel, NotificationDescription } from "@openwork/session
 export const ANSWER_PATH = "/notify/answer";
 export const READ = { kind: "remoteSession", name: "remote-session:read" } as const;
 export const RESPOND = { kind: "remoteSession", name: "remote-session:respond" } as const;
+export const STOP = { kind: "remoteSession", name: "remote-session:stop" } as const;
 
 /** Whom a link or a notification is for: the organization and the sessions' owner (a user id, as the outbox keys them). */
 export interface Recipient {
@@ -55,9 +56,12 @@ export async function glanceAt(
   return { title: result.title ?? "", messages: result.messages ?? [], ...(result.pending ? { pending: result.pending } : {}) };
 }
 
+// Events that wait on the member's answer: their notification carries a link to answer it.
+const ANSWERED_KINDS: ReadonlySet<NotificationEvent["kind"]> = new Set(["waiting_input", "request_overdue", "budget_reached"]);
+
 /**
  * The drain's `describe`: for an event that waits on the member (`waiting_input`,
- * `request_overdue`), the question and an answer link to the request pending now, minted at send
+ * `request_overdue`, `budget_reached`), the question and an answer link to the request pending now, minted at send
  * time, for a channel that allows text only (the page shows the request and the last messages).
  * Nothing for other events, for a channel without text, for a session that no longer waits, or
  * for a request only the desktop's app can answer. A refused read (the
@@ -72,7 +76,7 @@ export function describeForAnswer(options: {
   return async (event, channel) => {
     // The drain asks only for channels with text; a link minted for any other would leak the request's text.
     if (!channel.allowText) return undefined;
-    if (event.kind !== "waiting_input" && event.kind !== "request_overdue") return undefined;
+    if (!ANSWERED_KINDS.has(event.kind)) return undefined;
     const ctx = await recipientContext(options.memberOf, event);
     if (!ctx) return undefined;
     const glance = await glanceAt(options.source, ctx, event.sessionId, 1);

@@ -2,7 +2,7 @@ import type { Tracer, TracerProvider } from "@opentelemetry/api";
 import { type CloudTarget, createCloudTarget } from "@openwork/cloud-target";
 import { createDesktopChannel, type DesktopChannel, migrateDesktopTarget, postgresWakeBus } from "@openwork/desktop-target";
 import { createBuiltinSkillSource, createRemoteSessionSource, type RemoteSessionSource } from "@openwork/mcp-capability";
-import { createSessionLedger, DEFAULT_SCHEMA, type Logger, recordObservedStates, silentLogger } from "@openwork/remote-session-core";
+import { createSessionLedger, DEFAULT_SCHEMA, type Logger, type OnPaused, recordObservedStates, silentLogger } from "@openwork/remote-session-core";
 import { createSessionPush, type SessionPush } from "@openwork/session-push";
 import { createDrainWake, type DrainWake } from "./drain-wake.js";
 import { WakeBusUnavailable } from "./host-errors.js";
@@ -183,15 +183,22 @@ function desktopChannelOf({ options, logger, credentials, metrics, drainWake, tr
   });
 }
 
-/** The cloud target, with session credentials, and each turn's end (or ask) recorded in the ledger with no read. */
+/**
+ * The cloud target, with session credentials, and each turn's end (or ask) recorded in the ledger
+ * with no read; a turn whose spend reached a budget is stopped through the target itself.
+ */
 function cloudTargetOf({ options, logger, credentials }: HostParts): CloudTarget | null {
   if (!options.cloud) return null;
-  return createCloudTarget({
-    onObserved: recordObservedStates(createSessionLedger(options.sql), logger),
+  const stopPaused: OnPaused = async (call, session) => {
+    await target.stop(call, session);
+  };
+  const target = createCloudTarget({
+    onObserved: recordObservedStates(createSessionLedger(options.sql), logger, stopPaused),
     ...options.cloud,
     ...(credentials ? { sessionMcp: (subject) => credentials.issue(subject) } : {}),
     logger,
   });
+  return target;
 }
 
 /** Push, with the member limits: new MCP sessions per member through the shared gate. */

@@ -3,9 +3,19 @@ import { z } from "zod";
 /**
  * What a member can be told of. A session asks (`waiting_input`); a turn an agent started ends
  * (`turn_idle`, `turn_failed`, `turn_stopped`); a store-and-forward task expires; a desktop is lost
- * mid-turn; a request nobody answered becomes overdue.
+ * mid-turn; a request nobody answered becomes overdue; a session's spend reaches a budget and it
+ * pauses until the member raises it (`budget_reached`).
  */
-export const NOTIFICATION_KINDS = ["waiting_input", "turn_idle", "turn_failed", "turn_stopped", "task_expired", "desktop_lost", "request_overdue"] as const;
+export const NOTIFICATION_KINDS = [
+  "waiting_input",
+  "turn_idle",
+  "turn_failed",
+  "turn_stopped",
+  "task_expired",
+  "desktop_lost",
+  "request_overdue",
+  "budget_reached",
+] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
 const id = z.string().min(1).max(200);

@@ -8,9 +8,10 @@ const HEADLINES: Record<NotificationKind, string> = {
   task_expired: "expired before a desktop took it",
   desktop_lost: "lost its desktop mid-turn",
   request_overdue: "has a request nobody answered",
+  budget_reached: "paused at its budget",
 };
 
-const WAITS: ReadonlySet<NotificationKind> = new Set(["waiting_input", "request_overdue"]);
+const WAITS: ReadonlySet<NotificationKind> = new Set(["waiting_input", "request_overdue", "budget_reached"]);
 
 /** The subject line of an event: its title and what happened, never its text. */
 export const subjectOf = (event: NotificationEvent): string => `${event.title || event.sessionId} ${HEADLINES[event.kind]}`;

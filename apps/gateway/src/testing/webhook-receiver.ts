@@ -68,3 +68,13 @@ export async function startWebhookReceiver(statusOf: (path: string) => number = 
 }
 
 export type WebhookReceiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
+
+/** Adds a webhook channel for the member whose session token is `token`, taking `eventKinds`, with text allowed. */
+export async function addWebhookChannel(baseUrl: string, token: string, target: string, eventKinds: readonly string[]): Promise<void> {
+  const channel = await fetch(`${baseUrl}/member/notify/channels`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ kind: "webhook", target, eventKinds, allowText: true }),
+  });
+  if (channel.status !== 201) throw new Error(`the channel was not created: ${channel.status} ${await channel.text()}`);
+}

@@ -1,4 +1,4 @@
-import { RespondInputSchema } from "@openwork/remote-session-core/internal";
+import { EngineRespondInputSchema } from "@openwork/remote-session-core/internal";
 import type { Assignment } from "@openwork/runner-protocol";
 import type { TaskRow } from "../store/task-row.js";
 
@@ -18,7 +18,7 @@ export function toAssignment(task: TaskRow, localSessionId: string | null, heart
     return { ...lease, kind: "remote_session.create", title: task.title, prompt: task.prompt, ...(task.worktree ? { worktree: true } : {}) };
   }
   if (task.kind === "remote_session.respond") {
-    const { requestId, answer } = RespondInputSchema.parse(task.input);
+    const { requestId, answer } = EngineRespondInputSchema.parse(task.input);
     return { ...lease, kind: "remote_session.respond", localSessionId: localSessionId ?? "", requestId, answer };
   }
   return {

@@ -1,8 +1,10 @@
 import { isDeepStrictEqual } from "node:util";
-import type { SpendDelta } from "@openwork/remote-session-core";
+import { createSessionLedger, type SpendDelta } from "@openwork/remote-session-core";
 import type { Queryable, SessionPatch } from "@openwork/remote-session-core/internal";
 import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork/runner-protocol/internal";
 import { ChannelRefusal } from "../channel-refusal.js";
+import { cancelSessionTasks } from "./cancel-session-tasks.js";
+import { sessionRunningTime } from "./session-running-time.js";
 import { assertAttemptHeld, type HeldEvents, lockOwnTask } from "./lock-own-task.js";
 import { type LiveState, syncSessionState } from "./sync-session-state.js";
 import { emptyFold, foldEvents, type TaskFold } from "../transcript/task-fold.js";
@@ -46,8 +48,24 @@ export async function appendEvents(
     await pipeline([insertEvents(tx, key, body.attempt, fresh).execute(), storeFold(tx, key, grown).execute()]);
     const { patch, live, askedAgain } = await sessionEffects(tx, key, fresh);
     await syncSessionState(tx, hints, dialects, sessionKey(task), patch, live, askedAgain);
+    await pauseAtBudget(tx, hints, dialects, sessionKey(task));
   }
   return { taskId, attempt: body.attempt, nextSequence };
+}
+
+/**
+ * A budgeted session's spend (its usage, and its running time so far) checked at each post: one
+ * that reached a budget pauses the session and asks its running turn to stop, in the transaction
+ * that stored the spend. A retried post stores nothing again, so it pauses nothing again, and of
+ * two writers only the one that opened the pause stops the turn.
+ */
+export async function pauseAtBudget(tx: Queryable, hints: Hints, dialects: DialectSet, session: RowKey): Promise<void> {
+  const ledger = createSessionLedger(tx);
+  const [row] = await tx<{ budgeted: boolean }[]>`select budgeted from remote_session where organization_id = ${session.organizationId} and id = ${session.id}`;
+  if (!row?.budgeted) return;
+  await ledger.update(session, { spentAtLeast: await sessionRunningTime(tx, session) });
+  const pause = await ledger.pauseOverBudget(session);
+  if (pause?.interrupted) await cancelSessionTasks(tx, hints, dialects, session);
 }
 
 /** A task's transcript state with new events folded in, and the bytes its events then take. */

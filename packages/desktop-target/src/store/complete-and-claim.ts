@@ -4,7 +4,9 @@ import { kindsToClaim } from "../runner-abilities.js";
 import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "./check-registration.js";
 import { type ClaimOutcome, claimNextTask, heldTask } from "./claim-task.js";
 import { isReplay, lockForCompletion, settleTask, writeSettle } from "./complete-task.js";
+import { pauseAtBudget } from "./append-events.js";
 import { pipeline } from "./pipeline.js";
+import { sessionKey } from "./task-row.js";
 import { writeSessionState } from "./sync-session-state.js";
 import type { RegisteredRunner, TokenHolder } from "./touch-runner.js";
 import { type TransactionScope, transaction } from "./transaction.js";
@@ -76,7 +78,14 @@ export async function completeAndClaim(scope: CompletionScope, verified: Verifie
       kinds.length > 0
         ? claimNextTask(tx, hints, runner, kinds, scope.leaseMs, { taskId, settle: settled.writes })
         : writeSettle(tx, settled.writes).then(() => null);
-    const [, claimed] = await pipeline([moved, next, commit()]);
+    // A completion that reported usage is checked against the session's budgets before it commits.
+    if (!settled.patch.spent) {
+      const [, claimed] = await pipeline([moved, next, commit()]);
+      return { runner, answer: { taskId, state: settled.state }, next: claimed };
+    }
+    const [, claimed] = await pipeline([moved, next]);
+    await pauseAtBudget(tx, hints, scope.dialects, sessionKey(task));
+    await commit();
     return { runner, answer: { taskId, state: settled.state }, next: claimed };
   });
 }

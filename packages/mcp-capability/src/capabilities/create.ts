@@ -1,4 +1,5 @@
-import { fail, SESSION_LIMITS, type Target } from "@openwork/remote-session-core";
+import { type Budget, BudgetSchema, fail, SESSION_LIMITS, type Target } from "@openwork/remote-session-core";
+import { budgetForCreate } from "../budget-rules.js";
 import { CreateSessionInputSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
 import { type Capability, defineCapability } from "./capability.js";
@@ -66,6 +67,9 @@ export function createArgs(targets: readonly Target[]) {
       instructions: z.string().min(1).max(SESSION_LIMITS.prompt).optional().describe("Same as prompt."),
       model: base.model,
       idempotencyKey: base.idempotencyKey.describe("Retrying with the same key returns the first result instead of a second session."),
+      budget: BudgetSchema.optional().describe(
+        "What this session, and every session it starts, may spend together: tokens (in and out), costUsd, runningMs. Reached, the session pauses (waiting_input, pending.kind budget) until the member raises it.",
+      ),
       ...extra,
     })
     .refine((a) => !(a.prompt && a.instructions && a.prompt !== a.instructions), {
@@ -99,7 +103,19 @@ export function createCapability(targets: readonly Target[]): Capability {
     write: true,
     args: createArgs(targets),
     run: async (env, args) => {
-      const { target: named, title, prompt: given, instructions, model, idempotencyKey, ...rest } = args as Record<string, unknown> & { title: string };
+      const {
+        target: named,
+        title,
+        prompt: given,
+        instructions,
+        model,
+        idempotencyKey,
+        budget: asked,
+        ...rest
+      } = args as Record<string, unknown> & {
+        title: string;
+        budget?: Budget;
+      };
       const target = await env.catalog.resolve(env.call, named as string | undefined, "create");
       const prompt = (given ?? instructions) as string | undefined;
       const extra = withoutAliases(rest, groups);
@@ -109,7 +125,9 @@ export function createCapability(targets: readonly Target[]): Capability {
           issues: foreign.map((path) => ({ path, message: `not an argument of ${target.name} sessions` })),
         });
       }
-      const input = { title, ...(prompt ? { prompt } : {}), ...(model ? { model: model as never } : {}), extra };
+      // A person's session gets the host's rules; an engine's is carved from the budgets above it.
+      const budget = env.spawner ? asked : budgetForCreate(await env.budgetRules(env.call), asked);
+      const input = { title, ...(prompt ? { prompt } : {}), ...(model ? { model: model as never } : {}), ...(budget ? { budget } : {}), extra };
       // With a key, every retry works on the session the key's first attempt reserved. A call
       // from a session's engine makes that session the spawner (its credential, never arguments).
       const result = await env.sessions.create(env.call, target, input, {

@@ -1,4 +1,4 @@
-import type { LedgerSession } from "@openwork/remote-session-core";
+import { type LedgerSession, shownState } from "@openwork/remote-session-core";
 import { ListInputSchema } from "@openwork/remote-session-core/internal";
 import { itemsWithin } from "../bound-payload.js";
 import { checkCallerActive, isWithinTree, type RunEnv } from "../run-env.js";
@@ -9,11 +9,13 @@ const listed = (s: LedgerSession) => ({
   sessionId: s.id,
   target: s.target,
   title: s.title,
-  state: s.state,
+  state: shownState(s),
   stateAsOf: s.updatedAt.toISOString(),
   createdAt: s.createdAt.toISOString(),
   lastActivityAt: s.lastActivityAt.toISOString(),
   spend: s.spend,
+  ...(s.budget ? { budget: s.budget } : {}),
+  ...(s.budgetPause ? { pausedAtBudget: { requestId: s.budgetPause.id, scope: s.budgetPause.scope } } : {}),
   ...(s.spawnedBy ? { spawnedBy: s.spawnedBy, depth: s.depth } : {}),
 });
 

@@ -19,8 +19,18 @@ export const nextRead = (sessionId: string, after: { cursor: string } | { from: 
 /** The answer to what a `waiting_input` session asks, with the choices spelled out. */
 export const nextRespond = (sessionId: string, pending: PendingInput): NextStep => ({
   name: capabilityName("respond"),
-  body: { sessionId, requestId: pending.id, answer: pending.kind === "permission" ? { permission: "<once | always | reject>" } : { text: "<your answer>" } },
+  body: { sessionId, requestId: pending.id, answer: answerShape(pending) },
 });
+
+/** The shape of an answer to `pending`: a budget's names each dimension it reached, above what was spent. */
+function answerShape(pending: PendingInput): Record<string, unknown> {
+  if (pending.kind === "permission") return { permission: "<once | always | reject>" };
+  if (pending.kind !== "budget") return { text: "<your answer>" };
+  const raised = Object.fromEntries(
+    Object.keys(pending.budget ?? {}).map((dimension) => [dimension, `<the member's new ${dimension}, above ${pending.spent?.[dimension as "tokens"] ?? 0}>`]),
+  );
+  return { budget: raised };
+}
 
 /** A follow-up prompt to a session that waits for one. */
 export const nextSend = (sessionId: string): NextStep => ({ name: capabilityName("send"), body: { sessionId, prompt: "<your next message>" } });

@@ -1,4 +1,5 @@
-import { type LedgerSession, type ReadResult, SESSION_LIMITS, sumSpend, type Target, fail } from "@openwork/remote-session-core";
+import { type LedgerSession, type ReadResult, SESSION_LIMITS, shownState, sumSpend, type Target, fail } from "@openwork/remote-session-core";
+import { budgetShown } from "../budget-rules.js";
 import { MessageIdSchema, ReadInputSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
 import { messagesWithin, RESULT_MAX_BYTES, textWithin } from "../bound-payload.js";
@@ -82,16 +83,18 @@ function finalTextCut(shownChars: number) {
  * they arrive, meanwhile), and for a session that started others, what its whole tree spent.
  */
 async function spendOf(env: RunEnv, session: LedgerSession, spawner: boolean) {
-  const spend = (await env.ledger.find(env.call, session.id))?.spend ?? session.spend;
-  if (!spawner) return { spend };
+  const now = (await env.ledger.find(env.call, session.id)) ?? session;
+  if (!spawner) return { spend: now.spend, ...budgetShown(now.budget, now.spend) };
   const tree = await env.ledger.tree(env.call, session.id);
-  return { spend, treeSpend: sumSpend([spend, ...tree.map((s) => s.spend)]) };
+  const treeSpend = sumSpend([now.spend, ...tree.map((s) => s.spend)]);
+  // A budget holds for the whole tree: what is left of it is what the tree has not spent.
+  return { spend: now.spend, treeSpend, ...budgetShown(now.budget, treeSpend) };
 }
 
 /** The sessions `sessionId` started, newest first, as list shows them (the ledger's states). */
 async function spawnedBy(env: RunEnv, sessionId: string) {
   const { sessions } = await env.ledger.list(env.call, { spawnedBy: sessionId, limit: SPAWNED_SHOWN });
-  return sessions.map((s) => ({ sessionId: s.id, title: s.title, target: s.target, state: s.state }));
+  return sessions.map((s) => ({ sessionId: s.id, title: s.title, target: s.target, state: shownState(s) }));
 }
 
 export const read = defineCapability({

@@ -43,6 +43,11 @@ export const SESSION_ERROR_RULES = {
   spawn_depth_exceeded: { retryable: false, action: "do the work in this session instead of starting another one" },
   /** The spawning session keeps as many live sessions as the rules allow (`SpawnRules.maxLivePerSpawner`). */
   spawn_limit_reached: { retryable: true, action: "stop a session this one started, or wait for one to finish" },
+  /** A session of the tree is paused at a budget: nothing new runs in it until the member raises the budget or stops it. */
+  budget_paused: {
+    retryable: false,
+    action: "ask the member to raise the budget (remote-session:respond with answer.budget on the paused session's request) or to stop it",
+  },
   /** Something failed that the caller cannot fix; the referenceId finds the log line. */
   internal_error: { retryable: true },
 } as const satisfies ErrorCodeTable;

@@ -1,4 +1,5 @@
 import type { SessionState } from "../session-state.js";
+import { type Budget, type BudgetColumns, type BudgetPause, budgetOf } from "./session-budget.js";
 import { type Spend, type SpendColumns, spendOf } from "./session-spend.js";
 
 /** A session as the ledger records it. */
@@ -29,12 +30,18 @@ export interface LedgerSession {
   stopRequestedAt: Date | null;
   /** What it spent so far, as its engine reported it. */
   spend: Spend;
+  /** Its own budget (its tree below counts against it too); null when it sets none. */
+  budget: Budget | null;
+  /** It, or a session above it, holds a budget: its spend is checked. */
+  budgeted: boolean;
+  /** The budget it reached, asked of the human until raised or stopped; null when not paused. */
+  budgetPause: BudgetPause | null;
   createdAt: Date;
   updatedAt: Date;
   lastActivityAt: Date;
 }
 
-export interface SessionRow extends SpendColumns {
+export interface SessionRow extends SpendColumns, BudgetColumns {
   id: string;
   organization_id: string;
   user_id: string;
@@ -71,6 +78,9 @@ export function toLedgerSession(row: SessionRow): LedgerSession {
     depth: row.spawn_depth,
     stopRequestedAt: row.stop_requested_at,
     spend: spendOf(row),
+    budget: budgetOf(row),
+    budgeted: row.budgeted,
+    budgetPause: row.budget_pause,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     lastActivityAt: row.last_activity_at,

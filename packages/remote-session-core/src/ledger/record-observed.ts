@@ -2,7 +2,10 @@ import { errorFacts, type Logger, silentLogger } from "../logger.js";
 import type { SessionState } from "../session-state.js";
 import type { TargetCall } from "../target.js";
 import type { SessionLedger } from "./session-ledger.js";
+import type { LedgerSession } from "./ledger-session.js";
+import type { BudgetPause } from "./session-budget.js";
 import type { ObservedSpend } from "./session-spend.js";
+import type { SessionKey } from "./update-session.js";
 
 /**
  * A state a target saw a session in without anyone reading it (the cloud target following a turn
@@ -19,19 +22,23 @@ export interface ObservedState {
 }
 
 /**
+ * Stops the turn of a session a recorded spend paused at a budget (the host's: it knows the
+ * session's target). Called once per pause, by the writer that opened it.
+ */
+export type OnPaused = (call: TargetCall, session: LedgerSession, pause: BudgetPause) => Promise<void>;
+
+/**
  * Records what targets observed, as a read does: compare-and-set against the states the observer
  * knew (`from`) and along SESSION_TRANSITIONS, so it never moves a session back over a newer
  * writer's state. Returns whether the row moved; a refused transition is logged, a session
- * someone else moved meanwhile is theirs.
+ * someone else moved meanwhile is theirs. A spend that reaches a budget pauses the session, and
+ * `onPaused` stops its turn.
  */
-export function recordObservedStates(ledger: SessionLedger, logger: Logger = silentLogger) {
+export function recordObservedStates(ledger: SessionLedger, logger: Logger = silentLogger, onPaused?: OnPaused) {
   return async (call: TargetCall, sessionId: string, observed: ObservedState): Promise<boolean> => {
     const key = { organizationId: call.organizationId, id: sessionId };
     // Its own statement: a state someone else moved first must not lose what was spent.
-    if (observed.spend)
-      await ledger.update(key, { spentAtLeast: observed.spend }).catch((error: unknown) => {
-        logger.warn("session ledger: an observed spend was not recorded", { sessionId, referenceId: call.referenceId, error: errorFacts(error) });
-      });
+    if (observed.spend) await recordSpend(ledger, logger, call, key, observed.spend, onPaused);
     if (observed.from.length === 0) return false;
     const patch = { state: observed.state, activity: true, ...(observed.lastError ? { lastError: observed.lastError } : {}) };
     for (const from of observed.from) if (await ledger.update(key, { ...patch, expect: from })) return true;
@@ -41,4 +48,22 @@ export function recordObservedStates(ledger: SessionLedger, logger: Logger = sil
     }
     return false;
   };
+}
+
+/** Records an observed spend, then pauses the session if that reached a budget. Best effort: logged. */
+async function recordSpend(ledger: SessionLedger, logger: Logger, call: TargetCall, key: SessionKey, spend: ObservedSpend, onPaused?: OnPaused): Promise<void> {
+  try {
+    const session = await ledger.update(key, { spentAtLeast: spend });
+    if (!session?.budgeted) return;
+    const pause = await ledger.pauseOverBudget(key);
+    if (!pause) return;
+    logger.info("session paused at a budget", { sessionId: key.id, referenceId: call.referenceId, scope: pause.scope, reached: pause.reached.join(",") });
+    if (pause.interrupted) await onPaused?.(call, session, pause);
+  } catch (error) {
+    logger.warn("session ledger: an observed spend was not recorded or checked", {
+      sessionId: key.id,
+      referenceId: call.referenceId,
+      error: errorFacts(error),
+    });
+  }
 }

@@ -1,10 +1,11 @@
 import { fail } from "../errors/session-error.js";
-import type { Queryable } from "../queryable.js";
+import { inTransaction, type Queryable } from "../queryable.js";
 import type { SessionState } from "../session-state.js";
 import type { OwnerScope } from "../target.js";
 import { findSession } from "./find-session.js";
 import { type ReservedRow, reserveSession } from "./insert-session.js";
 import { type LedgerSession, type SessionRow, toLedgerSession } from "./ledger-session.js";
+import { carveBudget, refuseWhilePaused } from "./tree-budget.js";
 
 /** How far sessions may start sessions: a chain's depth, and what one spawner may keep live. */
 export interface SpawnRules {
@@ -94,7 +95,9 @@ export async function reserveSpawnedSession(
     const earlier = await findSession(tx, scope, session.id);
     if (earlier) return { session: earlier, fresh: false };
     checkFanOut(await countLiveSpawned(tx, scope, spawn.spawnerId), spawn.spawnerId, spawn.rules);
-    return reserveSession(tx, scope, session, { spawnedBy: spawn.spawnerId, ...placed });
+    await refuseWhilePaused(tx, scope, toLedgerSession(locked!), "this create");
+    const { budget, budgeted } = await carveBudget(tx, { organizationId: scope.organizationId, id: spawn.spawnerId }, session.budget);
+    return reserveSession(tx, scope, { ...session, budget }, { spawnedBy: spawn.spawnerId, ...placed, underBudget: budgeted });
   };
-  return "begin" in sql ? (sql as unknown as { begin<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> }).begin(run) : run(sql);
+  return inTransaction(sql, run);
 }

@@ -7,6 +7,8 @@ import { insertSession, type NewSession, reserveSession } from "./insert-session
 import type { LedgerSession } from "./ledger-session.js";
 import { listSessions, listTree, type ListOptions } from "./list-sessions.js";
 import { requestStop } from "./request-stop.js";
+import type { Budget, BudgetPause } from "./session-budget.js";
+import { budgetsOver, type HeldBudget, pauseOverBudget, type RaisedBudget, raiseBudget, refuseWhilePaused } from "./tree-budget.js";
 import { countLiveSpawned, reserveSpawnedSession, type SpawnRules } from "./reserve-spawned-session.js";
 import { type IdempotencyOptions, runIdempotent } from "./run-idempotent.js";
 import { requireSessionUpdate, type SessionKey, type SessionPatch, updateSession } from "./update-session.js";
@@ -49,6 +51,17 @@ export interface SessionLedger {
    * statement, until a new prompt; answers how many sessions it marked.
    */
   requestStop(scope: OwnerScope, sessionId: string, options: { tree: boolean }): Promise<number>;
+  /**
+   * Pauses the session when its spend reached a budget it or a session above it holds; answers
+   * the pause only to the one writer that opened it (see `pauseOverBudget`).
+   */
+  pauseOverBudget(session: SessionKey): Promise<BudgetPause | null>;
+  /** Refuses (`budget_paused`, nothing changed) while a session of `session`'s tree is paused at a budget. */
+  refuseWhilePaused(scope: OwnerScope, session: { id: string; rootId: string | null }, what: string): Promise<void>;
+  /** Raises the budget a pause is about and ends it (see `raiseBudget`); null when no such pause is open. */
+  raiseBudget(scope: OwnerScope, sessionId: string, pauseId: string, raise: Budget): Promise<RaisedBudget | null>;
+  /** The budgets held by the session and the sessions above it, nearest first, with their trees' spend. */
+  budgetsOver(session: SessionKey): Promise<HeldBudget[]>;
   idempotent<T>(
     scope: OwnerScope,
     request: { operation: "create" | "send" | "respond"; key: string; args: unknown },
@@ -74,6 +87,10 @@ export function createSessionLedger(sql: Queryable): SessionLedger {
     tree: (scope, sessionId) => listTree(sql, scope, sessionId),
     requestStop: (scope, sessionId, options) => requestStop(sql, scope, sessionId, options),
     liveSpawned: (scope, spawnerId) => countLiveSpawned(sql, scope, spawnerId),
+    pauseOverBudget: (session) => pauseOverBudget(sql, session),
+    refuseWhilePaused: (scope, session, what) => refuseWhilePaused(sql, scope, session, what),
+    raiseBudget: (scope, sessionId, pauseId, raise) => raiseBudget(sql, scope, sessionId, pauseId, raise),
+    budgetsOver: (session) => budgetsOver(sql, session),
     idempotent: (scope, request, run, options) => runIdempotent(sql, scope, request, run, options),
     takeRateLimit: (scope, rule) => takeRateLimit(sql, scope, rule),
     in: (tx) => createSessionLedger(tx),

@@ -4,30 +4,15 @@ import { SessionFailure } from "../errors/session-error.js";
 import { newSessionId } from "../ids.js";
 import { migrate } from "../migrate.js";
 import { createRemoteSessions } from "../sessions.js";
-import type { Target, TargetCall } from "../target.js";
+import type { TargetCall } from "../target.js";
 import { DEFAULT_SPAWN_RULES } from "./reserve-spawned-session.js";
+import { runningTarget } from "./running-target.testing.js";
 import { createSessionLedger } from "./session-ledger.js";
 
 const db = useTestDatabase();
 const call: TargetCall = { organizationId: "org_1", userId: "user_alice", memberId: "mem_alice", referenceId: "ref_test" };
 const bob: TargetCall = { ...call, userId: "user_bob", memberId: "mem_bob" };
 const codeOf = (error: unknown) => (SessionFailure.isInstance(error) ? error.error.error : error);
-
-/** A target whose sessions start running at once; it counts what it was asked to make. */
-function runningTarget() {
-  const made: string[] = [];
-  const target = {
-    name: "desktop",
-    label: "Desktop",
-    availability: async () => ({ available: true }),
-    create: async (_call: TargetCall, input: { sessionId: string; bind: (b: object) => Promise<void> }) => {
-      await input.bind({ targetSessionId: `local_${input.sessionId}` });
-      made.push(input.sessionId);
-      return { state: "running" as const, targetSessionId: `local_${input.sessionId}` };
-    },
-  } as unknown as Target;
-  return { target, made };
-}
 
 const rules = { maxDepth: 3, maxLivePerSpawner: 4 };
 

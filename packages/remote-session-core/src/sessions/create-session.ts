@@ -56,7 +56,8 @@ async function createAt(
   spawn?: CreateOptions["spawn"],
 ): Promise<CreateResult> {
   const { ledger } = ctx;
-  const reserved = await ledger.reserve(call, { id: sessionId, target: target.name, title: input.title, state: "queued" }, spawn);
+  const { budget, ...targetInput } = input;
+  const reserved = await ledger.reserve(call, { id: sessionId, target: target.name, title: input.title, state: "queued", budget }, spawn);
   if (!reserved) return fail("unknown_session", "the session id of this create belongs to someone else");
   const { session, fresh } = reserved;
   // Stopped before its target took it: nothing is made for it any more.
@@ -70,7 +71,7 @@ async function createAt(
   const earlier = !fresh && !session.reservedAt ? { earlier: { targetSessionId: session.targetSessionId, targetRef: session.targetRef } } : {};
   let outcome: Awaited<ReturnType<typeof target.create>>;
   try {
-    outcome = await target.create(call, { ...input, sessionId: session.id, depth: session.depth, bind, ...earlier });
+    outcome = await target.create(call, { ...targetInput, sessionId: session.id, depth: session.depth, budgeted: session.budgeted, bind, ...earlier });
   } catch (error) {
     await ledger.discard(call, session.id).catch(() => false);
     throw error;
@@ -94,6 +95,8 @@ async function createAt(
  */
 async function precheckSpawn(ctx: SessionsContext, call: TargetCall, sessionId: string, spawn: NonNullable<CreateOptions["spawn"]>): Promise<void> {
   if (await ctx.ledger.find(call, sessionId)) return;
-  checkSpawn(await ctx.ledger.find(call, spawn.spawnerId), spawn.rules);
+  const spawner = await ctx.ledger.find(call, spawn.spawnerId);
+  checkSpawn(spawner, spawn.rules);
   checkFanOut(await ctx.ledger.liveSpawned(call, spawn.spawnerId), spawn.spawnerId, spawn.rules);
+  if (spawner?.budgeted) await ctx.ledger.refuseWhilePaused(call, spawner, "this create");
 }

@@ -1,8 +1,10 @@
+import { fail } from "../errors/session-error.js";
 import type { LedgerSession } from "../ledger/ledger-session.js";
 import { spendGrew } from "../ledger/session-spend.js";
 import { errorFacts } from "../logger.js";
 import type { ReadResult, Target, TargetCall } from "../target.js";
 import { encodeCursor, observationOf, observedIn, withObservation } from "../transcript/cursor.js";
+import { enforceBudget, withPause } from "./budget-pause.js";
 import { current, record, type SessionsContext } from "./sessions-context.js";
 
 // A waiting read looks again after 1 s, then 2 s, 4 s, and every 5 s, when its target answered
@@ -51,16 +53,22 @@ export async function readSession(
   }
 }
 
-/** One look at the session, recording a state the target observed that the ledger does not have yet. */
+/**
+ * One look at the session, recording a state the target observed that the ledger does not have
+ * yet. A budgeted session's row is read afresh: a pause another writer opened shows at once.
+ */
 async function look(ctx: SessionsContext, call: TargetCall, target: Target, seen: LedgerSession, input: Parameters<Target["read"]>[2]): Promise<ReadResult> {
-  const session = await current(ctx, call, seen);
+  const session = seen.budgeted
+    ? ((await ctx.ledger.find(call, seen.id)) ?? fail("unknown_session", "this session no longer exists"))
+    : await current(ctx, call, seen);
   if (session.reservedAt) return reservedRead(session);
   const result = await target.read(call, session, input);
   if (result.state !== session.state) {
     await record(ctx, call, session.id, session.state, { state: result.state, ...(result.lastError ? { lastError: result.lastError } : {}) });
   }
-  await recordSpend(ctx, call, session, result);
-  return result;
+  if (!(await recordSpend(ctx, call, session, result)) || !session.budgeted) return withPause(result, session.budgetPause);
+  await enforceBudget(ctx, call, target, session);
+  return withPause(result, (await ctx.ledger.find(call, session.id))?.budgetPause ?? null);
 }
 
 // While a turn runs, its time is recorded when it grew by this much (it grows at every look).
@@ -70,13 +78,16 @@ const RUNNING_TIME_SLACK_MS = 30_000;
  * What a target that keeps its session's totals (a cloud worker; a desktop's running time)
  * reported, recorded when it grew, whoever recorded the state: its own statement, so a state
  * another writer moved first does not lose it. Best effort: the read is answered either way.
+ * Answers whether it recorded anything (a budget is then checked).
  */
-async function recordSpend(ctx: SessionsContext, call: TargetCall, session: LedgerSession, result: ReadResult): Promise<void> {
+async function recordSpend(ctx: SessionsContext, call: TargetCall, session: LedgerSession, result: ReadResult): Promise<boolean> {
   const observed = result.observedSpend;
-  if (!observed || !spendGrew(observed, session.spend, result.state === "running" ? RUNNING_TIME_SLACK_MS : 0)) return;
+  if (!observed || !spendGrew(observed, session.spend, result.state === "running" ? RUNNING_TIME_SLACK_MS : 0)) return false;
   try {
     await ctx.ledger.update(session, { spentAtLeast: observed });
+    return true;
   } catch (error) {
     ctx.logger.warn("session ledger: a read's spend was not recorded", { sessionId: session.id, referenceId: call.referenceId, error: errorFacts(error) });
+    return false;
   }
 }

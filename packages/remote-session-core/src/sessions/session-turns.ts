@@ -2,6 +2,7 @@ import { fail } from "../errors/session-error.js";
 import type { LedgerSession } from "../ledger/ledger-session.js";
 import { inputNotPending, type RespondInput } from "../pending-input.js";
 import type { RespondResult, SendResult, StopResult, Target, TargetCall } from "../target.js";
+import { answerPause, shownState } from "./budget-pause.js";
 import { current, record, type SessionsContext, settle } from "./sessions-context.js";
 
 /** A follow-up prompt: the target sends it, and the session records the move it reports (a new prompt clears its last error). */
@@ -14,6 +15,7 @@ export async function sendToSession(
 ): Promise<SendResult> {
   const session = await current(ctx, call, seen);
   if (session.reservedAt) fail("session_not_active", "the session is still being created and takes no prompt yet; read it first");
+  if (session.budgeted) await ctx.ledger.refuseWhilePaused(call, session, "this send");
   const { sessionState, targetRef, ...result } = await target.send(call, session, input);
   if (sessionState) {
     await record(ctx, call, session.id, session.state, {
@@ -49,7 +51,12 @@ export async function stopSession(
   }
   const session = await current(ctx, call, seen);
   if (session.reservedAt) return { sessionId: session.id, stopped: false };
-  return settle(ctx, call, session, await target.stop(call, session));
+  const outcome = await target.stop(call, session);
+  // A pause (ended by the stop above) held the session with its turn already over: the stop ends it.
+  if (!outcome.stopped && session.budgetPause && shownState(session) === "waiting_input") {
+    return settle(ctx, call, session, { sessionId: session.id, stopped: true, sessionState: "stopped" });
+  }
+  return settle(ctx, call, session, outcome);
 }
 
 /** The human's answer to what the session asks; a session its target never took asks nothing. */
@@ -62,5 +69,7 @@ export async function respondToSession(
 ): Promise<RespondResult> {
   const session = await current(ctx, call, seen);
   if (session.reservedAt) return inputNotPending(input.requestId);
-  return settle(ctx, call, session, await target.respond(call, session, input));
+  if (session.budgetPause?.id === input.requestId) return settle(ctx, call, session, await answerPause(ctx, call, target, session, input));
+  if ("budget" in input.answer) return inputNotPending(input.requestId);
+  return settle(ctx, call, session, await target.respond(call, session, { requestId: input.requestId, answer: input.answer }));
 }

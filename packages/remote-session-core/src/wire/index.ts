@@ -3,7 +3,7 @@
 // so a desktop runner can load them.
 export { SESSION_LIMITS } from "../limits.js";
 export { ModelSchema, type Model, ModelReplySchema } from "./model.js";
-export { RespondAnswerSchema, RespondAnswerReplySchema } from "./respond-answer.js";
+export { EngineAnswerSchema, RespondAnswerSchema, RespondAnswerReplySchema, type RespondAnswer } from "./respond-answer.js";
 export { sseFrame, sseComment } from "./sse-frame.js";
 export { SseFieldError } from "./sse-field-error.js";
 export { followSse, type SseTimers } from "./follow-sse.js";

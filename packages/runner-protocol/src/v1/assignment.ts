@@ -1,4 +1,4 @@
-import { RespondAnswerReplySchema, RespondAnswerSchema } from "@openwork/remote-session-core/wire";
+import { EngineAnswerSchema, RespondAnswerReplySchema } from "@openwork/remote-session-core/wire";
 import { z } from "zod";
 import { AttemptSchema, GatewayIdSchema, LocalIdSchema, ModelReplySchema, RequestIdSchema, TimestampSchema } from "./common.js";
 import { LIMITS } from "./limits.js";
@@ -65,7 +65,7 @@ export const SendAssignmentSchema = z.looseObject({
  * session model's one definition (strict, as a caller sends it); an assignment carries its loose
  * reply form.
  */
-export const AnswerSchema = RespondAnswerSchema;
+export const AnswerSchema = EngineAnswerSchema;
 export type Answer = z.infer<typeof AnswerSchema>;
 
 /**

@@ -1,4 +1,4 @@
-import { ModelSchema as SessionModelSchema, RespondAnswerSchema, SESSION_LIMITS as S } from "@openwork/remote-session-core/wire";
+import { ModelSchema as SessionModelSchema, EngineAnswerSchema, SESSION_LIMITS as S } from "@openwork/remote-session-core/wire";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
@@ -152,7 +152,7 @@ describe("requests", () => {
 describe("shapes shared with the session model", () => {
   it("are the session model's own definitions, not copies: the model, the answers and their limits", () => {
     expect(ModelSchema).toBe(SessionModelSchema);
-    expect(AnswerSchema).toBe(RespondAnswerSchema);
+    expect(AnswerSchema).toBe(EngineAnswerSchema);
     expect(LIMITS).toMatchObject({
       title: S.title,
       prompt: S.prompt,
