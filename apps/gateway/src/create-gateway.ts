@@ -19,6 +19,7 @@ import {
 import { Hono } from "hono";
 import type { Sql } from "postgres";
 import { devAuth } from "./dev-auth.js";
+import type { BudgetRules, BudgetScope } from "@openwork/mcp-capability";
 import type { DevMember } from "./dev-members.js";
 import { createHostMcpEndpoint, type HostMcpEndpointOptions } from "@openwork/remote-session-host/server-v2";
 import { type McpEndpointFactory, SERVER_INFO } from "./mcp-endpoint.js";
@@ -78,6 +79,8 @@ export interface GatewayOptions {
   sendRateLimit?: RateLimit;
   /** How deep and how wide sessions may start sessions through their engines' credentials (default depth 3, 32 live per spawner). */
   spawnRules?: Partial<SpawnRules>;
+  /** Budgets of the sessions a member starts: a default, and a ceiling a create may not ask past. */
+  budgetRules?: (scope: BudgetScope) => BudgetRules | Promise<BudgetRules>;
   /** What one member may hold or start on one process (waiting reads, push streams, MCP sessions, runner streams). */
   memberLimits?: Partial<MemberLimits>;
   /** What the process holds and opens for every member together (its wake-stream budget, its stream-open rate). */
@@ -230,6 +233,7 @@ function hostOptionsOf(options: GatewayOptions, logger: Logger): RemoteSessionHo
       ...(options.createRateLimit ? { createRateLimit: options.createRateLimit } : {}),
       ...(options.sendRateLimit ? { sendRateLimit: options.sendRateLimit } : {}),
       ...(options.spawnRules ? { spawnRules: options.spawnRules } : {}),
+      ...(options.budgetRules ? { budgetRules: options.budgetRules } : {}),
       ...(options.inputTimeoutMs ? { inputTimeoutMs: options.inputTimeoutMs } : {}),
     },
     ...(options.memberLimits ? { memberLimits: options.memberLimits } : {}),

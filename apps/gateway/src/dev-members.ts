@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { remoteSessionContext, type SearchContext } from "@openwork/mcp-capability";
-import { newReferenceId, type TargetCall } from "@openwork/remote-session-core";
+import { type BudgetRules, remoteSessionContext, type SearchContext } from "@openwork/mcp-capability";
+import { BudgetSchema, newReferenceId, type TargetCall } from "@openwork/remote-session-core";
 import { z } from "zod";
 
 /**
@@ -25,14 +25,32 @@ export const DevMemberSchema = z.strictObject({
 });
 export type DevMember = z.infer<typeof DevMemberSchema>;
 
+const BudgetRulesSchema = z.strictObject({ default: BudgetSchema.optional(), ceiling: BudgetSchema.optional() });
+
 export const DevConfigSchema = z.strictObject({
   members: z.array(DevMemberSchema).min(1),
   /** Organizations with cloud sessions on (`capabilities.cloud`). */
   cloudOrganizations: z.array(z.string()).default([]),
   /** Signs runner tokens; kept so runners survive a gateway restart. */
   runnerTokenSecret: z.string().min(32),
+  /**
+   * Budgets of the sessions members start (a `default`, a `ceiling`), by organization id and by
+   * membership id; a member's own rules stand before their organization's.
+   */
+  budgets: z
+    .strictObject({
+      organizations: z.record(z.string(), BudgetRulesSchema).default({}),
+      members: z.record(z.string(), BudgetRulesSchema).default({}),
+    })
+    .optional(),
 });
 export type DevConfig = z.infer<typeof DevConfigSchema>;
+
+/** The budget rules of a member under `config` (theirs, else their organization's, else none). */
+export const budgetRulesOf =
+  (config: Pick<DevConfig, "budgets">) =>
+  (scope: { organizationId: string; memberId: string }): BudgetRules =>
+    config.budgets?.members[scope.memberId] ?? config.budgets?.organizations[scope.organizationId] ?? {};
 
 /** The user id of a member: its own, or one derived from the membership id for older configs. */
 export const userIdOf = (member: DevMember): string => member.userId ?? `user_${member.memberId}`;

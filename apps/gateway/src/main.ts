@@ -10,7 +10,7 @@ import { startWitnessWorker } from "@openwork/witness-worker";
 import postgres from "postgres";
 import { z } from "zod";
 import { connectCommands } from "./connect-commands.js";
-import { loadDevConfig } from "./dev-members.js";
+import { budgetRulesOf, loadDevConfig } from "./dev-members.js";
 import { consoleTraces } from "./console-traces.js";
 import { smtpFromUrl } from "./smtp-url.js";
 import { serveGateway } from "./serve-gateway.js";
@@ -111,6 +111,7 @@ async function start(): Promise<void> {
     }),
     webUrlTemplate: env.WEB_URL_TEMPLATE,
     createRateLimit: { bucket: "create", limit: env.CREATE_RATE_LIMIT_PER_MINUTE, windowMs: 60_000 },
+    budgetRules: budgetRulesOf(config),
     echoTarget: env.ECHO_TARGET === "1",
     connectionLimits: {
       ...(env.MAX_CONNECTIONS ? { maxConnections: env.MAX_CONNECTIONS } : {}),

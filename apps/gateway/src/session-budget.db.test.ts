@@ -11,10 +11,16 @@ type Payload = Record<string, any>;
 const running = withEngines(db, fixedDevMember("budget_echo"), false);
 
 /** Reads the session until `done` holds of a read; the last read. */
-async function readUntil(sessionId: string, done: (read: Payload) => boolean): Promise<Payload> {
+const readUntil = (sessionId: string, done: (read: Payload) => boolean) => readUntilOn(running.test!, sessionId, done);
+
+async function readUntilOn(
+  test: { execute: (name: string, body: Record<string, unknown>) => Promise<{ structuredContent: unknown }> },
+  sessionId: string,
+  done: (read: Payload) => boolean,
+): Promise<Payload> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const read = (await running.test!.execute("remote-session:read", { sessionId, waitMs: 1_000, from: "end" })).structuredContent as Payload;
+    const read = (await test.execute("remote-session:read", { sessionId, waitMs: 1_000, from: "end" })).structuredContent as Payload;
     if (done(read)) return read;
     if (Date.now() > deadline) throw new Error(`the session stayed ${read.state}`);
   }
@@ -64,5 +70,24 @@ describe.each(["desktop", "cloud"])("a budget on the %s echo engine", (target) =
     expect(stopped.isError).toBeUndefined();
     const read = await readUntil(sessionId, (r) => r.state !== "waiting_input");
     expect(read.pending).toBeUndefined();
+  });
+});
+
+describe("on the real opencode", () => {
+  const real = withEngines(db, fixedDevMember("budget_real"), true);
+
+  it("pauses a cloud session at its budget from the model's own usage, and goes on once raised", async () => {
+    const test = real.test!;
+    const created = await test.execute("remote-session:create", { target: "cloud", prompt: "say something short", budget: { tokens: 1 } });
+    expect(created.isError).toBeUndefined();
+    const sessionId = String(created.structuredContent.sessionId);
+    const paused = await readUntilOn(test, sessionId, (read) => read.pending?.kind === "budget");
+    expect(paused).toMatchObject({ state: "waiting_input", pending: { kind: "budget", scope: "session", budget: { tokens: 1 } } });
+    expect(paused.pending.spent.tokens).toBeGreaterThan(1);
+    const raised = await test.execute("remote-session:respond", { sessionId, requestId: paused.pending.id, answer: { budget: { tokens: 1_000_000_000 } } });
+    expect(raised.isError).toBeUndefined();
+    const goneOn = await readUntilOn(test, sessionId, (read) => read.state === "idle");
+    expect(goneOn.pending).toBeUndefined();
+    expect(goneOn.remaining.tokens).toBeGreaterThan(0);
   });
 });

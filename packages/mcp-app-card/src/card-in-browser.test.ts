@@ -391,6 +391,41 @@ describe("the card in a real MCP Apps host bridge", () => {
     await inApp.page.close();
   });
 
+  it("shows a session paused at its budget: what it spent against the budget, add-more choices and a stop", async () => {
+    const calls: [string, Record<string, unknown>][] = [];
+    const spend = { tokens: 1_200, tokensIn: 700, tokensOut: 500, costUsd: 0.0012, runningMs: 4_000, usage: "reported" };
+    const pending = {
+      kind: "budget",
+      id: "budget_abc",
+      title: "Budget reached",
+      detail: "this session's budget is reached",
+      budget: { tokens: 1_000 },
+      spent: spend,
+      scope: "session",
+    };
+    const paused = await host({
+      payload: { ...session, state: "waiting_input", finalAssistantText: undefined, spend, budget: { tokens: 1_000 }, pending },
+      tools: (name, body) => (calls.push([name, body]), name === "remote-session:respond" ? { sessionId: session.sessionId, state: "running" } : {}),
+    });
+    await expect.poll(() => paused.card.locator("#pending .title").textContent()).toBe("Budget reached: Budget reached");
+    expect(await paused.card.locator("#spend").textContent()).toBe("Spent 1,200 tokens of 1,000 tokens");
+    expect(await paused.card.locator("#pending button").allTextContents()).toEqual([
+      "Add 500 tokens (to 1,500 tokens)",
+      "Add 1,000 tokens (to 2,000 tokens)",
+      "Add 3,000 tokens (to 4,000 tokens)",
+      "Stop the session",
+    ]);
+    await paused.card.locator("#pending button", { hasText: "to 2,000" }).click();
+    await expect
+      .poll(() => calls.find(([name]) => name === "remote-session:respond")?.[1])
+      .toEqual({
+        sessionId: session.sessionId,
+        requestId: "budget_abc",
+        answer: { budget: { tokens: 2_000 } },
+      });
+    await paused.page.close();
+  });
+
   it("waits on a session that waits for input like any reader: one read from the cursor it was shown, until that changes", async () => {
     const reads: Record<string, unknown>[] = [];
     let answerInApp!: () => void;

@@ -11,6 +11,7 @@ export { type Audit, type AuditEvent, type AuditIntent, type AuditLog, DEFAULT_A
 export { type RegistryContext, type SearchContext, remoteSessionContext } from "./registry-context.js";
 export { type SessionCredentialOptions, type SessionCredentials, createSessionCredentials } from "./session-credential.js";
 export { type RemoteSessionPolicy, DEFAULT_POLICY } from "./policy.js";
+export type { BudgetRules, BudgetScope } from "./budget-rules.js";
 export { type ParsedCapability, parseName } from "./parse-name.js";
 export type { ToolResult } from "./to-tool-result.js";
 export { type BuiltinSkillSource, REMOTE_SESSIONS_SKILL, createBuiltinSkillSource } from "./builtin-skill-source.js";

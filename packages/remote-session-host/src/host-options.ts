@@ -126,8 +126,8 @@ export interface RemoteSessionHostOptions {
   targets?: readonly Target[];
   /** The target of a create that names none. Default `cloud` when configured, else `desktop`. */
   defaultTarget?: string;
-  /** Limits and policy of the capability (rate limits, spawn rules, the input timeout). */
-  limits?: Pick<RemoteSessionSourceOptions, "createRateLimit" | "sendRateLimit" | "inputTimeoutMs" | "policy" | "spawnRules">;
+  /** Limits and policy of the capability (rate limits, spawn rules, budget defaults and ceilings, the input timeout). */
+  limits?: Pick<RemoteSessionSourceOptions, "createRateLimit" | "sendRateLimit" | "inputTimeoutMs" | "policy" | "spawnRules" | "budgetRules">;
   /** What one member may hold or start on one process (waiting reads, MCP requests, push streams, runner streams). */
   memberLimits?: Partial<MemberLimits>;
   /**

@@ -67,11 +67,14 @@ describe("budgets", () => {
       sessions.respond(call, target, paused, { requestId: pause.id, answer: { budget: { tokens: 2_000 } } }).catch(codeOf),
       sessions.respond(call, target, paused, { requestId: pause.id, answer: { budget: { tokens: 3_000 } } }).catch(codeOf),
     ]);
-    // One answer ends the pause and resumes; the other finds it answered.
-    expect([a, b].filter((r) => r === "input_not_pending")).toHaveLength(1);
+    // One answer ends the pause and resumes; the other finds it answered, and still raises: the larger stands.
+    expect([a, b].map((r) => (r as { alreadyAnswered: boolean }).alreadyAnswered).sort()).toEqual([false, true]);
     expect(prompts).toEqual([CONTINUE_PROMPT]);
     expect((await ledger.find(call, grandchild.sessionId))!.budgetPause).toBeNull();
-    expect((await ledger.find(call, root.sessionId))!.budget?.tokens).toBeGreaterThanOrEqual(2_000);
+    expect((await ledger.find(call, root.sessionId))!.budget).toEqual({ tokens: 3_000 });
+    // An answer to a pause that never was: not pending.
+    const never = await sessions.respond(call, target, paused, { requestId: "budget_never", answer: { budget: { tokens: 9_000 } } }).catch(codeOf);
+    expect(never).toBe("input_not_pending");
   });
 
   it("carves a spawned session's budget from what the budgets above it have left", async () => {

@@ -143,25 +143,29 @@ export async function carveBudget(sql: Queryable, spawner: SessionKey, asked: Bu
 
 /** What raising a paused session's budget did. */
 export interface RaisedBudget {
-  /** The pause the answer ended. */
+  /** The pause the answer ended (or another answer to it had ended). */
   ended: BudgetPause;
+  /** Another answer ended the pause first: this one only raised the budget, and resumes nothing. */
+  alreadyAnswered: boolean;
   /** A budget still reached after the raise (another one above it): the session stays paused on it. */
   next: BudgetPause | null;
 }
 
 /**
  * Raises the budget `pauseId` paused the session at (its holder's dimensions only, never below
- * what they were: concurrent raises end at the larger) and ends the pause. Null when the session
- * does not wait on `pauseId` (answered already). An answer that leaves the budget reached is
- * refused, typed, and changes nothing. Runs in one transaction, under the paused row's lock.
+ * what they were) and ends the pause. An answer to the pause another answer just ended still
+ * raises (concurrent raises end at the larger) and says so (`alreadyAnswered`). Null when the
+ * session never waited on `pauseId`. An answer that leaves the budget reached is refused, typed,
+ * and changes nothing. Runs in one transaction, under the paused row's lock.
  */
 export async function raiseBudget(sql: Queryable, scope: OwnerScope, sessionId: string, pauseId: string, raise: Budget): Promise<RaisedBudget | null> {
   const run = async (tx: Queryable): Promise<RaisedBudget | null> => {
-    const [row] = await tx<{ budget_pause: BudgetPause | null }[]>`
-      select budget_pause from remote_session
+    const [row] = await tx<{ budget_pause: BudgetPause | null; budget_pause_ended: BudgetPause | null }[]>`
+      select budget_pause, budget_pause_ended from remote_session
       where organization_id = ${scope.organizationId} and user_id = ${scope.userId} and id = ${sessionId} for update`;
-    const ended = row?.budget_pause;
-    if (!ended || ended.id !== pauseId) return null;
+    const open = row?.budget_pause?.id === pauseId ? row.budget_pause : null;
+    const ended = open ?? (row?.budget_pause_ended?.id === pauseId ? row.budget_pause_ended : null);
+    if (!ended) return null;
     const columns = budgetColumns(raise);
     await tx`
       update remote_session set
@@ -182,12 +186,13 @@ export async function raiseBudget(sql: Queryable, scope: OwnerScope, sessionId: 
         },
       );
     }
+    if (!open) return { ended, alreadyAnswered: true, next: null };
     const found = pauseFor(sessionId, held);
     const next = found ? { ...found, interrupted: ended.interrupted } : null;
     await tx`
-      update remote_session set budget_pause = ${next ? tx.json(next as never) : null}
+      update remote_session set budget_pause = ${next ? tx.json(next as never) : null}, budget_pause_ended = ${tx.json(ended as never)}
       where organization_id = ${scope.organizationId} and id = ${sessionId}`;
-    return { ended, next };
+    return { ended, alreadyAnswered: false, next };
   };
   return inTransaction(sql, run);
 }

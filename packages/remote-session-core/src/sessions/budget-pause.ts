@@ -73,7 +73,8 @@ export async function answerPause(
   const raised = await ctx.ledger.raiseBudget(call, session.id, input.requestId, input.answer.budget);
   if (!raised) return inputNotPending(input.requestId);
   ctx.changes.moved(session.id);
-  const base = { sessionId: session.id, requestId: input.requestId, alreadyAnswered: false };
+  const base = { sessionId: session.id, requestId: input.requestId, alreadyAnswered: raised.alreadyAnswered };
+  if (raised.alreadyAnswered) return { ...base, state: session.state, delivered: true };
   if (raised.next) return { ...base, state: "waiting_input", delivered: true };
   if (!raised.ended.interrupted) return { ...base, state: session.state, delivered: true };
   const { sessionState } = await target.send(call, session, { prompt: CONTINUE_PROMPT });

@@ -69,7 +69,8 @@ export async function respondToSession(
 ): Promise<RespondResult> {
   const session = await current(ctx, call, seen);
   if (session.reservedAt) return inputNotPending(input.requestId);
-  if (session.budgetPause?.id === input.requestId) return settle(ctx, call, session, await answerPause(ctx, call, target, session, input));
-  if ("budget" in input.answer) return inputNotPending(input.requestId);
+  // The gateway's own request: a budget is answered here (an answer to a pause just ended still raises it).
+  if ("budget" in input.answer || session.budgetPause?.id === input.requestId)
+    return settle(ctx, call, session, await answerPause(ctx, call, target, session, input));
   return settle(ctx, call, session, await target.respond(call, session, { requestId: input.requestId, answer: input.answer }));
 }
