@@ -39,6 +39,7 @@ export async function appendEvents(
   const { task, held } = await lockOwnTask(tx, runner, taskId, body);
   assertAttemptHeld(task, body.attempt, "renew");
   const { fresh, nextSequence } = freshEvents(body.events, held);
+  let paused = false;
   if (fresh.length > 0) {
     const grown = await grownFold(tx, task, fresh, capBytes);
     if (!grown) {
@@ -48,24 +49,27 @@ export async function appendEvents(
     await pipeline([insertEvents(tx, key, body.attempt, fresh).execute(), storeFold(tx, key, grown).execute()]);
     const { patch, live, askedAgain } = await sessionEffects(tx, key, fresh);
     await syncSessionState(tx, hints, dialects, sessionKey(task), patch, live, askedAgain);
-    await pauseAtBudget(tx, hints, dialects, sessionKey(task));
+    paused = await pauseAtBudget(tx, hints, dialects, sessionKey(task));
   }
-  return { taskId, attempt: body.attempt, nextSequence };
+  // A stop asked for before this post, or the pause it just opened: the runner stops now.
+  return { taskId, attempt: body.attempt, nextSequence, ...(task.cancel_requested || paused ? { cancelRequested: true } : {}) };
 }
 
 /**
  * A budgeted session's spend (its usage, and its running time so far) checked at each post: one
  * that reached a budget pauses the session and asks its running turn to stop, in the transaction
  * that stored the spend. A retried post stores nothing again, so it pauses nothing again, and of
- * two writers only the one that opened the pause stops the turn.
+ * two writers only the one that opened the pause stops the turn. Answers whether it asked the
+ * running turn to stop.
  */
-export async function pauseAtBudget(tx: Queryable, hints: Hints, dialects: DialectSet, session: RowKey): Promise<void> {
+export async function pauseAtBudget(tx: Queryable, hints: Hints, dialects: DialectSet, session: RowKey): Promise<boolean> {
   const ledger = createSessionLedger(tx);
   const [row] = await tx<{ budgeted: boolean }[]>`select budgeted from remote_session where organization_id = ${session.organizationId} and id = ${session.id}`;
-  if (!row?.budgeted) return;
+  if (!row?.budgeted) return false;
   await ledger.update(session, { spentAtLeast: await sessionRunningTime(tx, session) });
   const pause = await ledger.pauseOverBudget(session);
-  if (pause?.interrupted) await cancelSessionTasks(tx, hints, dialects, session);
+  if (!pause?.interrupted) return false;
+  return cancelSessionTasks(tx, hints, dialects, session);
 }
 
 /** A task's transcript state with new events folded in, and the bytes its events then take. */

@@ -12,6 +12,10 @@ import { current, record, type SessionsContext } from "./sessions-context.js";
 // runs or a task is queued).
 const relookAfter = (looks: number) => Math.min(5_000, 1_000 * 2 ** (looks - 1));
 
+// A budgeted session's reader waits on its target at most this long at a time: a pause is the
+// ledger's, which a target's own wait does not watch, so it shows within this.
+const PAUSE_SEEN_WITHIN_MS = 1_000;
+
 /** Whether a read brought the reader anything after their cursor: messages, a final reply, another state or request, or a call to read again. */
 const broughtNews = (result: ReadResult, seen: string) =>
   result.messages.length > 0 || result.finalAssistantText !== undefined || result.awaitingTarget === true || observationOf(result) !== seen;
@@ -43,13 +47,15 @@ export async function readSession(
   const deadline = Date.now() + input.waitMs;
   let latest = session;
   for (let looks = 1; ; looks++) {
-    // Later looks need no wait of their own: the target answered at once the first time.
-    const result = await look(ctx, call, target, latest, looks === 1 ? input : { ...input, waitMs: 0 });
+    // Later looks need no wait of their own: the target answered at once the first time. A
+    // budgeted session's looks each wait a slice, so a pause opened meanwhile is seen.
+    const waitMs = session.budgeted ? Math.min(Math.max(0, deadline - Date.now()), PAUSE_SEEN_WITHIN_MS) : looks === 1 ? input.waitMs : 0;
+    const result = await look(ctx, call, target, latest, { ...input, waitMs });
     latest = { ...latest, state: result.state };
     if (seen === undefined || broughtNews(result, seen) || Date.now() >= deadline || call.signal?.aborted) {
       return { ...result, cursor: withObservation(session.id, result.cursor, observationOf(result)) };
     }
-    await ctx.changes.wait(session.id, Math.min(deadline - Date.now(), relookAfter(looks)), call.signal);
+    if (!session.budgeted || waitMs === 0) await ctx.changes.wait(session.id, Math.min(deadline - Date.now(), relookAfter(looks)), call.signal);
   }
 }
 

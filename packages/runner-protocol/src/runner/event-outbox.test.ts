@@ -139,3 +139,24 @@ describe("EventOutbox coalescing", () => {
     ]);
   });
 });
+
+describe("EventOutbox and the gateway's stop", () => {
+  it("calls onCancel when a post's answer asks the attempt to stop, and only then", async () => {
+    const timers = manualClock();
+    let cancels = 0;
+    let answers = 0;
+    const client = {
+      postEvents: async (_taskId: string, _attempt: number, events: TaskEvent[]) => ({
+        nextSequence: events.at(-1)!.sequence + 1,
+        ...(++answers === 2 ? { cancelRequested: true } : {}),
+      }),
+    } as unknown as RunnerClient;
+    const outbox = new EventOutbox({ client, taskId: "rst_x", attempt: 1, timers, signal: new AbortController().signal, onCancel: () => cancels++ });
+    outbox.emit(delta("one"));
+    await timers.advance(0);
+    expect(cancels).toBe(0);
+    outbox.emit(delta("two"));
+    await timers.advance(0);
+    expect(cancels).toBe(1);
+  });
+});

@@ -68,6 +68,8 @@ export class EventOutbox {
       signal: AbortSignal;
       /** Without it every event leaves as soon as no post is in flight. */
       coalescing?: Coalescing;
+      /** The gateway's answer to a post asked the attempt to stop (`cancelRequested`). */
+      onCancel?: () => void;
     },
   ) {
     this.#window = deps.coalescing?.windowMs ?? 0;
@@ -172,7 +174,8 @@ export class EventOutbox {
     // Numbered once: a retried post carries the same sequences.
     const batch = this.#number(count);
     try {
-      await retryUntilSettled(() => client.postEvents(taskId, attempt, batch, signal, { traceparent }), this.deps);
+      const answer = await retryUntilSettled(() => client.postEvents(taskId, attempt, batch, signal, { traceparent }), this.deps);
+      if (answer.cancelRequested) this.deps.onCancel?.();
     } catch (error) {
       this.failure = error;
       this.#queue.length = 0;

@@ -97,6 +97,7 @@ export async function runTask(
     leaseOver.abort();
   };
   const channel = AbortSignal.any([leaseOver.signal, deps.stopSignal]);
+  const cancel = () => abortWork(work, "cancel_requested");
   const outbox = new EventOutbox({
     ...deps,
     taskId,
@@ -104,13 +105,14 @@ export async function runTask(
     traceparent: assignment.traceparent,
     signal: channel,
     ...(deps.coalescing ? { coalescing: deps.coalescing } : {}),
+    onCancel: cancel,
   });
 
   // A turn's engine gets the gateway's MCP entry; an answer and a host's kind have none.
   const mcp = holdSessionMcp(isRemoteSession(assignment) && assignment.kind !== "remote_session.respond" ? assignment.mcp : undefined);
   const heartbeats = heartbeatLoop(assignment, deps, leaseOver.signal, {
     onLost: lost,
-    onCancel: () => abortWork(work, "cancel_requested"),
+    onCancel: cancel,
     mcp,
   });
 

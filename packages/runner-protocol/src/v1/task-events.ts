@@ -107,5 +107,11 @@ export const PostEventsResponseSchema = z.looseObject({
   taskId: GatewayIdSchema,
   attempt: AttemptSchema,
   nextSequence: z.int().min(1),
+  /**
+   * The gateway asks the attempt to stop, as a heartbeat's `cancelRequested` does (a stop, or a
+   * budget these events reached): a runner stops at its next post instead of its next beat.
+   * Absent from older gateways.
+   */
+  cancelRequested: z.boolean().optional(),
 });
 export type PostEventsResponse = z.infer<typeof PostEventsResponseSchema>;
