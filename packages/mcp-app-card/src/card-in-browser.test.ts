@@ -410,18 +410,19 @@ describe("the card in a real MCP Apps host bridge", () => {
     await expect.poll(() => paused.card.locator("#pending .title").textContent()).toBe("Budget reached: Budget reached");
     expect(await paused.card.locator("#spend").textContent()).toBe("Spent 1,200 tokens of 1,000 tokens");
     expect(await paused.card.locator("#pending button").allTextContents()).toEqual([
-      "Add 500 tokens (to 1,500 tokens)",
-      "Add 1,000 tokens (to 2,000 tokens)",
-      "Add 3,000 tokens (to 4,000 tokens)",
+      // From the 1 200 spent: half, all and three times the budget again.
+      "Add 700 tokens (to 1,700 tokens)",
+      "Add 1,200 tokens (to 2,200 tokens)",
+      "Add 3,200 tokens (to 4,200 tokens)",
       "Stop the session",
     ]);
-    await paused.card.locator("#pending button", { hasText: "to 2,000" }).click();
+    await paused.card.locator("#pending button", { hasText: "to 2,200" }).click();
     await expect
       .poll(() => calls.find(([name]) => name === "remote-session:respond")?.[1])
       .toEqual({
         sessionId: session.sessionId,
         requestId: "budget_abc",
-        answer: { budget: { tokens: 2_000 } },
+        answer: { budget: { tokens: 2_200 } },
       });
     await paused.page.close();
   });

@@ -169,8 +169,10 @@ export const CARD_SCRIPT = `
     Object.keys(q.budget || {}).forEach(function (d) {
       var set = q.budget[d];
       if (typeof set !== "number") return;
+      // From what was spent when a step passed the budget: every choice then ends the pause.
+      var used = q.spent && typeof q.spent[d] === "number" ? q.spent[d] : 0, from = Math.max(set, used);
       [0.5, 1, 3].forEach(function (share) {
-        var to = d === "costUsd" ? Math.ceil(set * (1 + share) * 100) / 100 : Math.ceil(set * (1 + share));
+        var to = d === "costUsd" ? Math.ceil((from + set * share) * 100) / 100 : Math.ceil(from + set * share);
         var raised = {}; raised[d] = to;
         button("Add " + amount(d, to - set) + " (to " + amount(d, to) + ")", { budget: raised });
       });

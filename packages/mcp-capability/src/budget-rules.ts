@@ -20,21 +20,25 @@ export const noBudgetRules = (_scope: BudgetScope): BudgetRules => ({});
  */
 export function budgetForCreate(rules: BudgetRules, asked: Budget | undefined): Budget | undefined {
   const ceiling = rules.ceiling;
-  if (asked && ceiling) {
-    const over = (Object.keys(asked) as (keyof Budget)[]).filter((d) => ceiling[d] !== undefined && asked[d]! > ceiling[d]!);
-    if (over.length > 0) {
-      fail(
-        "invalid_capability_arguments",
-        `budget asks past what this organization allows (${over.map((d) => `${d} at most ${ceiling[d]}`).join(", ")}): ask for less`,
-        {
-          issues: over.map((d) => ({ path: `budget.${d}`, message: `at most ${ceiling[d]}` })),
-        },
-      );
-    }
-  }
+  if (asked) checkCeiling(rules, asked, "budget");
   const chosen = asked ?? rules.default;
   const capped = chosen && ceiling ? tighterBudget(chosen, ceiling) : (chosen ?? (ceiling && setsBudget(ceiling) ? ceiling : undefined));
   return setsBudget(capped) ? capped : undefined;
+}
+
+/** Refuses a budget (a create's, or a raise: `path` names it) past the ceiling, typed, before anything changes. */
+export function checkCeiling(rules: BudgetRules, asked: Budget, path: string): void {
+  const ceiling = rules.ceiling;
+  if (!ceiling) return;
+  const over = (Object.keys(asked) as (keyof Budget)[]).filter((d) => ceiling[d] !== undefined && asked[d]! > ceiling[d]!);
+  if (over.length === 0) return;
+  fail(
+    "invalid_capability_arguments",
+    `${path} asks past what this organization allows (${over.map((d) => `${d} at most ${ceiling[d]}`).join(", ")}): ask for less`,
+    {
+      issues: over.map((d) => ({ path: `${path}.${d}`, message: `at most ${ceiling[d]}` })),
+    },
+  );
 }
 
 /** A session's own budget and what is left of it after `spend` (its tree's), for `read`; nothing when it holds none. */

@@ -58,11 +58,19 @@ const amountOf = (dimension: string, value: number) =>
       ? `${Math.round(value / 1000)} s of running time`
       : `${value.toLocaleString("en")} tokens`;
 
+/** What a budget request's tree spent in one dimension. */
+const spentOf = (pending: PendingInput, dimension: string): number => {
+  const spent = pending.spent as unknown as Record<string, number | null> | undefined;
+  return spent?.[dimension] ?? 0;
+};
+
 /** A budget request's choices: add more of each dimension the budget sets (each button names its new total), or stop. */
 function budgetControls(pending: PendingInput): string {
   const raises = Object.entries(pending.budget ?? {}).flatMap(([dimension, set]) =>
     RAISES.map((share) => {
-      const raised = dimension === "costUsd" ? Math.ceil(set * (1 + share) * 100) / 100 : Math.ceil(set * (1 + share));
+      // From what was spent when a step passed the budget: every choice then ends the pause.
+      const from = Math.max(set, spentOf(pending, dimension));
+      const raised = dimension === "costUsd" ? Math.ceil((from + set * share) * 100) / 100 : Math.ceil(from + set * share);
       return `<button name="raise" value="${escapeHtml(`${dimension}:${raised}`)}">Add ${escapeHtml(amountOf(dimension, raised - set))} (to ${escapeHtml(amountOf(dimension, raised))})</button>`;
     }),
   );

@@ -189,9 +189,7 @@ function desktopChannelOf({ options, logger, credentials, metrics, drainWake, tr
  */
 function cloudTargetOf({ options, logger, credentials }: HostParts): CloudTarget | null {
   if (!options.cloud) return null;
-  const stopPaused: OnPaused = async (call, session) => {
-    await target.stop(call, session);
-  };
+  const stopPaused: OnPaused = (call, session) => target.stop(call, session);
   const target = createCloudTarget({
     onObserved: recordObservedStates(createSessionLedger(options.sql), logger, stopPaused),
     ...options.cloud,

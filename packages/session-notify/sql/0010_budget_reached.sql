@@ -1,7 +1,8 @@
 -- compatible: a new function and trigger; the release before neither calls nor fires them.
 -- Needs the session ledger's budgets (its migration 0010_budgets) in this schema.
 -- A session paused at a budget tells its member `budget_reached`: when its ledger row's
--- budget_pause is set where none was open. The state does not move (a pause shows as
+-- budget_pause is set to a pause it did not hold (opened, or one answer's raise left another
+-- budget above it reached and the pause moved to that one). The state does not move (a pause shows as
 -- waiting_input over whatever its engine is in), so the state-change trigger cannot see it. The
 -- event id names the session and the pause's own id: one event per pause, whoever opened it.
 create function notify_budget_reached() returns trigger
@@ -18,5 +19,5 @@ end
 $$;
 
 create trigger notify_budget_reached after update of budget_pause on remote_session
-  for each row when (old.budget_pause is null and new.budget_pause is not null)
+  for each row when (new.budget_pause is not null and (old.budget_pause->>'id') is distinct from (new.budget_pause->>'id'))
   execute function notify_budget_reached();

@@ -84,7 +84,7 @@ export async function completeAndClaim(scope: CompletionScope, verified: Verifie
       return { runner, answer: { taskId, state: settled.state }, next: claimed };
     }
     const [, claimed] = await pipeline([moved, next]);
-    await pauseAtBudget(tx, hints, scope.dialects, sessionKey(task));
+    await pauseAtBudget(tx, hints, sessionKey(task));
     await commit();
     return { runner, answer: { taskId, state: settled.state }, next: claimed };
   });

@@ -1,5 +1,6 @@
 import { canonicalDigest, RespondAnswerSchema, RespondInputSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
+import { checkCeiling } from "../budget-rules.js";
 import { defineCapability } from "./capability.js";
 import { nextRead } from "./next-step.js";
 
@@ -19,6 +20,8 @@ export const respond = defineCapability({
   args: respondArgs,
   run: async (env, { sessionId, requestId, answer }) => {
     const { session, target } = await env.session(sessionId, "respond");
+    // A raise stays within the host's ceiling, as a create's budget does.
+    if ("budget" in answer) checkCeiling(await env.budgetRules(env.call), answer.budget, "answer.budget");
     // Exactly once per answer: the same answer again replays the first; another answer finds the
     // request gone (the target says so).
     const { result, replayed } = await env.ledger.idempotent(

@@ -25,7 +25,7 @@ export interface ObservedState {
  * Stops the turn of a session a recorded spend paused at a budget (the host's: it knows the
  * session's target). Called once per pause, by the writer that opened it.
  */
-export type OnPaused = (call: TargetCall, session: LedgerSession, pause: BudgetPause) => Promise<void>;
+export type OnPaused = (call: TargetCall, session: LedgerSession, pause: BudgetPause) => Promise<{ stopped: boolean }>;
 
 /**
  * Records what targets observed, as a read does: compare-and-set against the states the observer
@@ -37,17 +37,24 @@ export type OnPaused = (call: TargetCall, session: LedgerSession, pause: BudgetP
 export function recordObservedStates(ledger: SessionLedger, logger: Logger = silentLogger, onPaused?: OnPaused) {
   return async (call: TargetCall, sessionId: string, observed: ObservedState): Promise<boolean> => {
     const key = { organizationId: call.organizationId, id: sessionId };
-    // Its own statement: a state someone else moved first must not lose what was spent.
+    const moved = await moveObserved(ledger, logger, call, key, observed);
+    // Its own statement, after the move (a pause then knows whether a turn still runs): a state
+    // someone else moved first must not lose what was spent.
     if (observed.spend) await recordSpend(ledger, logger, call, key, observed.spend, onPaused);
-    if (observed.from.length === 0) return false;
-    const patch = { state: observed.state, activity: true, ...(observed.lastError ? { lastError: observed.lastError } : {}) };
-    for (const from of observed.from) if (await ledger.update(key, { ...patch, expect: from })) return true;
-    const now = await ledger.find(call, sessionId);
-    if (now && observed.from.includes(now.state) && now.state !== observed.state) {
-      logger.error("session ledger refused an observed transition", { sessionId, referenceId: call.referenceId, from: now.state, to: observed.state });
-    }
-    return false;
+    return moved;
   };
+}
+
+/** Moves the row to the observed state, compare-and-set against the states the observer knew. */
+async function moveObserved(ledger: SessionLedger, logger: Logger, call: TargetCall, key: SessionKey, observed: ObservedState): Promise<boolean> {
+  if (observed.from.length === 0) return false;
+  const patch = { state: observed.state, activity: true, ...(observed.lastError ? { lastError: observed.lastError } : {}) };
+  for (const from of observed.from) if (await ledger.update(key, { ...patch, expect: from })) return true;
+  const now = await ledger.find(call, key.id);
+  if (now && observed.from.includes(now.state) && now.state !== observed.state) {
+    logger.error("session ledger refused an observed transition", { sessionId: key.id, referenceId: call.referenceId, from: now.state, to: observed.state });
+  }
+  return false;
 }
 
 /** Records an observed spend, then pauses the session if that reached a budget. Best effort: logged. */
@@ -58,7 +65,7 @@ async function recordSpend(ledger: SessionLedger, logger: Logger, call: TargetCa
     const pause = await ledger.pauseOverBudget(key);
     if (!pause) return;
     logger.info("session paused at a budget", { sessionId: key.id, referenceId: call.referenceId, scope: pause.scope, reached: pause.reached.join(",") });
-    if (pause.interrupted) await onPaused?.(call, session, pause);
+    if (pause.interrupted && onPaused && !(await onPaused(call, session, pause)).stopped) await ledger.pauseFoundIdle(key, pause.id);
   } catch (error) {
     logger.warn("session ledger: an observed spend was not recorded or checked", {
       sessionId: key.id,

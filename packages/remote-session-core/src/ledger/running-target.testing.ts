@@ -9,6 +9,7 @@ export function runningTarget() {
   const made: string[] = [];
   const stopped: string[] = [];
   const prompts: string[] = [];
+  const reads = { count: 0 };
   let state: SessionState = "running";
   const target = {
     name: "desktop",
@@ -19,15 +20,18 @@ export function runningTarget() {
       made.push(input.sessionId);
       return { state: "running" as const, targetSessionId: `local_${input.sessionId}` };
     },
-    read: async (_call: TargetCall, session: { id: string }) => ({
-      sessionId: session.id,
-      target: "desktop",
-      state,
-      title: "t",
-      messages: [],
-      cursor: "c",
-      hasMore: false,
-    }),
+    read: async (_call: TargetCall, session: { id: string }) => {
+      reads.count++;
+      return {
+        sessionId: session.id,
+        target: "desktop",
+        state,
+        title: "t",
+        messages: [],
+        cursor: "c",
+        hasMore: false,
+      };
+    },
     stop: async (_call: TargetCall, session: { id: string }) => {
       stopped.push(session.id);
       state = "idle";
@@ -38,5 +42,5 @@ export function runningTarget() {
       return { sessionId: session.id, messageId: "msg_1", state: "accepted", alreadyPresent: false, sessionState: "running" };
     },
   } as unknown as Target;
-  return { target, made, stopped, prompts };
+  return { target, made, stopped, prompts, reads };
 }

@@ -8,7 +8,7 @@ import type { LedgerSession } from "./ledger-session.js";
 import { listSessions, listTree, type ListOptions } from "./list-sessions.js";
 import { requestStop } from "./request-stop.js";
 import type { Budget, BudgetPause } from "./session-budget.js";
-import { budgetsOver, type HeldBudget, pauseOverBudget, type RaisedBudget, raiseBudget, refuseWhilePaused } from "./tree-budget.js";
+import { budgetsOver, type HeldBudget, pauseFoundIdle, pauseOverBudget, type RaisedBudget, raiseBudget, refuseWhilePaused } from "./tree-budget.js";
 import { countLiveSpawned, reserveSpawnedSession, type SpawnRules } from "./reserve-spawned-session.js";
 import { type IdempotencyOptions, runIdempotent } from "./run-idempotent.js";
 import { requireSessionUpdate, type SessionKey, type SessionPatch, updateSession } from "./update-session.js";
@@ -56,6 +56,8 @@ export interface SessionLedger {
    * the pause only to the one writer that opened it (see `pauseOverBudget`).
    */
   pauseOverBudget(session: SessionKey): Promise<BudgetPause | null>;
+  /** Marks an open pause's turn as over (its stop found nothing running): raising the budget resumes nothing. */
+  pauseFoundIdle(session: SessionKey, pauseId: string): Promise<void>;
   /** Refuses (`budget_paused`, nothing changed) while a session of `session`'s tree is paused at a budget. */
   refuseWhilePaused(scope: OwnerScope, session: { id: string; rootId: string | null }, what: string): Promise<void>;
   /** Raises the budget a pause is about and ends it (see `raiseBudget`); null when no such pause is open. */
@@ -88,6 +90,7 @@ export function createSessionLedger(sql: Queryable): SessionLedger {
     requestStop: (scope, sessionId, options) => requestStop(sql, scope, sessionId, options),
     liveSpawned: (scope, spawnerId) => countLiveSpawned(sql, scope, spawnerId),
     pauseOverBudget: (session) => pauseOverBudget(sql, session),
+    pauseFoundIdle: (session, pauseId) => pauseFoundIdle(sql, session, pauseId),
     refuseWhilePaused: (scope, session, what) => refuseWhilePaused(sql, scope, session, what),
     raiseBudget: (scope, sessionId, pauseId, raise) => raiseBudget(sql, scope, sessionId, pauseId, raise),
     budgetsOver: (session) => budgetsOver(sql, session),

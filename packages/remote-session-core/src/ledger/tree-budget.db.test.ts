@@ -28,7 +28,7 @@ function budgetModel() {
 describe("budgets", () => {
   it("pauses a three-level tree when the grandchild's spend reaches the root's budget, once, and resumes it when raised", async () => {
     const { ledger, sessions } = budgetModel();
-    const { target, stopped, prompts } = runningTarget();
+    const { target, stopped, prompts, reads } = runningTarget();
     const root = await sessions.create(call, target, { title: "root", extra: {}, budget: { tokens: 1_000 } });
     const child = await sessions.create(call, target, { title: "child", extra: {} }, { spawn: { spawnerId: root.sessionId, rules } });
     const grandchild = await sessions.create(call, target, { title: "grandchild", extra: {} }, { spawn: { spawnerId: child.sessionId, rules } });
@@ -57,6 +57,14 @@ describe("budgets", () => {
     const read = await sessions.read(call, target, paused, { limit: 10, waitMs: 0 });
     expect(read).toMatchObject({ state: "waiting_input", pending: { kind: "budget", id: pause.id, scope: "tree", budgetOf: root.sessionId } });
     expect(stopped).toEqual([]);
+    // A read that waits on it looks once a second, not in a loop, while the member decides.
+    const looked = reads.count;
+    const waited = await sessions.read(call, target, paused, { limit: 10, waitMs: 2_500, cursor: read.cursor });
+    expect(waited.state).toBe("waiting_input");
+    expect(reads.count - looked).toBeLessThanOrEqual(4);
+    // An engine's own request is not answered while the tree is paused.
+    const permission = await sessions.respond(call, target, paused, { requestId: "per_1", answer: { permission: "once" } }).catch(codeOf);
+    expect(permission).toBe("budget_paused");
 
     // An answer that leaves it reached changes nothing; a raise ends the pause and resumes the turn.
     const low = await sessions.respond(call, target, paused, { requestId: pause.id, answer: { budget: { tokens: 900 } } }).catch(codeOf);
@@ -91,6 +99,10 @@ describe("budgets", () => {
     await ledger.update(key, { spent: { tokensIn: 100 } });
     // Its own budget is reached first: the pause is the session's own.
     expect(await ledger.pauseOverBudget(key)).toMatchObject({ scope: "session", ownerId: child.sessionId });
+    // Nothing left above: a spawn that asks no budget of its own is refused too.
+    await ledger.update({ organizationId: call.organizationId, id: root.sessionId }, { spent: { tokensIn: 600 } });
+    const broke = await sessions.create(call, target, { title: "late", extra: {} }, { spawn: { spawnerId: root.sessionId, rules } }).catch(codeOf);
+    expect(broke).toBe("budget_paused");
   });
 
   it("checks no budget for sessions of an unbudgeted tree, and a stop ends a pause", async () => {
@@ -108,5 +120,8 @@ describe("budgets", () => {
     const stop = await sessions.stop(call, target, (await ledger.find(call, capped.sessionId))!);
     expect(stop.stopped).toBe(true);
     expect((await ledger.find(call, capped.sessionId))!.budgetPause).toBeNull();
+    // A stop ends it for good: the spend past the budget opens no new pause until a new prompt.
+    await ledger.update(key, { spent: { runningMs: 10 } });
+    expect(await ledger.pauseOverBudget(key)).toBeNull();
   });
 });

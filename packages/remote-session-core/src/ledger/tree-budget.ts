@@ -81,18 +81,33 @@ function pauseFor(sessionId: string, held: readonly HeldBudget[]): Omit<BudgetPa
 
 /**
  * Pauses the session when its spend reached a budget it or a session above it holds: the pause is
- * written only where none is open, so of any number of writers (replicas, a retried post) exactly
+ * written only where none is open and no stop was asked (a stop ends a pause for good, until a new
+ * prompt), under the row's lock, so of any number of writers (replicas, a retried post) exactly
  * one gets it back, and only that one stops the turn. Null when nothing was reached or another
  * writer paused it first. Call it after recording a spend, on the same connection or transaction.
  */
-export async function pauseOverBudget(sql: Queryable, key: SessionKey): Promise<BudgetPause | null> {
-  const found = pauseFor(key.id, await budgetsOver(sql, key));
-  if (!found) return null;
-  const [row] = await sql<{ interrupted: boolean }[]>`
-    update remote_session set budget_pause = ${sql.json(found as never)} || jsonb_build_object('interrupted', state = any(${TURN_UNDER_WAY}::text[]))
-    where organization_id = ${key.organizationId} and id = ${key.id} and budget_pause is null
-    returning (budget_pause->>'interrupted')::boolean as interrupted`;
-  return row ? { ...found, interrupted: row.interrupted } : null;
+export function pauseOverBudget(sql: Queryable, key: SessionKey): Promise<BudgetPause | null> {
+  return inTransaction(sql, async (tx) => {
+    // The row's lock first: a raise committed meanwhile is seen, and never undone by a pause from older budgets.
+    const [row] = await tx<{ open: boolean }[]>`
+      select budget_pause is null and stop_requested_at is null and budgeted as open from remote_session
+      where organization_id = ${key.organizationId} and id = ${key.id} for update`;
+    if (!row?.open) return null;
+    const found = pauseFor(key.id, await budgetsOver(tx, key));
+    if (!found) return null;
+    const [paused] = await tx<{ interrupted: boolean }[]>`
+      update remote_session set budget_pause = ${tx.json(found as never)} || jsonb_build_object('interrupted', state = any(${TURN_UNDER_WAY}::text[]))
+      where organization_id = ${key.organizationId} and id = ${key.id}
+      returning (budget_pause->>'interrupted')::boolean as interrupted`;
+    return paused ? { ...found, interrupted: paused.interrupted } : null;
+  });
+}
+
+/** Records that a pause's turn was over when it was stopped: raising the budget then resumes nothing. */
+export async function pauseFoundIdle(sql: Queryable, key: SessionKey, pauseId: string): Promise<void> {
+  await sql`
+    update remote_session set budget_pause = budget_pause || '{"interrupted": false}'::jsonb
+    where organization_id = ${key.organizationId} and id = ${key.id} and budget_pause->>'id' = ${pauseId}`;
 }
 
 /** The first open pause in the tree of `session` (its root and every session below), or null. */
@@ -126,6 +141,12 @@ export async function carveBudget(sql: Queryable, spawner: SessionKey, asked: Bu
   const held = await budgetsOver(sql, spawner);
   if (held.length === 0) return { budget: asked, budgeted: asked !== undefined };
   const left = held.reduce<Budget>((tightest, { budget, spent }) => tighterBudget(tightest, remainingOf(budget, spent)), {});
+  const spentOut = (Object.entries(left) as [keyof Budget, number][]).filter(([, value]) => value <= 0).map(([dimension]) => dimension);
+  if (spentOut.length > 0) {
+    fail("budget_paused", `the budgets above this session have no ${spentOut.join(" or ")} left: nothing was created; the member raises the budget first`, {
+      context: { remaining: left },
+    });
+  }
   for (const [dimension, value] of Object.entries(asked ?? {}) as [keyof Budget, number][]) {
     const most = left[dimension];
     if (most !== undefined && value > most) {

@@ -3,7 +3,7 @@ import { type BudgetPause, pauseMessage } from "../ledger/session-budget.js";
 import { errorFacts } from "../logger.js";
 import { checkAnswerFits, inputNotPending, pendingInput, type PendingInput, type RespondInput } from "../pending-input.js";
 import type { ReadResult, RespondOutcome, Target, TargetCall } from "../target.js";
-import type { SessionsContext } from "./sessions-context.js";
+import { recordSent, type SessionsContext } from "./sessions-context.js";
 
 /** The prompt a resumed turn gets: said plainly, so the transcript shows why the agent goes on. */
 export const CONTINUE_PROMPT = "[The member raised this session's budget after it paused; this message is the gateway's.] Continue where you stopped.";
@@ -27,7 +27,7 @@ export async function enforceBudget(ctx: SessionsContext, call: TargetCall, targ
       reached: pause.reached.join(","),
     });
     ctx.changes.moved(session.id);
-    if (pause.interrupted) await target.stop(call, session);
+    if (pause.interrupted && !(await target.stop(call, session)).stopped) await ctx.ledger.pauseFoundIdle(session, pause.id);
   } catch (error) {
     ctx.logger.warn("session ledger: a budget could not be enforced", { sessionId: session.id, referenceId: call.referenceId, error: errorFacts(error) });
   }
@@ -77,6 +77,7 @@ export async function answerPause(
   if (raised.alreadyAnswered) return { ...base, state: session.state, delivered: true };
   if (raised.next) return { ...base, state: "waiting_input", delivered: true };
   if (!raised.ended.interrupted) return { ...base, state: session.state, delivered: true };
-  const { sessionState } = await target.send(call, session, { prompt: CONTINUE_PROMPT });
-  return { ...base, state: sessionState ?? "running", delivered: true, ...(sessionState ? { sessionState } : {}) };
+  const sent = await target.send(call, session, { prompt: CONTINUE_PROMPT });
+  await recordSent(ctx, call, session, sent);
+  return { ...base, state: sent.sessionState ?? "running", delivered: true };
 }

@@ -49,13 +49,16 @@ export async function readSession(
   for (let looks = 1; ; looks++) {
     // Later looks need no wait of their own: the target answered at once the first time. A
     // budgeted session's looks each wait a slice, so a pause opened meanwhile is seen.
-    const waitMs = session.budgeted ? Math.min(Math.max(0, deadline - Date.now()), PAUSE_SEEN_WITHIN_MS) : looks === 1 ? input.waitMs : 0;
+    const lookedAt = Date.now();
+    const waitMs = session.budgeted ? Math.min(Math.max(0, deadline - lookedAt), PAUSE_SEEN_WITHIN_MS) : looks === 1 ? input.waitMs : 0;
     const result = await look(ctx, call, target, latest, { ...input, waitMs });
     latest = { ...latest, state: result.state };
     if (seen === undefined || broughtNews(result, seen) || Date.now() >= deadline || call.signal?.aborted) {
       return { ...result, cursor: withObservation(session.id, result.cursor, observationOf(result)) };
     }
-    if (!session.budgeted || waitMs === 0) await ctx.changes.wait(session.id, Math.min(deadline - Date.now(), relookAfter(looks)), call.signal);
+    // A target that answered at once (nothing runs) is looked at again after the slice, never sooner.
+    const pause = session.budgeted ? Math.max(0, lookedAt + PAUSE_SEEN_WITHIN_MS - Date.now()) : relookAfter(looks);
+    await ctx.changes.wait(session.id, Math.min(deadline - Date.now(), pause), call.signal);
   }
 }
 

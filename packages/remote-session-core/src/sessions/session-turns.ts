@@ -3,7 +3,7 @@ import type { LedgerSession } from "../ledger/ledger-session.js";
 import { inputNotPending, type RespondInput } from "../pending-input.js";
 import type { RespondResult, SendResult, StopResult, Target, TargetCall } from "../target.js";
 import { answerPause, shownState } from "./budget-pause.js";
-import { current, record, type SessionsContext, settle } from "./sessions-context.js";
+import { current, recordSent, type SessionsContext, settle } from "./sessions-context.js";
 
 /** A follow-up prompt: the target sends it, and the session records the move it reports (a new prompt clears its last error). */
 export async function sendToSession(
@@ -16,17 +16,9 @@ export async function sendToSession(
   const session = await current(ctx, call, seen);
   if (session.reservedAt) fail("session_not_active", "the session is still being created and takes no prompt yet; read it first");
   if (session.budgeted) await ctx.ledger.refuseWhilePaused(call, session, "this send");
-  const { sessionState, targetRef, ...result } = await target.send(call, session, input);
-  if (sessionState) {
-    await record(ctx, call, session.id, session.state, {
-      state: sessionState,
-      activity: true,
-      prompted: true,
-      lastError: null,
-      ...(targetRef ? { targetRef } : {}),
-    });
-  }
-  ctx.changes.moved(session.id);
+  const sent = await target.send(call, session, input);
+  await recordSent(ctx, call, session, sent);
+  const { sessionState: _, targetRef: __, ...result } = sent;
   return result;
 }
 
@@ -72,5 +64,6 @@ export async function respondToSession(
   // The gateway's own request: a budget is answered here (an answer to a pause just ended still raises it).
   if ("budget" in input.answer || session.budgetPause?.id === input.requestId)
     return settle(ctx, call, session, await answerPause(ctx, call, target, session, input));
+  if (session.budgeted) await ctx.ledger.refuseWhilePaused(call, session, "this answer");
   return settle(ctx, call, session, await target.respond(call, session, { requestId: input.requestId, answer: input.answer }));
 }

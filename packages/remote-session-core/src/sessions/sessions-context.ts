@@ -4,7 +4,7 @@ import type { SessionLedger } from "../ledger/session-ledger.js";
 import type { SessionPatch } from "../ledger/update-session.js";
 import type { Logger } from "../logger.js";
 import type { SessionState } from "../session-state.js";
-import type { TargetCall } from "../target.js";
+import type { SendOutcome, TargetCall } from "../target.js";
 import type { createSessionChanges } from "../transcript/session-changes.js";
 
 /** What every operation of the session model shares: the ledger, the log, and who waits on which session. */
@@ -22,6 +22,21 @@ export async function record(ctx: SessionsContext, call: TargetCall, sessionId: 
   // Someone newer moved it first: theirs stands. Anything else is a transition the table refuses.
   if (now && now.state !== from) return;
   ctx.logger.error("session ledger refused a transition", { sessionId, referenceId: call.referenceId, from, to: patch.state ?? from });
+}
+
+/** Records what a target's send reported: the move, the prompt's references, and a cleared error and stop. */
+export async function recordSent(ctx: SessionsContext, call: TargetCall, session: LedgerSession, sent: SendOutcome): Promise<void> {
+  const { sessionState, targetRef } = sent;
+  if (sessionState) {
+    await record(ctx, call, session.id, session.state, {
+      state: sessionState,
+      activity: true,
+      prompted: true,
+      lastError: null,
+      ...(targetRef ? { targetRef } : {}),
+    });
+  }
+  ctx.changes.moved(session.id);
 }
 
 /** Records the state a target reported after acting on the session, and returns the rest. */
