@@ -1,15 +1,14 @@
 import { isDeepStrictEqual } from "node:util";
-import { createSessionLedger, type SpendDelta } from "@openwork/remote-session-core";
+import type { SpendDelta } from "@openwork/remote-session-core";
 import type { Queryable, SessionPatch } from "@openwork/remote-session-core/internal";
 import type { PostEventsRequest, PostEventsResponse, TaskEvent } from "@openwork/runner-protocol/internal";
 import { ChannelRefusal } from "../channel-refusal.js";
-import { requestRunningStop } from "./cancel-session-tasks.js";
-import { sessionRunningTime } from "./session-running-time.js";
 import { assertAttemptHeld, type HeldEvents, lockOwnTask } from "./lock-own-task.js";
 import { type LiveState, syncSessionState } from "./sync-session-state.js";
 import { emptyFold, foldEvents, type TaskFold } from "../transcript/task-fold.js";
 import { endedClears, type RowKey, type RunnerIdentity, sessionKey, type TaskRow, taskKey } from "./task-row.js";
 import { leaving, movedTo } from "./task-state-sql.js";
+import { pauseAtBudget } from "./pause-at-budget.js";
 import { pipeline } from "./pipeline.js";
 import type { Hints } from "../wake/hints.js";
 import type { DialectSet } from "../dialects/dialect-set.js";
@@ -53,27 +52,6 @@ export async function appendEvents(
   }
   // A stop asked for before this post, or the pause it just opened: the runner stops now.
   return { taskId, attempt: body.attempt, nextSequence, ...(task.cancel_requested || paused ? { cancelRequested: true } : {}) };
-}
-
-/**
- * A budgeted session's spend (its usage, and its running time so far) checked at each post: one
- * that reached a budget pauses the session, in the transaction that stored the spend. While a
- * pause is open — this post's or an earlier one — the running turn is asked to stop (a follow-up
- * queued before the pause, claimed since, stops at its first post). A retried post stores
- * nothing again, so it pauses nothing again. Answers whether it asked a running turn to stop.
- */
-export async function pauseAtBudget(tx: Queryable, hints: Hints, session: RowKey): Promise<boolean> {
-  const ledger = createSessionLedger(tx);
-  const [row] = await tx<{ budgeted: boolean; paused: boolean }[]>`
-    select budgeted, budget_pause is not null as paused from remote_session where organization_id = ${session.organizationId} and id = ${session.id}`;
-  if (!row?.budgeted) return false;
-  await ledger.update(session, { spentAtLeast: await sessionRunningTime(tx, session) });
-  const pause = await ledger.pauseOverBudget(session);
-  if (!pause && !row.paused) return false;
-  const stopped = await requestRunningStop(tx, hints, session);
-  // Nothing ran when it paused: raising the budget resumes nothing.
-  if (pause && !stopped) await ledger.pauseFoundIdle(session, pause.id);
-  return stopped;
 }
 
 /** A task's transcript state with new events folded in, and the bytes its events then take. */

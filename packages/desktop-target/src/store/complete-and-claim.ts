@@ -4,7 +4,7 @@ import { kindsToClaim } from "../runner-abilities.js";
 import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "./check-registration.js";
 import { type ClaimOutcome, claimNextTask, heldTask } from "./claim-task.js";
 import { isReplay, lockForCompletion, settleTask, writeSettle } from "./complete-task.js";
-import { pauseAtBudget } from "./append-events.js";
+import { pauseAtBudget } from "./pause-at-budget.js";
 import { pipeline } from "./pipeline.js";
 import { sessionKey } from "./task-row.js";
 import { writeSessionState } from "./sync-session-state.js";
