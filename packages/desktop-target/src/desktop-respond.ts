@@ -8,8 +8,8 @@ import { fail } from "./desktop-errors.js";
 import { holderFor } from "./holder-for.js";
 import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import { loadSessionTasks } from "./store/load-session-tasks.js";
+import { askedRequest, stillOpen } from "./store/asked-request.js";
 import { transaction } from "./store/transaction.js";
-import { pendingInputOf } from "./transcript/pending-input-of.js";
 
 /**
  * The answer is a task for the desktop holding the session, which the turn waiting on it never
@@ -18,8 +18,9 @@ import { pendingInputOf } from "./transcript/pending-input-of.js";
 export async function desktopRespond(ctx: DesktopContext, call: TargetCall, session: LedgerSession, input: EngineRespondInput): Promise<RespondOutcome> {
   const relayed = ctx.dialects.relayOf(session);
   if (relayed) fail("desktop_update_required", relayed.answersInApp);
-  const pending = pendingInputOf(await loadSessionTasks(ctx.sql, session));
-  if (pending?.id !== input.requestId) return inputNotPending(input.requestId);
+  const asked = await askedRequest(ctx.sql, session, await loadSessionTasks(ctx.sql, session));
+  const pending = stillOpen(asked);
+  if (!pending || pending.id !== input.requestId) return inputNotPending(input.requestId);
   checkAnswerFits(pending.kind, input.answer);
   const requirements = taskRequirements({ kind: "remote_session.respond" });
   await holderFor(ctx, call, session, "remote_session.respond", requirements);

@@ -197,6 +197,16 @@ describe("the desktop target end to end", () => {
     // The human's answer lived in the task only until the desktop took it.
     const [kept] = await gateway.sql<{ input: unknown }[]>`select input from desktop_task where id = ${item.taskId}`;
     expect(kept?.input).toEqual({ requestId: "per_asked1" });
+    // The turn reports the request resolved on its own stream, later: meanwhile the delivered
+    // answer is what says it asks nothing, and answering it again queues nothing.
+    const answered = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
+    expect(answered.state).toBe("running");
+    expect(answered.pending).toBeUndefined();
+    const again = { requestId: "per_asked1", answer: { permission: "once" as const } };
+    expect(await gateway.sessions.respond(call, await ledgerFind(member, created.sessionId), again).catch(codeOf)).toMatchObject({
+      error: "input_not_pending",
+    });
+    expect((await client.work()).items).toEqual([]);
     await client.postEvents(task!.taskId, attempt, [{ sequence: 3, type: "input.resolved", payload: { requestId: "per_asked1" } }]);
     const after = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
     expect(after.state).toBe("running");
