@@ -6,6 +6,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixedDevMember, userIdOf } from "./dev-members.js";
 import { serveGateway } from "./serve-gateway.js";
+import { sessionCalls } from "./testing/session-calls.js";
 
 // A budget over a tree of sessions on two desktops, end to end: two reference runners, each
 // driving its own real opencode with the fake model (which reports its usage). The member's root
@@ -71,19 +72,7 @@ type Payload = Record<string, any>;
 type Result = { isError?: boolean; structuredContent: Payload };
 const execute = async (name: string, body: Record<string, unknown>) =>
   (await client.callTool({ name: "execute_capability", arguments: { name, body } })) as Result;
-const ok = async (name: string, body: Record<string, unknown>): Promise<Payload> => {
-  const result = await execute(name, body);
-  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.structuredContent)}`);
-  return result.structuredContent;
-};
-const readUntil = async (sessionId: string, done: (read: Payload) => boolean, timeoutMs = 60_000) => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const read = await ok("remote-session:read", { sessionId, waitMs: 2_000, from: "end" });
-    if (done(read)) return read;
-    if (Date.now() > deadline) throw new Error(`session ${sessionId} stayed ${read.state}: ${JSON.stringify(read).slice(0, 800)}`);
-  }
-};
+const { ok, readUntil } = sessionCalls(execute);
 
 /** An MCP client speaking as the engine of `sessionId`, with the credential the gateway issues it. */
 async function engineOf(sessionId: string, depth: number) {

@@ -4,6 +4,7 @@ import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
 import { useTestDatabase } from "@openwork/test-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixedDevMember, userIdOf } from "./dev-members.js";
+import { sessionCalls } from "./testing/session-calls.js";
 import { startTestGateway } from "./testing/test-gateway.js";
 
 // Sessions that start sessions, end to end: two desktops (two reference runners, each driving its
@@ -52,19 +53,7 @@ afterAll(async () => {
 });
 
 type Payload = Record<string, any>;
-const ok = async (name: string, body: Record<string, unknown>): Promise<Payload> => {
-  const result = await test.execute(name, body);
-  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.structuredContent)}`);
-  return result.structuredContent;
-};
-const readUntil = async (sessionId: string, done: (read: Payload) => boolean, timeoutMs = 60_000) => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const read = await ok("remote-session:read", { sessionId, waitMs: 2_000, from: "end" });
-    if (done(read)) return read;
-    if (Date.now() > deadline) throw new Error(`session ${sessionId} stayed ${read.state}: ${JSON.stringify(read).slice(0, 800)}`);
-  }
-};
+const { ok, readUntil } = sessionCalls((name, body) => test.execute(name, body));
 
 /** An MCP client speaking as the engine of `sessionId` (a credential the gateway would issue it). */
 async function engineOf(sessionId: string, depth: number) {
