@@ -10,6 +10,8 @@ export interface FakeLlmRequest {
   tools: string[];
   /** The content of the latest tool result, when the model is called back after a tool ran. */
   toolResult?: string;
+  /** When it arrived (`Date.now()`). */
+  at: number;
 }
 
 /**
@@ -57,6 +59,23 @@ function capabilityCall(text: string, tools: readonly string[]): { name: string;
   return { name: tool, args: JSON.parse(match[1]!) as Record<string, unknown> };
 }
 
+/**
+ * `STEPS <n>`: a turn of n + 1 model calls, as an agent working through a task step after step —
+ * the model writes the todo list (`todowrite`, which asks nobody) n times, then answers. Each
+ * call reports its usage, so each of opencode's steps has a cost.
+ */
+function stepCall(text: string, tools: readonly string[], messages: { role: string }[]): { name: string; args: Record<string, unknown> } | undefined {
+  const steps = Number(/STEPS (\d+)/.exec(text)?.[1] ?? 0);
+  const lastUserAt = messages.findLastIndex((m) => m.role === "user");
+  const done = messages.slice(lastUserAt + 1).filter((m) => m.role === "tool").length;
+  return done < steps && tools.includes("todowrite")
+    ? { name: "todowrite", args: { todos: [{ content: `Step ${done + 1}`, status: "completed", priority: "high" }] } }
+    : undefined;
+}
+
+/** What each answer says it used. */
+const USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+
 /** Word-by-word replies: the marker, how many words follow the reply, and the pause between words. */
 const PACES: Record<string, { extraWords: number; everyMs: number }> = {
   SLOW: { extraWords: 40, everyMs: 300 },
@@ -67,7 +86,8 @@ const PACES: Record<string, { extraWords: number; everyMs: number }> = {
  * A tiny OpenAI-compatible chat-completions server: it answers `FAKE_REPLY: <last user text>`,
  * streamed. A prompt containing `SLOW` streams one word every 300 ms (for stop tests and live
  * text), `STREAM` one every 20 ms for about a second (a model typing, for the cost of a turn); one containing `FAIL500` is answered 500, as a provider that is down (opencode retries);
- * the {@link TOOL_MARKERS} (and `CAPABILITY`, see `capabilityCall`) make it call a tool first.
+ * the {@link TOOL_MARKERS} (and `CAPABILITY`, see `capabilityCall`) make it call a tool first, and `STEPS <n>` (see
+ * `stepCall`) n tools one after another.
  */
 export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRequest[]; close(): Promise<void> }> {
   const requests: FakeLlmRequest[] = [];
@@ -78,7 +98,14 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
     const last = messages.at(-1);
     const toolResult = last?.role === "tool" ? textOf(last.content) : undefined;
     const tools = (body.tools ?? []).map((t) => t.function?.name ?? "");
-    requests.push({ path: request.url ?? "", lastUserText, stream: body.stream === true, tools, ...(toolResult !== undefined ? { toolResult } : {}) });
+    requests.push({
+      path: request.url ?? "",
+      lastUserText,
+      stream: body.stream === true,
+      tools,
+      at: Date.now(),
+      ...(toolResult !== undefined ? { toolResult } : {}),
+    });
     if (lastUserText.includes("FAIL500")) {
       response.writeHead(500, { "content-type": "application/json" });
       response.end(JSON.stringify({ error: { message: "fake provider is down", type: "server_error" } }));
@@ -88,14 +115,17 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
     const toolCall =
       toolResult === undefined
         ? (capabilityCall(lastUserText, tools) ??
-          Object.entries(TOOL_MARKERS).find(([marker, call]) => lastUserText.includes(marker) && tools.includes(call.name))?.[1])
-        : undefined;
+          Object.entries(TOOL_MARKERS).find(([marker, call]) => lastUserText.includes(marker) && tools.includes(call.name))?.[1] ??
+          stepCall(lastUserText, tools, messages))
+        : stepCall(lastUserText, tools, messages);
     const reply = toolResult === undefined ? `FAKE_REPLY: ${lastUserText}` : `FAKE_REPLY: the tool said ${toolResult.slice(0, 200)}`;
     const pace = Object.entries(PACES).find(([marker]) => lastUserText.includes(marker))?.[1];
     const pieces = pace ? [...reply.split(" ").map((w) => `${w} `), ...Array(pace.extraWords).fill("more ")] : [reply];
     const delay = pace?.everyMs ?? 0;
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
       `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "fake-model", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    // Every streamed answer ends with its usage, as a provider asked for it reports.
+    const usageChunk = `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", choices: [], usage: USAGE })}\n\n`;
     if (body.stream !== true) {
       response.writeHead(200, { "content-type": "application/json" });
       response.end(
@@ -103,7 +133,7 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
           id: "chatcmpl-fake",
           object: "chat.completion",
           choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+          usage: USAGE,
         }),
       );
       return;
@@ -114,6 +144,7 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
       const call = { index: 0, id: `call_${requests.length}`, type: "function", function: { name: toolCall.name, arguments: JSON.stringify(toolCall.args) } };
       response.write(chunk({ tool_calls: [call] }));
       response.write(chunk({}, "tool_calls"));
+      response.write(usageChunk);
       response.end("data: [DONE]\n\n");
       return;
     }
@@ -123,9 +154,7 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
       if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
     }
     response.write(chunk({}, "stop"));
-    response.write(
-      `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`,
-    );
+    response.write(usageChunk);
     response.end("data: [DONE]\n\n");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

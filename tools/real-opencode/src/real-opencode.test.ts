@@ -32,3 +32,23 @@ it("runs a real opencode offline that answers through the fake model", async () 
   const messages = (await (await fetch(`${opencode.url}/session/${session.id}/message`)).json()) as { info: { id: string; role: string } }[];
   console.log("message ids", messages.map((m) => `${m.info.role}:${m.info.id}`).join(" "));
 });
+
+it("runs a turn of several steps with STEPS <n>, each step with its own usage", async () => {
+  const session = (await (
+    await fetch(`${opencode.url}/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "steps" }) })
+  ).json()) as { id: string };
+  await fetch(`${opencode.url}/session/${session.id}/message`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ parts: [{ type: "text", text: "STEPS 3 probe" }] }),
+  });
+  const calls = opencode.llmRequests.filter((r) => r.lastUserText === "STEPS 3 probe" && r.tools.length > 0);
+  expect(calls).toHaveLength(4);
+  const messages = (await (await fetch(`${opencode.url}/session/${session.id}/message`)).json()) as {
+    info: { role: string; finish?: string; tokens?: { input: number; output: number } };
+    parts: { type: string; tokens?: { input: number; output: number } }[];
+  }[];
+  const replies = messages.filter((m) => m.info.role === "assistant");
+  expect(replies.map((m) => m.info.finish)).toEqual(["tool-calls", "tool-calls", "tool-calls", "stop"]);
+  for (const reply of replies) expect(reply.parts.find((p) => p.type === "step-finish")?.tokens).toMatchObject({ input: 10, output: 5 });
+});

@@ -28,9 +28,17 @@ export interface Coalescing {
  */
 const isKnown = (event: TaskEventInput) => event.type === "status" && event.payload.status === "running";
 
-/** Events the human or the reader waits on: they never wait for a window. */
+/**
+ * Events that never wait for a window: what the human or the reader waits on, and a step's usage
+ * (the gateway pauses a turn at a budget in the post that carries the usage reaching it, and tells
+ * the runner to stop in that post's answer; an engine reports usage once a step, so at most one
+ * post more a step).
+ */
 const isUrgent = (event: TaskEventInput) =>
-  event.type === "input.requested" || event.type === "input.resolved" || (event.type === "status" && event.payload.status === "waiting_input");
+  event.type === "input.requested" ||
+  event.type === "input.resolved" ||
+  event.type === "usage" ||
+  (event.type === "status" && event.payload.status === "waiting_input");
 
 type Pending = TaskEventInput & { bytes: number };
 
