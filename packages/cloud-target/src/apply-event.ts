@@ -6,6 +6,15 @@ export const STREAM_GAP = " […the gateway's event stream reconnected here; som
 // Live text is bounded per message: reads cut it further, this only stops a runaway reply.
 const LIVE_TEXT_LIMIT = 200_000;
 
+// Steps' usage kept per session: past it, a followed turn counts the later steps at its looks only.
+const STEPS_KEPT = 10_000;
+
+const stepSpendOf = (update: { inputTokens: number; outputTokens: number; cost: number | undefined }) => ({
+  inputTokens: update.inputTokens,
+  outputTokens: update.outputTokens,
+  ...(update.cost !== undefined && update.cost > 0 ? { costMicros: Math.round(update.cost * 1_000_000) } : {}),
+});
+
 export function applyEvent(stream: Stream, update: OpencodeSessionUpdate) {
   const tracked = stream.sessions.get(update.sessionId);
   if (!tracked) return;
@@ -62,9 +71,11 @@ export function applyEvent(stream: Stream, update: OpencodeSessionUpdate) {
     case "resolved":
       signals.requests++;
       return bump(tracked);
-    // A step ended (its usage is in the message list): a budgeted turn's follower looks.
+    // A step ended (its usage is in the message list): a budgeted turn's follower looks, and
+    // counts what the step used before that look comes back.
     case "usage":
       signals.steps++;
+      if (signals.stepSpend.size < STEPS_KEPT) signals.stepSpend.set(update.partId, stepSpendOf(update));
       return bump(tracked);
     // Tool calls reach a reader through the message list.
     case "tool":

@@ -35,8 +35,8 @@ export async function follow(ctx: CloudContext, client: WorkerClient, source: Ev
       const call = { organizationId: turn.call.organizationId, userId: turn.call.userId, memberId: turn.call.memberId, referenceId: turn.call.referenceId };
       const basis = { state: "running" as const, lastError: null, targetRef: turn.targetRef };
       const look = async () => {
-        const { view, spend } = await lookAt(ctx, client, source.workspaceId, remoteId, basis, watch.signals());
-        return { view, spend };
+        const { view, spend, counted } = await lookAt(ctx, client, source.workspaceId, remoteId, basis, watch.signals());
+        return { view, spend, counted };
       };
       const followed: FollowedTurn = {
         call,

@@ -1,7 +1,7 @@
 import type { LedgerSession } from "@openwork/remote-session-core";
 import type { MessageWithParts } from "@openwork/opencode-client/internal";
 import type { CloudContext } from "./cloud-context.js";
-import { spendOfMessages } from "./cloud-spend.js";
+import { countedSteps, spendOfMessages } from "./cloud-spend.js";
 import { buildCloudTranscript } from "./cloud-transcript.js";
 import { sessionRequests } from "./pending-requests.js";
 import { cloudSessionState } from "./turn-state.js";
@@ -11,7 +11,7 @@ import type { SessionSignals } from "./worker-events.js";
 /** What the state of a session is read against: the ledger row, or what a followed turn knows of it. */
 export type StateBasis = Pick<LedgerSession, "state" | "lastError" | "targetRef">;
 
-/** One look at a session on its worker: its transcript, and the state it shows. */
+/** One look at a session on its worker: its transcript, the state it shows, what it spent (and the steps that counts). */
 export async function lookAt(
   ctx: CloudContext,
   client: WorkerClient,
@@ -26,7 +26,7 @@ export async function lookAt(
   const transcript = buildCloudTranscript(messages, { liveText: signals?.liveText, liveTextPartial: signals?.liveTextPartial, workerIdle });
   const now = Date.now();
   const view = cloudSessionState({ transcript, status, signals, session, now, graceMs: ctx.graceMs, pending: requests[0]?.pending });
-  return { transcript, view, spend: spendOfMessages(messages, view.state === "running", now) };
+  return { transcript, view, spend: spendOfMessages(messages, view.state === "running", now), counted: countedSteps(messages) };
 }
 
 /**

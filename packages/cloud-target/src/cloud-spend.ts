@@ -1,5 +1,6 @@
 import { type MessageWithParts, stepTokens } from "@openwork/opencode-client/internal";
 import type { ObservedSpend } from "@openwork/remote-session-core";
+import type { StepSpend } from "./worker-events.js";
 
 /**
  * What a session's messages on its worker say it spent: each ended step's tokens (`stepTokens`:
@@ -29,4 +30,38 @@ export function spendOfMessages(messages: readonly MessageWithParts[], running: 
     }
   }
   return spend;
+}
+
+/**
+ * The ids of the step-finish parts `spendOfMessages` counted in `messages`; null when one has no
+ * id (the steps the event stream heard could then not be told apart from them).
+ */
+export function countedSteps(messages: readonly MessageWithParts[]): Set<string> | null {
+  const ids = new Set<string>();
+  for (const { info, parts } of messages) {
+    if (info.role !== "assistant") continue;
+    for (const part of parts) {
+      if (part.type !== "step-finish" || !part.tokens) continue;
+      if (part.id === undefined) return null;
+      ids.add(part.id);
+    }
+  }
+  return ids;
+}
+
+/**
+ * `spend` (a look's totals, counting the steps `counted`) with the steps the event stream heard
+ * since that look added: what the session spent at least, known the moment a step ends, before
+ * the next look reads the message list. A step the look counted is never added twice.
+ */
+export function withUnseenSteps(spend: ObservedSpend, counted: ReadonlySet<string>, steps: ReadonlyMap<string, StepSpend>): ObservedSpend {
+  const total = { ...spend };
+  for (const [partId, step] of steps) {
+    if (counted.has(partId)) continue;
+    total.reported = true;
+    total.tokensIn += step.inputTokens;
+    total.tokensOut += step.outputTokens;
+    if (step.costMicros !== undefined) total.costMicros = (total.costMicros ?? 0) + step.costMicros;
+  }
+  return total;
 }

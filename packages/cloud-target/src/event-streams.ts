@@ -2,7 +2,7 @@ import type { Logger } from "@openwork/remote-session-core";
 import { followSse } from "@openwork/remote-session-core/wire";
 import { type OpencodeSessionUpdate, readOpencodeEvent } from "@openwork/opencode-client";
 import { applyEvent } from "./apply-event.js";
-import type { EventSource, SessionSignals, WorkerEventsOptions } from "./worker-events.js";
+import type { EventSource, SessionSignals, StepSpend, WorkerEventsOptions } from "./worker-events.js";
 
 // Dropped streams whose live text is kept for the next stream of the same worker workspace.
 const RETIRED_KEPT = 64;
@@ -18,6 +18,7 @@ export interface Tracked {
     status: SessionSignals["status"];
     requests: number;
     steps: number;
+    stepSpend: Map<string, StepSpend>;
   };
   /** Text parts whose creation this stream heard, by message id: their deltas are the whole text. */
   partsHeard: Map<string, Set<string>>;
@@ -137,5 +138,5 @@ export function closeStreams(ctx: EventsContext): void {
 }
 
 export function emptySignals(): Tracked["signals"] {
-  return { liveText: new Map(), liveTextPartial: new Set(), error: null, status: null, requests: 0, steps: 0 };
+  return { liveText: new Map(), liveTextPartial: new Set(), error: null, status: null, requests: 0, steps: 0, stepSpend: new Map() };
 }

@@ -2,6 +2,7 @@ import { errorFacts, type Logger, type TargetCall } from "@openwork/remote-sessi
 import type { ObservedSpend } from "@openwork/remote-session-core";
 import type { ObservedState, SessionState } from "@openwork/remote-session-core/internal";
 import type { CloudSessionView } from "./turn-state.js";
+import { withUnseenSteps } from "./cloud-spend.js";
 import type { SessionWatch } from "./worker-events.js";
 
 /** What the target tells its host of a turn it follows: `onObserved` of the cloud target's options. */
@@ -22,12 +23,25 @@ export interface FollowedTurn {
   promptAt: number;
   /** Its spend is checked against a budget: it is looked at after each step, and what it spent told. */
   budgeted: boolean;
-  /** One look at the session on its worker: its state, and what its messages say it spent. */
-  look: () => Promise<{ view: CloudSessionView; spend?: ObservedSpend | undefined }>;
+  /** One look at the session on its worker: its state, what its messages say it spent, and the steps that counts. */
+  look: () => Promise<Look>;
   onObserved: OnObserved;
   /** Ends the follow: the target was closed. */
   signal: AbortSignal;
 }
+
+/** What one look found. */
+export interface Look {
+  view: CloudSessionView;
+  spend?: ObservedSpend | undefined;
+  /** The steps `spend` counts, by part id (null: it cannot say). */
+  counted?: ReadonlySet<string> | null;
+}
+
+/** What a budgeted turn's follower last knew it spent: a look's totals, and the steps they count. */
+type Spent = { spend: ObservedSpend; counted: ReadonlySet<string> } | null;
+
+const NOTHING_SPENT: ObservedSpend = { tokensIn: 0, tokensOut: 0, runningMs: 0, reported: false };
 
 // A turn is over in these: nothing more to follow.
 const TURN_OVER: ReadonlySet<SessionState> = new Set(["idle", "failed", "stopped"]);
@@ -37,9 +51,26 @@ const TURN_OVER: ReadonlySet<SessionState> = new Set(["idle", "failed", "stopped
  * request was asked or resolved, or no busy status came within `graceMs` of the prompt; each state
  * a look shows that differs from the last goes to `onObserved`, until the turn is over. Without a
  * live stream it looks every `graceMs`. A look that fails is logged and tried again later. Ends
- * early when `turn.signal` aborts.
+ * early when `turn.signal` aborts. A budgeted turn is looked at once at the start, so that at
+ * each step's end what it spent is told at once — the last look's totals and the steps the
+ * stream heard since (`withUnseenSteps`) — and a budget it reaches stops it before the look that
+ * follows comes back (a look reads the whole message list through the worker).
  */
 export async function followTurn(watch: SessionWatch, turn: FollowedTurn, until: number, graceMs: number, logger: Logger): Promise<void> {
+  if (!turn.budgeted) return lookUntilOver(watch, turn, until, graceMs, logger, { last: null });
+  // A budgeted turn's steps are told as they end, beside the looks (one may be under way then).
+  const spent = { last: await firstSpend(turn, logger) };
+  const followed = new AbortController();
+  void tellEachStep(watch, turn, spent, until, AbortSignal.any([turn.signal, followed.signal]), logger);
+  try {
+    await lookUntilOver(watch, turn, until, graceMs, logger, spent);
+  } finally {
+    followed.abort();
+  }
+}
+
+/** The looks of `followTurn`; each of a budgeted turn keeps what it found in `spent`. */
+async function lookUntilOver(watch: SessionWatch, turn: FollowedTurn, until: number, graceMs: number, logger: Logger, spent: { last: Spent }): Promise<void> {
   let from = turn.from;
   // What the ledger holds once the call's own record lands: a look that shows anything else is news,
   // even a state the session was in before the call (a follow-up's idle after an idle turn).
@@ -59,12 +90,12 @@ export async function followTurn(watch: SessionWatch, turn: FollowedTurn, until:
     const silent = !busy && Date.now() - turn.promptAt > graceMs;
     if (ended || asked || silent || stepped || !watch.live()) {
       try {
-        const { view, spend } = await turn.look();
-        const spent = spend ? { spend } : {};
+        const { view, spend, counted } = await turn.look();
+        if (turn.budgeted && spend && counted) spent.last = { spend, counted };
         const told = view.state !== known;
         if (told) {
           const news = from.filter((state) => state !== view.state);
-          const observed = { from: news, state: view.state, ...(view.lastError ? { lastError: view.lastError } : {}), ...spent };
+          const observed = { from: news, state: view.state, ...(view.lastError ? { lastError: view.lastError } : {}), ...(spend ? { spend } : {}) };
           const moved = await turn.onObserved(turn.call, turn.sessionId, observed);
           // A turn over within ms of its prompt can be seen before the call records its own state
           // (`running`, after the prompt went): the row refused it, so it is looked at again soon.
@@ -101,3 +132,52 @@ const delay = (ms: number, signal: AbortSignal) =>
     }
     signal.addEventListener("abort", done, { once: true });
   });
+
+/** A budgeted turn's first look: what it spent before its steps (nothing known when the look fails). */
+async function firstSpend(turn: FollowedTurn, logger: Logger): Promise<Spent> {
+  try {
+    const { spend, counted } = await turn.look();
+    return counted ? { spend: spend ?? NOTHING_SPENT, counted } : null;
+  } catch (error) {
+    logger.warn("cloud target: a budgeted turn could not be looked at", {
+      sessionId: turn.sessionId,
+      referenceId: turn.call.referenceId,
+      error: errorFacts(error),
+    });
+    return null;
+  }
+}
+
+/**
+ * Tells, as each step of a budgeted turn ends, what the turn spent at least: the last look's
+ * totals and the steps the stream heard since (the looks tell it exactly, later). Ends with the
+ * turn, the stream, or the follow.
+ */
+async function tellEachStep(
+  watch: SessionWatch,
+  turn: FollowedTurn,
+  spent: { last: Spent },
+  until: number,
+  signal: AbortSignal,
+  logger: Logger,
+): Promise<void> {
+  let steps = watch.signals().steps;
+  let told = 0;
+  const ended = new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  while (watch.live() && Date.now() < until && !signal.aborted) {
+    const signals = watch.signals();
+    if (signals.steps !== steps && spent.last) {
+      steps = signals.steps;
+      const spend = withUnseenSteps(spent.last.spend, spent.last.counted, signals.stepSpend ?? new Map());
+      // Tokens and micro-dollars only grow: a larger sum is a step this has not told.
+      const grown = spend.tokensIn + spend.tokensOut + (spend.costMicros ?? 0);
+      if (grown > told) {
+        told = grown;
+        await turn.onObserved(turn.call, turn.sessionId, { from: [], state: "running", spend }).catch((error: unknown) => {
+          logger.warn("cloud target: a step's spend was not told", { sessionId: turn.sessionId, referenceId: turn.call.referenceId, error: errorFacts(error) });
+        });
+      }
+    }
+    await Promise.race([watch.changed(watch.version(), until - Date.now()), ended]);
+  }
+}

@@ -26,6 +26,16 @@ export interface SessionSignals {
   requests?: number;
   /** Steps the engine finished (each reports its usage): a followed turn with a budget looks at each. */
   steps?: number;
+  /** What each finished step the stream heard used, by its part id (see `withUnseenSteps`). */
+  stepSpend?: ReadonlyMap<string, StepSpend>;
+}
+
+/** What one engine step reported it used (its `step-finish` part). */
+export interface StepSpend {
+  inputTokens: number;
+  outputTokens: number;
+  /** Micro-dollars; absent when the step was not priced. */
+  costMicros?: number;
 }
 
 /** One caller's interest in a session's events. */
