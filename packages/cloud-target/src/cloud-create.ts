@@ -28,6 +28,8 @@ export async function createCloudSession(ctx: CloudContext, call: TargetCall, in
   const ref: CloudRef = { workerId, workspaceId };
   const targetRef = {
     ...ref,
+    // Whose worker it is: a gateway that starts resolves it again to follow a budgeted turn.
+    memberId: call.memberId,
     [OWN_ENTRY]: true,
     ...(promptId ? { createPromptId: promptId, lastPromptId: promptId, lastPromptAt: Date.now() } : {}),
   };

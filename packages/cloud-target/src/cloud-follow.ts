@@ -1,7 +1,8 @@
-import type { TargetCall } from "@openwork/remote-session-core";
+import type { LedgerSession, TargetCall } from "@openwork/remote-session-core";
 import type { SessionState } from "@openwork/remote-session-core/internal";
-import type { CloudContext } from "./cloud-context.js";
+import { type CloudContext, clientFor } from "./cloud-context.js";
 import { lookAt } from "./cloud-look.js";
+import { locate, sourceOf } from "./cloud-ref.js";
 import { delay } from "./delay.js";
 import { type FollowedTurn, followTurn } from "./follow-turn.js";
 import type { WorkerClient } from "./worker-client.js";
@@ -64,4 +65,27 @@ async function listen(watch: SessionWatch, until: number): Promise<void> {
     busy ||= signals.status !== null;
     await watch.changed(watch.version(), until - Date.now());
   }
+}
+
+/**
+ * Follows a budgeted turn this process did not start (see `Target.followRunning`), as its own
+ * follower would have: as its member (recorded on the session), from the worker's stream. A
+ * session from before the member was recorded is left to its next read; so is one whose worker
+ * is not ready at once (rejects `cloud_runtime_waking`: no turn runs there now).
+ */
+export async function followRunning(ctx: CloudContext, session: LedgerSession, referenceId: string): Promise<boolean> {
+  const { memberId, lastPromptAt } = session.targetRef;
+  if (typeof memberId !== "string") return false;
+  const call = { organizationId: session.organizationId, userId: session.userId, memberId, referenceId };
+  const { client, worker } = await clientFor(ctx, call, 0);
+  const { ref, remoteId } = locate(session);
+  await follow(ctx, client, sourceOf(worker, ref.workspaceId), remoteId, {
+    call,
+    sessionId: session.id,
+    from: [session.state],
+    promptAt: typeof lastPromptAt === "number" ? lastPromptAt : Date.now(),
+    targetRef: session.targetRef,
+    budgeted: session.budgeted,
+  });
+  return true;
 }

@@ -4,6 +4,7 @@ import { newOpencodeMessageId } from "@openwork/opencode-client/internal";
 import { closeCloudContext, createCloudContext } from "./cloud-context.js";
 import { createCloudSession } from "./cloud-create.js";
 import { CLOUD_ERRORS } from "./cloud-errors.js";
+import { followRunning } from "./cloud-follow.js";
 import { readCloudSession } from "./cloud-read.js";
 import { respondCloudRequest } from "./cloud-respond.js";
 import { sendCloudPrompt } from "./cloud-send.js";
@@ -97,6 +98,7 @@ export function createCloudTarget(options: CloudTargetOptions): CloudTarget {
     newMessageId: () => newOpencodeMessageId(),
     stop: (call, session) => stopCloudSession(ctx, call, session),
     respond: (call, session, input) => respondCloudRequest(ctx, call, session, input),
+    followRunning: (session, referenceId) => followRunning(ctx, session, referenceId),
     close: () => closeCloudContext(ctx),
   };
 }

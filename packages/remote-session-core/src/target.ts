@@ -265,6 +265,14 @@ export interface Target {
    * them). Optional: a target that hands out no receipts has none to find.
    */
   sessionOfReceipt?(call: TargetCall, receipt: Receipt): Promise<string | null>;
+  /**
+   * Follows again a budgeted turn the ledger shows running, which this process did not start: a
+   * gateway that starts calls it for the turns `runningBudgeted` finds, since the follower that
+   * checked their budget lived in the process that stopped. Answers whether it follows it (the
+   * session names no owner it can act as, or its worker is not up: false). Optional: a target
+   * whose spend arrives by itself (a desktop's runner posts it) needs none.
+   */
+  followRunning?(session: LedgerSession, referenceId: string): Promise<boolean>;
 }
 
 /** A target's receipt for work it queued: the command that creates a session, or a request about one. */

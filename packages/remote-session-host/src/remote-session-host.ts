@@ -10,6 +10,7 @@ import { createHostNotifications } from "./host-notifications.js";
 import type { RemoteSessionHost, RemoteSessionHostOptions } from "./host-options.js";
 import { createMcpGate, verifyMcpTokenWith } from "./mcp-gate.js";
 import { createMcpRoutes } from "./mcp-routes.js";
+import { followBudgetedTurns } from "./follow-budgeted-turns.js";
 import { createMemberGate, type MemberGate, mcpMemberKey } from "./member-gate.js";
 import { DEFAULT_MEMBER_LIMITS, type MemberLimits } from "./member-limits.js";
 import { createMetrics, type Metrics } from "./metrics.js";
@@ -116,6 +117,7 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
         await close();
         throw error;
       });
+      if (cloud) void followBudgetedTurns(options.sql, cloud, options.cloud?.followMs, parts.logger);
     },
     close,
   };

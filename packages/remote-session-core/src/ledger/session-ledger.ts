@@ -8,6 +8,7 @@ import type { LedgerSession } from "./ledger-session.js";
 import { listSessions, listTree, type ListOptions } from "./list-sessions.js";
 import { requestStop } from "./request-stop.js";
 import type { Budget, BudgetPause } from "./session-budget.js";
+import { runningBudgetedTurns } from "./budgeted-turns.js";
 import { budgetsOver, type HeldBudget, pauseFoundIdle, pauseOverBudget, type RaisedBudget, raiseBudget, refuseWhilePaused } from "./tree-budget.js";
 import { countLiveSpawned, reserveSpawnedSession, type SpawnRules } from "./reserve-spawned-session.js";
 import { type IdempotencyOptions, runIdempotent } from "./run-idempotent.js";
@@ -64,6 +65,8 @@ export interface SessionLedger {
   raiseBudget(scope: OwnerScope, sessionId: string, pauseId: string, raise: Budget): Promise<RaisedBudget | null>;
   /** The budgets held by the session and the sessions above it, nearest first, with their trees' spend. */
   budgetsOver(session: SessionKey): Promise<HeldBudget[]>;
+  /** Budgeted turns of `target` running, active within `withinMs` (see `runningBudgetedTurns`): every organization's. */
+  runningBudgeted(target: string, withinMs: number, limit: number): Promise<LedgerSession[]>;
   idempotent<T>(
     scope: OwnerScope,
     request: { operation: "create" | "send" | "respond"; key: string; args: unknown },
@@ -94,6 +97,7 @@ export function createSessionLedger(sql: Queryable): SessionLedger {
     refuseWhilePaused: (scope, session, what) => refuseWhilePaused(sql, scope, session, what),
     raiseBudget: (scope, sessionId, pauseId, raise) => raiseBudget(sql, scope, sessionId, pauseId, raise),
     budgetsOver: (session) => budgetsOver(sql, session),
+    runningBudgeted: (target, withinMs, limit) => runningBudgetedTurns(sql, target, withinMs, limit),
     idempotent: (scope, request, run, options) => runIdempotent(sql, scope, request, run, options),
     takeRateLimit: (scope, rule) => takeRateLimit(sql, scope, rule),
     in: (tx) => createSessionLedger(tx),
