@@ -58,7 +58,8 @@ async function memberClient() {
 }
 
 it("pauses a budgeted cloud turn at its budget after the gateway restarted mid-turn, with nobody reading it", async () => {
-  const prompt = "STEPS 400 across a restart";
+  // A model call every ~200 ms: the restart takes a few of them, the budget is crossed well after.
+  const prompt = "STEPS 400 PACE 150 across a restart";
   const calls = () => opencode.llmRequests.filter((r) => r.lastUserText === prompt && r.tools.length > 0).length;
   const before = await memberClient();
   // Crossed at the 40th model call, seconds after the restart.
@@ -89,7 +90,7 @@ it("pauses a budgeted cloud turn at its budget after the gateway restarted mid-t
     settled = calls();
   }
   expect(settled).toBeGreaterThanOrEqual(40);
-  expect(settled).toBeLessThan(50);
+  expect(settled).toBeLessThan(60);
 
   const after = await memberClient();
   const read = await after.execute("remote-session:read", { sessionId });

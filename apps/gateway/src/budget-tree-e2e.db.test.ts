@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createOpencodeEngine, startDesktopRunner } from "@openwork/desktop-runner";
 import { type RealOpencode, startRealOpencode } from "@openwork/real-opencode";
+import { CONTINUE_PROMPT } from "@openwork/remote-session-core";
 import { useTestDatabase } from "@openwork/test-postgres";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +17,9 @@ import { sessionCalls } from "./testing/session-calls.js";
 // budget from the grandchild's request, and the grandchild goes on.
 const db = useTestDatabase();
 const member = fixedDevMember("budget-tree");
+// The grandchild works step after step (a model call every ~100 ms), so the pause finds it running.
+const STEPS = 30;
+const GRANDCHILD_PROMPT = `STEPS ${STEPS} PACE 100 the grandchild's work`;
 const engines: RealOpencode[] = [];
 const runners: Awaited<ReturnType<typeof startDesktopRunner>>[] = [];
 let sql: postgres.Sql;
@@ -101,7 +105,7 @@ describe("a budget over a tree of sessions on two desktops", () => {
     expect(child).toMatchObject({ sessionId: expect.any(String) });
     await readUntil(child.sessionId, (r) => r.state === "idle");
     const fromChild = await engineOf(child.sessionId, 1);
-    const grandchild = (await fromChild.create({ target: "desktop", runner: "desk-a-budget-0001", title: "Grandchild on A", prompt: "say something short" }))
+    const grandchild = (await fromChild.create({ target: "desktop", runner: "desk-a-budget-0001", title: "Grandchild on A", prompt: GRANDCHILD_PROMPT }))
       .structuredContent;
     expect(grandchild).toMatchObject({ sessionId: expect.any(String) });
 
@@ -112,7 +116,7 @@ describe("a budget over a tree of sessions on two desktops", () => {
       pending: { kind: "budget", scope: "tree", budgetOf: root.sessionId, budget: { tokens: 1 } },
     });
     expect(paused.pending.spent.tokens).toBeGreaterThan(1);
-    expect(engines[0]!.llmRequests.some((r) => r.lastUserText.includes("say something short"))).toBe(true);
+    expect(engines[0]!.llmRequests.some((r) => r.lastUserText === GRANDCHILD_PROMPT)).toBe(true);
 
     // Nothing else runs in that tree: the root's send and the child's spawn are refused, naming the pause.
     const naming = { error: "budget_paused", sessionId: grandchild.sessionId, requestId: paused.pending.id };
@@ -142,6 +146,9 @@ describe("a budget over a tree of sessions on two desktops", () => {
     expect(raised).toMatchObject({ alreadyAnswered: false });
     const goneOn = await readUntil(grandchild.sessionId, (r) => r.state === "idle" && r.finalAssistantText !== undefined);
     expect(goneOn.pending).toBeUndefined();
+    // Stopped mid-turn at the pause (far short of its steps), it went on with the plain continue prompt.
+    expect(engines[0]!.llmRequests.filter((r) => r.lastUserText === GRANDCHILD_PROMPT && r.tools.length > 0).length).toBeLessThan(STEPS);
+    expect(engines[0]!.llmRequests.some((r) => r.lastUserText === CONTINUE_PROMPT)).toBe(true);
     expect((await ok("remote-session:read", { sessionId: root.sessionId })).budget).toEqual({ tokens: 1_000_000_000 });
     const sent = await execute("remote-session:send", { sessionId: root.sessionId, prompt: "now within budget" });
     expect(sent.isError).toBeUndefined();

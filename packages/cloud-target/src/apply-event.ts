@@ -6,8 +6,9 @@ export const STREAM_GAP = " […the gateway's event stream reconnected here; som
 // Live text is bounded per message: reads cut it further, this only stops a runaway reply.
 const LIVE_TEXT_LIMIT = 200_000;
 
-// Steps' usage kept per session: past it, a followed turn counts the later steps at its looks only.
-const STEPS_KEPT = 10_000;
+// Steps' usage kept per session, for its current turn: past it, a followed turn counts the later
+// steps at its looks only.
+const STEPS_KEPT = 1_000;
 
 const stepSpendOf = (update: { inputTokens: number; outputTokens: number; cost: number | undefined }) => ({
   inputTokens: update.inputTokens,
@@ -40,9 +41,11 @@ export function applyEvent(stream: Stream, update: OpencodeSessionUpdate) {
     }
     case "message": {
       if (update.role === "user" && update.messageId !== tracked.lastUserMessageId) {
-        // A new turn: an error seen before belongs to an older one.
+        // A new turn: an error seen before belongs to an older one, and so do the steps heard so
+        // far (a follower's looks count those; dropping them only lowers its estimate between looks).
         tracked.lastUserMessageId = update.messageId;
         signals.error = null;
+        signals.stepSpend.clear();
       }
       if (update.ended) {
         signals.liveText.delete(update.messageId);

@@ -43,6 +43,8 @@ export async function sendCloudPrompt(ctx: CloudContext, call: TargetCall, sessi
   ctx.logger.info("cloud target: prompt sent", { sessionId: session.id, referenceId: call.referenceId, alreadyPresent, promptChars: input.prompt.length });
   const targetRef = {
     lastPromptId: messageId,
+    // Whose worker it is (a session from before this was recorded gets it here): see `followRunning`.
+    memberId: call.memberId,
     ...(alreadyPresent ? {} : { lastPromptAt: promptAt }),
     ...(ownEntry ? { [OWN_ENTRY]: true } : {}),
   };

@@ -41,6 +41,9 @@ export interface Look {
 /** What a budgeted turn's follower last knew it spent: a look's totals, and the steps they count. */
 type Spent = { spend: ObservedSpend; counted: ReadonlySet<string> } | null;
 
+// The longest one wait of the per-step loop: what it leaves behind when the follow ends.
+const STEP_WAIT_MS = 5_000;
+
 const NOTHING_SPENT: ObservedSpend = { tokensIn: 0, tokensOut: 0, runningMs: 0, reported: false };
 
 // A turn is over in these: nothing more to follow.
@@ -151,7 +154,7 @@ async function firstSpend(turn: FollowedTurn, logger: Logger): Promise<Spent> {
 /**
  * Tells, as each step of a budgeted turn ends, what the turn spent at least: the last look's
  * totals and the steps the stream heard since (the looks tell it exactly, later). Ends with the
- * turn, the stream, or the follow.
+ * follow (its turn over, its window past, its target closed).
  */
 async function tellEachStep(
   watch: SessionWatch,
@@ -164,7 +167,7 @@ async function tellEachStep(
   let steps = watch.signals().steps;
   let told = 0;
   const ended = new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
-  while (watch.live() && Date.now() < until && !signal.aborted) {
+  while (Date.now() < until && !signal.aborted) {
     const signals = watch.signals();
     if (signals.steps !== steps && spent.last) {
       steps = signals.steps;
@@ -178,6 +181,9 @@ async function tellEachStep(
         });
       }
     }
-    await Promise.race([watch.changed(watch.version(), until - Date.now()), ended]);
+    // A stream that is down (or not up yet) is waited for: the looks meanwhile poll. Each wait is
+    // short, so the one the follow's end leaves behind lingers no longer.
+    const wait = Math.min(until - Date.now(), STEP_WAIT_MS);
+    await (watch.live() ? Promise.race([watch.changed(watch.version(), wait), ended]) : delay(wait, signal));
   }
 }

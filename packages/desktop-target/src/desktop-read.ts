@@ -6,7 +6,7 @@ import type { DesktopContext } from "./desktop-context.js";
 import { holderFor } from "./holder-for.js";
 import { findPinnedRunners } from "./store/find-pinned-runners.js";
 import { loadSessionTasks } from "./store/load-session-tasks.js";
-import { askedRequest, stillOpen } from "./store/asked-request.js";
+import { stillAsked } from "./store/asked-request.js";
 import { sessionRunningTime } from "./store/session-running-time.js";
 import { buildTranscript } from "./transcript/build-transcript.js";
 
@@ -36,11 +36,9 @@ export async function desktopRead(ctx: DesktopContext, call: TargetCall, session
     const recorded = (await ctx.ledger.find(call, session.id)) ?? session;
     const tasks = await loadSessionTasks(ctx.sql, session, anchor?.taskId);
     const transcript = buildTranscript(tasks, anchor && tasks[0]?.id === anchor.taskId ? anchor.first : 0);
-    // The running turn's own events say whether it waits on the human; an answer it was handed
-    // already says it runs on, before the turn reports so (the core records the move).
-    const asked = await askedRequest(ctx.sql, session, tasks);
-    const pending = stillOpen(asked);
-    const current = { ...recorded, state: pending ? "waiting_input" : asked && recorded.state === "waiting_input" ? "running" : recorded.state } as const;
+    // The running turn's own events say whether it waits on the human (what an answer reached is not).
+    const pending = await stillAsked(ctx.sql, session, tasks);
+    const current = pending ? { ...recorded, state: "waiting_input" as const } : recorded;
     const settled = answeredAfter(transcript, position) || !WAITABLE.has(current.state) || Date.now() >= deadline || call.signal?.aborted;
     if (settled) {
       stopWaiting.abort();

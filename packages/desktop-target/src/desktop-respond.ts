@@ -8,7 +8,7 @@ import { fail } from "./desktop-errors.js";
 import { holderFor } from "./holder-for.js";
 import { enqueueTask, holderTask } from "./store/enqueue-task.js";
 import { loadSessionTasks } from "./store/load-session-tasks.js";
-import { askedRequest, stillOpen } from "./store/asked-request.js";
+import { stillAsked } from "./store/asked-request.js";
 import { transaction } from "./store/transaction.js";
 
 /**
@@ -18,9 +18,8 @@ import { transaction } from "./store/transaction.js";
 export async function desktopRespond(ctx: DesktopContext, call: TargetCall, session: LedgerSession, input: EngineRespondInput): Promise<RespondOutcome> {
   const relayed = ctx.dialects.relayOf(session);
   if (relayed) fail("desktop_update_required", relayed.answersInApp);
-  const asked = await askedRequest(ctx.sql, session, await loadSessionTasks(ctx.sql, session));
-  const pending = stillOpen(asked);
-  if (!pending || pending.id !== input.requestId) return inputNotPending(input.requestId);
+  const pending = await stillAsked(ctx.sql, session, await loadSessionTasks(ctx.sql, session));
+  if (pending?.id !== input.requestId) return inputNotPending(input.requestId);
   checkAnswerFits(pending.kind, input.answer);
   const requirements = taskRequirements({ kind: "remote_session.respond" });
   await holderFor(ctx, call, session, "remote_session.respond", requirements);

@@ -198,7 +198,8 @@ describe("the desktop target end to end", () => {
     const [kept] = await gateway.sql<{ input: unknown }[]>`select input from desktop_task where id = ${item.taskId}`;
     expect(kept?.input).toEqual({ requestId: "per_asked1" });
     // The turn reports the request resolved on its own stream, later: meanwhile the delivered
-    // answer is what says it asks nothing, and answering it again queues nothing.
+    // answer is what says it asks nothing (the session moved with it), and answering it again queues nothing.
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("running");
     const answered = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
     expect(answered.state).toBe("running");
     expect(answered.pending).toBeUndefined();
@@ -211,6 +212,29 @@ describe("the desktop target end to end", () => {
     const after = await gateway.sessions.read(call, await ledgerFind(member, created.sessionId), { limit: 20, waitMs: 0 });
     expect(after.state).toBe("running");
     expect(after.pending).toBeUndefined();
+
+    // Two requests open at once: an answer to the later one leaves the session waiting on the
+    // earlier; a runner that asks again under an id it used before asks anew.
+    const ask = (requestId: string) => ({ requestId, kind: "permission" as const, title: "bash", detail: `run ${requestId}` });
+    await client.postEvents(task!.taskId, attempt, [
+      { sequence: 4, type: "input.requested", payload: ask("per_first") },
+      { sequence: 5, type: "input.requested", payload: ask("per_asked1") },
+    ]);
+    const deliver = async (requestId: string) => {
+      const responding = gateway.sessions.respond(call, await ledgerFind(member, created.sessionId), { requestId, answer: { permission: "once" } });
+      const work = await eventually(async () => (await client.work()).items.find((i) => i.kind === "remote_session.respond"));
+      const claimed = await client.claim(work.taskId);
+      await client.complete(work.taskId, { attempt: claimed.attempt, status: "done", localSessionId: "ses_local_asks" });
+      return responding;
+    };
+    const reread = () => ledgerFind(member, created.sessionId).then((row) => gateway.sessions.read(call, row, { limit: 20, waitMs: 0 }));
+    expect(await reread()).toMatchObject({ state: "waiting_input", pending: { id: "per_asked1" } });
+    await deliver("per_asked1");
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("waiting_input");
+    expect(await reread()).toMatchObject({ state: "waiting_input", pending: { id: "per_first" } });
+    await deliver("per_first");
+    expect((await ledgerFind(member, created.sessionId)).state).toBe("running");
+    expect((await reread()).pending).toBeUndefined();
   });
 
   it("answers desktop_update_required when the desktop holding a waiting session cannot take answers", async () => {

@@ -74,6 +74,8 @@ describe("the wake stream's opening tells a protocol-5 runner whether work waits
     const token = await gateway.registerRunner(member, "runner-ready-03", { protocolVersion: 4 });
     const events: WakeEvent[] = [];
     const stream = openWakeStream({ client: createRunnerClient({ baseUrl: gateway.baseUrl, token }), onEvent: hintsInto(events) });
+    // The hint of a task made before the stream is up is not sent on it (the runner's opening looks for work instead).
+    await eventually(() => (gateway.hub.stats().runnerStreams === 1 ? true : undefined));
     await gateway.sessions.create(gateway.call(member), { title: "one" });
     await eventually(() => (events.length === 1 ? true : undefined));
     expect(events[0]).toMatchObject({ type: "remote_session_work_available" });

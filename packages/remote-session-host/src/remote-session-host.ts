@@ -90,8 +90,10 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
   const verifyMcpToken = verifyMcpTokenWith(parts.credentials, options.verifyMemberToken);
   const mcpGate = createMcpGate(parts.memberLimits, () => parts.metrics.refused("mcp_requests_in_flight"));
   let closing: Promise<void> | null = null;
+  const closed = new AbortController();
   const close = () =>
     (closing ??= (async () => {
+      closed.abort();
       await push?.close();
       await notifications?.close();
       cloud?.close();
@@ -117,7 +119,7 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
         await close();
         throw error;
       });
-      if (cloud) void followBudgetedTurns(options.sql, cloud, options.cloud?.followMs, parts.logger);
+      if (cloud) void followBudgetedTurns(options.sql, cloud, options.cloud?.followMs, parts.logger, closed.signal);
     },
     close,
   };

@@ -62,7 +62,8 @@ function capabilityCall(text: string, tools: readonly string[]): { name: string;
 /**
  * `STEPS <n>`: a turn of n + 1 model calls, as an agent working through a task step after step —
  * the model writes the todo list (`todowrite`, which asks nobody) n times, then answers. Each
- * call reports its usage, so each of opencode's steps has a cost.
+ * call reports its usage, so each of opencode's steps has a cost. With `PACE <ms>`, each tool
+ * call is answered that much later.
  */
 function stepCall(text: string, tools: readonly string[], messages: { role: string }[]): { name: string; args: Record<string, unknown> } | undefined {
   const steps = Number(/STEPS (\d+)/.exec(text)?.[1] ?? 0);
@@ -141,6 +142,9 @@ export async function startFakeLlm(): Promise<{ url: string; requests: FakeLlmRe
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     response.write(chunk({ role: "assistant", content: "" }));
     if (toolCall) {
+      // `PACE <ms>`: each tool step takes that long, as a model thinking before it calls.
+      const pace = Number(/PACE (\d+)/.exec(lastUserText)?.[1] ?? 0);
+      if (pace > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(pace, 10_000)));
       const call = { index: 0, id: `call_${requests.length}`, type: "function", function: { name: toolCall.name, arguments: JSON.stringify(toolCall.args) } };
       response.write(chunk({ tool_calls: [call] }));
       response.write(chunk({}, "tool_calls"));

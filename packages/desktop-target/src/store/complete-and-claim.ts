@@ -1,13 +1,15 @@
+import type { Queryable } from "@openwork/remote-session-core/internal";
 import type { CompleteRequest, CompleteResponse } from "@openwork/runner-protocol/internal";
 import type { DialectSet } from "../dialects/dialect-set.js";
 import { kindsToClaim } from "../runner-abilities.js";
 import { type AuthenticatedRunner, asAuthenticated, readRegistration, type VerifiedRunner } from "./check-registration.js";
 import { type ClaimOutcome, claimNextTask, heldTask } from "./claim-task.js";
-import { isReplay, lockForCompletion, settleTask, writeSettle } from "./complete-task.js";
+import { answerEndsAsks } from "./asked-request.js";
+import { isReplay, lockForCompletion, type SettledTask, settleTask, writeSettle } from "./complete-task.js";
 import { pauseAtBudget } from "./pause-at-budget.js";
 import { pipeline } from "./pipeline.js";
-import { sessionKey } from "./task-row.js";
-import { writeSessionState } from "./sync-session-state.js";
+import { sessionKey, type TaskRow } from "./task-row.js";
+import { type LiveState, writeSessionState } from "./sync-session-state.js";
 import type { RegisteredRunner, TokenHolder } from "./touch-runner.js";
 import { type TransactionScope, transaction } from "./transaction.js";
 
@@ -73,7 +75,7 @@ export async function completeAndClaim(scope: CompletionScope, verified: Verifie
     }
     const settled = await settleTask(tx, locked, body, scope.turnEventBytes);
     const kinds = body.next ? kindsToClaim(runner, body.next.kinds) : [];
-    const moved = writeSessionState(tx, hints, scope.dialects, settled.session, settled.patch);
+    const moved = writeSessionState(tx, hints, scope.dialects, settled.session, settled.patch, await liveAfter(tx, task, settled));
     const next =
       kinds.length > 0
         ? claimNextTask(tx, hints, runner, kinds, scope.leaseMs, { taskId, settle: settled.writes })
@@ -88,4 +90,15 @@ export async function completeAndClaim(scope: CompletionScope, verified: Verifie
     await commit();
     return { runner, answer: { taskId, state: settled.state }, next: claimed };
   });
+}
+
+/**
+ * How a delivered answer leaves its waiting session: running on when it answered all the running
+ * turn's open requests (one round trip more, for answers only). The turn's own `input.resolved`
+ * may post later; the session, locked here, moves with the answer.
+ */
+async function liveAfter(tx: Queryable, task: TaskRow, settled: SettledTask): Promise<LiveState | undefined> {
+  if (task.kind !== "remote_session.respond" || settled.state !== "done" || settled.session?.state !== "waiting_input") return undefined;
+  const requestId = task.input?.requestId;
+  return typeof requestId === "string" && (await answerEndsAsks(tx, sessionKey(task), requestId)) ? "running" : undefined;
 }

@@ -1,4 +1,4 @@
-import { type LedgerSession, type ReadResult, SESSION_LIMITS, shownState, sumSpend, type Target, fail } from "@openwork/remote-session-core";
+import { type LedgerSession, type ReadResult, SESSION_LIMITS, shownState, type Target, fail } from "@openwork/remote-session-core";
 import { budgetShown } from "../budget-rules.js";
 import { MessageIdSchema, ReadInputSchema } from "@openwork/remote-session-core/internal";
 import { z } from "zod";
@@ -85,8 +85,7 @@ function finalTextCut(shownChars: number) {
 async function spendOf(env: RunEnv, session: LedgerSession, spawner: boolean) {
   const now = (await env.ledger.find(env.call, session.id)) ?? session;
   if (!spawner) return { spend: now.spend, ...budgetShown(now.budget, now.spend) };
-  const tree = await env.ledger.tree(env.call, session.id);
-  const treeSpend = sumSpend([now.spend, ...tree.map((s) => s.spend)]);
+  const treeSpend = await env.ledger.treeSpend({ organizationId: env.call.organizationId, id: session.id });
   // A budget holds for the whole tree: what is left of it is what the tree has not spent.
   return { spend: now.spend, treeSpend, ...budgetShown(now.budget, treeSpend) };
 }

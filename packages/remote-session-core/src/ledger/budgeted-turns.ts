@@ -4,7 +4,8 @@ import { type LedgerSession, type SessionRow, toLedgerSession } from "./ledger-s
 /**
  * The budgeted sessions of `target` whose turn the ledger shows running, active within `withinMs`,
  * unpaused: what a gateway that starts follows again (a turn's follower lived in a process that
- * stopped). Across organizations by design; at most `limit`, the most recently active first.
+ * stopped). Across organizations by design, once a start, through the index of budgeted sessions
+ * (the rest is filtered from their rows); at most `limit`, the most recently active first.
  */
 export async function runningBudgetedTurns(sql: Queryable, target: string, withinMs: number, limit: number): Promise<LedgerSession[]> {
   const rows = await sql<SessionRow[]>`

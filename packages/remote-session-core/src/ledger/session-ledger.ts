@@ -8,8 +8,9 @@ import type { LedgerSession } from "./ledger-session.js";
 import { listSessions, listTree, type ListOptions } from "./list-sessions.js";
 import { requestStop } from "./request-stop.js";
 import type { Budget, BudgetPause } from "./session-budget.js";
+import type { Spend } from "./session-spend.js";
 import { runningBudgetedTurns } from "./budgeted-turns.js";
-import { budgetsOver, type HeldBudget, pauseFoundIdle, pauseOverBudget, type RaisedBudget, raiseBudget, refuseWhilePaused } from "./tree-budget.js";
+import { budgetsOver, type HeldBudget, pauseFoundIdle, pauseOverBudget, type RaisedBudget, raiseBudget, refuseWhilePaused, treeSpend } from "./tree-budget.js";
 import { countLiveSpawned, reserveSpawnedSession, type SpawnRules } from "./reserve-spawned-session.js";
 import { type IdempotencyOptions, runIdempotent } from "./run-idempotent.js";
 import { requireSessionUpdate, type SessionKey, type SessionPatch, updateSession } from "./update-session.js";
@@ -65,6 +66,8 @@ export interface SessionLedger {
   raiseBudget(scope: OwnerScope, sessionId: string, pauseId: string, raise: Budget): Promise<RaisedBudget | null>;
   /** The budgets held by the session and the sessions above it, nearest first, with their trees' spend. */
   budgetsOver(session: SessionKey): Promise<HeldBudget[]>;
+  /** What the session and every session below it spent together (one statement, however large the tree). */
+  treeSpend(session: SessionKey): Promise<Spend>;
   /** Budgeted turns of `target` running, active within `withinMs` (see `runningBudgetedTurns`): every organization's. */
   runningBudgeted(target: string, withinMs: number, limit: number): Promise<LedgerSession[]>;
   idempotent<T>(
@@ -97,6 +100,7 @@ export function createSessionLedger(sql: Queryable): SessionLedger {
     refuseWhilePaused: (scope, session, what) => refuseWhilePaused(sql, scope, session, what),
     raiseBudget: (scope, sessionId, pauseId, raise) => raiseBudget(sql, scope, sessionId, pauseId, raise),
     budgetsOver: (session) => budgetsOver(sql, session),
+    treeSpend: (session) => treeSpend(sql, session),
     runningBudgeted: (target, withinMs, limit) => runningBudgetedTurns(sql, target, withinMs, limit),
     idempotent: (scope, request, run, options) => runIdempotent(sql, scope, request, run, options),
     takeRateLimit: (scope, rule) => takeRateLimit(sql, scope, rule),
