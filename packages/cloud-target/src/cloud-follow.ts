@@ -8,6 +8,9 @@ import { type FollowedTurn, followTurn } from "./follow-turn.js";
 import type { WorkerClient } from "./worker-client.js";
 import type { EventSource, SessionWatch } from "./worker-events.js";
 
+/** How long a budgeted turn is followed by default when nobody reads it (`budgetedFollowMs`). */
+export const BUDGETED_FOLLOW_MS = 24 * 60 * 60_000;
+
 /** A turn a call started, as its follower knows it (see `FollowedTurn`). */
 export interface Turn {
   call: TargetCall;
@@ -28,7 +31,7 @@ export interface Turn {
 export async function follow(ctx: CloudContext, client: WorkerClient, source: EventSource, remoteId: string, turn: Turn): Promise<void> {
   const watch = ctx.events.watch(source, remoteId);
   await Promise.race([watch.connected, delay(1_000)]);
-  const until = Date.now() + (ctx.options.followMs ?? 600_000);
+  const until = Date.now() + (turn.budgeted ? (ctx.options.budgetedFollowMs ?? BUDGETED_FOLLOW_MS) : (ctx.options.followMs ?? 600_000));
   const { onObserved } = ctx.options;
   void (async () => {
     try {

@@ -38,6 +38,11 @@ export interface CloudTargetOptions {
   /** How long create and send keep listening for a turn's end when nobody reads it. Default 10 min. */
   followMs?: number;
   /**
+   * How long a budgeted turn is followed (its spend checked as each step ends) when nobody reads
+   * it: a budget must hold however long the turn runs. Default 24 h (`BUDGETED_FOLLOW_MS`).
+   */
+  budgetedFollowMs?: number;
+  /**
    * Where the turns a create, send or respond started are seen to end (idle, failed, stopped) or
    * to ask the human (waiting_input), whether anyone reads the session or not: the host records
    * it in the ledger (`recordObservedStates` of the core), so what follows a session's state (its

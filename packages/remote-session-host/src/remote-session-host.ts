@@ -1,5 +1,5 @@
 import type { Tracer, TracerProvider } from "@opentelemetry/api";
-import { type CloudTarget, createCloudTarget } from "@openwork/cloud-target";
+import { BUDGETED_FOLLOW_MS, type CloudTarget, createCloudTarget } from "@openwork/cloud-target";
 import { createDesktopChannel, type DesktopChannel, migrateDesktopTarget, postgresWakeBus } from "@openwork/desktop-target";
 import { createBuiltinSkillSource, createRemoteSessionSource, type RemoteSessionSource } from "@openwork/mcp-capability";
 import { createSessionLedger, DEFAULT_SCHEMA, type Logger, type OnPaused, recordObservedStates, silentLogger } from "@openwork/remote-session-core";
@@ -119,7 +119,8 @@ export function createRemoteSessionHost(options: RemoteSessionHostOptions): Remo
         await close();
         throw error;
       });
-      if (cloud) void followBudgetedTurns(options.sql, cloud, options.cloud?.followMs, parts.logger, closed.signal);
+      const followMs = options.cloud?.budgetedFollowMs ?? BUDGETED_FOLLOW_MS;
+      if (cloud) void followBudgetedTurns(options.sql, cloud, followMs, parts.logger, closed.signal);
     },
     close,
   };
