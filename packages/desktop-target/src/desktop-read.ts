@@ -4,6 +4,7 @@ import { decodeCursor, resumePointOf, sliceTranscript } from "@openwork/remote-s
 import { answeredAfter } from "@openwork/remote-session-core/internal";
 import type { DesktopContext } from "./desktop-context.js";
 import { holderFor } from "./holder-for.js";
+import { OPEN_TASK_STATES } from "./task-state.js";
 import { findPinnedRunners } from "./store/find-pinned-runners.js";
 import { loadSessionTasks } from "./store/load-session-tasks.js";
 import { stillAsked } from "./store/asked-request.js";
@@ -12,6 +13,8 @@ import { buildTranscript } from "./transcript/build-transcript.js";
 
 // A session reads as "in progress" while a turn is queued or running; only then does read wait.
 const WAITABLE: ReadonlySet<string> = new Set(["queued", "running"]);
+// The task states of a turn in progress.
+const WAITABLE_TASK: ReadonlySet<string> = new Set(OPEN_TASK_STATES);
 
 /** The session's transcript from the cursor on, relayed from its desktop when that one keeps it; with `waitMs`, once there is news. */
 export async function desktopRead(ctx: DesktopContext, call: TargetCall, session: LedgerSession, input: ReadInput): Promise<ReadResult> {
@@ -33,8 +36,9 @@ export async function desktopRead(ctx: DesktopContext, call: TargetCall, session
       Math.max(0, deadline - Date.now()),
       call.signal ? AbortSignal.any([call.signal, stopWaiting.signal]) : stopWaiting.signal,
     );
-    const recorded = (await ctx.ledger.find(call, session.id)) ?? session;
+    const first = (await ctx.ledger.find(call, session.id)) ?? session;
     const tasks = await loadSessionTasks(ctx.sql, session, anchor?.taskId);
+    const recorded = await recordedWith(ctx, call, first, tasks);
     const transcript = buildTranscript(tasks, anchor && tasks[0]?.id === anchor.taskId ? anchor.first : 0);
     // The running turn's own events say whether it waits on the human (what an answer reached is not).
     const pending = await stillAsked(ctx.sql, session, tasks);
@@ -61,6 +65,17 @@ export async function desktopRead(ctx: DesktopContext, call: TargetCall, session
     }
     await changed;
   }
+}
+
+/**
+ * The session's row as of `tasks` (read before them): a turn's end moves the row and its task in
+ * one transaction, so when the row still shows a turn in progress and the tasks show none, that
+ * end committed between the two reads, and the row is read again. Else the final reply would read
+ * as news of a running turn, and the turn's end as a state with no reply.
+ */
+async function recordedWith(ctx: DesktopContext, call: TargetCall, recorded: LedgerSession, tasks: { state: string }[]): Promise<LedgerSession> {
+  const ended = WAITABLE.has(recorded.state) && !tasks.some((task) => WAITABLE_TASK.has(task.state));
+  return ended ? ((await ctx.ledger.find(call, recorded.id)) ?? recorded) : recorded;
 }
 
 /** What a queued session's next turn waits for: the desktop it is pinned to, and its deadline. */
